@@ -1,0 +1,89 @@
+# germline — build, test, demo, bench. See README.md and ../shared/SPEC.md §1.
+#
+#   make            install missing Debian packages, build bin/gl-*
+#   make check      the same, then every test (plain, then ASan+UBSan builds)
+#   make demo       the same, then the paper's running example end to end
+#   make bench      benchmarks, reported as ratios against baselines in one run
+#   make install PREFIX=/usr/local
+
+PREFIX  ?= /usr/local
+CC      ?= cc
+CMDS    := $(notdir $(wildcard cmd/gl-*))
+LIB_SRC := $(sort $(wildcard lib/*.c))
+LIB_HDR := $(wildcard lib/*.h)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wformat=2 \
+           -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 $(WARN) -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Ilib
+LDLIBS  := -ljq -lsodium -larchive -lseccomp -lcurl -lm
+
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+             -fno-sanitize-recover=undefined
+
+BUILD   := build
+BINS    := $(addprefix bin/,$(CMDS))
+ASAN_BINS := $(addprefix $(BUILD)/asan/bin/,$(CMDS))
+
+.PHONY: all deps build asan check test demo bench install clean matrix
+all: deps
+	@$(MAKE) --no-print-directory build
+
+deps:
+	@scripts/deps.sh
+
+build: $(BINS)
+
+# ---- plain build -----------------------------------------------------------
+LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
+$(BUILD)/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/libgermline.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+.SECONDEXPANSION:
+bin/%: $$(wildcard cmd/%/*.c) $$(wildcard cmd/%/*.h) $(BUILD)/libgermline.a $(LIB_HDR)
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a $(LDLIBS)
+
+# ---- sanitizer build (make check runs the suites once more with these) ---
+ASAN_LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/asan/lib/%.o,$(LIB_SRC))
+$(BUILD)/asan/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+$(BUILD)/asan/libgermline.a: $(ASAN_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/asan/bin/%: $$(wildcard cmd/%/*.c) $$(wildcard cmd/%/*.h) $(BUILD)/asan/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/asan/libgermline.a $(LDLIBS)
+
+asan: $(ASAN_BINS)
+
+# ---- tests -------------------------------------------------------------------
+check: deps
+	@$(MAKE) --no-print-directory build asan
+	@tests/run.sh
+
+test: check
+
+demo: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/bench.sh
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	for c in completions/bash/*; do install -m 0644 $$c $(DESTDIR)$(PREFIX)/share/bash-completion/completions/; done
+	install -d $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	for c in completions/zsh/*; do install -m 0644 $$c $(DESTDIR)$(PREFIX)/share/zsh/site-functions/; done
+
+clean:
+	rm -rf $(BUILD) bin

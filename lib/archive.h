@@ -1,0 +1,60 @@
+/* archive.h — reproducible release archives and their safe extraction
+ * (SPEC §3), with libarchive. A release archive is a tar.gz whose root holds
+ * manifest.json; its identity is the SHA-256 of the archive bytes.
+ *
+ * Everything read from an archive is hostile (paper §III-A: the adversary
+ * controls the whole release): extraction bounds entry count and total size,
+ * and refuses absolute paths, "..", links or devices, duplicate entries,
+ * and anything written through a link. */
+#ifndef GL_ARCHIVE_H
+#define GL_ARCHIVE_H
+
+#include <jv.h>
+#include <stdint.h>
+
+/* Documented bounds (docs/signing.md). */
+#define GL_ARCHIVE_MAX_BYTES_DEFAULT (4ull << 30)     /* total uncompressed bytes */
+#define GL_ARCHIVE_MAX_ENTRIES_DEFAULT 200000ull
+#define GL_ARCHIVE_MAX_PATH 1024
+
+struct gl_archive_limits {
+	uint64_t max_bytes;
+	uint64_t max_entries;
+};
+/* Defaults, lowered (never raised past the defaults) by
+ * GL_ARCHIVE_MAX_BYTES / GL_ARCHIVE_MAX_ENTRIES when set. */
+void gl_archive_limits_default(struct gl_archive_limits *l);
+
+enum gl_archive_status {
+	GL_ARCHIVE_OK = 0,
+	GL_ARCHIVE_UNSAFE, /* refused: error code "unsafe_archive" */
+	GL_ARCHIVE_IO,     /* I/O or usage error (exit 2) */
+};
+
+/* Pack src_dir into out_path reproducibly: entries sorted by byte order of
+ * their path, mtime fixed, uid/gid 0, no owner names, modes normalised to
+ * 0644/0755, gzip header without timestamp or name. Symlinks are kept only
+ * if they resolve inside the tree; devices, fifos and sockets are refused.
+ * The same tree always gives the same bytes. *err is malloc'd on failure. */
+enum gl_archive_status gl_archive_pack(const char *src_dir, const char *out_path, char **err);
+
+/* Read one regular-file member (e.g. "manifest.json") of the archive open
+ * at fd (from its current offset), without extracting anything. Refuses a
+ * member larger than cap. Returns OK (and *out, *len, NUL-terminated),
+ * UNSAFE (member missing, duplicated, too large, or archive malformed:
+ * *err says which) or IO. */
+enum gl_archive_status gl_archive_read_member(int fd, const char *name, size_t cap,
+					      char **out, size_t *len, char **err);
+
+/* Extract the archive open at fd into dest, which must not exist yet.
+ * Works in a temporary sibling directory and renames it into place only
+ * when every entry was accepted; on refusal nothing is left behind. The
+ * resulting tree is read-only (files 0444 or 0555, directories 0555);
+ * setuid/setgid/sticky bits are dropped. *files (owned by the caller)
+ * receives {"path": "<sha256 hex>", ...} for every regular file, so a
+ * later launch can tell a file changed after install. */
+enum gl_archive_status gl_archive_extract(int fd, const char *dest,
+					  const struct gl_archive_limits *lim,
+					  jv *files, char **err);
+
+#endif

@@ -1,0 +1,83 @@
+/* json.h — the only way germline reads and writes JSON (SPEC §2, §3).
+ *
+ * Reader: strict RFC 8259 over a bounded buffer, built on libjq's jv values.
+ * It refuses what libjq's own parser would silently accept or rewrite:
+ * invalid UTF-8 (jq substitutes U+FFFD), duplicate object keys (jq keeps the
+ * last), lone surrogates, NUL inside strings, nesting deeper than
+ * GL_JSON_MAX_DEPTH, numbers that overflow a double, trailing bytes.
+ *
+ * Writers: a compact writer for output records, and the canonical writer of
+ * SPEC §3 (securesystemslib's form), which is what gets signed.
+ *
+ * jv ownership is stated per function: "consumes" takes the reference,
+ * "borrows" leaves it with the caller. */
+#ifndef GL_JSON_H
+#define GL_JSON_H
+
+#include <jv.h>
+#include <stddef.h>
+
+#include "util.h"
+
+#define GL_JSON_MAX_DEPTH 64
+/* Default cap of one JSON Lines record (SPEC §2 streams). */
+#define GL_JSON_LINE_MAX (16u << 20)
+
+/* Parse exactly one JSON value in buf[0..len). Returns an owned jv, or
+ * jv_invalid_with_msg(string) naming what is wrong and at which byte. */
+jv gl_json_parse(const char *buf, size_t len);
+
+/* Append compact JSON (RFC 8259, UTF-8 verbatim, control characters
+ * escaped) to b. Borrows v. Integral numbers within ±2^53 print as
+ * integers; others as the shortest round-tripping decimal. */
+void gl_json_dump(struct gl_buf *b, jv v);
+
+/* Append the canonical form of v (SPEC §3): keys sorted by byte value, no
+ * whitespace, only '"' and '\\' escaped, integers within ±(2^53−1) only.
+ * Borrows v. Returns 0, or -1 with *err (malloc'd) naming the offending
+ * value (a float, a control character, an out-of-range integer). */
+int gl_canon_dump(struct gl_buf *b, jv v, char **err);
+
+/* Is buf[0..len) exactly the canonical form of the value it parses to?
+ * Returns the parsed value (owned) or jv_invalid_with_msg. This single
+ * check refuses duplicate keys, whitespace, floats, reordered keys and
+ * every other ambiguous encoding (SPEC §3). */
+jv gl_canon_parse(const char *buf, size_t len);
+
+/* Write v as one line on stdout and flush (SPEC §2: flushed per line).
+ * Consumes v. Exits with GL_EXIT_USAGE if stdout is gone. */
+void gl_json_emit(jv v);
+
+/* Emit {"ok":false,"error":code,"detail":detail, ...extra} — the stream
+ * error record of SPEC §2. extra may be jv_null() or an object whose
+ * fields are added first (e.g. "id"). Consumes extra. */
+void gl_json_emit_error(jv extra, const char *code, const char *fmt, ...) GL_PRINTF(3, 4);
+
+/* A bounded JSON Lines reader over a descriptor. */
+struct gl_lines {
+	int fd;
+	size_t pos, end;
+	int eof;
+	char buf[65536];
+};
+enum gl_line_status { GL_LINE_OK, GL_LINE_EOF, GL_LINE_TOO_LONG, GL_LINE_IO };
+void gl_lines_init(struct gl_lines *r, int fd);
+/* Next line (without '\n') into out, replacing its contents. A line longer
+ * than cap is skipped to its end and reported as GL_LINE_TOO_LONG, so the
+ * stream goes on without ever holding more than cap bytes. */
+enum gl_line_status gl_lines_next(struct gl_lines *r, struct gl_buf *out, size_t cap);
+
+/* Small typed accessors over a borrowed object: NULL / -1 when absent or of
+ * another kind. The returned string points into obj and lives as long as it. */
+const char *gl_json_get_str(jv obj, const char *key);
+int gl_json_get_bool(jv obj, const char *key, int dflt);
+/* An integer field within ±(2^53−1); 0 and *out, or -1. */
+int gl_json_get_int(jv obj, const char *key, int64_t *out);
+/* Is v (borrowed) an array of strings? */
+int gl_json_is_str_array(jv v);
+
+/* Borrowed-object field lookup without touching refcounts' ownership rules
+ * for the caller: returns an owned copy (jv_invalid() when absent). */
+jv gl_json_get(jv obj, const char *key);
+
+#endif

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install, with apt-get, whatever of germline's Debian 12 packages is missing.
+# Nothing is downloaded from anywhere but Debian's archive (SPEC §1).
+# GL_SKIP_DEPS=1 skips the check (a machine managed by other means).
+set -euo pipefail
+[ "${GL_SKIP_DEPS:-0}" = 1 ] && exit 0
+
+pkgs=(
+  build-essential pkg-config
+  libsodium-dev libarchive-dev libjq-dev libonig-dev libseccomp-dev
+  libcurl4-openssl-dev jq
+  python3 python3-dev python3-securesystemslib
+  bats minisign
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" != 0 ]; then
+  echo "deps: missing packages and not root; run as root or: apt-get install ${missing[*]}" >&2
+  exit 2
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
