@@ -15,7 +15,7 @@ LIB_HDR := $(wildcard lib/*.h)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wformat=2 \
            -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 $(WARN) -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Ilib
+CFLAGS  += -std=gnu11 $(WARN) -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -iquote lib
 LDLIBS  := -ljq -lsodium -larchive -lseccomp -lcurl -lm
 
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -24,8 +24,13 @@ SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 BUILD   := build
 BINS    := $(addprefix bin/,$(CMDS))
 ASAN_BINS := $(addprefix $(BUILD)/asan/bin/,$(CMDS))
+UNIT_SRC   := $(wildcard tests/unit/*.c)
+UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps build asan check test demo bench install clean matrix
+units: $(UNITS)
+
+.PHONY: all deps build units asan check test demo bench install clean matrix
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -60,11 +65,19 @@ $(BUILD)/asan/bin/%: $$(wildcard cmd/%/*.c) $$(wildcard cmd/%/*.h) $(BUILD)/asan
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/asan/libgermline.a $(LDLIBS)
 
-asan: $(ASAN_BINS)
+asan: $(ASAN_BINS) $(ASAN_UNITS)
+
+# ---- unit tests of lib/ (tests/unit/*.c), run by tests/lib.bats -------------
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libgermline.a $(LDLIBS)
+$(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $< $(BUILD)/asan/libgermline.a $(LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
 check: deps
-	@$(MAKE) --no-print-directory build asan
+	@$(MAKE) --no-print-directory build units asan
 	@tests/run.sh
 
 test: check

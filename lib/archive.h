@@ -12,7 +12,7 @@
 #include <jv.h>
 #include <stdint.h>
 
-/* Documented bounds (docs/signing.md). */
+/* Documented bounds (docs/archives.md). */
 #define GL_ARCHIVE_MAX_BYTES_DEFAULT (4ull << 30)     /* total uncompressed bytes */
 #define GL_ARCHIVE_MAX_ENTRIES_DEFAULT 200000ull
 #define GL_ARCHIVE_MAX_PATH 1024
@@ -22,7 +22,11 @@ struct gl_archive_limits {
 	uint64_t max_entries;
 };
 /* Defaults, lowered (never raised past the defaults) by
- * GL_ARCHIVE_MAX_BYTES / GL_ARCHIVE_MAX_ENTRIES when set. */
+ * GL_ARCHIVE_MAX_BYTES / GL_ARCHIVE_MAX_ENTRIES when set. A value that is
+ * not a plain decimal number exits the process with GL_EXIT_USAGE (a bound
+ * the deployer meant to lower is never silently the default); a value above
+ * the default is ignored with a warning. gl_archive_pack and
+ * gl_archive_read_member apply the same bounds. */
 void gl_archive_limits_default(struct gl_archive_limits *l);
 
 enum gl_archive_status {
@@ -34,21 +38,29 @@ enum gl_archive_status {
 /* Pack src_dir into out_path reproducibly: entries sorted by byte order of
  * their path, mtime fixed, uid/gid 0, no owner names, modes normalised to
  * 0644/0755, gzip header without timestamp or name. Symlinks are kept only
- * if they resolve inside the tree; devices, fifos and sockets are refused.
- * The same tree always gives the same bytes. *err is malloc'd on failure. */
+ * if they resolve inside the tree; devices, fifos and sockets are refused;
+ * hard-linked files become separate regular files. The same tree always
+ * gives the same bytes. Returns UNSAFE for what extraction would refuse
+ * (devices, escaping or dangling links, non-UTF-8 names, bounds), IO
+ * otherwise (including out_path inside src_dir). Writes out_path.tmp.XXXXXX
+ * and renames it. *err is malloc'd on failure; messages name paths relative
+ * to src_dir. */
 enum gl_archive_status gl_archive_pack(const char *src_dir, const char *out_path, char **err);
 
-/* Read one regular-file member (e.g. "manifest.json") of the archive open
- * at fd (from its current offset), without extracting anything. Refuses a
- * member larger than cap. Returns OK (and *out, *len, NUL-terminated),
+/* Read one regular-file member (e.g. "manifest.json", also found as
+ * "./manifest.json") of the archive open at fd (from its current offset),
+ * without extracting anything; reads the whole archive, so that a duplicate
+ * is seen. Refuses a member larger than cap. Returns OK (and *out, *len, NUL-terminated),
  * UNSAFE (member missing, duplicated, too large, or archive malformed:
  * *err says which) or IO. */
 enum gl_archive_status gl_archive_read_member(int fd, const char *name, size_t cap,
 					      char **out, size_t *len, char **err);
 
-/* Extract the archive open at fd into dest, which must not exist yet.
- * Works in a temporary sibling directory and renames it into place only
- * when every entry was accepted; on refusal nothing is left behind. The
+/* Extract the archive open at fd (from its current offset) into dest, which
+ * must not exist yet (else IO) and whose parent must exist. Works in a
+ * temporary sibling directory dest.tmp.XXXXXX and renames it into place
+ * (RENAME_NOREPLACE) only when every entry was accepted; on refusal nothing
+ * is left behind. UNSAFE: *err is 'entry N "name": reason' (sanitised). The
  * resulting tree is read-only (files 0444 or 0555, directories 0555);
  * setuid/setgid/sticky bits are dropped. *files (owned by the caller)
  * receives {"path": "<sha256 hex>", ...} for every regular file, so a

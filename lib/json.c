@@ -417,7 +417,7 @@ static void dump_number(struct gl_buf *b, double d)
 	gl_buf_adds(b, s);
 }
 
-static void dump_string(struct gl_buf *b, const char *s, size_t n)
+void gl_json_dump_string(struct gl_buf *b, const char *s, size_t n)
 {
 	gl_buf_reserve(b, n + 2);
 	gl_buf_addc(b, '"');
@@ -486,7 +486,7 @@ void gl_json_dump(struct gl_buf *b, jv v)
 	case JV_KIND_FALSE: gl_buf_adds(b, "false"); break;
 	case JV_KIND_NUMBER: dump_number(b, jv_number_value(v)); break;
 	case JV_KIND_STRING:
-		dump_string(b, jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v)));
+		gl_json_dump_string(b, jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v)));
 		break;
 	case JV_KIND_ARRAY: {
 		gl_buf_addc(b, '[');
@@ -509,7 +509,7 @@ void gl_json_dump(struct gl_buf *b, jv v)
 		for (int i = 0; i < n; i++) {
 			if (i)
 				gl_buf_addc(b, ',');
-			dump_string(b, ks[i].s, ks[i].n);
+			gl_json_dump_string(b, ks[i].s, ks[i].n);
 			gl_buf_addc(b, ':');
 			jv e = jv_object_get(jv_copy(v), jv_copy(ks[i].k));
 			gl_json_dump(b, e);

@@ -32,6 +32,10 @@ jv gl_json_parse(const char *buf, size_t len);
  * integers; others as the shortest round-tripping decimal. */
 void gl_json_dump(struct gl_buf *b, jv v);
 
+/* Append one JSON string (quoted, escaped as gl_json_dump does) of the
+ * n bytes at s, which must be valid UTF-8. */
+void gl_json_dump_string(struct gl_buf *b, const char *s, size_t n);
+
 /* Append the canonical form of v (SPEC §3): keys sorted by byte value, no
  * whitespace, only '"' and '\\' escaped, integers within ±(2^53−1) only.
  * Borrows v. Returns 0, or -1 with *err (malloc'd) naming the offending

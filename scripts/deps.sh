@@ -9,7 +9,7 @@ pkgs=(
   build-essential pkg-config
   libsodium-dev libarchive-dev libjq-dev libonig-dev libseccomp-dev
   libcurl4-openssl-dev jq
-  python3 python3-dev python3-securesystemslib
+  python3 python3-dev python3-securesystemslib python3-nacl time
   bats minisign
 )
 

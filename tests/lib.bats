@@ -1,0 +1,15 @@
+#!/usr/bin/env bats
+# Unit tests of lib/ that have no command of their own (built by make check
+# into build/tests or build/asan/tests, matching GL_BIN).
+load helpers
+
+unit() {
+  local dir=$GL_ROOT/build/tests
+  case "$GL_BIN" in *asan*) dir=$GL_ROOT/build/asan/tests ;; esac
+  echo "$dir/$1"
+}
+
+@test "json: strict reader, compact writer and canonical form" {
+  run "$(unit json_test)"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+}

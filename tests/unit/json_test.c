@@ -1,0 +1,128 @@
+/* Unit tests of lib/json.c: the strict reader and the two writers.
+ * Run by tests/lib.bats under the plain and the sanitizer build. */
+#include <string.h>
+
+#include "json.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                         \
+	do {                                                                     \
+		if (!(cond)) {                                                   \
+			failures++;                                              \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);     \
+			fprintf(stderr, __VA_ARGS__);                            \
+			fputc('\n', stderr);                                     \
+		}                                                                \
+	} while (0)
+
+static void refused(const char *in, size_t n, const char *why)
+{
+	jv v = gl_json_parse(in, n);
+	CHECK(!jv_is_valid(v), "accepted %s", why);
+	if (!jv_is_valid(v))
+		CHECK(jv_invalid_has_msg(jv_copy(v)), "no message for %s", why);
+	jv_free(v);
+}
+
+static void roundtrip(const char *in, const char *want)
+{
+	jv v = gl_json_parse(in, strlen(in));
+	CHECK(jv_is_valid(v), "refused %s", in);
+	if (!jv_is_valid(v)) {
+		jv_free(v);
+		return;
+	}
+	struct gl_buf b = {0};
+	gl_json_dump(&b, v);
+	CHECK(b.len == strlen(want) && !memcmp(b.data, want, b.len), "dump %s: got %s want %s",
+	      in, b.data, want);
+	gl_buf_free(&b);
+	jv_free(v);
+}
+
+static void canon_is(const char *in, const char *want)
+{
+	jv v = gl_json_parse(in, strlen(in));
+	struct gl_buf b = {0};
+	char *err = NULL;
+	int r = gl_canon_dump(&b, v, &err);
+	if (want) {
+		CHECK(r == 0 && b.len == strlen(want) && !memcmp(b.data, want, b.len),
+		      "canon %s: got %s want %s", in, b.data ? b.data : "(err)", want);
+	} else {
+		CHECK(r < 0 && err, "canon accepted %s", in);
+	}
+	free(err);
+	gl_buf_free(&b);
+	jv_free(v);
+}
+
+static void canon_parse_refuses(const char *in, const char *why)
+{
+	jv v = gl_canon_parse(in, strlen(in));
+	CHECK(!jv_is_valid(v), "canon_parse accepted %s", why);
+	jv_free(v);
+}
+
+int main(void)
+{
+	/* The reader refuses what libjq would silently accept or rewrite. */
+	refused("{\"a\":1,\"a\":2}", 13, "a duplicate key");
+	refused("\"\xff\"", 3, "invalid UTF-8");
+	refused("\"\xc0\xaf\"", 4, "an overlong encoding");
+	refused("\"\xed\xa0\x80\"", 5, "an encoded surrogate");
+	refused("\"\\ud800\"", 8, "a lone high surrogate");
+	refused("\"\\udc00\"", 8, "a lone low surrogate");
+	refused("\"a\\u0000b\"", 10, "NUL in a string");
+	refused("\"a\nb\"", 5, "a raw control character");
+	refused("[1,]", 4, "a trailing comma");
+	refused("{} {}", 5, "trailing bytes");
+	refused("01", 2, "a leading zero");
+	refused("1.", 2, "a bare decimal point");
+	refused("1e999", 5, "an overflowing number");
+	refused("NaN", 3, "NaN");
+	refused("nul", 3, "a truncated literal");
+	refused("", 0, "empty input");
+	refused("\"abc", 4, "an unterminated string");
+	refused("[1]\0", 4, "an embedded NUL after the value");
+	char deep[200];
+	memset(deep, '[', 100);
+	memset(deep + 100, ']', 100);
+	refused(deep, 200, "nesting past the depth bound");
+	memset(deep, '[', 60);
+	memset(deep + 60, ']', 60);
+	jv ok = gl_json_parse(deep, 120);
+	CHECK(jv_is_valid(ok), "refused nesting of 60");
+	jv_free(ok);
+
+	/* Compact writer: deterministic, escapes control characters. */
+	roundtrip("{\"b\":1,\"a\":[true,false,null]}", "{\"a\":[true,false,null],\"b\":1}");
+	roundtrip("\"\\u00e9\\ud83d\\ude00\\n\\t\\\"\"", "\"\xc3\xa9\xf0\x9f\x98\x80\\n\\t\\\"\"");
+	roundtrip("\"\\u001f\"", "\"\\u001f\"");
+	roundtrip("[0.1,-2,1e3,4.5e-7]", "[0.1,-2,1000,4.5e-07]");
+
+	/* Canonical form of SPEC §3 (securesystemslib): sorted keys, only " and \ escaped. */
+	canon_is("{\"z\":\"a\\\"b\\\\c\",\"a\":[1,-2],\"\xc3\xa9\":null}",
+		 "{\"a\":[1,-2],\"z\":\"a\\\"b\\\\c\",\"\xc3\xa9\":null}");
+	canon_is("\"\\u00e9/\"", "\"\xc3\xa9/\"");
+	canon_is("1.5", NULL);
+	canon_is("9007199254740992", NULL);
+	canon_is("\"a\\nb\"", NULL);
+	canon_is("-9007199254740991", "-9007199254740991");
+
+	/* gl_canon_parse: only the canonical bytes of a value are accepted. */
+	canon_parse_refuses("{\"a\":1,\"a\":1}", "a duplicate key");
+	canon_parse_refuses("{\"a\": 1}", "whitespace");
+	canon_parse_refuses("{\"b\":1,\"a\":1}", "unsorted keys");
+	canon_parse_refuses("{\"a\":1.0}", "a float");
+	canon_parse_refuses("{\"a\":\"\\u0041\"}", "an unneeded escape");
+	canon_parse_refuses("{\"a\":\"\\n\"}", "a control character");
+	jv c = gl_canon_parse("{\"a\":[1,\"x\"],\"b\":{}}", 20);
+	CHECK(jv_is_valid(c), "canon_parse refused canonical bytes");
+	jv_free(c);
+
+	if (failures)
+		fprintf(stderr, "%d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}
