@@ -15,7 +15,8 @@ LIB_HDR := $(wildcard lib/*.h)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wformat=2 \
            -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 $(WARN) -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -iquote lib
+CFLAGS  += -std=gnu11 $(WARN) -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -iquote lib \
+           -DGL_BUILD_HOST_DIR='"$(abspath build)/host"'
 LDLIBS  := -ljq -lsodium -larchive -lseccomp -lcurl -lm
 
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -30,14 +31,31 @@ ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
 units: $(UNITS)
 
-.PHONY: all deps build units asan check test demo bench install clean matrix
+.PHONY: all deps build host units asan check test demo bench install clean matrix
 all: deps
 	@$(MAKE) --no-print-directory build
 
 deps:
 	@scripts/deps.sh
 
-build: $(BINS)
+build: $(BINS) host
+
+# ---- the Python host: what runs inside germlines and copies (hosts/python) --
+# _germline.so is the CPython extension that keeps the security-critical
+# parts (fork, namespaces, Landlock, seccomp, descriptors) in C, built from
+# lib/; germline_host.py is the tool glue. Both land in build/host, which
+# gl-run finds through GL_BUILD_HOST_DIR (or PREFIX/lib/germline once installed).
+PYTHON    := /usr/bin/python3
+PY_INC    := $(shell /usr/bin/python3-config --includes 2>/dev/null)
+HOST_PY   := $(patsubst hosts/python/%,$(BUILD)/host/%,$(wildcard hosts/python/*.py))
+HOST_EXT  := $(if $(wildcard hosts/python/_germline.c),$(BUILD)/host/_germline.so)
+host: $(HOST_PY) $(HOST_EXT)
+$(BUILD)/host/%.py: hosts/python/%.py
+	@mkdir -p $(@D)
+	cp $< $@
+$(BUILD)/host/_germline.so: hosts/python/_germline.c $(BUILD)/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PY_INC) -shared -o $@ $< $(BUILD)/libgermline.a $(LDLIBS)
 
 # ---- plain build -----------------------------------------------------------
 LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
@@ -97,6 +115,8 @@ install: build
 	for c in completions/bash/*; do install -m 0644 $$c $(DESTDIR)$(PREFIX)/share/bash-completion/completions/; done
 	install -d $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 	for c in completions/zsh/*; do install -m 0644 $$c $(DESTDIR)$(PREFIX)/share/zsh/site-functions/; done
+	install -d $(DESTDIR)$(PREFIX)/lib/germline
+	for f in $(wildcard $(BUILD)/host/*); do install -m 0644 $$f $(DESTDIR)$(PREFIX)/lib/germline/; done
 
 clean:
 	rm -rf $(BUILD) bin

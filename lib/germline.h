@@ -1,0 +1,95 @@
+/* germline.h — the broker's handle on a release's germline process
+ * (paper §IV-D, §VI "Germline and copies"; SPEC §9, §10).
+ *
+ * A germline is started by a verified launch: the interpreter is opened and
+ * hashed once and executed from the retained descriptor (execveat with
+ * AT_EMPTY_PATH); restrictions are installed before the exec; a
+ * close-on-exec status pipe tells "failed before exec" from "ran". It then
+ * imports the release's entry module (its initialisation, before any user
+ * data exists: assumption A2) and only serves fork requests on its control
+ * socket. See docs/design/run.md for the protocol.
+ *
+ * Implemented by lib/germline.c (launch, fork requests, stop), lib/proc.c
+ * (G1–G3), lib/sandbox.c (namespaces, Landlock, seccomp); the fork itself
+ * runs inside the germline in hosts/python/_germline.c, built from lib/. */
+#ifndef GL_GERMLINE_H
+#define GL_GERMLINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Each step of a launch, so a failure names the step (STYLE: typed results). */
+enum gl_launch_step {
+	GL_LAUNCH_OK = 0,
+	GL_LAUNCH_OPEN_INTERPRETER, /* open/hash the interpreter */
+	GL_LAUNCH_SOCKET,           /* control socketpair */
+	GL_LAUNCH_FORK,
+	GL_LAUNCH_USERNS,    /* unshare(CLONE_NEWUSER) / uid and gid maps */
+	GL_LAUNCH_NAMESPACES, /* unshare(CLONE_NEWNET|CLONE_NEWIPC) */
+	GL_LAUNCH_DESCRIPTORS, /* /dev/null on 0-2, control socket on 3, close the rest */
+	GL_LAUNCH_LANDLOCK,
+	GL_LAUNCH_SECCOMP,
+	GL_LAUNCH_NO_NEW_PRIVS,
+	GL_LAUNCH_EXEC,       /* execveat failed */
+	GL_LAUNCH_HANDSHAKE,  /* the host did not report "ready" (import failed, crashed) */
+};
+const char *gl_launch_step_name(enum gl_launch_step s);
+
+/* What a launch installed; copied into result records ("enforcement",
+ * SPEC §6) and receipts (SPEC §9). */
+struct gl_enforcement {
+	int landlock_abi;          /* effective ABI, after any test-only lowering */
+	bool fs_enforced;          /* Landlock filesystem rules installed */
+	bool net_enforced;         /* Landlock TCP bind/connect denied (ABI >= 4) */
+	bool scoped_enforced;      /* abstract unix sockets and signals scoped (ABI >= 6) */
+	bool seccomp_enforced;
+	char seccomp_filter_sha256[65]; /* SHA-256 of the exported BPF program */
+	const char *namespaces[6]; /* e.g. "ipc","net","pid","user"; NULL-terminated */
+};
+
+struct gl_launch_spec {
+	const char *release_dir;   /* GL_HOME/releases/<sha256> (read-only tree) */
+	const char *entry;         /* the manifest's entry module */
+	const char *const *read_paths; /* the manifest's read_paths, NULL-terminated */
+	const char *host_dir;      /* directory holding germline_host.py and _germline.so */
+	const char *interpreter;   /* e.g. "/usr/bin/python3"; resolved and retained */
+};
+
+struct gl_germline {
+	pid_t pid;                 /* in the broker's PID namespace */
+	int pidfd;                 /* of the germline */
+	int ctl;                   /* broker's end of the control socket (SOCK_SEQPACKET) */
+	uint64_t ctl_ino;          /* inode of the germline's end, for G2 */
+	char interpreter_sha256[65];
+	struct gl_enforcement enf; /* of the germline and (same profile) its copies */
+};
+
+/* Verified launch of a germline (SPEC §9, §10). On success *g is filled and
+ * the host has reported that the entry module is imported. On failure
+ * returns the step that failed and *err (malloc'd) says why; nothing is
+ * left running. */
+enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
+				       char **err);
+
+/* G1–G3 through /proc before every fork (paper §IV-D, A2, Table XII):
+ * G1 one thread; G2 no descriptor but the control socket, /dev/null and
+ * read-only regular files; G3 no shared writable mapping.
+ * 0, or -1 with *err naming the check, e.g. "G2: fd 5 is a pipe". */
+int gl_germline_check(const struct gl_germline *g, char **err);
+
+/* Ask the germline to fork one copy (Algorithm 1 line 9): the copy is PID 1
+ * of fresh PID, network and IPC namespaces, confined (sandbox.h) before it
+ * runs any release code, and talks to the broker only on copy_sock (its
+ * end is passed with SCM_RIGHTS and closed here). Returns 0 with the
+ * copy's pidfd (the broker's handle for kill and wait), or -1 with *err. */
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int *copy_pidfd, char **err);
+
+/* Kill a copy and all its descendants, and wait until they are gone
+ * (A1: "each ending with its descendants before the next starts"). */
+void gl_copy_kill(int copy_pidfd);
+
+/* Stop the germline (SIGKILL through its pidfd, wait) and close everything. */
+void gl_germline_stop(struct gl_germline *g);
+
+#endif
