@@ -55,7 +55,7 @@ $(BUILD)/host/%.py: hosts/python/%.py
 	cp $< $@
 $(BUILD)/host/_germline.so: hosts/python/_germline.c $(BUILD)/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PY_INC) -shared -o $@ $< $(BUILD)/libgermline.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(PY_INC) -shared -o $@ $< $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
 
 # ---- plain build -----------------------------------------------------------
 LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))

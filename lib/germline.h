@@ -9,7 +9,8 @@
  * data exists: assumption A2) and only serves fork requests on its control
  * socket. See docs/design/run.md for the protocol.
  *
- * Implemented by lib/germline.c (launch, fork requests, stop), lib/proc.c
+ * Implemented by lib/germline.c (launch), lib/germline_fork.c (fork
+ * requests, kill, stop), lib/proc.c
  * (G1–G3), lib/sandbox.c (namespaces, Landlock, seccomp); the fork itself
  * runs inside the germline in hosts/python/_germline.c, built from lib/. */
 #ifndef GL_GERMLINE_H
@@ -82,14 +83,25 @@ int gl_germline_check(const struct gl_germline *g, char **err);
  * of fresh PID, network and IPC namespaces, confined (sandbox.h) before it
  * runs any release code, and talks to the broker only on copy_sock (its
  * end is passed with SCM_RIGHTS and closed here). Returns 0 with the
- * copy's pidfd (the broker's handle for kill and wait), or -1 with *err. */
+ * copy's pidfd (the broker's handle for kill and wait), or -1 with *err.
+ * Before returning 0 the broker has checked the copy from outside through
+ * /proc (lib/proc.c: its own namespaces, no_new_privs, two seccomp
+ * filters, no capability, fds 0-2 /dev/null and 3 the channel, no shared
+ * writable mapping): send the copy nothing before this returns. A
+ * germline that answers late, malformed, or forks a copy that fails the
+ * check is killed here (fail closed); gl_germline_stop still reaps it and
+ * the next launch replaces it. An {"op":"error"} answer (clone failed)
+ * leaves the germline running. */
 int gl_germline_fork(struct gl_germline *g, int copy_sock, int *copy_pidfd, char **err);
 
 /* Kill a copy and all its descendants, and wait until they are gone
- * (A1: "each ending with its descendants before the next starts"). */
+ * (A1: "each ending with its descendants before the next starts"; O3).
+ * Does not close copy_pidfd: the caller does. */
 void gl_copy_kill(int copy_pidfd);
 
-/* Stop the germline (SIGKILL through its pidfd, wait) and close everything. */
+/* Stop the germline (SIGKILL through its pidfd, wait) and close everything.
+ * Its copies die with it (PR_SET_PDEATHSIG). The germline itself dies with
+ * the thread that launched it: launch from a thread that outlives it. */
 void gl_germline_stop(struct gl_germline *g);
 
 #endif

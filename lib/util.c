@@ -102,6 +102,16 @@ char *gl_xasprintf(const char *fmt, ...)
 	return s;
 }
 
+int gl_err(char **err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		gl_die(GL_EXIT_USAGE, "out of memory");
+	va_end(ap);
+	return -1;
+}
+
 void gl_buf_reserve(struct gl_buf *b, size_t extra)
 {
 	if (b->len + extra + 1 <= b->cap)
@@ -458,4 +468,21 @@ void gl_std_flags(int argc, char **argv, const char *usage)
 			exit(GL_EXIT_OK);
 		}
 	}
+}
+
+const char *gl_flag_value(int argc, char **argv, int *i, const char *name, const char *usage)
+{
+	size_t n = strlen(name);
+	if (strncmp(argv[*i], name, n))
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n])
+		return NULL;
+	if (++*i >= argc) {
+		gl_warn("%s needs a value", name);
+		fputs(usage, stderr);
+		exit(GL_EXIT_USAGE);
+	}
+	return argv[*i];
 }

@@ -35,6 +35,9 @@ void *gl_xcalloc(size_t n, size_t m);
 void *gl_xrealloc(void *p, size_t n);
 char *gl_xstrdup(const char *s);
 char *gl_xasprintf(const char *fmt, ...) GL_PRINTF(1, 2);
+/* Set *err to the formatted message (malloc'd) and return -1: the usual
+ * failure path of a function that reports "0, or -1 with *err". */
+int gl_err(char **err, const char *fmt, ...) GL_PRINTF(2, 3);
 
 /* __attribute__((cleanup)) helpers: early returns leak nothing. */
 static inline void gl_freep(void *p) { free(*(void **)p); }
@@ -123,6 +126,11 @@ void gl_stdio_init(const char *prog);
 
 
 #define GL_VERSION "0.1.0"
+/* A flag's value: "--name VALUE" or "--name=VALUE" at argv[*i] (advancing
+ * *i past VALUE). NULL if argv[*i] is not that flag; a missing VALUE prints
+ * the message and usage to stderr and exits GL_EXIT_USAGE. */
+const char *gl_flag_value(int argc, char **argv, int *i, const char *name, const char *usage);
+
 /* If argv[1] is --help or --version, print usage/version to stdout and exit 0. */
 void gl_std_flags(int argc, char **argv, const char *usage);
 #endif

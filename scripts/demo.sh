@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# make demo: the signing chain end to end (issue 2), in a scratch directory.
-# A publisher generates keys, packs and signs a release; a host pins the
-# publisher, installs the release, and then refuses a tampered archive and a
-# rolled-back targets.json.
+# make demo, in a scratch directory.
+# Act 1, the signing chain (issue 2): a publisher generates keys, packs and
+# signs a release; a host pins the publisher, installs the release, and then
+# refuses a tampered archive and a rolled-back targets.json.
+# Act 2, the paper's running example (Fig. 2a-b, issue 4): a signed release
+# whose hidden lines stash earlier inputs discloses an HR item to the OCR
+# service when run as one persistent process, and not under gl-run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 PATH="$root/bin:$PATH"
 work=$(mktemp -d /tmp/germline-demo.XXXXXX)
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+sink_pid=
+cleanup() {
+  [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null
+  chmod -R u+w "$work" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
 export GL_HOME="$work/host"
 cd "$work"
 
@@ -57,4 +66,76 @@ set -e
 [ "$rc" -eq 1 ] || { echo "demo: rollback was not refused" >&2; exit 1; }
 echo "refused (exit $rc)"
 
-say "Done: a valid release installed; a tampered archive and a rollback refused."
+say "Act 1 done: a valid release installed; a tampered archive and a rollback refused."
+
+# ---- Act 2: the running example ---------------------------------------------
+say "Act 2: a signed OCR tool with a carry-over Trojan (paper Fig. 2a), on a second host"
+export GL_HOME="$work/host2"
+gl-sign init repo2 --root-key root --targets-key targets >/dev/null
+show gl-sign pack "$root/examples/releases/pool" pool-1.0.0.tar.gz
+gl-sign add repo2 --key targets pool-1.0.0.tar.gz >/dev/null
+gl-verify pin repo2 >/dev/null
+pool=$(gl-verify install repo2 pool-1.0.0.tar.gz | jq -r .release.sha256)
+echo "installed the signed release pool 1.0.0 ($pool)"
+echo "its hidden lines (examples/releases/pool/pool_tool.py):"
+grep -n '# hidden' "$root/examples/releases/pool/pool_tool.py" | sed 's/^/  /'
+
+say "ocr.example is a real HTTP server on loopback that logs every request"
+python3 "$root/tests/fixtures/sink.py" --port-file sink.port --log sink.log </dev/null >/dev/null 2>&1 &
+sink_pid=$!
+for _ in $(seq 200); do [ -s sink.port ] && break; sleep 0.05; done
+[ -s sink.port ] || { echo "demo: the sink did not start" >&2; exit 1; }
+jq -n --arg a "127.0.0.1:$(cat sink.port)" \
+  '{clearances:{"ocr.example":["finance"],agent:["finance","hr"]},routes:{"ocr.example":$a}}' >policy.json
+show jq -c . policy.json
+
+canary="CANARY-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
+b64() { printf '%s' "$1" | base64 -w0; }
+salary=$(b64 "$(printf 'name,monthly salary\nalice,%s' "$canary")")
+invoice=$(b64 "INVOICE 2027-001: 3 pallets, total 1200 EUR")
+{
+  jq -cn --arg r "$pool" --arg d "$salary" '{id:"c1",release:$r,function:"summarize",args:{},
+    consumers:["agent"],items:[{name:"salary.csv",label:["hr"],data:$d}]}'
+  jq -cn --arg r "$pool" --arg d "$invoice" '{id:"c2",release:$r,function:"ocr_pdf",args:{},
+    consumers:["agent"],items:[{name:"invoice.pdf",label:["finance"],data:$d}]}'
+} >calls.jsonl
+echo "call 1: summarize an HR salary sheet (label hr) for the agent; it holds the canary $canary"
+echo "call 2: OCR an invoice (label finance) at ocr.example, which is cleared for finance only"
+
+disclosed() { python3 "$root/tests/fixtures/run/sink_grep.py" sink.log "$canary"; }
+
+say "Reference: the same signed release as one persistent process (signature and pinning only)"
+echo "\$ tests/fixtures/run/persistent.py --release \$GL_HOME/releases/$pool --policy policy.json <calls.jsonl"
+python3 "$root/tests/fixtures/run/persistent.py" --release "$GL_HOME/releases/$pool" \
+  --policy policy.json <calls.jsonl >/dev/null
+echo "ocr.example received $(wc -l <sink.log) request(s); the field \"meta\" of the last one decodes to:"
+tail -1 sink.log | jq -r '.body | @base64d | fromjson | .meta // "" | @base64d' | sed 's/^/  /'
+if disclosed; then
+  printf '\033[1;31mDISCLOSED\033[0m: the HR canary reached ocr.example\n'
+else
+  echo "demo: expected the persistent process to disclose the canary" >&2
+  exit 1
+fi
+
+say "Germline: gl-plan | gl-run (every call in fresh copies of a data-free germline)"
+: >sink.log
+echo '$ gl-plan --policy policy.json <calls.jsonl | gl-run --policy policy.json'
+gl-plan --policy policy.json <calls.jsonl | gl-run --policy policy.json >results.jsonl
+jq -c '{id, ok, copies, delivered, results: [.results[] | {consumer, ok, "label": .label}]}' results.jsonl
+echo "ocr.example received $(wc -l <sink.log) request(s)"
+if disclosed; then
+  echo "demo: DISCLOSED under gl-run" >&2
+  exit 1
+fi
+printf '\033[1;32mnot disclosed\033[0m: ocr.example never saw the HR canary\n'
+# The sink answers like an OCR service that echoes what it read: the
+# invoice (base64 in the request) must be in the text call 2 returned.
+if ! jq -e --arg inv "$invoice" 'select(.id == "c2") | .ok and .results[0].ok
+            and (.results[0].value["invoice.pdf"] | contains($inv))' results.jsonl >/dev/null; then
+  echo "demo: the invoice did not get its OCR text under gl-run" >&2
+  exit 1
+fi
+echo "and the invoice still got its OCR reply, labelled finance, for the agent:"
+jq -r 'select(.id == "c2") | .results[0].value["invoice.pdf"]' results.jsonl | cut -c1-110 | sed 's/^/  /'
+
+say "Done: signed and pinned, the release leaked across calls as one process; under germline it could not."

@@ -36,21 +36,6 @@ static GL_NORETURN void bad_usage(const char *what)
 	exit(GL_EXIT_USAGE);
 }
 
-/* --name VALUE or --name=VALUE; advances *i. NULL if argv[*i] is not name. */
-static const char *flag_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-	if (strncmp(argv[*i], name, n))
-		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n])
-		return NULL;
-	if (++*i >= argc)
-		bad_usage(gl_xasprintf("%s needs a value", name));
-	return argv[*i];
-}
-
 static bool is_error_record(jv v)
 {
 	jv ok = gl_json_get(v, "ok");
@@ -128,11 +113,11 @@ int main(int argc, char **argv)
 	gl_std_flags(argc, argv, usage);
 	const char *policy_path = NULL, *mode_name = "germline", *releases = NULL, *v;
 	for (int i = 1; i < argc; i++) {
-		if ((v = flag_value(argc, argv, &i, "--policy")))
+		if ((v = gl_flag_value(argc, argv, &i, "--policy", usage)))
 			policy_path = v;
-		else if ((v = flag_value(argc, argv, &i, "--mode")))
+		else if ((v = gl_flag_value(argc, argv, &i, "--mode", usage)))
 			mode_name = v;
-		else if ((v = flag_value(argc, argv, &i, "--releases")))
+		else if ((v = gl_flag_value(argc, argv, &i, "--releases", usage)))
 			releases = v;
 		else
 			bad_usage(gl_xasprintf("unknown argument '%s'", argv[i]));

@@ -1,0 +1,391 @@
+/* gl-run — planned envelopes in, result records out (SPEC §6).
+ *
+ * Reads JSON Lines on stdin; for each planned envelope runs the call as
+ * germline execution (paper Algorithm 1, lib/broker.c) and writes one
+ * result record, flushed. One germline per release is launched on first
+ * use and kept resident while stdin is open. The plan is recomputed here
+ * from the policy (lib/plan.c): an envelope whose given plan differs is
+ * refused ("bad_plan"), so a plan tampered with upstream never runs. A bad
+ * record yields {"ok":false,"error","detail"} and the stream goes on; the
+ * exit status is then 1. docs/gl-run.md. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <sodium.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "broker.h"
+#include "call.h"
+#include "damp.h"
+#include "germline.h"
+#include "http.h"
+#include "json.h"
+#include "manifest.h"
+#include "msg.h"
+#include "plan.h"
+#include "policy.h"
+#include "util.h"
+
+static const char usage[] =
+    "usage: gl-run --policy FILE [--mode germline|nosplit] [--deadline SECONDS]\n"
+    "              [--damp FILE] [--releases DIR]\n"
+    "\n"
+    "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
+    "call in sandboxed copies forked from the release's germline, and writes one\n"
+    "result record per call (paper Algorithm 1; SPEC §6).\n"
+    "\n"
+    "  --policy FILE       clearances and routes (SPEC §4, docs/formats.md)\n"
+    "  --mode MODE         germline (default): one copy per plan group;\n"
+    "                      nosplit: one copy holding every item and member\n"
+    "  --deadline SECONDS  budget of each copy from its fork (default 30)\n"
+    "  --damp FILE         refuse calls to releases this state suppresses\n"
+    "  --releases DIR      releases in DIR/<sha256>/ (default: $GL_HOME/releases)\n"
+    "\n"
+    "Exit status: 0 every record ok, 1 some record refused, 2 usage or I/O error.\n";
+
+#define MAX_GERMLINES 256
+
+struct resident {
+	char release[65];
+	jv manifest; /* owned: read_paths point into it */
+	const char **read_paths;
+	struct gl_germline g;
+	bool up;
+};
+
+struct session {
+	const struct gl_policy *pol;
+	struct gl_releases *rel;
+	const char *releases_dir, *host_dir, *mode_name;
+	enum gl_plan_mode mode;
+	struct gl_broker broker;
+	const char *damp_path;
+	struct gl_damp_state *damp;
+	struct stat damp_st;
+	struct resident res[MAX_GERMLINES];
+	size_t nres;
+};
+
+static GL_NORETURN void bad_usage(const char *what)
+{
+	gl_warn("%s", what);
+	fputs(usage, stderr);
+	exit(GL_EXIT_USAGE);
+}
+
+/* PREFIX/lib/germline next to PREFIX/bin/gl-run when installed, else the
+ * build tree's host directory. */
+static char *find_host_dir(void)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			char *dir = gl_xasprintf("%s/../lib/germline", exe);
+			char *probe = gl_xasprintf("%s/germline_host.py", dir);
+			bool there = access(probe, R_OK) == 0;
+			free(probe);
+			if (there)
+				return dir;
+			free(dir);
+		}
+	}
+	return gl_xstrdup(GL_BUILD_HOST_DIR);
+}
+
+static jv enforcement(const struct gl_enforcement *e)
+{
+#define STATE(b) jv_string((b) ? "enforced" : "not_enforced")
+	jv ns = jv_array();
+	for (size_t i = 0; i < 6 && e->namespaces[i]; i++)
+		ns = jv_array_append(ns, jv_string(e->namespaces[i]));
+	return JV_OBJECT(jv_string("landlock_abi"), jv_number(e->landlock_abi),
+			 jv_string("filesystem"), STATE(e->fs_enforced), jv_string("network"),
+			 STATE(e->net_enforced), jv_string("scoped"), STATE(e->scoped_enforced),
+			 jv_string("seccomp"), STATE(e->seccomp_enforced), jv_string("namespaces"),
+			 ns);
+#undef STATE
+}
+
+/* The germline of a release, launched on first use (and again after it was
+ * lost). NULL with *err when the launch fails. */
+static struct resident *germline_for(struct session *s, const char *release, jv manifest,
+				     char **err)
+{
+	struct resident *r = NULL;
+	for (size_t i = 0; i < s->nres; i++)
+		if (!strcmp(s->res[i].release, release))
+			r = &s->res[i];
+	if (r && r->up)
+		return r;
+	if (!r) {
+		if (s->nres == MAX_GERMLINES) {
+			*err = gl_xasprintf("more than %d releases in one session", MAX_GERMLINES);
+			return NULL;
+		}
+		r = &s->res[s->nres++];
+		memset(r, 0, sizeof *r);
+		snprintf(r->release, sizeof r->release, "%s", release);
+		r->manifest = jv_copy(manifest);
+		jv rp = gl_json_get(r->manifest, "read_paths");
+		int n = jv_is_valid(rp) ? jv_array_length(jv_copy(rp)) : 0;
+		r->read_paths = gl_xcalloc((size_t)n + 1, sizeof *r->read_paths);
+		for (int i = 0; i < n; i++) {
+			jv p = jv_array_get(jv_copy(rp), i);
+			r->read_paths[i] = jv_string_value(p); /* r->manifest holds it */
+			jv_free(p);
+		}
+		jv_free(rp);
+	}
+	autofree char *dir = gl_xasprintf("%s/%s", s->releases_dir, release);
+	struct gl_launch_spec spec = {
+	    .release_dir = dir,
+	    .entry = gl_json_get_str(r->manifest, "entry"),
+	    .read_paths = r->read_paths,
+	    .host_dir = s->host_dir,
+	    .interpreter = "/usr/bin/python3",
+	};
+	char *why = NULL;
+	enum gl_launch_step st = gl_germline_launch(&spec, &r->g, &why);
+	if (st != GL_LAUNCH_OK) {
+		const char *step = gl_launch_step_name(st);
+		if (why && !strncmp(why, step, strlen(step)))
+			*err = gl_xstrdup(why); /* it names the step already */
+		else
+			*err = gl_xasprintf("%s: %s", step, why ? why : "failed");
+		free(why);
+		return NULL;
+	}
+	r->up = true;
+	return r;
+}
+
+/* Is the release suppressed by the dampening state? The file is re-read
+ * when it changed, so a gl-damp running alongside takes effect at once.
+ * -1 with *err when the state cannot be read (fail closed). */
+static int suppressed(struct session *s, const char *release, char **err)
+{
+	if (!s->damp_path)
+		return 0;
+	struct stat st = {0};
+	if (stat(s->damp_path, &st) < 0 && errno != ENOENT) {
+		*err = gl_xasprintf("%s: %s", s->damp_path, strerror(errno));
+		return -1;
+	}
+	if (!s->damp || st.st_ino != s->damp_st.st_ino || st.st_size != s->damp_st.st_size ||
+	    st.st_mtim.tv_sec != s->damp_st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != s->damp_st.st_mtim.tv_nsec) {
+		gl_damp_free(s->damp);
+		s->damp = gl_damp_load(s->damp_path, err);
+		if (!s->damp)
+			return -1;
+		s->damp_st = st;
+	}
+	return gl_damp_is_suppressed(s->damp, release) ? 1 : 0;
+}
+
+/* Does the envelope's plan (borrowed; absent is allowed) equal ours? */
+static bool plan_matches(jv given, const struct gl_plan *plan, const struct gl_call *c)
+{
+	if (!jv_is_valid(given))
+		return true;
+	autobuf struct gl_buf a = {0}, b = {0};
+	gl_json_dump(&a, given); /* keys sorted, as gl_plan_dump writes them */
+	gl_plan_dump(&b, plan, c);
+	return a.len == b.len && !memcmp(a.data, b.data, a.len);
+}
+
+/* One envelope -> one record (owned). */
+static jv run_line(struct session *s, const struct gl_buf *line)
+{
+	jv env = gl_json_parse(line->data, line->len);
+	if (!jv_is_valid(env)) {
+		jv msg = jv_invalid_get_msg(env);
+		jv out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+				   jv_string("bad_json"), jv_string("detail"), msg);
+		return out;
+	}
+	if (jv_get_kind(env) == JV_KIND_OBJECT) {
+		jv ok = gl_json_get(env, "ok");
+		bool upstream = jv_get_kind(ok) == JV_KIND_FALSE && gl_json_get_str(env, "error");
+		jv_free(ok);
+		if (upstream)
+			return env; /* an upstream refusal passes through */
+	}
+	jv given = jv_get_kind(env) == JV_KIND_OBJECT ? gl_json_get(env, "plan") : jv_invalid();
+	struct gl_call c;
+	struct gl_call_error ce = {0};
+	jv out;
+	if (gl_call_read(&c, env, s->pol, s->rel, &ce) < 0) {
+		out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string(ce.code),
+				jv_string("detail"), jv_string(ce.detail));
+		free(ce.detail);
+		if (c.release && gl_sha256_hex_ok(c.release, strlen(c.release)))
+			out = jv_object_set(out, jv_string("release"), jv_string(c.release));
+		goto done;
+	}
+	out = JV_OBJECT(jv_string("release"), jv_string(c.release), jv_string("function"),
+			jv_string(c.function), jv_string("mode"), jv_string(s->mode_name));
+	struct gl_plan plan;
+	gl_plan_make(&plan, &c, s->pol, s->mode);
+	jv manifest = jv_invalid();
+	char *err = NULL;
+	int sup;
+	const char *rt, *proto;
+	if (!plan_matches(given, &plan, &c)) {
+		out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+						     jv_string("bad_plan"), jv_string("detail"),
+						     jv_string("the envelope's plan is not the plan "
+							       "of this policy and mode")));
+	} else if ((sup = suppressed(s, c.release, &err)) != 0) {
+		out = jv_object_merge(
+		    out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+				   jv_string(sup > 0 ? "suppressed" : "damp"), jv_string("detail"),
+				   jv_string(sup > 0 ? "the release is suppressed by the "
+						       "dampening state (gl-damp)"
+						     : err)));
+	} else if (gl_releases_get(s->rel, c.release, &manifest, &err) != GL_MANIFEST_OK) {
+		out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+						     jv_string("unknown_release"), jv_string("detail"),
+						     jv_string(err)));
+	} else if (!(rt = gl_json_get_str(manifest, "runtime")) || strcmp(rt, "python") ||
+		   ((proto = gl_json_get_str(manifest, "protocol")) && strcmp(proto, "germline"))) {
+		out = jv_object_merge(
+		    out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+				   jv_string("unsupported_runtime"), jv_string("detail"),
+				   jv_string("gl-run runs runtime \"python\" with protocol "
+					     "\"germline\" only, for now")));
+	} else {
+		struct resident *r = germline_for(s, c.release, manifest, &err);
+		if (!r) {
+			out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(),
+							     jv_string("error"), jv_string("launch"),
+							     jv_string("detail"), jv_string(err)));
+		} else {
+			bool lost = false;
+			jv res = gl_broker_call(&s->broker, &r->g, &c, &plan, &lost);
+			out = jv_object_merge(out, res);
+			out = jv_object_set(out, jv_string("enforcement"), enforcement(&r->g.enf));
+			if (lost) {
+				gl_germline_stop(&r->g);
+				r->up = false;
+			}
+		}
+	}
+	free(err);
+	gl_plan_free(&plan);
+done:
+	if (jv_is_valid(c.id))
+		out = jv_object_set(out, jv_string("id"), jv_copy(c.id));
+	jv_free(given);
+	gl_call_free(&c);
+	return out;
+}
+
+int main(int argc, char **argv)
+{
+	gl_stdio_init("gl-run");
+	gl_std_flags(argc, argv, usage);
+	if (sodium_init() < 0)
+		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
+	gl_http_global_init();
+	const char *policy_path = NULL, *releases = NULL, *v;
+	struct session s = {.mode_name = "germline", .mode = GL_PLAN_GERMLINE};
+	s.broker.deadline_s = GL_BROKER_DEADLINE_DEFAULT;
+	for (int i = 1; i < argc; i++) {
+		if ((v = gl_flag_value(argc, argv, &i, "--policy", usage))) {
+			policy_path = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--mode", usage))) {
+			s.mode_name = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--releases", usage))) {
+			releases = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--damp", usage))) {
+			s.damp_path = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--deadline", usage))) {
+			char *end = NULL;
+			errno = 0;
+			double d = strtod(v, &end);
+			if (errno || end == v || *end || !isfinite(d) || d <= 0 || d > 3600)
+				bad_usage(gl_xasprintf("--deadline must be seconds in (0, 3600], not "
+						       "'%s'",
+						       v));
+			s.broker.deadline_s = d;
+		} else {
+			bad_usage(gl_xasprintf("unknown argument '%s'", argv[i]));
+		}
+	}
+	if (!policy_path)
+		bad_usage("--policy is required");
+	if (!strcmp(s.mode_name, "germline"))
+		s.mode = GL_PLAN_GERMLINE;
+	else if (!strcmp(s.mode_name, "nosplit"))
+		s.mode = GL_PLAN_NOSPLIT;
+	else
+		bad_usage(gl_xasprintf("--mode must be germline or nosplit, not '%s'", s.mode_name));
+
+	struct gl_policy pol;
+	char *err = NULL;
+	if (gl_policy_load(&pol, policy_path, &err) < 0)
+		gl_die(GL_EXIT_USAGE, "policy %s", err);
+	s.pol = &pol;
+	s.broker.pol = &pol;
+	if (s.damp_path && suppressed(&s, "", &err) < 0)
+		gl_die(GL_EXIT_USAGE, "--damp %s", err);
+
+	autofree char *home = gl_home(), *dir = NULL, *host_dir = find_host_dir();
+	if (releases) {
+		struct stat st;
+		if (stat(releases, &st) < 0 || !S_ISDIR(st.st_mode))
+			gl_die(GL_EXIT_USAGE, "--releases %s: not a directory", releases);
+		dir = gl_xstrdup(releases);
+	} else {
+		dir = gl_xasprintf("%s/releases", home);
+	}
+	s.broker.home = home;
+	s.releases_dir = dir;
+	s.host_dir = host_dir;
+	s.rel = gl_releases_new(dir);
+
+	struct gl_lines in;
+	gl_lines_init(&in, 0);
+	autobuf struct gl_buf line = {0};
+	bool all_ok = true;
+	for (;;) {
+		enum gl_line_status st = gl_lines_next(&in, &line, GL_JSON_LINE_MAX);
+		if (st == GL_LINE_EOF)
+			break;
+		if (st == GL_LINE_IO)
+			gl_die_errno(GL_EXIT_USAGE, "reading stdin");
+		if (st == GL_LINE_TOO_LONG) {
+			gl_json_emit_error(jv_null(), "too_long", "line longer than %u bytes",
+					   GL_JSON_LINE_MAX);
+			all_ok = false;
+			continue;
+		}
+		if (line.len == strspn(line.data, " \t\r"))
+			continue;
+		int64_t t0 = gl_mono_ns();
+		jv rec = run_line(&s, &line);
+		double ms = (double)(gl_mono_ns() - t0) / 1e6;
+		rec = jv_object_set(rec, jv_string("elapsed_ms"), jv_number(round(ms * 10) / 10));
+		jv ok = gl_json_get(rec, "ok");
+		all_ok &= jv_get_kind(ok) == JV_KIND_TRUE;
+		jv_free(ok);
+		gl_json_emit(rec);
+	}
+	for (size_t i = 0; i < s.nres; i++) {
+		if (s.res[i].up)
+			gl_germline_stop(&s.res[i].g);
+		jv_free(s.res[i].manifest);
+		free(s.res[i].read_paths);
+	}
+	gl_damp_free(s.damp);
+	gl_releases_free(s.rel);
+	gl_policy_free(&pol);
+	curl_global_cleanup();
+	return all_ok ? GL_EXIT_OK : GL_EXIT_REFUSED;
+}

@@ -1,0 +1,319 @@
+/* _germline.c — the CPython extension that runs inside a germline
+ * (paper §VI "Germline and copies"; docs/design/run.md "Fork protocol").
+ *
+ * serve(3) sends {"op":"ready"} and then only serves fork requests on the
+ * control socket: each one clones a copy as PID 1 of fresh PID, network
+ * and IPC namespaces (Algorithm 1 line 9), confines it with lib/sandbox.c
+ * before any Python code runs in it, and answers the broker with the copy's
+ * pid and pidfd. serve() returns only in a copy, with its channel (fd 3).
+ *
+ * Everything here is the germline's own code, and the release's
+ * initialisation ran in the same process before it: the broker therefore
+ * re-checks every copy from outside (lib/proc.c, gl_proc_check_copy) and
+ * never relies on this file alone. Messages are tiny and fixed, so they
+ * are matched byte for byte rather than parsed. */
+#include <Python.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+#define REQ_MAX 256       /* a fork request is 13 bytes */
+#define DETAIL_MAX 8000   /* bytes of an error text sent to the broker */
+
+PyMODINIT_FUNC PyInit__germline(void);
+
+static int send_msg(int fd, const char *s, size_t n, int pass_fd)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	memset(&cm, 0, sizeof cm);
+	struct iovec iov = {.iov_base = (void *)s, .iov_len = n};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (pass_fd >= 0) {
+		mh.msg_control = cm.b;
+		mh.msg_controllen = sizeof cm.b;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof pass_fd);
+	}
+	ssize_t w;
+	do
+		w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)n ? 0 : -1;
+}
+
+/* {"op":"error","detail":"..."}: JSON-escaped, capped at a UTF-8 boundary. */
+static int send_error(int fd, const char *text, size_t n)
+{
+	if (n > DETAIL_MAX) {
+		n = DETAIL_MAX;
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--;
+	}
+	size_t cap = 64 + n * 6;
+	char *out = malloc(cap);
+	if (!out)
+		return -1;
+	size_t o = (size_t)snprintf(out, cap, "{\"op\":\"error\",\"detail\":\"");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			o += (size_t)snprintf(out + o, cap - o, "\\u%04x", c);
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o++] = '"';
+	out[o++] = '}';
+	int rc = send_msg(fd, out, o, -1);
+	free(out);
+	return rc;
+}
+
+/* One fork request: exactly {"op":"fork"} (a GL_TESTING build also takes
+ * {"op":"fork","off":N}) with exactly one descriptor, a socket.
+ * Returns 1 with *chan, 0 on EOF, -1 with *why for a bad request. */
+static int recv_request(int ctl, int *chan, unsigned *off, const char **why)
+{
+	char buf[REQ_MAX + 1];
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} cm;
+	struct iovec iov = {.iov_base = buf, .iov_len = REQ_MAX};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
+			    .msg_controllen = sizeof cm.b};
+	ssize_t n;
+	do
+		n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	if (n < 0) {
+		*why = "recvmsg failed";
+		return errno == EBADF || errno == ENOTSOCK || errno == ENOTCONN ? 0 : -1;
+	}
+	int fds[8], nfds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && nfds < 8; i++)
+			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+	}
+	*why = NULL;
+	buf[n] = 0;
+	static const char req[] = "{\"op\":\"fork\"}";
+	*off = 0;
+	int ok = n == (ssize_t)sizeof req - 1 && !memcmp(buf, req, sizeof req - 1);
+#ifdef GL_TESTING
+	unsigned v;
+	int used = 0;
+	if (!ok && sscanf(buf, "{\"op\":\"fork\",\"off\":%u}%n", &v, &used) == 1 && used == n) {
+		*off = v;
+		ok = 1;
+	}
+#endif
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+		*why = "oversized or truncated fork request";
+	else if (!ok)
+		*why = "malformed fork request";
+	else if (nfds != 1)
+		*why = "a fork request carries exactly one descriptor";
+	struct stat st;
+	if (!*why && (fstat(fds[0], &st) < 0 || !S_ISSOCK(st.st_mode)))
+		*why = "the descriptor of a fork request must be a socket";
+	if (*why) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		return -1;
+	}
+	*chan = fds[0];
+	return 1;
+}
+
+/* Read what a cloned child reports on the sync pipe until EOF: nothing
+ * (confined) or its failed step. */
+static int read_sync(int fd, int32_t msg[2])
+{
+	size_t got = 0;
+	for (;;) {
+		ssize_t r = read(fd, (char *)msg + got, 2 * sizeof(int32_t) - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return (int)got;
+		got += (size_t)r;
+		if (got == 2 * sizeof(int32_t))
+			return (int)got;
+	}
+}
+
+/* Runs in the clone child: confine, or die without running release code. */
+static void confine_or_die(int chan, int abi, const struct gl_bpf *bpf, int sync_w, unsigned off)
+{
+	struct gl_copy_confine c = {
+		.channel = chan, .landlock_abi = abi, .bpf = bpf, .sync_fd = sync_w, .off = off};
+	enum gl_confine_step s = gl_confine_copy(&c);
+	if (s != GL_CONFINE_OK) {
+		int32_t m[2] = {(int32_t)s, errno};
+		ssize_t w;
+		do
+			w = write(sync_w, m, sizeof m);
+		while (w < 0 && errno == EINTR);
+		_exit(127);
+	}
+}
+
+static PyObject *gl_serve(PyObject *self, PyObject *args)
+{
+	int ctl;
+	if (!PyArg_ParseTuple(args, "i", &ctl))
+		return NULL;
+	int abi = gl_landlock_abi();
+	if (abi < GL_LANDLOCK_ABI_REQUIRED) {
+		PyErr_Format(PyExc_RuntimeError, "germline: Landlock ABI %d below the required %d", abi,
+			     GL_LANDLOCK_ABI_REQUIRED);
+		return NULL;
+	}
+	/* The copy's filter, compiled once here; each copy installs it with
+	 * one prctl (no allocation in the child). */
+	struct gl_bpf bpf;
+	char *err = NULL;
+	if (gl_seccomp_build(GL_FILTER_COPY, &bpf, &err) < 0) {
+		PyErr_Format(PyExc_RuntimeError, "germline: %s", err ? err : "seccomp");
+		free(err);
+		return NULL;
+	}
+	static const char ready[] = "{\"op\":\"ready\"}";
+	if (send_msg(ctl, ready, sizeof ready - 1, -1) < 0)
+		_exit(1);
+
+	/* No Python code runs from here on in the germline, except the
+	 * release's os.register_at_fork hooks inside PyOS_BeforeFork and
+	 * PyOS_AfterFork_Parent (docs/sandbox.md: why that is harmless). */
+	for (;;) {
+		int chan = -1;
+		unsigned off = 0;
+		const char *why = NULL;
+		int r = recv_request(ctl, &chan, &off, &why);
+		if (r == 0)
+			_exit(0); /* the broker is gone */
+		if (r < 0) {
+			send_error(ctl, why, strlen(why));
+			continue;
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			; /* copies the broker has killed */
+		int sync[2];
+		if (pipe2(sync, O_CLOEXEC) < 0) {
+			close(chan);
+			send_error(ctl, "pipe2 failed", 12);
+			continue;
+		}
+		unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | SIGCHLD;
+		if (off & GL_OFF_NEWPID)
+			flags &= ~(unsigned long)CLONE_NEWPID;
+		if (off & GL_OFF_NEWNET)
+			flags &= ~(unsigned long)CLONE_NEWNET;
+		if (off & GL_OFF_NEWIPC)
+			flags &= ~(unsigned long)CLONE_NEWIPC;
+		PyOS_BeforeFork();
+		long pid = syscall(SYS_clone, flags, 0, 0, 0, 0);
+		if (pid == 0) {
+			close(sync[0]);
+			confine_or_die(chan, abi, &bpf, sync[1], off);
+			free(bpf.insns);
+			PyOS_AfterFork_Child();
+			return PyLong_FromLong(3);
+		}
+		int e = errno;
+		PyOS_AfterFork_Parent();
+		close(sync[1]);
+		close(chan);
+		if (pid < 0) {
+			close(sync[0]);
+			char m[128];
+			int k = snprintf(m, sizeof m, "clone: %s", strerror(e));
+			send_error(ctl, m, (size_t)k);
+			continue;
+		}
+		int32_t st[2] = {0, 0};
+		int got = read_sync(sync[0], st);
+		close(sync[0]);
+		if (got != 0) {
+			while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			char m[160];
+			int k = snprintf(m, sizeof m, "copy confinement failed at %s: %s",
+					 gl_confine_step_name((enum gl_confine_step)st[0]), strerror(st[1]));
+			send_error(ctl, m, (size_t)k);
+			continue;
+		}
+		int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+		if (pidfd < 0) {
+			kill((pid_t)pid, SIGKILL);
+			send_error(ctl, "pidfd_open failed", 17);
+			continue;
+		}
+		char m[64];
+		int k = snprintf(m, sizeof m, "{\"op\":\"forked\",\"pid\":%ld}", pid);
+		if (send_msg(ctl, m, (size_t)k, pidfd) < 0)
+			_exit(1);
+		close(pidfd);
+	}
+}
+
+static PyObject *gl_report_error(PyObject *self, PyObject *args)
+{
+	int fd;
+	PyObject *text;
+	if (!PyArg_ParseTuple(args, "iU", &fd, &text))
+		return NULL;
+	Py_ssize_t n;
+	const char *s = PyUnicode_AsUTF8AndSize(text, &n);
+	if (!s) {
+		PyErr_Clear();
+		s = "(error text not encodable as UTF-8)";
+		n = (Py_ssize_t)strlen(s);
+	}
+	if (send_error(fd, s, (size_t)n) < 0)
+		return PyErr_SetFromErrno(PyExc_OSError);
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+	{"serve", gl_serve, METH_VARARGS,
+	 "serve(ctl_fd): send ready, serve fork requests; returns the channel fd in a copy only."},
+	{"report_error", gl_report_error, METH_VARARGS,
+	 "report_error(ctl_fd, text): tell the broker the entry module failed to import."},
+	{NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+	PyModuleDef_HEAD_INIT, "_germline", "The germline's fork server (C).", -1, methods,
+	NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__germline(void)
+{
+	return PyModule_Create(&module);
+}

@@ -1,0 +1,562 @@
+"""copy_host: the copy side of the Python host (SPEC §10, docs/design/run.md).
+
+Tool glue only; confinement is done in C (_germline) before any of this runs.
+
+prepare()      in the germline, after the release's entry module is imported
+               and before the first fork: installs shims for the clocks,
+               randomness and http.client, also where the release took a name
+               with `from time import time`. Until a copy sets its twin
+               inputs and channel, every shim behaves as the original.
+run(fd, mod)   in a copy: reads the call, sets the twin inputs (paper §IV-F,
+               assumption A4) and the channel, calls the tool function, sends
+               its result, exits.
+
+Nothing here is a security boundary: a tool that undoes a shim only spoils
+its own determinism (evidence), never its confinement. What a tool sees is
+documented in docs/python-host.md.
+"""
+
+import base64
+import datetime
+import errno
+import hashlib
+import http
+import http.client
+import io
+import json
+import os
+import random
+import selectors
+import struct
+import sys
+import threading
+import time
+import uuid
+from collections.abc import MutableMapping
+
+MSG_MAX = 64 << 20  # GL_MSG_MAX (lib/msg.h)
+KEY_MAX = 256  # GL_MSG_KEY_MAX (lib/msg.h)
+TICK_NS = 1_000_000  # each read of a monotonic clock advances it by 1 ms
+ORIGIN_NS = 1_000 * 1_000_000_000  # the monotonic clocks start at 1000 s
+
+_twin = None  # the copy's Twin; None in the germline: shims act as originals
+_chan = None  # the copy's Channel
+_prepared = False
+
+
+# ---- the channel: 4-byte big-endian length + JSON -------------------------
+
+class Channel:
+    def __init__(self, fd):
+        self.fd = fd
+        self.lock = threading.Lock()  # one exchange at a time, even from threads
+
+    def _read(self, n):
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = os.read(self.fd, n - len(buf))
+            if not chunk:
+                raise EOFError("broker closed the channel")
+            buf += chunk
+        return bytes(buf)
+
+    def recv(self):
+        (n,) = struct.unpack(">I", self._read(4))
+        if n > MSG_MAX:
+            raise ValueError("message of %d bytes from the broker" % n)
+        return json.loads(self._read(n))
+
+    def send(self, msg):
+        self.send_raw(json.dumps(msg, separators=(",", ":"), allow_nan=False))
+
+    def send_raw(self, text):
+        data = text.encode()
+        data = struct.pack(">I", len(data)) + data
+        while data:
+            data = data[os.write(self.fd, data):]
+
+    def ask(self, msg, want):
+        with self.lock:
+            self.send(msg)
+            reply = self.recv()
+        if not isinstance(reply, dict) or reply.get("type") != want:
+            raise RuntimeError("germline: expected %r from the broker, got %.80r" % (want, reply))
+        return reply
+
+
+# ---- twin inputs (A4): clocks and randomness from (time, seed) only -------
+
+class Twin:
+    """Everything a copy may observe as 'now' or 'random', derived from the
+    broker's twin inputs, so that two copies of one call behave identically."""
+
+    def __init__(self, t, seed_hex):
+        self.time = float(t)
+        self.seed = bytes.fromhex(seed_hex)
+        self.ns = ORIGIN_NS
+        self.block = 0
+        self.pool = b""
+
+    def derive(self, what, n=32):
+        return hashlib.sha256(self.seed + b"\0" + what).digest()[:n]
+
+    def tick(self):
+        self.ns += TICK_NS
+        return self.ns
+
+    def advance(self, seconds):
+        if seconds and seconds > 0:
+            self.ns += int(seconds * 1e9)
+
+    def urandom(self, n):
+        """A deterministic stream: SHA-256(seed || 0 || "urandom" || counter)."""
+        n = int(n)
+        if n < 0:
+            raise ValueError("negative argument not allowed")
+        while len(self.pool) < n:
+            self.pool += self.derive(b"urandom" + self.block.to_bytes(8, "big"))
+            self.block += 1
+        out, self.pool = self.pool[:n], self.pool[n:]
+        return out
+
+    def install(self):
+        """Seed what keeps its own state: random, uuid1, numpy."""
+        random._inst.seed(int.from_bytes(self.derive(b"random"), "big"))
+        uuid._node = int.from_bytes(self.derive(b"uuid-node", 6), "big") | (1 << 40)
+        np = sys.modules.get("numpy")
+        if np is not None and hasattr(np, "random"):
+            np.random.seed(int.from_bytes(self.derive(b"numpy", 4), "big"))
+
+
+# The originals, kept here (prepare() never rewrites this module).
+_real_time, _real_time_ns, _real_sleep = time.time, time.time_ns, time.sleep
+_real_localtime, _real_gmtime, _real_ctime = time.localtime, time.gmtime, time.ctime
+_real_asctime, _real_strftime = time.asctime, time.strftime
+_real_clock_gettime, _real_clock_gettime_ns = time.clock_gettime, time.clock_gettime_ns
+_real_counters = {n: getattr(time, n) for n in (
+    "monotonic", "perf_counter", "process_time", "thread_time",
+    "monotonic_ns", "perf_counter_ns", "process_time_ns", "thread_time_ns")}
+_real_datetime = datetime.datetime
+_real_urandom = os.urandom
+_real_getrandom = getattr(os, "getrandom", None)
+_real_seed = random.Random.seed
+_real_module_seed = random.seed  # a method bound to the shared instance
+_real_http, _real_https = http.client.HTTPConnection, getattr(http.client, "HTTPSConnection", None)
+
+
+def _time():
+    return _twin.time if _twin else _real_time()
+
+
+def _time_ns():
+    return int(round(_twin.time * 1e9)) if _twin else _real_time_ns()
+
+
+def _sleep(seconds):
+    _real_sleep(seconds)
+    if _twin:
+        _twin.advance(seconds)
+
+
+def _now_or(secs):
+    return (_twin.time if _twin else _real_time()) if secs is None else secs
+
+
+def _localtime(secs=None):
+    return _real_localtime(_now_or(secs))
+
+
+def _gmtime(secs=None):
+    return _real_gmtime(_now_or(secs))
+
+
+def _ctime(secs=None):
+    return _real_ctime(_now_or(secs))
+
+
+def _asctime(t=None):
+    return _real_asctime(_real_localtime(_now_or(None)) if t is None else t)
+
+
+def _strftime(fmt, t=None):
+    return _real_strftime(fmt, _real_localtime(_now_or(None)) if t is None else t)
+
+
+def _counter_shim(name):
+    real = _real_counters[name]
+    if name.endswith("_ns"):
+        return lambda: _twin.tick() if _twin else real()
+    return lambda: _twin.tick() / 1e9 if _twin else real()
+
+
+def _clock_gettime(clk):
+    if not _twin:
+        return _real_clock_gettime(clk)
+    return _twin.time if clk == time.CLOCK_REALTIME else _twin.tick() / 1e9
+
+
+def _clock_gettime_ns(clk):
+    if not _twin:
+        return _real_clock_gettime_ns(clk)
+    return _time_ns() if clk == time.CLOCK_REALTIME else _twin.tick()
+
+
+def _urandom(n):
+    return _twin.urandom(n) if _twin else _real_urandom(n)
+
+
+def _getrandom(size, flags=0):
+    return _twin.urandom(size) if _twin else _real_getrandom(size, flags)
+
+
+def _seed(self, a=None, version=2):
+    # Random() and random.seed() without an argument read the kernel's
+    # entropy in C: in a copy, take it from the twin stream instead.
+    if a is None and _twin:
+        a = int.from_bytes(_twin.urandom(32), "big")
+    _real_seed(self, a, version)
+
+
+class _DatetimeMeta(type):
+    # isinstance() and issubclass() hold between real and replaced datetimes
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _real_datetime)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, _real_datetime)
+
+
+class _Datetime(_real_datetime, metaclass=_DatetimeMeta):
+    # now() and utcnow() read the clock in C; date.today() and
+    # datetime.today() call time.time(), which is already the shim.
+    @classmethod
+    def now(cls, tz=None):
+        return cls.fromtimestamp(_twin.time, tz) if _twin else super().now(tz)
+
+    @classmethod
+    def utcnow(cls):
+        return cls.utcfromtimestamp(_twin.time) if _twin else super().utcnow()
+
+
+_Datetime.__name__ = _Datetime.__qualname__ = "datetime"
+_Datetime.__module__ = "datetime"
+
+
+def _counting_select(real):
+    # A selector wait that times out (asyncio's loop) advances the counter by
+    # its timeout, so asyncio.sleep(s) ends after about s seconds.
+    def select(self, timeout=None):
+        ready = real(self, timeout)
+        if not ready and timeout and _twin:
+            _twin.advance(timeout)
+        return ready
+    return select
+
+
+# ---- HTTP relay: http.client talks to the broker, not to a socket ---------
+
+def _parse_head(raw):
+    """(method, target, headers, chunked, length) of a request head."""
+    line, _, fields = raw.partition(b"\r\n")
+    parts = line.decode("latin-1").split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+        raise http.client.HTTPException("germline: malformed request line %.80r" % bytes(line))
+    msg = http.client.parse_headers(io.BytesIO(bytes(fields)))
+    chunked = "chunked" in (msg.get("Transfer-Encoding") or "").lower()
+    headers = [[k, v] for k, v in msg.items()
+               if not (chunked and k.lower() == "transfer-encoding")]
+    return parts[0], parts[1], headers, chunked, int(msg.get("Content-Length") or 0)
+
+
+def _dechunk(raw):
+    """The body of a complete chunked encoding, or None while incomplete."""
+    body, pos = bytearray(), 0
+    while True:
+        eol = raw.find(b"\r\n", pos)
+        if eol < 0:
+            return None
+        size = int(bytes(raw[pos:eol]).split(b";")[0], 16)
+        if size == 0:
+            return bytes(body) if raw.find(b"\r\n", eol + 2) >= 0 else None
+        if len(raw) < eol + 2 + size + 2:
+            return None
+        body += raw[eol + 2:eol + 2 + size]
+        pos = eol + 2 + size + 2
+
+
+def _raw_response(reply):
+    if reply.get("denied"):
+        return None
+    if reply.get("placeholder"):
+        status, headers, body = 200, [["X-Germline", "placeholder"]], b""
+    else:
+        status = int(reply["status"])
+        headers = [h for h in reply.get("headers") or []
+                   if h[0].lower() not in ("transfer-encoding", "content-length", "connection")]
+        body = base64.b64decode(reply.get("body") or "")
+    try:
+        reason = http.HTTPStatus(status).phrase
+    except ValueError:
+        reason = ""
+    out = ["HTTP/1.1 %03d %s" % (status, reason)]
+    out += ["%s: %s" % (k, v) for k, v in headers]
+    out += ["Content-Length: %d" % len(body), "Connection: close", "", ""]
+    return "\r\n".join(out).encode("latin-1", "replace") + body
+
+
+class _RelaySocket:
+    """Stands for the TCP connection: collects the request bytes, relays the
+    request to the broker once it is complete, and serves the reply to
+    http.client.HTTPResponse through makefile()."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.out = bytearray()
+        self.head = None  # (method, target, headers, chunked, length) once known
+        self.body_at = 0
+        self.response = None
+
+    def sendall(self, data):
+        if self.response is not None:
+            raise http.client.HTTPException("germline: one request per connection")
+        self.out += data.encode("latin-1") if isinstance(data, str) else data
+        if self.head is None:
+            end = self.out.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            self.head, self.body_at = _parse_head(self.out[:end + 2]), end + 4
+        method, target, headers, chunked, length = self.head
+        if chunked:  # (slices only when the request may be complete)
+            body = _dechunk(self.out[self.body_at:]) if self.out.endswith(b"0\r\n\r\n") else None
+        elif len(self.out) - self.body_at >= length:
+            body = bytes(self.out[self.body_at:self.body_at + length])
+        else:
+            body = None
+        if body is not None:
+            self.response = self._relay(method, target, headers, body)
+
+    send = sendall
+
+    def _relay(self, method, target, headers, body):
+        conn = self.conn
+        if "://" in target:  # absolute form (a proxy request): the URL is the target
+            url = target
+        else:
+            host = conn._tunnel_host or conn.host
+            port = conn._tunnel_port if conn._tunnel_host else conn.port
+            if ":" in host:
+                host = "[%s]" % host
+            url = "%s://%s%s%s" % (conn.scheme, host,
+                                   "" if port == conn.default_port else ":%d" % port, target)
+        reply = _chan.ask({"type": "effect", "method": method, "url": url,
+                               "headers": headers,
+                               "body": base64.b64encode(body).decode()}, "reply")
+        if reply.get("error"):
+            raise ConnectionError("germline: %s" % reply["error"])
+        raw = _raw_response(reply)
+        if raw is None:
+            raise ConnectionRefusedError(
+                errno.ECONNREFUSED, "germline: destination not declared: %s" % url)
+        return raw
+
+    def makefile(self, mode="rb", *args, **kw):
+        if self.response is None:
+            raise http.client.HTTPException("germline: incomplete request")
+        return io.BytesIO(self.response)
+
+    def settimeout(self, t):
+        pass
+
+    def setsockopt(self, *a):
+        pass
+
+    def close(self):
+        pass
+
+
+class HTTPConnection(_real_http):
+    """http.client.HTTPConnection in a copy: the request goes to the broker."""
+    scheme = "http"
+
+    def connect(self):
+        if _chan is None:  # not in a copy
+            return super().connect()
+        self.sock = _RelaySocket(self)
+
+
+class HTTPSConnection(HTTPConnection):
+    """TLS is the broker's business: the ssl arguments are accepted and ignored."""
+    scheme, default_port = "https", http.client.HTTPS_PORT
+
+    def __init__(self, host, port=None, key_file=None, cert_file=None,
+                 timeout=None, source_address=None, *, context=None,
+                 check_hostname=None, blocksize=8192):
+        super().__init__(host, port, timeout, source_address, blocksize=blocksize)
+
+    def connect(self):
+        if _chan is None:
+            raise ConnectionRefusedError(errno.ECONNREFUSED, "germline: no HTTPS outside a copy")
+        super().connect()
+
+
+def prepare():
+    """Install the shims (in the germline, once, before the first fork).
+    Rewrites every loaded module's globals that hold an original, including
+    names the release imported with `from … import …`."""
+    global _prepared
+    if _prepared:
+        return
+    random.Random.seed = _seed
+    for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector",
+                 "KqueueSelector"):
+        cls = getattr(selectors, name, None)
+        if cls is not None:
+            cls.select = _counting_select(cls.select)
+    # uuid1 would ask libuuid (native clock and MAC): use its Python path,
+    # which reads time.time_ns and random, with a node set per copy.
+    uuid._generate_time_safe = None
+    repl = {
+        _real_time: _time, _real_time_ns: _time_ns, _real_sleep: _sleep,
+        _real_localtime: _localtime, _real_gmtime: _gmtime, _real_ctime: _ctime,
+        _real_asctime: _asctime, _real_strftime: _strftime,
+        _real_clock_gettime: _clock_gettime, _real_clock_gettime_ns: _clock_gettime_ns,
+        _real_datetime: _Datetime, _real_urandom: _urandom,
+        _real_module_seed: random._inst.seed, _real_http: HTTPConnection,
+    }
+    for name, real in _real_counters.items():
+        repl[real] = _counter_shim(name)
+    if _real_getrandom is not None:
+        repl[_real_getrandom] = _getrandom
+    if _real_https is not None:
+        repl[_real_https] = HTTPSConnection
+    else:  # an interpreter without ssl
+        http.client.HTTPSConnection = HTTPSConnection
+    _replace_everywhere(repl)
+    _prepared = True
+
+
+def _replace_everywhere(repl):
+    # An original is alive (a key of repl), so an equal id is the same object.
+    ids = {id(k): v for k, v in repl.items()}
+    me = sys.modules.get(__name__)
+    for mod in list(sys.modules.values()):
+        d = getattr(mod, "__dict__", None)
+        if mod is me or not isinstance(d, dict) or ids.keys().isdisjoint(map(id, d.values())):
+            continue
+        for k, v in list(d.items()):
+            new = ids.get(id(v))
+            if new is not None:
+                d[k] = new
+
+
+# ---- the call object -------------------------------------------------------
+
+class Item:
+    __slots__ = ("name", "label", "data")
+
+    def __init__(self, name, label, data):
+        self.name, self.label, self.data = name, label, data
+
+    def __repr__(self):
+        return "Item(%r, label=%r, %d bytes)" % (self.name, self.label, len(self.data))
+
+
+class State(MutableMapping):
+    """The copy's horizon slot. Reads are local; every write (and delete,
+    sent as the value null) goes to the broker and waits for its ok. Values
+    must be JSON; mutate a value in place and assign it again to keep it."""
+
+    def __init__(self, chan, slot):
+        self._chan = chan
+        self._d = {k: e.get("value") for k, e in (slot or {}).items()
+                   if e.get("value") is not None}
+
+    def __getitem__(self, key):
+        return self._d[key]
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str):
+            raise TypeError("state keys are strings, not %s" % type(key).__name__)
+        if not key or len(key.encode()) > KEY_MAX:
+            raise ValueError("state keys have 1 to %d bytes" % KEY_MAX)
+        json.dumps(value, allow_nan=False)  # refuse what the broker cannot store
+        self._chan.ask({"type": "state_put", "key": key, "value": value}, "ok")
+        if value is None:
+            self._d.pop(key, None)
+        else:
+            self._d[key] = value
+
+    def __delitem__(self, key):
+        if key not in self._d:
+            raise KeyError(key)
+        self[key] = None
+
+    def __iter__(self):
+        return iter(list(self._d))
+
+    def __len__(self):
+        return len(self._d)
+
+    def __repr__(self):
+        return "State(%r)" % (self._d,)
+
+
+class Call:
+    __slots__ = ("function", "args", "items", "state")
+
+    def __init__(self, msg, chan):
+        self.function = msg["function"]
+        self.args = msg.get("args") or {}
+        self.items = {}
+        for it in msg.get("items") or []:
+            self.items[it["name"]] = Item(it["name"], list(it.get("label") or []),
+                                          base64.b64decode(it.get("data") or ""))
+        self.state = State(chan, msg.get("state"))
+
+
+# ---- run: one call, then exit ---------------------------------------------
+
+def _json_default(obj):
+    # bytes in a result become base64 strings (docs/python-host.md)
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(obj)).decode()
+    raise TypeError("Object of type %s is not JSON serializable" % type(obj).__name__)
+
+
+def _exception(e):
+    return "exception: %s: %s" % (type(e).__name__, e)
+
+
+def run(fd, module):
+    """Serve one call on fd (the copy's channel); never returns."""
+    global _twin, _chan
+    chan = Channel(fd)
+    me = os.getpid()
+    try:
+        prepare()  # a no-op when the germline did it
+        msg = chan.recv()
+        if not isinstance(msg, dict) or msg.get("type") != "call":
+            raise RuntimeError("first message is not a call")
+        _twin = Twin(msg["twin"]["time"], msg["twin"]["seed"])
+        _twin.install()
+        _chan = chan
+        call = Call(msg, chan)
+        try:
+            value = getattr(module, call.function)(call)
+            if os.getpid() != me:  # a child the tool forked returned here
+                os._exit(0)
+            out = '{"type":"result","value":%s}' % json.dumps(
+                value, separators=(",", ":"), default=_json_default, allow_nan=False)
+        except BaseException as e:  # the tool's failure is its result
+            if os.getpid() != me:
+                os._exit(0)
+            out = json.dumps({"type": "result", "error": _exception(e)})
+        chan.send_raw(out)
+    except BaseException as e:  # the host's own failure
+        if os.getpid() == me:
+            try:
+                chan.send({"type": "result", "error": "host: %s: %s" % (type(e).__name__, e)})
+            except BaseException:
+                pass
+        os._exit(1)
+    os._exit(0)

@@ -1,0 +1,659 @@
+/* broker.c — the germline call, paper Algorithm 1 lines 5–28; see broker.h.
+ *
+ * The paper's names are kept: g a group of the plan, V(g) its view, κ(g)
+ * its horizon, D_f the declared destinations, Rel[e] the requests delivered
+ * to e with their replies, n[e] the requests a copy sent to e, L the copy's
+ * output label, τ the twin inputs, σ the slot. Line numbers in comments are
+ * Algorithm 1's. Everything a copy sends is hostile: msg.c bounds and
+ * parses it, and any message the protocol does not define kills the copy. */
+#define _GNU_SOURCE
+#include "broker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "http.h"
+#include "json.h"
+#include "labels.h"
+#include "msg.h"
+#include "slots.h"
+#include "util.h"
+
+/* A delivered request and its reply: one entry of Rel[e]. */
+struct rel_entry {
+	unsigned char digest[32];
+	jv reply; /* the reply message exactly as the serving copy got it */
+};
+
+/* Per declared destination e ∈ D_f (indexed as c->dest). */
+struct dest_state {
+	size_t group; /* the plan group that serves e */
+	struct rel_entry *rel;
+	size_t nrel, cap;
+	size_t delivered;
+	size_t n;       /* n[e] of the running copy (line 11) */
+	bool triggered; /* the running copy already has a trigger for e */
+};
+
+struct denied {
+	char *host;
+	size_t count;
+};
+
+/* How a copy ended. */
+enum outcome { COPY_RESULT, COPY_DEADLINE, COPY_CRASH, COPY_PROTOCOL };
+static const char *const outcome_name[] = {"ok", "deadline", "crash", "protocol"};
+
+/* The state of one call across its groups. */
+struct run {
+	const struct gl_broker *b;
+	const struct gl_call *c;
+	const struct gl_plan *plan;
+	char **b64;               /* base64 contents per c->item index */
+	struct dest_state *dest;  /* per c->dest index */
+	struct denied denied[GL_BROKER_DENIED_NAMES + 1];
+	size_t ndenied;
+	jv triggers;
+	double twin_time;
+	char twin_seed[65];
+	/* the running copy */
+	size_t gi;
+	int sock;
+	int64_t deadline;
+	struct gl_labels L;
+	struct gl_slot slot;
+	size_t requests;
+	size_t recorded; /* bytes of recorded reply bodies (base64), per call */
+	char *why; /* detail of a protocol error */
+};
+
+GL_PRINTF(2, 3)
+static jv refuse(const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *d = NULL;
+	if (vasprintf(&d, fmt, ap) < 0)
+		gl_die(GL_EXIT_USAGE, "out of memory");
+	va_end(ap);
+	jv r = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string(code),
+			 jv_string("detail"), jv_string(d));
+	free(d);
+	return r;
+}
+
+GL_PRINTF(2, 3)
+static enum outcome protocol(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(r->why);
+	if (vasprintf(&r->why, fmt, ap) < 0)
+		gl_die(GL_EXIT_USAGE, "out of memory");
+	va_end(ap);
+	return COPY_PROTOCOL;
+}
+
+static bool in_view(const struct gl_plan_group *g, size_t x)
+{
+	return (g->view[x / 64] >> (x % 64)) & 1;
+}
+
+/* V(a) ⊆ V(b) over the plan's bitsets. */
+static bool view_subset(const struct gl_plan *p, const struct gl_plan_group *a,
+			const struct gl_plan_group *b)
+{
+	for (size_t w = 0; w < p->words; w++)
+		if (a->view[w] & ~b->view[w])
+			return false;
+	return true;
+}
+
+static bool view_equal(const struct gl_plan *p, const struct gl_plan_group *a,
+		       const struct gl_plan_group *b)
+{
+	return view_subset(p, a, b) && view_subset(p, b, a);
+}
+
+/* L ← L ⊔ add. */
+static void join(struct gl_labels *L, const struct gl_labels *add)
+{
+	struct gl_labels u = {0};
+	gl_labels_union(&u, L, add);
+	gl_labels_free(L);
+	*L = u;
+}
+
+/* ---- items: contents read once per call, after Plan ------------------- */
+
+static int item_index(const struct gl_call *c, const char *name)
+{
+	size_t lo = 0, hi = c->nitem;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int r = strcmp(c->item[mid].name, name);
+		if (r == 0)
+			return (int)mid;
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Contents of every item as base64 (the call message's encoding). Read
+ * here, never by Plan (Definition 7). A path is opened by the broker; data
+ * must be strict base64. NULL-or-error via *out. */
+static jv load_items(struct run *r)
+{
+	const struct gl_call *c = r->c;
+	r->b64 = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r->b64);
+	size_t total = 0;
+	jv out = jv_invalid();
+	jv_array_foreach(c->items, i, it)
+	{
+		const char *name = gl_json_get_str(it, "name");
+		const char *data = gl_json_get_str(it, "data");
+		const char *path = gl_json_get_str(it, "path");
+		int x = name ? item_index(c, name) : -1;
+		autofree char *q = name ? gl_quote(name, strlen(name)) : gl_xstrdup("?");
+		autofree char *raw = NULL;
+		size_t len = 0;
+		autofree unsigned char *dec = NULL;
+		if (jv_is_valid(out) || x < 0 || r->b64[x]) {
+			/* an earlier error, or an item gl_call_read did not keep */
+		} else if (path && gl_read_file_capped(path, GL_ITEM_MAX, &raw, &len) < 0) {
+			out = refuse("bad_item", "item %s: %s: %s", q, path,
+				     errno == EFBIG ? "larger than 32 MiB" : strerror(errno));
+		} else if (!path && !(dec = gl_b64_decode(data, strlen(data), &len))) {
+			out = refuse("bad_item", "item %s: data is not standard base64", q);
+		} else if (len > GL_ITEM_MAX) {
+			out = refuse("bad_item", "item %s: larger than 32 MiB", q);
+		} else {
+			struct gl_buf b = {0};
+			gl_b64_encode(&b, path ? (unsigned char *)raw : dec, len);
+			gl_buf_addc(&b, 0);
+			r->b64[x] = b.data;
+			total += b.len;
+		}
+		jv_free(it);
+	}
+	if (!jv_is_valid(out) && total > GL_MSG_MAX - (4u << 20))
+		out = refuse("bad_item", "items hold more than %u bytes of base64 in all",
+			     GL_MSG_MAX - (4u << 20));
+	return out;
+}
+
+/* ---- the call message (line 10) ------------------------------------------ */
+
+/* {"type":"call","function","args","items","state","twin"}: m, the
+ * contents of V(g) (other items: name and label, empty data), the whole
+ * slot σ[κ(g)] and τ. Written by hand so item contents are copied once. */
+static void call_message(struct run *r, const struct gl_plan_group *g, struct gl_buf *out)
+{
+	const struct gl_call *c = r->c;
+	gl_buf_adds(out, "{\"args\":");
+	jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
+	gl_json_dump(out, args);
+	jv_free(args);
+	gl_buf_adds(out, ",\"function\":");
+	gl_json_dump_string(out, c->function, strlen(c->function));
+	gl_buf_adds(out, ",\"items\":[");
+	for (size_t x = 0; x < c->nitem; x++) {
+		gl_buf_adds(out, x ? ",{\"data\":\"" : "{\"data\":\"");
+		if (in_view(g, x) && r->b64[x])
+			gl_buf_adds(out, r->b64[x]);
+		gl_buf_adds(out, "\",\"label\":");
+		jv l = gl_labels_to_jv(&c->item[x].label);
+		gl_json_dump(out, l);
+		jv_free(l);
+		gl_buf_adds(out, ",\"name\":");
+		gl_json_dump_string(out, c->item[x].name, strlen(c->item[x].name));
+		gl_buf_addc(out, '}');
+	}
+	gl_buf_adds(out, "],\"state\":");
+	jv st = gl_slot_view(&r->slot);
+	gl_json_dump(out, st);
+	jv_free(st);
+	jv twin = JV_OBJECT(jv_string("seed"), jv_string(r->twin_seed), jv_string("time"),
+			    jv_number(r->twin_time));
+	gl_buf_adds(out, ",\"twin\":");
+	gl_json_dump(out, twin);
+	jv_free(twin);
+	gl_buf_adds(out, ",\"type\":\"call\"}");
+}
+
+/* ---- requests (lines 13–22) ---------------------------------------------- */
+
+static int dest_index(const struct gl_call *c, const char *host)
+{
+	for (size_t i = 0; i < c->ndest; i++)
+		if (!strcmp(c->dest[i], host))
+			return (int)i;
+	return -1;
+}
+
+static bool group_has_dest(const struct gl_plan_group *g, size_t e)
+{
+	for (size_t i = 0; i < g->ndest; i++)
+		if (g->dest[i] == e)
+			return true;
+	return false;
+}
+
+/* e admissible for g: c(e) ⊆ c(d) for all d ∈ g (Definition 4). */
+static bool admissible(const struct run *r, size_t e, const struct gl_plan_group *g)
+{
+	const struct gl_policy *p = r->b->pol;
+	const struct gl_labels *ce = gl_policy_clearance(p, r->c->dest[e]);
+	for (size_t i = 0; i < g->ndest; i++)
+		if (!gl_labels_subset(ce, gl_policy_clearance(p, r->c->dest[g->dest[i]])))
+			return false;
+	for (size_t i = 0; i < g->nconsumer; i++)
+		if (!gl_labels_subset(ce, gl_policy_clearance(p, r->c->consumer[g->consumer[i]])))
+			return false;
+	return true;
+}
+
+/* e comparable for g: its group ran before g and V(e) ⊆ V(g). */
+static bool comparable(const struct run *r, size_t e)
+{
+	size_t ge = r->dest[e].group;
+	return ge < r->gi &&
+	       view_subset(r->plan, &r->plan->group[ge], &r->plan->group[r->gi]);
+}
+
+static void record_trigger(struct run *r, size_t e, size_t position, const char *kind)
+{
+	unsigned char raw[16];
+	char id[33];
+	randombytes_buf(raw, sizeof raw);
+	gl_hex(raw, sizeof raw, id);
+	r->dest[e].triggered = true; /* at most one per copy and host */
+	r->triggers = jv_array_append(
+	    r->triggers,
+	    JV_OBJECT(jv_string("id"), jv_string(id), jv_string("destination"),
+		      jv_string(r->c->dest[e]), jv_string("position"), jv_number((double)position),
+		      jv_string("kind"), jv_string(kind)));
+}
+
+static void count_denied(struct run *r, const char *host)
+{
+	if (!host || !gl_host_ok(host, strlen(host)))
+		host = "(invalid)";
+	/* Denied names come from the copy: at most GL_BROKER_DENIED_NAMES are
+	 * reported, the rest are counted under "(other)". */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < r->ndenied; i++)
+			if (!strcmp(r->denied[i].host, host)) {
+				r->denied[i].count++;
+				return;
+			}
+		if (r->ndenied < GL_BROKER_DENIED_NAMES)
+			break;
+		host = "(other)";
+	}
+	r->denied[r->ndenied++] = (struct denied){gl_xstrdup(host), 1};
+}
+
+static jv placeholder(void)
+{
+	return JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("placeholder"),
+			 jv_true());
+}
+
+/* Line 14: deliver q, get ρ. A delivery that gets no reply answers the copy
+ * with a 502 marked X-Germline: unreachable (docs/gl-run.md). */
+static jv deliver(struct run *r, struct gl_http_req *req, bool *no_time)
+{
+	struct gl_http_reply rep;
+	char *err = NULL;
+	const char *route = gl_policy_route(r->b->pol, req->host);
+	enum gl_http_status st = gl_http_deliver(req, route, r->deadline, &rep, &err);
+	if (st == GL_HTTP_NO_TIME) {
+		free(err);
+		*no_time = true;
+		return jv_invalid();
+	}
+	if (st != GL_HTTP_OK) {
+		autofree char *q = gl_sanitize(req->host, strlen(req->host));
+		gl_warn("request to %s: %s", q, err);
+		free(err);
+		return JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("status"),
+				 jv_number(502), jv_string("headers"),
+				 JV_ARRAY(JV_ARRAY(jv_string("X-Germline"), jv_string("unreachable"))),
+				 jv_string("body"), jv_string(""));
+	}
+	autobuf struct gl_buf b64 = {0};
+	gl_b64_encode(&b64, (unsigned char *)rep.body.data, rep.body.len);
+	jv reply = JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("status"),
+			     jv_number((double)rep.status), jv_string("headers"), jv_copy(rep.headers),
+			     jv_string("body"), jv_string_sized(b64.data ? b64.data : "", (int)b64.len));
+	gl_http_reply_free(&rep);
+	return reply;
+}
+
+/* One effect message: lines 13–22. Returns the reply for the copy, or
+ * jv_invalid() with *o set when the copy must end: its budget ran out
+ * during the delivery, or the replies recorded for the call exceed
+ * GL_BROKER_RECORD_MAX. */
+static jv on_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
+{
+	const struct gl_plan_group *g = &r->plan->group[r->gi];
+	struct gl_http_req req;
+	char *err = NULL;
+	if (gl_http_req_init(&req, m, &err) < 0) {
+		free(err);
+		count_denied(r, NULL);
+		gl_http_req_free(&req);
+		return JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("denied"),
+				 jv_true());
+	}
+	int ei = dest_index(r->c, req.host);
+	jv reply;
+	if (ei < 0 || !req.http || req.host_header_conflict) {
+		/* Line 22: a host not in D_f (or not reachable as that host
+		 * over http/https) is denied and counted. */
+		count_denied(r, req.host);
+		reply = JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("denied"),
+				  jv_true());
+	} else if (group_has_dest(g, (size_t)ei)) {
+		/* Lines 13–15: e ∈ g. Deliver, append (q, ρ) to Rel[e],
+		 * L ← L ⊔ c(e). */
+		struct dest_state *d = &r->dest[ei];
+		bool no_time = false;
+		reply = deliver(r, &req, &no_time);
+		if (no_time) {
+			*o = COPY_DEADLINE;
+		} else if ((r->recorded += jv_string_length_bytes(gl_json_get(reply, "body"))) >
+			   GL_BROKER_RECORD_MAX) {
+			jv_free(reply);
+			reply = jv_invalid();
+			*o = protocol(r, "replies recorded for the call exceed %u bytes",
+				      GL_BROKER_RECORD_MAX);
+		} else {
+			if (d->nrel == d->cap) {
+				d->cap = d->cap ? 2 * d->cap : 8;
+				d->rel = gl_xrealloc(d->rel, d->cap * sizeof *d->rel);
+			}
+			memcpy(d->rel[d->nrel].digest, req.digest, 32);
+			d->rel[d->nrel++].reply = jv_copy(reply);
+			d->delivered++;
+			join(&r->L, gl_policy_clearance(r->b->pol, req.host));
+		}
+	} else {
+		/* Lines 16–21: e ∈ D_f \ g, the tripwire and the positional
+		 * rule (Definition 4). */
+		struct dest_state *d = &r->dest[ei];
+		size_t j = ++d->n; /* line 17 */
+		struct rel_entry *rec = j <= d->nrel ? &d->rel[j - 1] : NULL;
+		bool adm = admissible(r, (size_t)ei, g);
+		/* Line 18, the match bit (Corollary 2's remark): whether q
+		 * matches the recorded request is itself information from e's
+		 * record, so an admissible host with a record joins c(e) into
+		 * L even when q does not match. */
+		if (adm && d->nrel > 0)
+			join(&r->L, gl_policy_clearance(r->b->pol, req.host));
+		bool match = rec && !memcmp(rec->digest, req.digest, 32);
+		if (match && adm) {
+			reply = jv_copy(rec->reply); /* line 19 */
+		} else {
+			/* Line 20: a trigger only against a comparable host;
+			 * past the record's end the request is an extra. */
+			if (!match && comparable(r, (size_t)ei) && !d->triggered)
+				record_trigger(r, (size_t)ei, j, rec ? "mismatch" : "extra");
+			reply = placeholder(); /* line 21 */
+		}
+	}
+	gl_http_req_free(&req);
+	return reply;
+}
+
+/* ---- one copy (lines 9–27) ---------------------------------------------- */
+
+static enum outcome reply_status(enum gl_msg_status st)
+{
+	return st == GL_MSG_OK ? COPY_RESULT : st == GL_MSG_DEADLINE ? COPY_DEADLINE : COPY_CRASH;
+}
+
+/* Lines 12–23: serve the copy's messages until its result, its death or
+ * its deadline. *value gets the result message (owned) on COPY_RESULT. */
+static enum outcome serve(struct run *r, struct gl_msg *result)
+{
+	autobuf struct gl_buf buf = {0};
+	for (;;) {
+		/* Line 24, checked before each message: a copy that keeps
+		 * sending never extends its budget. */
+		if (gl_mono_ns() >= r->deadline)
+			return COPY_DEADLINE;
+		enum gl_msg_status st = gl_msg_read(r->sock, r->deadline, &buf);
+		if (st == GL_MSG_DEADLINE)
+			return COPY_DEADLINE;
+		if (st == GL_MSG_TOO_BIG)
+			return protocol(r, "length prefix above the %u-byte cap", GL_MSG_MAX);
+		if (st != GL_MSG_OK)
+			return COPY_CRASH; /* it died, or closed its socket, without a result */
+		struct gl_msg m;
+		char *err = NULL;
+		if (gl_msg_parse(&m, buf.data, buf.len, &err) < 0) {
+			enum outcome o = protocol(r, "%s", err);
+			free(err);
+			gl_msg_free(&m);
+			return o;
+		}
+		jv reply = jv_invalid();
+		enum outcome o = COPY_RESULT;
+		if (m.type == GL_MSG_RESULT) {
+			*result = m;
+			return COPY_RESULT;
+		} else if (m.type == GL_MSG_STATE_PUT) {
+			/* Line 23: σ[key] ← (v, L), always in the copy's own slot. */
+			if (gl_slot_put(&r->slot, m.key, jv_copy(m.value), &r->L, &err) < 0) {
+				o = protocol(r, "state_put: %s", err);
+				free(err);
+				gl_msg_free(&m);
+				return o;
+			}
+			reply = JV_OBJECT(jv_string("type"), jv_string("ok"));
+		} else if (++r->requests > GL_BROKER_REQUESTS_MAX) {
+			gl_msg_free(&m);
+			return protocol(r, "more than %d requests", GL_BROKER_REQUESTS_MAX);
+		} else {
+			reply = on_effect(r, &m, &o);
+		}
+		gl_msg_free(&m);
+		if (!jv_is_valid(reply))
+			return o;
+		o = reply_status(gl_msg_send(r->sock, r->deadline, reply));
+		jv_free(reply);
+		if (o != COPY_RESULT)
+			return o;
+	}
+}
+
+/* Lines 8–28 for group gi. Appends the consumers' results to *results.
+ * Returns jv_invalid(), or a refusal of the whole call. */
+static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lost, size_t *copies)
+{
+	const struct gl_plan_group *g = &r->plan->group[r->gi];
+	const struct gl_call *c = r->c;
+	char *err = NULL;
+	/* Line 8: the germline must still be data-free (A2). */
+	if (gl_germline_check(gm, &err) < 0) {
+		jv out = refuse("germline_check", "%s", err);
+		free(err);
+		return out;
+	}
+	if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &err) < 0) {
+		jv out = refuse("bad_slot", "%s", err);
+		free(err);
+		gl_slot_free(&r->slot);
+		return out;
+	}
+	/* Line 11: L ← ℓ(V(g)) ⊔ ℓ(σ); n[e] ← 0. */
+	gl_labels_free(&r->L);
+	gl_labels_copy(&r->L, &r->slot.label);
+	for (size_t x = 0; x < c->nitem; x++)
+		if (in_view(g, x))
+			join(&r->L, &c->item[x].label);
+	for (size_t e = 0; e < c->ndest; e++)
+		r->dest[e].n = 0, r->dest[e].triggered = false;
+	r->requests = 0;
+
+	/* Line 9: fork the copy; its budget starts now (absolute). */
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		gl_die_errno(GL_EXIT_USAGE, "socketpair");
+	int pidfd = -1;
+	if (gl_germline_fork(gm, sp[1], &pidfd, &err) < 0) {
+		close(sp[0]);
+		*lost = true;
+		jv out = refuse("germline", "fork request failed: %s", err);
+		free(err);
+		return out;
+	}
+	(*copies)++;
+	r->sock = sp[0];
+	fcntl(r->sock, F_SETFL, O_NONBLOCK);
+	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);
+
+	/* Line 10: m, τ, the whole slot, the contents of V(g). */
+	autobuf struct gl_buf msg = {0};
+	call_message(r, g, &msg);
+	enum outcome o = reply_status(gl_msg_write(r->sock, r->deadline, msg.data, msg.len));
+	struct gl_msg result = {.doc = jv_invalid(), .value = jv_invalid()};
+	if (o == COPY_RESULT)
+		o = serve(r, &result);
+	if (o == COPY_RESULT) {
+		/* Lines 25–26: a comparable host with a view other than V(g)
+		 * that got fewer requests than were delivered. */
+		for (size_t e = 0; e < c->ndest; e++) {
+			struct dest_state *d = &r->dest[e];
+			const struct gl_plan_group *ge = &r->plan->group[d->group];
+			if (!group_has_dest(g, e) && comparable(r, e) && !view_equal(r->plan, ge, g) &&
+			    d->n < d->nrel && !d->triggered)
+				record_trigger(r, e, d->n + 1, "missing");
+		}
+	}
+	/* Line 27: the copy and all its descendants are gone before anything
+	 * else happens (A1). */
+	gl_copy_kill(pidfd);
+	close(pidfd);
+	close(r->sock);
+	r->sock = -1;
+	if (o == COPY_RESULT && gl_slot_commit(&r->slot, &err) < 0) {
+		gl_warn("%s", err); /* the value stands; the state write is lost */
+		free(err);
+	}
+	if (o != COPY_RESULT)
+		gl_warn("copy %zu of %zu: %s", r->gi + 1, r->plan->ngroup, outcome_name[o]);
+
+	/* Line 28: each consumer of g gets the value with label L (Eq. 2). */
+	for (size_t i = 0; i < g->nconsumer; i++) {
+		jv u = jv_string(c->consumer[g->consumer[i]]);
+		jv rec;
+		if (o == COPY_RESULT && !result.error) {
+			rec = JV_OBJECT(jv_string("consumer"), u, jv_string("ok"), jv_true(),
+					jv_string("value"), jv_copy(result.value), jv_string("label"),
+					gl_labels_to_jv(&r->L));
+		} else if (o == COPY_RESULT) {
+			autofree char *d = gl_sanitize(result.error, strnlen(result.error,
+									 GL_MSG_ERROR_MAX));
+			rec = JV_OBJECT(jv_string("consumer"), u, jv_string("ok"), jv_false(),
+					jv_string("error"), jv_string("tool_error"), jv_string("detail"),
+					jv_string(d), jv_string("label"), gl_labels_to_jv(&r->L));
+		} else {
+			rec = JV_OBJECT(jv_string("consumer"), u, jv_string("ok"), jv_false(),
+					jv_string("error"), jv_string(outcome_name[o]));
+			if (o == COPY_PROTOCOL)
+				rec = jv_object_set(rec, jv_string("detail"), jv_string(r->why));
+		}
+		*results = jv_array_append(*results, rec);
+	}
+	gl_msg_free(&result);
+	gl_slot_free(&r->slot);
+	return jv_invalid();
+}
+
+/* ---- the call (lines 5–7) ------------------------------------------------- */
+
+static jv counts(struct run *r)
+{
+	jv out = jv_array();
+	for (size_t e = 0; e < r->c->ndest; e++)
+		if (r->dest[e].delivered)
+			out = jv_array_append(out, JV_OBJECT(jv_string("destination"),
+							      jv_string(r->c->dest[e]),
+							      jv_string("requests"),
+							      jv_number((double)r->dest[e].delivered)));
+	return out;
+}
+
+static int cmp_denied(const void *a, const void *b)
+{
+	return strcmp(((const struct denied *)a)->host, ((const struct denied *)b)->host);
+}
+
+jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct gl_call *c,
+		  const struct gl_plan *plan, bool *germline_lost)
+{
+	struct run r = {.b = b, .c = c, .plan = plan, .sock = -1, .triggers = jv_array()};
+	*germline_lost = false;
+	/* Line 6: τ, chosen without reading contents: the broker's wall clock
+	 * at call start and a fresh seed, the same for every copy; Rel[e] ←
+	 * ⟨⟩ for e ∈ D_f. */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	r.twin_time = (double)now.tv_sec + (double)(now.tv_nsec / 1000) / 1e6;
+	unsigned char seed[32];
+	randombytes_buf(seed, sizeof seed);
+	gl_hex(seed, sizeof seed, r.twin_seed);
+	r.dest = gl_xcalloc(c->ndest ? c->ndest : 1, sizeof *r.dest);
+	for (size_t gi = 0; gi < plan->ngroup; gi++)
+		for (size_t i = 0; i < plan->group[gi].ndest; i++)
+			r.dest[plan->group[gi].dest[i]].group = gi;
+
+	jv out = load_items(&r);
+	jv results = jv_array();
+	size_t copies = 0;
+	/* Line 7: the groups in Plan's order, one copy at a time. */
+	for (r.gi = 0; !jv_is_valid(out) && r.gi < plan->ngroup; r.gi++)
+		out = run_group(&r, g, &results, germline_lost, &copies);
+
+	if (!jv_is_valid(out)) {
+		qsort(r.denied, r.ndenied, sizeof *r.denied, cmp_denied);
+		jv denied = jv_array();
+		for (size_t i = 0; i < r.ndenied; i++)
+			denied = jv_array_append(
+			    denied, JV_OBJECT(jv_string("destination"), jv_string(r.denied[i].host),
+					      jv_string("requests"),
+					      jv_number((double)r.denied[i].count)));
+		out = JV_OBJECT(jv_string("ok"), jv_true(), jv_string("copies"),
+				jv_number((double)copies), jv_string("results"), results,
+				jv_string("delivered"), counts(&r), jv_string("denied"), denied,
+				jv_string("triggers"), jv_copy(r.triggers));
+	} else {
+		jv_free(results);
+	}
+	for (size_t i = 0; i < c->nitem; i++)
+		free(r.b64[i]);
+	free(r.b64);
+	for (size_t e = 0; e < c->ndest; e++) {
+		for (size_t k = 0; k < r.dest[e].nrel; k++)
+			jv_free(r.dest[e].rel[k].reply);
+		free(r.dest[e].rel);
+	}
+	free(r.dest);
+	for (size_t i = 0; i < r.ndenied; i++)
+		free(r.denied[i].host);
+	gl_labels_free(&r.L);
+	jv_free(r.triggers);
+	free(r.why);
+	return out;
+}

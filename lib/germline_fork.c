@@ -1,0 +1,304 @@
+/* germline_fork.c — the broker's side of the fork protocol (docs/design/
+ * run.md): fork requests (Algorithm 1 line 9), the copy check, kill and
+ * wait (A1, O3), and stopping a germline. See germline.h. */
+#define _GNU_SOURCE
+#include "germline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "germline_impl.h"
+#include "json.h"
+#include "proc.h"
+#include "sandbox.h"
+#include "util.h"
+
+#define FORK_TIMEOUT_MS 10000 /* the germline's answer to a fork request */
+
+#ifdef GL_TESTING
+struct gl_launch_test gl_launch_test;
+#endif
+
+/* ---- control messages ---------------------------------------------------- */
+
+int gl_ctl_ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : (int)ms;
+}
+
+void gl_ctl_deadline_in(struct timespec *d, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, d);
+	d->tv_sec += ms / 1000;
+	d->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (d->tv_nsec >= 1000000000) {
+		d->tv_sec++;
+		d->tv_nsec -= 1000000000;
+	}
+}
+
+/* poll one descriptor for input until deadline: 1 ready, 0 timeout, -1 error. */
+int gl_ctl_wait_readable(int fd, const struct timespec *deadline)
+{
+	for (;;) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		int r = poll(&pf, 1, gl_ctl_ms_left(deadline));
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r < 0 ? -1 : r > 0;
+	}
+}
+
+/* One control message (SOCK_SEQPACKET) within the deadline; fds[] gets the
+ * descriptors attached (at most maxfds; more, or a truncated message, is an
+ * error and closes them all). Returns the length, 0 on EOF, -1 with *err. */
+ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *nfds,
+			const struct timespec *deadline, char **err)
+{
+	*nfds = 0;
+	int r = gl_ctl_wait_readable(ctl, deadline);
+	if (r <= 0) {
+		*err = gl_xstrdup(r == 0 ? "no answer from the germline within the time limit"
+					 : "control socket: poll failed");
+		return -1;
+	}
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} cm;
+	struct iovec iov = {.iov_base = buf, .iov_len = cap - 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
+			    .msg_controllen = sizeof cm.b};
+	ssize_t n;
+	do
+		n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		*err = gl_xasprintf("control socket: %s", strerror(errno));
+		return -1;
+	}
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int *in = (int *)CMSG_DATA(c);
+		for (size_t i = 0; i < k; i++) {
+			if (*nfds < maxfds)
+				fds[(*nfds)++] = in[i];
+			else
+				close(in[i]);
+		}
+	}
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || *nfds > maxfds) {
+		for (int i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+		*err = gl_xstrdup("oversized or truncated control message from the germline");
+		return -1;
+	}
+	buf[n] = 0;
+	return n;
+}
+
+/* Parse a control message: an object whose "op" is a string; *op set. */
+jv gl_ctl_parse(const char *buf, size_t n, const char **op)
+{
+	jv v = gl_json_parse(buf, n);
+	*op = NULL;
+	if (jv_get_kind(v) != JV_KIND_OBJECT) {
+		jv_free(v);
+		return jv_invalid();
+	}
+	*op = gl_json_get_str(v, "op");
+	return v;
+}
+
+/* The "detail" of an {"op":"error"} message, sanitized and capped. */
+char *gl_ctl_detail(jv v)
+{
+	const char *d = gl_json_get_str(v, "detail");
+	if (!d)
+		return gl_xstrdup("(no detail)");
+	size_t n = strlen(d);
+	return gl_sanitize(d, n > 2048 ? 2048 : n);
+}
+
+
+/* ---- fork, kill, stop ------------------------------------------------------ */
+
+/* A germline that broke the protocol is not asked again: killed here,
+ * reaped by gl_germline_stop. */
+static void germline_kill(struct gl_germline *g)
+{
+	if (g->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
+	if (g->ctl >= 0) {
+		close(g->ctl);
+		g->ctl = -1;
+	}
+}
+
+static int send_fork_request(int ctl, int sock)
+{
+	const char *req = "{\"op\":\"fork\"}";
+#ifdef GL_TESTING
+	char tbuf[64];
+	if (gl_launch_test.copy_off) {
+		snprintf(tbuf, sizeof tbuf, "{\"op\":\"fork\",\"off\":%u}", gl_launch_test.copy_off);
+		req = tbuf;
+	}
+#endif
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	memset(&cm, 0, sizeof cm);
+	struct iovec iov = {.iov_base = (void *)req, .iov_len = strlen(req)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
+			    .msg_controllen = sizeof cm.b};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &sock, sizeof sock);
+	ssize_t n;
+	do
+		n = sendmsg(ctl, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+/* Is fd a pidfd of pid? (its fdinfo names the process) */
+static int pidfd_is(int fd, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+	autofree char *info = NULL;
+	size_t len;
+	if (gl_read_file_capped(path, 64 * 1024, &info, &len) < 0)
+		return 0;
+	const char *p = strstr(info, "\nPid:");
+	long got;
+	return p && sscanf(p + 5, " %ld", &got) == 1 && got == (long)pid;
+}
+
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int *copy_pidfd, char **err)
+{
+	*err = NULL;
+	*copy_pidfd = -1;
+	autoclose int sock = copy_sock; /* closed here whatever happens */
+	uint64_t chan_ino = gl_proc_socket_ino(sock);
+	if (!chan_ino) {
+		*err = gl_xstrdup("fork: the copy's channel is not a socket");
+		return -1;
+	}
+	if (g->ctl < 0) {
+		*err = gl_xstrdup("fork: the germline is not running");
+		return -1;
+	}
+	if (send_fork_request(g->ctl, sock) < 0) {
+		*err = gl_xasprintf("fork: cannot reach the germline: %s", strerror(errno));
+		germline_kill(g);
+		return -1;
+	}
+	close(gl_steal_fd(&sock));
+
+	struct timespec deadline;
+	gl_ctl_deadline_in(&deadline, FORK_TIMEOUT_MS);
+	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
+	int fd = -1, nfds = 0;
+	char *msg = NULL;
+	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd, 1, &nfds, &deadline, &msg);
+	if (n <= 0) {
+		*err = n < 0 ? gl_xasprintf("fork: %s", msg) : gl_xstrdup("fork: the germline exited");
+		free(msg);
+		germline_kill(g);
+		return -1;
+	}
+	autoclose int pidfd = nfds == 1 ? fd : -1;
+	const char *op;
+	jv v = gl_ctl_parse(buf, (size_t)n, &op);
+	int64_t pid = 0;
+	if (op && !strcmp(op, "error") && nfds == 0) {
+		autofree char *d = gl_ctl_detail(v);
+		jv_free(v);
+		*err = gl_xasprintf("fork: the germline could not fork: %s", d);
+		return -1; /* e.g. out of memory or pids; the germline itself is fine */
+	}
+	int ok = op && !strcmp(op, "forked") && jv_object_length(jv_copy(v)) == 2 &&
+		 gl_json_get_int(v, "pid", &pid) == 0 && pid > 0 && pid <= INT32_MAX && pidfd >= 0 &&
+		 pidfd_is(pidfd, (pid_t)pid);
+	jv_free(v);
+	if (!ok) {
+		*err = gl_xstrdup("fork: malformed answer from the germline (expected {\"op\":\"forked\","
+				  "\"pid\":N} with the copy's pidfd)");
+		germline_kill(g);
+		return -1;
+	}
+	/* The germline's own code confined the copy; the broker checks it from
+	 * outside before the copy receives anything (docs/sandbox.md). */
+	int check = 1;
+#ifdef GL_TESTING
+	check = !gl_launch_test.no_copy_check;
+#endif
+	if (check && gl_proc_check_copy((pid_t)pid, g->pid, chan_ino, &msg) < 0) {
+		*err = gl_xasprintf("fork: %s", msg);
+		free(msg);
+		gl_copy_kill(pidfd);
+		germline_kill(g);
+		return -1;
+	}
+	*copy_pidfd = gl_steal_fd(&pidfd);
+	return 0;
+}
+
+void gl_copy_kill(int copy_pidfd)
+{
+	if (copy_pidfd < 0)
+		return;
+	if (syscall(SYS_pidfd_send_signal, copy_pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+		gl_warn_errno("cannot kill a copy");
+	/* A copy is PID 1 of its own PID namespace (A1, O3). When it dies the
+	 * kernel kills every other process of the namespace and makes the
+	 * init's exit visible (the pidfd readable) only after the namespace is
+	 * empty (zap_pid_ns_processes waits for them all). So once this poll
+	 * returns, the copy and every descendant are gone, and the next copy
+	 * may start ("each ending with its descendants before the next starts"). */
+	for (;;) {
+		struct pollfd pf = {.fd = copy_pidfd, .events = POLLIN};
+		int r = poll(&pf, 1, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			gl_warn_errno("waiting for a copy");
+		break;
+	}
+}
+
+void gl_germline_stop(struct gl_germline *g)
+{
+	if (g->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
+	else if (g->pid > 0)
+		kill(g->pid, SIGKILL);
+	if (g->pid > 0)
+		while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	if (g->pidfd >= 0)
+		close(g->pidfd);
+	if (g->ctl >= 0)
+		close(g->ctl);
+	g->pid = -1;
+	g->pidfd = g->ctl = -1;
+}

@@ -1,0 +1,367 @@
+/* sandbox.c — see sandbox.h and docs/sandbox.md. */
+#define _GNU_SOURCE
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <seccomp.h>
+#include <sodium.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* ---- Landlock ------------------------------------------------------------
+ * Debian's <linux/landlock.h> predates ABI 4, so the ABI is spelled out here
+ * (the kernel's include/uapi/linux/landlock.h, ABI 1–7). */
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+struct gl_ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI >= 4 */
+	uint64_t scoped;             /* ABI >= 6 */
+};
+struct gl_ll_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+#define LL_CREATE_VERSION (1u << 0)
+#define LL_RULE_PATH_BENEATH 1
+
+#define LL_FS_EXECUTE (1ull << 0)
+#define LL_FS_WRITE_FILE (1ull << 1)
+#define LL_FS_READ_FILE (1ull << 2)
+#define LL_FS_READ_DIR (1ull << 3)
+#define LL_FS_ABI1 ((1ull << 13) - 1) /* EXECUTE .. MAKE_SYM */
+#define LL_FS_REFER (1ull << 13)      /* ABI 2 */
+#define LL_FS_TRUNCATE (1ull << 14)   /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ull << 15)  /* ABI 5 */
+#define LL_NET_BIND_TCP (1ull << 0)   /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ull << 1)
+#define LL_SCOPE_ABSTRACT_UNIX (1ull << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ull << 1)
+
+#define LL_READ_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_READ_FILE)
+#define LL_READ_DIR_RIGHTS (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR)
+
+int gl_landlock_abi(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_VERSION);
+	if (abi < 0)
+		return -1;
+	if (abi > GL_LANDLOCK_ABI_KNOWN)
+		abi = GL_LANDLOCK_ABI_KNOWN;
+#ifdef GL_TESTING
+	/* Test-only: pretend an older kernel (tests/sandbox.bats, fail closed). */
+	const char *t = getenv("GL_TEST_LANDLOCK_ABI");
+	if (t && *t) {
+		long want = strtol(t, NULL, 10);
+		if (want >= 0 && want < abi)
+			abi = want;
+		if (abi == 0) {
+			errno = EOPNOTSUPP;
+			return -1;
+		}
+	}
+#endif
+	return (int)abi;
+}
+
+/* The sandboxer's fallthrough: every right this ABI knows. */
+static uint64_t fs_rights(int abi)
+{
+	uint64_t r = LL_FS_ABI1;
+	if (abi >= 2)
+		r |= LL_FS_REFER;
+	if (abi >= 3)
+		r |= LL_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= LL_FS_IOCTL_DEV;
+	return r;
+}
+
+static int create_ruleset(int abi, uint64_t fs)
+{
+	struct gl_ll_ruleset_attr a = {.handled_access_fs = fs};
+	size_t size = sizeof a.handled_access_fs;
+	if (abi >= 4) {
+		a.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		size = offsetof(struct gl_ll_ruleset_attr, scoped);
+	}
+	if (abi >= 6) {
+		a.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+		size = sizeof a;
+	}
+	/* The kernel returns the ruleset with O_CLOEXEC. */
+	return (int)syscall(SYS_landlock_create_ruleset, &a, size, 0);
+}
+
+static int add_read_rule(int ruleset, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -1;
+	struct gl_ll_path_beneath pb = {
+		.allowed_access = S_ISDIR(st.st_mode) ? LL_READ_DIR_RIGHTS : LL_READ_FILE_RIGHTS,
+		.parent_fd = fd,
+	};
+	return (int)syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0);
+}
+
+int gl_landlock_germline_ruleset(int abi, const char *const *paths, size_t n, int extra_fd,
+				 const char **bad)
+{
+	*bad = NULL;
+	autoclose int rs = create_ruleset(abi, fs_rights(abi));
+	if (rs < 0)
+		return -1;
+	if (extra_fd >= 0 && add_read_rule(rs, extra_fd) < 0) {
+		*bad = "(retained interpreter)";
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		autoclose int fd = open(paths[i], O_PATH | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				continue; /* absent: nothing to allow */
+			*bad = paths[i];
+			return -1;
+		}
+		if (add_read_rule(rs, fd) < 0) {
+			*bad = paths[i];
+			return -1;
+		}
+	}
+	return gl_steal_fd(&rs);
+}
+
+int gl_landlock_copy_ruleset(int abi)
+{
+	/* Only write-type rights are handled; reads stay governed by the
+	 * germline's layer. No rule: no writable path anywhere. */
+	return create_ruleset(abi, fs_rights(abi) & ~(LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR));
+}
+
+int gl_landlock_restrict(int ruleset_fd)
+{
+	return (int)syscall(SYS_landlock_restrict_self, ruleset_fd, 0);
+}
+
+/* ---- seccomp -------------------------------------------------------------- */
+
+/* Denied with EPERM in germlines and copies (docs/sandbox.md gives the
+ * reason for each group). Names, so a syscall absent on this architecture is
+ * simply skipped. */
+static const char *const deny_always[] = {
+	/* reading or steering other processes */
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+	/* kernel attack surface and global state */
+	"bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd",
+	"io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load",
+	"kexec_file_load", "init_module", "finit_module", "delete_module", "open_by_handle_at",
+	"acct", "swapon", "swapoff", "reboot", "quotactl",
+	/* the mount API: no new view of the filesystem */
+	"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount", "fsconfig", "fspick",
+	"move_mount", "open_tree", "mount_setattr",
+	/* no new namespaces except through clone (below), no joining others */
+	"unshare", "setns",
+	/* SysV and POSIX IPC: carriers between processes (A1) */
+	"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget",
+	"semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend",
+	"mq_timedreceive", "mq_notify", "mq_getsetattr",
+	/* addressing anything: the channel is inherited, and a pathname unix
+	 * socket is not covered by the network namespace */
+	"connect", "bind", "listen",
+};
+
+static int deny(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
+		const struct scmp_arg_cmp *cmp, char **err)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR)
+		return 0;
+	int rc = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+	if (rc < 0) {
+		*err = gl_xasprintf("seccomp rule for %s: %s", name, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	for (size_t i = 0; i < sizeof deny_always / sizeof *deny_always; i++)
+		if (deny(ctx, eperm, deny_always[i], 0, NULL, err) < 0)
+			return -1;
+
+	/* clone3 passes its flags in memory the filter cannot read: ENOSYS
+	 * makes libc fall back to clone, whose flags it can. */
+	if (deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err) < 0)
+		return -1;
+	/* clone with a CLONE_NEW* flag; the germline may create exactly the
+	 * pid, net and ipc namespaces of a copy (Algorithm 1 line 9). */
+	static const uint64_t newns[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWUSER,
+					 CLONE_NEWPID, CLONE_NEWNET,    CLONE_NEWIPC};
+	for (size_t i = 0; i < sizeof newns / sizeof *newns; i++) {
+		uint64_t f = newns[i];
+		if (which == GL_FILTER_GERMLINE &&
+		    (f == CLONE_NEWPID || f == CLONE_NEWNET || f == CLONE_NEWIPC))
+			continue;
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
+		if (deny(ctx, eperm, "clone", 1, &c, err) < 0)
+			return -1;
+	}
+	/* Sockets: AF_UNIX only, and socket() only SOCK_STREAM (an unconnected
+	 * datagram socket could sendto() a pathname socket without connect). */
+	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
+	if (deny(ctx, eperm, "socket", 1, &not_unix, err) < 0 ||
+	    deny(ctx, eperm, "socketpair", 1, &not_unix, err) < 0)
+		return -1;
+	static const int types[] = {SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW, SOCK_RDM, SOCK_PACKET};
+	for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (uint64_t)types[i]);
+		if (deny(ctx, eperm, "socket", 1, &c, err) < 0)
+			return -1;
+	}
+	struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0);
+	if (deny(ctx, eperm, "sendto", 1, &addr, err) < 0)
+		return -1;
+	return 0;
+}
+
+int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, char **err)
+{
+	*out = (struct gl_bpf){0};
+	*err = NULL;
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		*err = gl_xstrdup("seccomp_init failed");
+		return -1;
+	}
+	int rc = 0;
+	/* A foreign architecture (i386 int 0x80) is killed, not filtered:
+	 * only the native table is described here. libseccomp's x86_64 filter
+	 * also sends x32 numbers (bit 30 set) to this action. */
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0) {
+		*err = gl_xasprintf("seccomp attributes: %s", strerror(-rc));
+		seccomp_release(ctx);
+		return -1;
+	}
+	if (add_rules(ctx, which, err) < 0) {
+		seccomp_release(ctx);
+		return -1;
+	}
+	autoclose int mfd = memfd_create("gl-bpf", MFD_CLOEXEC);
+	if (mfd < 0 || (rc = seccomp_export_bpf(ctx, mfd)) < 0) {
+		*err = gl_xasprintf("seccomp_export_bpf: %s", strerror(mfd < 0 ? errno : -rc));
+		seccomp_release(ctx);
+		return -1;
+	}
+	seccomp_release(ctx);
+	char *buf;
+	size_t len;
+	if (lseek(mfd, 0, SEEK_SET) < 0 || gl_read_fd_capped(mfd, 1u << 20, &buf, &len) < 0 ||
+	    len == 0 || len % sizeof(struct sock_filter)) {
+		*err = gl_xstrdup("seccomp: cannot read back the exported program");
+		return -1;
+	}
+	out->insns = buf;
+	out->len = len;
+	return 0;
+}
+
+void gl_bpf_free(struct gl_bpf *b)
+{
+	free(b->insns);
+	*b = (struct gl_bpf){0};
+}
+
+void gl_bpf_sha256(const struct gl_bpf *b, char out[65])
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+	crypto_hash_sha256(h, b->insns, b->len);
+	gl_hex(h, sizeof h, out);
+}
+
+int gl_seccomp_install(const struct gl_bpf *b)
+{
+	struct sock_fprog prog = {
+		.len = (unsigned short)(b->len / sizeof(struct sock_filter)),
+		.filter = b->insns,
+	};
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+int gl_caps_drop_all(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof d);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -1;
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* ---- a copy's confinement (runs in the cloned child) ------------------ */
+
+enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c)
+{
+	/* The copy dies with its germline (and the germline with the broker). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return GL_CONFINE_PDEATHSIG;
+	/* Its channel on fd 3; this replaces the germline's control socket. */
+	if (dup2(c->channel, 3) < 0)
+		return GL_CONFINE_CHANNEL;
+	if (!(c->off & GL_OFF_LANDLOCK)) {
+		int rs = gl_landlock_copy_ruleset(c->landlock_abi);
+		if (rs < 0 || gl_landlock_restrict(rs) < 0)
+			return GL_CONFINE_LANDLOCK;
+		close(rs);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return GL_CONFINE_NO_NEW_PRIVS;
+	/* Root of its user namespace no more: a copy needs no capability. */
+	if (gl_caps_drop_all() < 0)
+		return GL_CONFINE_CAPS;
+	if (!(c->off & GL_OFF_SECCOMP) && gl_seccomp_install(c->bpf) < 0)
+		return GL_CONFINE_SECCOMP;
+	/* Last, so the germline's sync pipe reaches EOF only once every step
+	 * above is in force (lib/germline.c verifies them from outside). */
+	if (!(c->off & GL_OFF_FDCLOSE) && syscall(SYS_close_range, 4u, ~0u, 0u) < 0)
+		return GL_CONFINE_DESCRIPTORS;
+	if (c->sync_fd >= 0)
+		close(c->sync_fd); /* already closed above unless GL_OFF_FDCLOSE */
+	return GL_CONFINE_OK;
+}
+
+const char *gl_confine_step_name(enum gl_confine_step s)
+{
+	switch (s) {
+	case GL_CONFINE_OK: return "ok";
+	case GL_CONFINE_PDEATHSIG: return "pdeathsig";
+	case GL_CONFINE_CHANNEL: return "channel";
+	case GL_CONFINE_LANDLOCK: return "landlock";
+	case GL_CONFINE_NO_NEW_PRIVS: return "no_new_privs";
+	case GL_CONFINE_CAPS: return "capabilities";
+	case GL_CONFINE_SECCOMP: return "seccomp";
+	case GL_CONFINE_DESCRIPTORS: return "descriptors";
+	}
+	return "?";
+}

@@ -1,0 +1,200 @@
+/* slots.c — per-horizon state slots; see slots.h. */
+#define _GNU_SOURCE
+#include "slots.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "json.h"
+#include "msg.h"
+#include "util.h"
+
+void gl_slot_horizon_id(const struct gl_labels *horizon, char out[65])
+{
+	jv a = gl_labels_to_jv(horizon); /* sorted and unique already */
+	autobuf struct gl_buf b = {0};
+	char *err = NULL;
+	if (gl_canon_dump(&b, a, &err) < 0) /* tags are strings: cannot fail */
+		gl_die(GL_EXIT_USAGE, "horizon: %s", err);
+	jv_free(a);
+	unsigned char h[32];
+	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
+	gl_hex(h, 32, out);
+}
+
+/* Validate a slot document (borrowed) and join its labels into *label
+ * (tags point into doc). 0, or -1 with *err (no file name). */
+static int check_entries(jv doc, struct gl_labels *label, char **err)
+{
+	if (jv_get_kind(doc) != JV_KIND_OBJECT)
+		return gl_err(err, "not a JSON object");
+	if (jv_object_length(jv_copy(doc)) > GL_SLOT_ENTRIES_MAX)
+		return gl_err(err, "more than %d entries", GL_SLOT_ENTRIES_MAX);
+	int r = 0;
+	jv_object_foreach(doc, k, v)
+	{
+		const char *key = jv_string_value(k);
+		jv val = jv_invalid(), lb = jv_invalid();
+		int nfield = 0;
+		if (jv_get_kind(v) == JV_KIND_OBJECT) {
+			nfield = jv_object_length(jv_copy(v));
+			val = jv_object_get(jv_copy(v), jv_string("value"));
+			lb = jv_object_get(jv_copy(v), jv_string("label"));
+		}
+		struct gl_labels l = {0}, u = {0};
+		char *why = NULL;
+		if (r == 0 && (nfield != 2 || !jv_is_valid(val) || !jv_is_valid(lb))) {
+			autofree char *q = gl_sanitize(key, strlen(key));
+			r = gl_err(err, "entry \"%.64s\": not {\"value\":…,\"label\":[…]}", q);
+		} else if (r == 0 && gl_labels_from_jv(&l, lb, &why) < 0) {
+			autofree char *q = gl_sanitize(key, strlen(key));
+			r = gl_err(err, "entry \"%.64s\": label %s", q, why);
+			free(why);
+		} else if (r == 0) {
+			gl_labels_union(&u, label, &l);
+			gl_labels_free(label);
+			*label = u;
+		}
+		gl_labels_free(&l);
+		jv_free(val);
+		jv_free(lb); /* doc holds the tag strings */
+		jv_free(k);
+		jv_free(v);
+	}
+	return r;
+}
+
+int gl_slot_open(struct gl_slot *s, const char *home, const char *release,
+		 const struct gl_labels *horizon, char **err)
+{
+	memset(s, 0, sizeof *s);
+	s->entries = jv_object();
+	s->puts = jv_object();
+	char id[65];
+	gl_slot_horizon_id(horizon, id);
+	s->dir = gl_xasprintf("%s/slots/%s", home, release);
+	s->path = gl_xasprintf("%s/%s.json", s->dir, id);
+	autofree char *buf = NULL;
+	size_t len = 0;
+	if (gl_read_file_capped(s->path, GL_SLOT_MAX, &buf, &len) < 0) {
+		if (errno == ENOENT)
+			return 0; /* an empty slot */
+		return gl_err(err, "slot %s: %s", s->path,
+			    errno == EFBIG ? "larger than 16 MiB" : strerror(errno));
+	}
+	jv doc = gl_json_parse(buf, len);
+	if (!jv_is_valid(doc)) {
+		jv msg = jv_invalid_get_msg(doc);
+		int r = gl_err(err, "slot %s: %s", s->path, jv_string_value(msg));
+		jv_free(msg);
+		return r;
+	}
+	jv_free(s->entries);
+	s->entries = doc;
+	s->bytes = len;
+	char *why = NULL;
+	if (check_entries(s->entries, &s->label, &why) < 0) {
+		int r = gl_err(err, "slot %s: %s", s->path, why);
+		free(why);
+		return r;
+	}
+	return 0;
+}
+
+jv gl_slot_view(const struct gl_slot *s)
+{
+	jv out = jv_copy(s->entries);
+	jv_object_foreach(s->puts, k, v) out = jv_object_set(out, k, v);
+	return out;
+}
+
+int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
+		char **err)
+{
+	jv entry = JV_OBJECT(jv_string("value"), value, jv_string("label"), gl_labels_to_jv(L));
+	autobuf struct gl_buf b = {0};
+	gl_json_dump(&b, entry);
+	size_t add = b.len + strlen(key) + 4;
+	jv k = jv_string(key);
+	bool known = jv_object_has(jv_copy(s->entries), jv_copy(k)) ||
+		     jv_object_has(jv_copy(s->puts), jv_copy(k));
+	size_t n = (size_t)jv_object_length(jv_copy(s->entries)) +
+		   (size_t)jv_object_length(jv_copy(s->puts));
+	if (s->bytes + add > GL_SLOT_MAX || (!known && n >= GL_SLOT_ENTRIES_MAX)) {
+		jv_free(k);
+		jv_free(entry);
+		return gl_err(err, "the slot would exceed %u bytes or %d entries", GL_SLOT_MAX,
+			    GL_SLOT_ENTRIES_MAX);
+	}
+	/* Counted conservatively: an overwritten entry's old bytes stay counted
+	 * until the next copy reads the slot afresh. */
+	s->bytes += add;
+	s->puts = jv_object_set(s->puts, k, entry);
+	return 0;
+}
+
+int gl_slot_commit(struct gl_slot *s, char **err)
+{
+	if (jv_object_length(jv_copy(s->puts)) == 0)
+		return 0;
+	if (gl_mkdir_p(s->dir, 0700) < 0)
+		return gl_err(err, "slot directory %s: %s", s->dir, strerror(errno));
+	autofree char *lock = gl_xasprintf("%s.lock", s->path);
+	autoclose int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return gl_err(err, "slot lock %s: %s", lock, strerror(errno));
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return gl_err(err, "slot lock %s: %s", lock, strerror(errno));
+	/* Re-read under the lock: another gl-run may have written meanwhile. */
+	jv cur = jv_object();
+	autofree char *buf = NULL;
+	size_t len = 0;
+	if (gl_read_file_capped(s->path, GL_SLOT_MAX, &buf, &len) == 0) {
+		jv_free(cur);
+		cur = gl_json_parse(buf, len);
+		struct gl_labels ignored = {0};
+		char *why = NULL;
+		if (!jv_is_valid(cur) || check_entries(cur, &ignored, &why) < 0) {
+			gl_labels_free(&ignored);
+			jv_free(cur);
+			int r = gl_err(err, "slot %s changed into something invalid: %s", s->path,
+				     why ? why : "not JSON");
+			free(why);
+			return r;
+		}
+		gl_labels_free(&ignored);
+	} else if (errno != ENOENT) {
+		jv_free(cur);
+		return gl_err(err, "slot %s: %s", s->path, strerror(errno));
+	}
+	jv_object_foreach(s->puts, k, v) cur = jv_object_set(cur, k, v);
+	autobuf struct gl_buf out = {0};
+	gl_json_dump(&out, cur);
+	size_t n = (size_t)jv_object_length(jv_copy(cur));
+	jv_free(cur);
+	if (out.len > GL_SLOT_MAX || n > GL_SLOT_ENTRIES_MAX)
+		return gl_err(err, "slot %s would exceed %u bytes or %d entries", s->path,
+			    GL_SLOT_MAX, GL_SLOT_ENTRIES_MAX);
+	gl_buf_addc(&out, '\n');
+	if (gl_atomic_write(s->path, out.data, out.len, 0600) < 0)
+		return gl_err(err, "slot %s: %s", s->path, strerror(errno));
+	jv_free(s->puts);
+	s->puts = jv_object();
+	return 0; /* closing fd releases the lock */
+}
+
+void gl_slot_free(struct gl_slot *s)
+{
+	free(s->path);
+	free(s->dir);
+	jv_free(s->entries);
+	jv_free(s->puts);
+	gl_labels_free(&s->label);
+	memset(s, 0, sizeof *s);
+}

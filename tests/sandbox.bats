@@ -1,0 +1,242 @@
+#!/usr/bin/env bats
+# Germlines and copies on the real kernel (docs/sandbox.md): verified launch
+# (SPEC §9), G1–G3 before a fork (paper §IV-D, A2; Table XII O1, O2), O3,
+# and isolation between copies (A1). Each property is shown with its
+# mechanism switched off (the reference) and on. The driver is
+# tests/unit/germline_drive.c; the switches exist only in it and in a
+# GL_TESTING build of _germline.so made here (never in build/host).
+# The release code runs in Debian's python3 (not built with ASan); the
+# sanitizer pass runs the driver (launch, checks, fork protocol) under ASan.
+load helpers
+
+setup_file() {
+  export TESTHOST="$BATS_FILE_TMPDIR/host-test"
+  mkdir -p "$TESTHOST"
+  cp "$GL_ROOT"/build/host/*.py "$TESTHOST"/
+  (cd "$GL_ROOT" && cc -std=gnu11 -O1 -fPIC -shared -DGL_TESTING -iquote lib \
+    $(/usr/bin/python3-config --includes) -o "$TESTHOST/_germline.so" \
+    hosts/python/_germline.c lib/sandbox.c build/libgermline.a -lseccomp -lsodium)
+}
+
+setup() { gl_setup; }
+
+drive() {
+  local d=$GL_ROOT/build/tests/germline_drive
+  case "$GL_BIN" in *asan*) d=$GL_ROOT/build/asan/tests/germline_drive ;; esac
+  "$d" "$@"
+}
+rel() { echo "$FIX/releases/sandbox-$1"; }
+# at N FILTER — jq FILTER on the N-th JSON line of $output (0 = the launch)
+at() { printf '%s\n' "$output" | jq -sce ".[$1]$2"; }
+ALL_OFF=(--germline-off landlock,seccomp --copy-off landlock,seccomp,newpid,newnet,newipc)
+
+@test "launch: fds 0-2 on /dev/null and 3 the control socket, restrictions recorded" {
+  run drive "$(rel probe)" info fds check hello
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(at 2 '.fds')" = '{"0":"/dev/null","1":"/dev/null","2":"/dev/null","3":"control socket"}' ]
+  [ "$(at 1 .exe)" = "\"$(readlink -f /usr/bin/python3)\"" ]
+  [ "$(at 1 .interpreter_sha256)" = "\"$(sha256sum "$(readlink -f /usr/bin/python3)" | cut -c1-64)\"" ]
+  at 1 '|(.landlock_abi >= 6 and .fs and .net and .scoped and .seccomp)'
+  [ "$(at 1 '.namespaces|join(",")')" = '"ipc,net,pid,user"' ]
+  at 1 '.seccomp_filter_sha256|test("^[0-9a-f]{64}$")'
+  at 3 .ok
+  # a copy is PID 1 of its own namespace, its parent invisible
+  [ "$(at 4 '.reply.value|[.pid,.ppid]')" = '[1,0]' ]
+}
+
+@test "launch fails closed below Landlock ABI 6 (GL_TEST_LANDLOCK_ABI, driver only)" {
+  GL_TEST_LANDLOCK_ABI=5 run drive "$(rel probe)" hello
+  [ "$status" -eq 1 ]
+  [ "$(at 0 .step)" = '"landlock"' ]
+  at 0 '.error|test("ABI 5 is below the required 6")'
+  GL_TEST_LANDLOCK_ABI=0 run drive "$(rel probe)" hello
+  [ "$status" -eq 1 ] && [ "$(at 0 .step)" = '"landlock"' ]
+}
+
+@test "launch: a failing import is reported with its traceback (handshake), sanitized" {
+  run drive "$(rel badimport)"
+  [ "$status" -eq 1 ]
+  [ "$(at 0 .step)" = '"handshake"' ]
+  at 0 '.error|test("RuntimeError: initialisation failed on purpose")'
+  ! at 0 '.error|test("\u001b")'
+}
+
+@test "verified launch: the retained interpreter runs, not the file swapped in after hashing" {
+  mkdir py && cp "$(readlink -f /usr/bin/python3)" py/python3.11 && cp /bin/false py/swap
+  want=$(sha256sum py/python3.11 | cut -c1-64)
+  run drive --interpreter "$PWD/py/python3.11" --swap "$PWD/py/swap" "$(rel probe)" info hello
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(at 1 .interpreter_sha256)" = "\"$want\"" ]
+  at 1 '.exe|endswith("python3.11 (deleted)")'
+  at 2 .ok
+  # reference: what the path holds now (false) cannot start a germline
+  cmp -s py/python3.11 /bin/false
+  run drive --interpreter "$PWD/py/python3.11" "$(rel probe)" hello
+  [ "$status" -eq 1 ] && [ "$(at 0 .step)" = '"handshake"' ]
+}
+
+@test "O1: init opens a pipe -> refused (G2); off: the pipe carries data between copies" {
+  run drive "$(rel pipe)" 'pipe_write={"data":"secret"}'
+  [ "$(at 1 .error)" = '"germline_check"' ]
+  at 1 '.detail|test("^G2: fd [0-9]+ is a pipe$")'
+  # reference: G2 off and the copy's close_range off
+  run drive --host "$TESTHOST" --no-g-check --copy-off fdclose "$(rel pipe)" \
+    'pipe_write={"data":"secret"}' pipe_read
+  [ "$(at 2 .reply.value.data)" = '"secret"' ]
+  # G2 off alone: the copy's descriptor hygiene still cuts the pipe
+  run drive --no-g-check "$(rel pipe)" 'pipe_write={"data":"secret"}' pipe_read
+  [ "$(at 2 .reply.value.error)" = '"Bad file descriptor"' ]
+}
+
+@test "O2: init maps shared memory -> refused (G3); off: it carries data between copies" {
+  run drive "$(rel shm)" 'shared_write={"data":"secret"}'
+  [ "$(at 1 .error)" = '"germline_check"' ]
+  at 1 '.detail|test("^G3: shared writable mapping ")'
+  # G3 off: the broker's check of the copy still refuses it
+  run drive --no-g-check "$(rel shm)" 'shared_write={"data":"secret"}'
+  at 1 '.detail|test("copy: shared writable mapping")'
+  run drive --no-g-check --no-copy-check "$(rel shm)" 'shared_write={"data":"secret"}' shared_read
+  [ "$(at 2 .reply.value.data)" = '"secret"' ]
+}
+
+@test "G1: a thread started at init -> refused; off: the copy runs" {
+  run drive "$(rel thread)" hello
+  [ "$(at 1 .detail)" = '"G1: the germline has 2 threads"' ]
+  run drive --no-g-check "$(rel thread)" hello
+  at 1 .ok
+}
+
+@test "G1 strengthened: a process spawned at init -> refused; off: the copy runs" {
+  run drive "$(rel child)" hello
+  at 1 '.detail|test("^G1: the germline has a live child process")'
+  run drive --no-g-check "$(rel child)" hello
+  at 1 .ok
+}
+
+@test "O3: a copy leaves a sleeping child -> 0 live processes after the kill; newpid off: 1" {
+  run drive "$(rel probe)" leave_child
+  at 1 .ok && [ "$(at 1 .survivors)" = 0 ]
+  run drive --host "$TESTHOST" --copy-off newpid "$(rel probe)" leave_child
+  at 1 .ok && [ "$(at 1 .survivors)" = 1 ]
+}
+
+@test "isolation: no path is writable (files, /dev/shm, release, host); off: a later copy reads it" {
+  chmod 1777 "$BATS_TEST_TMPDIR"
+  f=$BATS_TEST_TMPDIR/leak-$$ s=/dev/shm/gl-test-$$
+  w="write_paths={\"paths\":[\"$f\",\"$s\",\"$(rel probe)/x\",\"$GL_ROOT/build/host/x\",\"x\"],\"data\":\"secret\"}"
+  run drive "$(rel probe)" "$w" "read_path={\"path\":\"$f\"}" "read_path={\"path\":\"$s\"}"
+  [ "$(at 1 '.reply.value|[.[]]|unique')" = '["EACCES"]' ]
+  [ "$(at 2 .reply.value.error)" = '"ENOENT"' ] && [ "$(at 3 .reply.value.error)" = '"ENOENT"' ]
+  run drive --host "$TESTHOST" "${ALL_OFF[@]}" "$(rel probe)" \
+    "write_paths={\"paths\":[\"$f\",\"$s\"],\"data\":\"secret\"}" "read_path={\"path\":\"$f\"}" \
+    "read_path={\"path\":\"$s\"}"
+  rm -f "$f" "$s"
+  [ "$(at 2 .reply.value.data)" = '"secret"' ] && [ "$(at 3 .reply.value.data)" = '"secret"' ]
+}
+
+@test "isolation: SysV shared memory and POSIX message queues; off: they carry data" {
+  k=$((40000 + $$ % 10000)) q=/gl-test-$$
+  run drive "$(rel probe)" "sysv_put={\"key\":$k,\"data\":\"secret\"}" "sysv_get={\"key\":$k}" \
+    "mq_put={\"name\":\"$q\",\"data\":\"secret\"}" "mq_get={\"name\":\"$q\"}"
+  [ "$(at 1 .reply.value.error)" = '"EPERM"' ] && [ "$(at 2 .reply.value.error)" = '"EPERM"' ]
+  [ "$(at 3 .reply.value.error)" = '"EPERM"' ] && [ "$(at 4 .reply.value.error)" = '"EPERM"' ]
+  run drive --host "$TESTHOST" "${ALL_OFF[@]}" "$(rel probe)" \
+    "sysv_put={\"key\":$k,\"data\":\"secret\"}" "sysv_get={\"key\":$k}" \
+    "mq_put={\"name\":\"$q\",\"data\":\"secret\"}" "mq_get={\"name\":\"$q\"}"
+  [ "$(at 2 .reply.value.data)" = '"secret"' ] && [ "$(at 4 .reply.value.data)" = '"secret"' ]
+}
+
+@test "isolation: an abstract socket served by a lingering child; off: a later copy reads it" {
+  n=gl-test-$$
+  run drive "$(rel probe)" "abstract_serve={\"name\":\"$n\",\"data\":\"secret\"}" \
+    "abstract_fetch={\"name\":\"$n\"}"
+  [ "$(at 1 .reply.value.error)" = '"EPERM"' ] && [ "$(at 2 .reply.value.error)" = '"EPERM"' ]
+  run drive --host "$TESTHOST" "${ALL_OFF[@]}" "$(rel probe)" \
+    "abstract_serve={\"name\":\"$n\",\"data\":\"secret\"}" "abstract_fetch={\"name\":\"$n\"}"
+  [ "$(at 2 .reply.value.data)" = '"secret"' ]
+}
+
+@test "isolation: a signal to an earlier copy's child; newpid off: scoped (EPERM); all off: delivered" {
+  run drive "$(rel probe)" leave_child 'signal_probe={"pid":@child}'
+  [ "$(at 1 .reply.value.child)" = 2 ] && [ "$(at 2 .reply.value.result)" = '"ESRCH"' ]
+  run drive --host "$TESTHOST" --copy-off newpid "$(rel probe)" leave_child 'signal_probe={"pid":@child}'
+  [ "$(at 1 .survivors)" = 1 ] && [ "$(at 2 .reply.value.result)" = '"EPERM"' ]
+  run drive --host "$TESTHOST" "${ALL_OFF[@]}" "$(rel probe)" leave_child 'signal_probe={"pid":@child}'
+  [ "$(at 2 .reply.value.result)" = '"ok"' ]
+}
+
+@test "isolation: raw sockets and TCP to 127.0.0.1 fail; with every mechanism off TCP connects" {
+  /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+print(s.getsockname()[1], flush=True); sys.stdout.close()
+for _ in range(2):
+    c, _ = s.accept(); c.sendall(b"hello"); c.close()
+' > port &
+  lp=$!
+  while [ ! -s port ]; do sleep 0.05; done
+  port=$(cat port)
+  run drive "$(rel probe)" raw_socket "tcp_connect={\"port\":$port}"
+  [ "$(at 1 .reply.value.result)" = '"EPERM"' ] && [ "$(at 2 .reply.value.result)" = '"EPERM"' ]
+  run drive --host "$TESTHOST" --germline-off landlock,seccomp,newnet \
+    --copy-off landlock,seccomp,newpid,newnet,newipc "$(rel probe)" "tcp_connect={\"port\":$port}"
+  kill $lp 2>/dev/null || true
+  [ "$(at 1 .reply.value.data)" = '"hello"' ]
+}
+
+@test "unprivileged (nobody): launch, descriptors, G2 refusal, O3" {
+  command -v setpriv >/dev/null || skip "setpriv missing"
+  [ "$(id -u)" = 0 ] || skip "needs root to switch to nobody"
+  t=$(mktemp -d /tmp/gl-sandbox.XXXXXX)
+  d=$GL_ROOT/build/tests/germline_drive
+  case "$GL_BIN" in *asan*) d=$GL_ROOT/build/asan/tests/germline_drive ;; esac
+  cp "$d" "$t/drive" && cp -r "$GL_ROOT/build/host" "$t/host"
+  cp -r "$(rel probe)" "$t/probe" && cp -r "$(rel pipe)" "$t/pipe"
+  chmod -R a+rX "$t"
+  run setpriv --reuid=nobody --regid=nogroup --clear-groups "$t/drive" --host "$t/host" \
+    "$t/probe" fds hello leave_child
+  run2=$output
+  run setpriv --reuid=nobody --regid=nogroup --clear-groups "$t/drive" --host "$t/host" \
+    "$t/pipe" hello
+  rm -rf "$t"
+  [ "$(at 1 .detail|cut -c1-10)" = '"G2: fd 4 ' ] || { echo "$output"; false; }
+  output=$run2
+  [ "$(at 1 '.fds')" = '{"0":"/dev/null","1":"/dev/null","2":"/dev/null","3":"control socket"}' ]
+  [ "$(at 2 '.reply.value.pid')" = 1 ]
+  [ "$(at 3 .survivors)" = 0 ]
+}
+
+@test "seccomp: an x32 system call kills the copy; with seccomp off it returns" {
+  run drive "$(rel probe)" x32_syscall hello
+  [ "$(at 1 .error)" = '"protocol"' ] && at 2 .ok
+  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp "$(rel probe)" x32_syscall
+  at 1 '.reply.value.result|type == "number"'
+}
+
+@test "the germline and its copies die with the broker (PR_SET_PDEATHSIG)" {
+  python3=/usr/bin/python3
+  $python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+print(s.getsockname()[1], flush=True); sys.stdout.close()
+c, _ = s.accept(); import time; time.sleep(30)
+' > port &
+  lp=$!
+  while [ ! -s port ]; do sleep 0.05; done
+  drive --host "$TESTHOST" --germline-off newnet --copy-off newnet "$(rel probe)" \
+    "tcp_connect={\"port\":$(cat port)}" > out &
+  dp=$!
+  g= c=
+  for _ in $(seq 400); do   # until the copy is up (bounded: no hang if it never is)
+    g=$(pgrep -P "$dp" | head -1); [ -n "$g" ] && c=$(pgrep -P "$g" | head -1)
+    [ -n "$c" ] && break; sleep 0.05
+  done
+  [ -n "$c" ] || { kill -9 "$dp" "$lp"; cat out; false; }
+  kill -9 "$dp"
+  wait "$dp" || true
+  kill "$lp" 2>/dev/null || true
+  for p in $g $c; do
+    for _ in $(seq 100); do [ -d /proc/$p ] && ! grep -q '^State:.*Z' /proc/$p/status 2>/dev/null || break; sleep 0.05; done
+    ! grep -qs '^State:.*[RSD]' /proc/$p/status
+  done
+}

@@ -1,0 +1,356 @@
+/* germline_drive — a test driver for germline.h (tests/sandbox.bats).
+ *
+ * It compiles lib/sandbox.c, lib/proc.c, lib/germline.c and
+ * lib/germline_fork.c itself with GL_TESTING defined, so the switches that
+ * turn mechanisms off (for the reference runs of Table XII) exist in this
+ * program only: the linker takes these definitions and never pulls the
+ * archive's, and libgermline.a (hence gl-run) is built without them.
+ *
+ *   germline_drive [OPTIONS] RELEASE_DIR [ACTION...]
+ *     --host DIR            host dir (default: build/host)
+ *     --interpreter PATH    (default /usr/bin/python3)
+ *     --swap FILE           rename FILE over the interpreter after it was opened
+ *     --germline-off LIST   landlock,seccomp,newnet: the germline's own restrictions
+ *     --copy-off LIST       landlock,seccomp,fdclose,newpid,newnet,newipc (needs
+ *                           a GL_TESTING build of _germline.so in --host)
+ *     --no-g-check          fork without checking G1–G3
+ *     --no-copy-check       do not check a copy from outside (implied by --copy-off)
+ *   ACTION: info | fds | check | FUNCTION[=ARGS_JSON] (one copy per call; "@child"
+ *           in ARGS_JSON is the "child" an earlier copy returned)
+ * One JSON object per line on stdout for the launch and each action. */
+#define _GNU_SOURCE
+#define GL_TESTING 1
+#include "sandbox.c"
+#include "proc.c"
+#include "germline.c"
+#include "germline_fork.c"
+
+#include <dirent.h>
+
+static void out_str(struct gl_buf *b, const char *key, const char *s)
+{
+	gl_buf_printf(b, ",\"%s\":", key);
+	gl_json_dump_string(b, s, strlen(s)); /* lib/ messages are sanitized ASCII */
+}
+
+static void emit(struct gl_buf *b)
+{
+	gl_buf_adds(b, "}\n");
+	fwrite(b->data, 1, b->len, stdout);
+	fflush(stdout);
+	b->len = 0;
+}
+
+static unsigned parse_off(const char *list, int copy)
+{
+	unsigned off = 0;
+	autofree char *dup = gl_xstrdup(list);
+	char *save = NULL;
+	for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "landlock"))
+			off |= GL_OFF_LANDLOCK;
+		else if (!strcmp(t, "seccomp"))
+			off |= GL_OFF_SECCOMP;
+		else if (copy && !strcmp(t, "fdclose"))
+			off |= GL_OFF_FDCLOSE;
+		else if (copy && !strcmp(t, "newpid"))
+			off |= GL_OFF_NEWPID;
+		else if (!strcmp(t, "newnet"))
+			off |= GL_OFF_NEWNET;
+		else if (copy && !strcmp(t, "newipc"))
+			off |= GL_OFF_NEWIPC;
+		else
+			gl_die(2, "unknown mechanism %s", t);
+	}
+	return off;
+}
+
+static const char *swap_src;
+static void do_swap(const char *interp)
+{
+	if (rename(swap_src, interp) < 0)
+		gl_die_errno(2, "swap %s -> %s", swap_src, interp);
+}
+
+/* Live (non-zombie) processes in the germline's user namespace other than
+ * the germline itself; killed too if kill_them. */
+static int count_userns(pid_t germline, int kill_them)
+{
+	char mine[64];
+	if (ns_of(germline, "user", mine) < 0)
+		return -1;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == germline)
+			continue;
+		char ns[64], sp[64];
+		if (ns_of((pid_t)pid, "user", ns) < 0 || strcmp(ns, mine))
+			continue;
+		snprintf(sp, sizeof sp, "/proc/%ld/stat", pid);
+		autofree char *st = NULL;
+		size_t len;
+		if (gl_read_file_capped(sp, 4096, &st, &len) < 0)
+			continue;
+		char *rp = strrchr(st, ')');
+		if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
+			continue;
+		n++;
+		if (kill_them)
+			kill((pid_t)pid, SIGKILL);
+	}
+	closedir(d);
+	return n;
+}
+
+static int read_msg(int fd, struct gl_buf *msg)
+{
+	struct timespec dl;
+	gl_ctl_deadline_in(&dl, 20000);
+	unsigned char hdr[4];
+	size_t got = 0, want = 4;
+	unsigned char *dst = hdr;
+	msg->len = 0;
+	for (int phase = 0; phase < 2; phase++) {
+		while (got < want) {
+			if (gl_ctl_wait_readable(fd, &dl) <= 0)
+				return -1;
+			ssize_t r = read(fd, dst + got, want - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return -1;
+			got += (size_t)r;
+		}
+		if (phase == 0) {
+			want = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 | hdr[3];
+			if (want > (1u << 20))
+				return -1;
+			gl_buf_reserve(msg, want + 1);
+			dst = (unsigned char *)msg->data;
+			got = 0;
+		}
+	}
+	msg->len = want;
+	msg->data[want] = 0;
+	return 0;
+}
+
+/* The "child" an earlier copy reported; "@child" in ARGS stands for it. */
+static long last_child = -1;
+
+static void do_call(struct gl_germline *g, const char *action, int gcheck, struct gl_buf *o)
+{
+	autofree char *fn = gl_xstrdup(action);
+	char *eq = strchr(fn, '=');
+	const char *args = "{}";
+	autofree char *subst = NULL;
+	if (eq) {
+		*eq = 0;
+		args = eq + 1;
+		char *at = strstr(args, "@child");
+		if (at) {
+			subst = gl_xasprintf("%.*s%ld%s", (int)(at - args), args, last_child, at + 6);
+			args = subst;
+		}
+	}
+	gl_buf_printf(o, "{\"action\":\"call\"");
+	out_str(o, "function", fn);
+	char *err = NULL;
+	if (gcheck && gl_germline_check(g, &err) < 0) {
+		gl_buf_adds(o, ",\"ok\":false,\"error\":\"germline_check\"");
+		out_str(o, "detail", err);
+		free(err);
+		return emit(o);
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		gl_die_errno(2, "socketpair");
+	autoclose int mine = sv[0];
+	int pidfd;
+	if (gl_germline_fork(g, sv[1], &pidfd, &err) < 0) {
+		gl_buf_adds(o, ",\"ok\":false,\"error\":\"fork\"");
+		out_str(o, "detail", err);
+		free(err);
+		return emit(o);
+	}
+	struct gl_buf call = {0};
+	gl_buf_printf(&call, "{\"type\":\"call\",\"function\":");
+	gl_json_dump_string(&call, fn, strlen(fn));
+	gl_buf_printf(&call, ",\"args\":%s,\"items\":[],\"state\":{},\"twin\":{\"time\":1764489600.0,"
+			     "\"seed\":\"%064d\"}}", args, 0);
+	unsigned char hdr[4] = {(unsigned char)(call.len >> 24), (unsigned char)(call.len >> 16),
+				(unsigned char)(call.len >> 8), (unsigned char)call.len};
+	struct gl_buf reply = {0};
+	int ok = gl_write_all(mine, hdr, 4) == 0 && gl_write_all(mine, call.data, call.len) == 0 &&
+		 read_msg(mine, &reply) == 0;
+	gl_buf_free(&call);
+	gl_copy_kill(pidfd);
+	close(pidfd);
+	if (ok) {
+		jv v = gl_json_parse(reply.data, reply.len);
+		ok = jv_get_kind(v) == JV_KIND_OBJECT;
+		if (ok) {
+			jv c = jv_object_get(jv_object_get(jv_copy(v), jv_string("value")), jv_string("child"));
+			if (jv_get_kind(c) == JV_KIND_NUMBER)
+				last_child = (long)jv_number_value(c);
+			jv_free(c);
+		}
+		jv_free(v);
+	}
+	if (ok)
+		gl_buf_printf(o, ",\"ok\":true,\"reply\":%s", reply.data);
+	else
+		gl_buf_adds(o, ",\"ok\":false,\"error\":\"protocol\"");
+	gl_buf_printf(o, ",\"survivors\":%d", count_userns(g->pid, 0));
+	gl_buf_free(&reply);
+	emit(o);
+}
+
+static void do_fds(const struct gl_germline *g, struct gl_buf *o)
+{
+	gl_buf_adds(o, "{\"action\":\"fds\",\"fds\":{");
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)g->pid);
+	DIR *d = opendir(path);
+	int first = 1;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char lp[512], link[256];
+		snprintf(lp, sizeof lp, "%s/%s", path, e->d_name);
+		ssize_t n = readlink(lp, link, sizeof link - 1);
+		link[n < 0 ? 0 : n] = 0;
+		if (!strncmp(link, "socket:[", 8) && strtoull(link + 8, NULL, 10) == g->ctl_ino)
+			snprintf(link, sizeof link, "control socket");
+		gl_buf_printf(o, "%s\"%s\":", first ? "" : ",", e->d_name);
+		gl_json_dump_string(o, link, strlen(link));
+		first = 0;
+	}
+	if (d)
+		closedir(d);
+	gl_buf_adds(o, "}");
+	emit(o);
+}
+
+static void do_info(const struct gl_germline *g, struct gl_buf *o)
+{
+	char exe[64], link[PATH_MAX];
+	snprintf(exe, sizeof exe, "/proc/%d/exe", (int)g->pid);
+	ssize_t n = readlink(exe, link, sizeof link - 1);
+	link[n < 0 ? 0 : n] = 0;
+	gl_buf_printf(o, "{\"action\":\"info\",\"pid\":%d,\"interpreter_sha256\":\"%s\"", (int)g->pid,
+		      g->interpreter_sha256);
+	out_str(o, "exe", link);
+	const struct gl_enforcement *e = &g->enf;
+	gl_buf_printf(o, ",\"landlock_abi\":%d,\"fs\":%s,\"net\":%s,\"scoped\":%s,\"seccomp\":%s,"
+			 "\"seccomp_filter_sha256\":\"%s\",\"namespaces\":[",
+		      e->landlock_abi, e->fs_enforced ? "true" : "false", e->net_enforced ? "true" : "false",
+		      e->scoped_enforced ? "true" : "false", e->seccomp_enforced ? "true" : "false",
+		      e->seccomp_filter_sha256);
+	for (int i = 0; e->namespaces[i]; i++)
+		gl_buf_printf(o, "%s\"%s\"", i ? "," : "", e->namespaces[i]);
+	gl_buf_adds(o, "]");
+	emit(o);
+}
+
+int main(int argc, char **argv)
+{
+	gl_stdio_init("germline_drive");
+	struct gl_launch_spec spec = {.host_dir = GL_BUILD_HOST_DIR, .interpreter = "/usr/bin/python3"};
+	int gcheck = 1, i = 1;
+	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--no-g-check")) {
+			gcheck = 0;
+			continue;
+		}
+		if (!strcmp(a, "--no-copy-check")) {
+			gl_launch_test.no_copy_check = 1;
+			continue;
+		}
+		if (!v)
+			gl_die(2, "%s needs a value", a);
+		i++;
+		if (!strcmp(a, "--host"))
+			spec.host_dir = v;
+		else if (!strcmp(a, "--interpreter"))
+			spec.interpreter = v;
+		else if (!strcmp(a, "--swap"))
+			swap_src = v, gl_launch_test.after_open = do_swap;
+		else if (!strcmp(a, "--germline-off"))
+			gl_launch_test.off = parse_off(v, 0);
+		else if (!strcmp(a, "--copy-off"))
+			gl_launch_test.copy_off = parse_off(v, 1), gl_launch_test.no_copy_check = 1;
+		else
+			gl_die(2, "unknown option %s", a);
+	}
+	if (i >= argc)
+		gl_die(2, "usage: germline_drive [OPTIONS] RELEASE_DIR [ACTION...]");
+	spec.release_dir = argv[i++];
+	/* The manifest (SPEC §5) gives the entry module and read_paths. */
+	autofree char *mpath = gl_xasprintf("%s/manifest.json", spec.release_dir), *mtext = NULL;
+	size_t mlen;
+	if (gl_read_file_capped(mpath, 1u << 20, &mtext, &mlen) < 0)
+		gl_die_errno(2, "%s", mpath);
+	jv m = gl_json_parse(mtext, mlen);
+	spec.entry = gl_json_get_str(m, "entry");
+	if (!spec.entry)
+		gl_die(2, "%s: no entry", mpath);
+	const char *rp[16] = {0};
+	jv paths = jv_object_get(jv_copy(m), jv_string("read_paths"));
+	for (int k = 0; jv_get_kind(paths) == JV_KIND_ARRAY && k < jv_array_length(jv_copy(paths)) && k < 15; k++) {
+		jv s = jv_array_get(jv_copy(paths), k);
+		rp[k] = jv_get_kind(s) == JV_KIND_STRING ? gl_xstrdup(jv_string_value(s)) : NULL;
+		jv_free(s);
+	}
+	jv_free(paths);
+	spec.read_paths = rp;
+
+	/* Orphans of a copy (with --copy-off newpid) come back to us, to be
+	 * counted and killed. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	struct gl_germline g;
+	char *err = NULL;
+	struct gl_buf o = {0};
+	enum gl_launch_step step = gl_germline_launch(&spec, &g, &err);
+	gl_buf_printf(&o, "{\"action\":\"launch\",\"ok\":%s,\"step\":\"%s\"",
+		      step == GL_LAUNCH_OK ? "true" : "false", gl_launch_step_name(step));
+	if (err)
+		out_str(&o, "error", err);
+	emit(&o);
+	free(err);
+	int rc = step == GL_LAUNCH_OK ? 0 : 1;
+	for (; !rc && i < argc; i++) {
+		if (!strcmp(argv[i], "info"))
+			do_info(&g, &o);
+		else if (!strcmp(argv[i], "fds"))
+			do_fds(&g, &o);
+		else if (!strcmp(argv[i], "check")) {
+			gl_buf_adds(&o, "{\"action\":\"check\"");
+			int ok = gl_germline_check(&g, &err) == 0;
+			gl_buf_printf(&o, ",\"ok\":%s", ok ? "true" : "false");
+			if (!ok)
+				out_str(&o, "detail", err), free(err);
+			emit(&o);
+		} else
+			do_call(&g, argv[i], gcheck, &o);
+	}
+	if (step == GL_LAUNCH_OK) {
+		count_userns(g.pid, 1);
+		gl_germline_stop(&g);
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	gl_buf_free(&o);
+	for (int k = 0; rp[k]; k++)
+		free((char *)rp[k]);
+	jv_free(m);
+	return rc;
+}
