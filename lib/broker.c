@@ -7,7 +7,7 @@
  * Algorithm 1's. Everything a copy sends is hostile: msg.c bounds and
  * parses it, and any message the protocol does not define kills the copy. */
 #define _GNU_SOURCE
-#include "broker.h"
+#include "broker_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,62 +15,14 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "http.h"
 #include "json.h"
 #include "labels.h"
-#include "msg.h"
-#include "slots.h"
 #include "util.h"
+#include "witness.h"
 
-/* A delivered request and its reply: one entry of Rel[e]. */
-struct rel_entry {
-	unsigned char digest[32];
-	jv reply; /* the reply message exactly as the serving copy got it */
-};
-
-/* Per declared destination e ∈ D_f (indexed as c->dest). */
-struct dest_state {
-	size_t group; /* the plan group that serves e */
-	struct rel_entry *rel;
-	size_t nrel, cap;
-	size_t delivered;
-	size_t n;       /* n[e] of the running copy (line 11) */
-	bool triggered; /* the running copy already has a trigger for e */
-};
-
-struct denied {
-	char *host;
-	size_t count;
-};
-
-/* How a copy ended. */
-enum outcome { COPY_RESULT, COPY_DEADLINE, COPY_CRASH, COPY_PROTOCOL };
-static const char *const outcome_name[] = {"ok", "deadline", "crash", "protocol"};
-
-/* The state of one call across its groups. */
-struct run {
-	const struct gl_broker *b;
-	const struct gl_call *c;
-	const struct gl_plan *plan;
-	char **b64;               /* base64 contents per c->item index */
-	struct dest_state *dest;  /* per c->dest index */
-	struct denied denied[GL_BROKER_DENIED_NAMES + 1];
-	size_t ndenied;
-	jv triggers;
-	double twin_time;
-	char twin_seed[65];
-	/* the running copy */
-	size_t gi;
-	int sock;
-	int64_t deadline;
-	struct gl_labels L;
-	struct gl_slot slot;
-	size_t requests;
-	size_t recorded; /* bytes of recorded reply bodies (base64), per call */
-	char *why; /* detail of a protocol error */
-};
+const char *const gl_broker_outcome_name[] = {"ok", "deadline", "crash", "protocol"};
 
 GL_PRINTF(2, 3)
 static jv refuse(const char *code, const char *fmt, ...)
@@ -97,11 +49,6 @@ static enum outcome protocol(struct run *r, const char *fmt, ...)
 		gl_die(GL_EXIT_USAGE, "out of memory");
 	va_end(ap);
 	return COPY_PROTOCOL;
-}
-
-static bool in_view(const struct gl_plan_group *g, size_t x)
-{
-	return (g->view[x / 64] >> (x % 64)) & 1;
 }
 
 /* V(a) ⊆ V(b) over the plan's bitsets. */
@@ -192,52 +139,21 @@ static jv load_items(struct run *r)
 
 /* ---- the call message (line 10) ------------------------------------------ */
 
-/* {"type":"call","function","args","items","state","twin"}: m, the
- * contents of V(g) (other items: name and label, empty data), the whole
- * slot σ[κ(g)] and τ. Written by hand so item contents are copied once. */
+/* m, the contents of V(g) (other items: name and label, empty data), the
+ * whole slot σ[κ(g)] (kept for a witness: σ as delivered) and τ. */
 static void call_message(struct run *r, const struct gl_plan_group *g, struct gl_buf *out)
 {
 	const struct gl_call *c = r->c;
-	gl_buf_adds(out, "{\"args\":");
+	for (size_t x = 0; x < c->nitem; x++)
+		r->items[x].b64 = in_view(g, x) ? r->b64[x] : NULL;
 	jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
-	gl_json_dump(out, args);
+	jv_free(r->snap[r->gi]);
+	r->snap[r->gi] = gl_slot_view(&r->slot);
+	gl_callmsg(out, c->function, args, r->items, c->nitem, r->snap[r->gi], &r->twin[r->gi]);
 	jv_free(args);
-	gl_buf_adds(out, ",\"function\":");
-	gl_json_dump_string(out, c->function, strlen(c->function));
-	gl_buf_adds(out, ",\"items\":[");
-	for (size_t x = 0; x < c->nitem; x++) {
-		gl_buf_adds(out, x ? ",{\"data\":\"" : "{\"data\":\"");
-		if (in_view(g, x) && r->b64[x])
-			gl_buf_adds(out, r->b64[x]);
-		gl_buf_adds(out, "\",\"label\":");
-		jv l = gl_labels_to_jv(&c->item[x].label);
-		gl_json_dump(out, l);
-		jv_free(l);
-		gl_buf_adds(out, ",\"name\":");
-		gl_json_dump_string(out, c->item[x].name, strlen(c->item[x].name));
-		gl_buf_addc(out, '}');
-	}
-	gl_buf_adds(out, "],\"state\":");
-	jv st = gl_slot_view(&r->slot);
-	gl_json_dump(out, st);
-	jv_free(st);
-	jv twin = JV_OBJECT(jv_string("seed"), jv_string(r->twin_seed), jv_string("time"),
-			    jv_number(r->twin_time));
-	gl_buf_adds(out, ",\"twin\":");
-	gl_json_dump(out, twin);
-	jv_free(twin);
-	gl_buf_adds(out, ",\"type\":\"call\"}");
 }
 
 /* ---- requests (lines 13–22) ---------------------------------------------- */
-
-static int dest_index(const struct gl_call *c, const char *host)
-{
-	for (size_t i = 0; i < c->ndest; i++)
-		if (!strcmp(c->dest[i], host))
-			return (int)i;
-	return -1;
-}
 
 static bool group_has_dest(const struct gl_plan_group *g, size_t e)
 {
@@ -302,10 +218,27 @@ static void count_denied(struct run *r, const char *host)
 	r->denied[r->ndenied++] = (struct denied){gl_xstrdup(host), 1};
 }
 
-static jv placeholder(void)
+jv gl_broker_placeholder(void)
 {
 	return JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("placeholder"),
 			 jv_true());
+}
+
+jv gl_broker_denied(void)
+{
+	return JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("denied"), jv_true());
+}
+
+/* T(g): the running copy's request q and the reply it gets, kept for a
+ * witness (Definition 6). Borrows reply; host NULL for an unparsable URL. */
+static void note(struct run *r, const struct gl_http_req *q, const char *source, jv reply)
+{
+	char hex[65] = "";
+	if (q->host)
+		gl_hex(q->digest, 32, hex);
+	r->trans[r->gi] = jv_array_append(r->trans[r->gi],
+					  gl_witness_entry(q->host, q->msg ? q->msg->method : "",
+							   hex, source, reply));
 }
 
 /* Line 14: deliver q, get ρ. A delivery that gets no reply answers the copy
@@ -352,17 +285,18 @@ static jv on_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 		free(err);
 		count_denied(r, NULL);
 		gl_http_req_free(&req);
-		return JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("denied"),
-				 jv_true());
+		struct gl_http_req none = {.msg = m};
+		note(r, &none, "denied", jv_null());
+		return gl_broker_denied();
 	}
 	int ei = dest_index(r->c, req.host);
 	jv reply;
+	const char *source = "denied";
 	if (ei < 0 || !req.http || req.host_header_conflict) {
 		/* Line 22: a host not in D_f (or not reachable as that host
 		 * over http/https) is denied and counted. */
 		count_denied(r, req.host);
-		reply = JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("denied"),
-				  jv_true());
+		reply = gl_broker_denied();
 	} else if (group_has_dest(g, (size_t)ei)) {
 		/* Lines 13–15: e ∈ g. Deliver, append (q, ρ) to Rel[e],
 		 * L ← L ⊔ c(e). */
@@ -385,6 +319,7 @@ static jv on_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 			memcpy(d->rel[d->nrel].digest, req.digest, 32);
 			d->rel[d->nrel++].reply = jv_copy(reply);
 			d->delivered++;
+			source = "delivered";
 			join(&r->L, gl_policy_clearance(r->b->pol, req.host));
 		}
 	} else {
@@ -403,28 +338,32 @@ static jv on_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 		bool match = rec && !memcmp(rec->digest, req.digest, 32);
 		if (match && adm) {
 			reply = jv_copy(rec->reply); /* line 19 */
+			source = "recorded";
 		} else {
 			/* Line 20: a trigger only against a comparable host;
 			 * past the record's end the request is an extra. */
 			if (!match && comparable(r, (size_t)ei) && !d->triggered)
 				record_trigger(r, (size_t)ei, j, rec ? "mismatch" : "extra");
-			reply = placeholder(); /* line 21 */
+			reply = gl_broker_placeholder(); /* line 21 */
+			source = "placeholder";
 		}
 	}
+	if (jv_is_valid(reply))
+		note(r, &req, source, reply);
 	gl_http_req_free(&req);
 	return reply;
 }
 
 /* ---- one copy (lines 9–27) ---------------------------------------------- */
 
-static enum outcome reply_status(enum gl_msg_status st)
+enum outcome gl_broker_reply_status(enum gl_msg_status st)
 {
 	return st == GL_MSG_OK ? COPY_RESULT : st == GL_MSG_DEADLINE ? COPY_DEADLINE : COPY_CRASH;
 }
 
 /* Lines 12–23: serve the copy's messages until its result, its death or
- * its deadline. *value gets the result message (owned) on COPY_RESULT. */
-static enum outcome serve(struct run *r, struct gl_msg *result)
+ * its deadline. *result gets the result message (owned) on COPY_RESULT. */
+enum outcome gl_broker_serve(struct run *r, struct gl_msg *result)
 {
 	autobuf struct gl_buf buf = {0};
 	for (;;) {
@@ -452,6 +391,9 @@ static enum outcome serve(struct run *r, struct gl_msg *result)
 		if (m.type == GL_MSG_RESULT) {
 			*result = m;
 			return COPY_RESULT;
+		} else if (m.type == GL_MSG_STATE_PUT && r->replay) {
+			/* replay mode: acknowledged, never stored */
+			reply = JV_OBJECT(jv_string("type"), jv_string("ok"));
 		} else if (m.type == GL_MSG_STATE_PUT) {
 			/* Line 23: σ[key] ← (v, L), always in the copy's own slot. */
 			if (gl_slot_put(&r->slot, m.key, jv_copy(m.value), &r->L, &err) < 0) {
@@ -465,12 +407,12 @@ static enum outcome serve(struct run *r, struct gl_msg *result)
 			gl_msg_free(&m);
 			return protocol(r, "more than %d requests", GL_BROKER_REQUESTS_MAX);
 		} else {
-			reply = on_effect(r, &m, &o);
+			reply = r->replay ? gl_broker_replay_effect(r, &m) : on_effect(r, &m, &o);
 		}
 		gl_msg_free(&m);
 		if (!jv_is_valid(reply))
 			return o;
-		o = reply_status(gl_msg_send(r->sock, r->deadline, reply));
+		o = gl_broker_reply_status(gl_msg_send(r->sock, r->deadline, reply));
 		jv_free(reply);
 		if (o != COPY_RESULT)
 			return o;
@@ -506,6 +448,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 		r->dest[e].n = 0, r->dest[e].triggered = false;
 	r->requests = 0;
 
+	int from = jv_array_length(jv_copy(r->triggers));
 	/* Line 9: fork the copy; its budget starts now (absolute). */
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
@@ -526,10 +469,10 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	/* Line 10: m, τ, the whole slot, the contents of V(g). */
 	autobuf struct gl_buf msg = {0};
 	call_message(r, g, &msg);
-	enum outcome o = reply_status(gl_msg_write(r->sock, r->deadline, msg.data, msg.len));
+	enum outcome o = gl_broker_reply_status(gl_msg_write(r->sock, r->deadline, msg.data, msg.len));
 	struct gl_msg result = {.doc = jv_invalid(), .value = jv_invalid()};
 	if (o == COPY_RESULT)
-		o = serve(r, &result);
+		o = gl_broker_serve(r, &result);
 	if (o == COPY_RESULT) {
 		/* Lines 25–26: a comparable host with a view other than V(g)
 		 * that got fewer requests than were delivered. */
@@ -547,12 +490,13 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	close(pidfd);
 	close(r->sock);
 	r->sock = -1;
+	gl_broker_witnesses(r, from);
 	if (o == COPY_RESULT && gl_slot_commit(&r->slot, &err) < 0) {
 		gl_warn("%s", err); /* the value stands; the state write is lost */
 		free(err);
 	}
 	if (o != COPY_RESULT)
-		gl_warn("copy %zu of %zu: %s", r->gi + 1, r->plan->ngroup, outcome_name[o]);
+		gl_warn("copy %zu of %zu: %s", r->gi + 1, r->plan->ngroup, gl_broker_outcome_name[o]);
 
 	/* Line 28: each consumer of g gets the value with label L (Eq. 2). */
 	for (size_t i = 0; i < g->nconsumer; i++) {
@@ -570,7 +514,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 					jv_string(d), jv_string("label"), gl_labels_to_jv(&r->L));
 		} else {
 			rec = JV_OBJECT(jv_string("consumer"), u, jv_string("ok"), jv_false(),
-					jv_string("error"), jv_string(outcome_name[o]));
+					jv_string("error"), jv_string(gl_broker_outcome_name[o]));
 			if (o == COPY_PROTOCOL)
 				rec = jv_object_set(rec, jv_string("detail"), jv_string(r->why));
 		}
@@ -606,14 +550,24 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 	struct run r = {.b = b, .c = c, .plan = plan, .sock = -1, .triggers = jv_array()};
 	*germline_lost = false;
 	/* Line 6: τ, chosen without reading contents: the broker's wall clock
-	 * at call start and a fresh seed, the same for every copy; Rel[e] ←
-	 * ⟨⟩ for e ∈ D_f. */
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	r.twin_time = (double)now.tv_sec + (double)(now.tv_nsec / 1000) / 1e6;
-	unsigned char seed[32];
-	randombytes_buf(seed, sizeof seed);
-	gl_hex(seed, sizeof seed, r.twin_seed);
+	 * at call start and a fresh seed, the same for every copy (under the
+	 * --no-twin ablation, a fresh one per copy); Rel[e] ← ⟨⟩ for e ∈ D_f. */
+	size_t ng = plan->ngroup ? plan->ngroup : 1;
+	r.twin = gl_xcalloc(ng, sizeof *r.twin);
+	r.snap = gl_xcalloc(ng, sizeof *r.snap);
+	r.trans = gl_xcalloc(ng, sizeof *r.trans);
+	for (size_t gi = 0; gi < ng; gi++) {
+		if (gi == 0 || b->no_twin)
+			gl_twin_new(&r.twin[gi]);
+		else
+			r.twin[gi] = r.twin[0];
+		r.snap[gi] = jv_object();
+		r.trans[gi] = jv_array();
+	}
+	r.items = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r.items);
+	for (size_t x = 0; x < c->nitem; x++)
+		r.items[x] = (struct gl_callmsg_item){c->item[x].name,
+						      gl_labels_to_jv(&c->item[x].label), NULL};
 	r.dest = gl_xcalloc(c->ndest ? c->ndest : 1, sizeof *r.dest);
 	for (size_t gi = 0; gi < plan->ngroup; gi++)
 		for (size_t i = 0; i < plan->group[gi].ndest; i++)
@@ -641,9 +595,19 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 	} else {
 		jv_free(results);
 	}
-	for (size_t i = 0; i < c->nitem; i++)
+	for (size_t i = 0; i < c->nitem; i++) {
 		free(r.b64[i]);
+		jv_free(r.items[i].label);
+	}
 	free(r.b64);
+	free(r.items);
+	for (size_t gi = 0; gi < ng; gi++) {
+		jv_free(r.snap[gi]);
+		jv_free(r.trans[gi]);
+	}
+	free(r.twin);
+	free(r.snap);
+	free(r.trans);
 	for (size_t e = 0; e < c->ndest; e++) {
 		for (size_t k = 0; k < r.dest[e].nrel; k++)
 			jv_free(r.dest[e].rel[k].reply);

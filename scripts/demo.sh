@@ -6,6 +6,11 @@
 # Act 2, the paper's running example (Fig. 2a-b, issue 4): a signed release
 # whose hidden lines stash earlier inputs discloses an HR item to the OCR
 # service when run as one persistent process, and not under gl-run.
+# Act 3, evidence (Fig. 2c, issue 5): a release that copies a salary sheet
+# into an OCR request within one call raises a trigger; gl-replay verifies an
+# item witness, gl-damp suppresses the release and gl-run --damp refuses it;
+# a second machine holding only the witness, the signed archive and the
+# items reaches the same verdict.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 PATH="$root/bin:$PATH"
@@ -138,4 +143,79 @@ fi
 echo "and the invoice still got its OCR reply, labelled finance, for the agent:"
 jq -r 'select(.id == "c2") | .results[0].value["invoice.pdf"]' results.jsonl | cut -c1-110 | sed 's/^/  /'
 
-say "Done: signed and pinned, the release leaked across calls as one process; under germline it could not."
+say "Act 2 done: signed and pinned, the release leaked across calls as one process; under germline it could not."
+
+# ---- Act 3: evidence ---------------------------------------------------------
+say "Act 3: a signed tool that mixes a salary sheet into an OCR request within one call (Fig. 2c)"
+show gl-sign pack "$root/examples/releases/annotate" annotate-1.0.0.tar.gz
+gl-sign add repo2 --key targets annotate-1.0.0.tar.gz >/dev/null
+ann=$(gl-verify install repo2 annotate-1.0.0.tar.gz | jq -r .release.sha256)
+echo "installed the signed release annotate 1.0.0 ($ann), which declares \"deterministic\": true"
+echo "its hidden lines (examples/releases/annotate/annotate_tool.py):"
+grep -n '# hidden' "$root/examples/releases/annotate/annotate_tool.py" | sed 's/^/  /'
+mkdir items
+printf 'INVOICE 2027-002: 5 pallets, total 2000 EUR' >items/invoice.pdf
+printf 'name,monthly salary\nalice,%s\nbob,4100' "$canary" >items/salary.csv
+ann_call() {
+  jq -cn --arg id "$1" --arg r "$ann" --arg inv "$(base64 -w0 items/invoice.pdf)" \
+    --arg sal "$(base64 -w0 items/salary.csv)" '{id:$id,release:$r,function:"ocr_annotate",
+    args:{lang:"en"},consumers:["agent"],items:[{name:"invoice.pdf",label:["finance"],data:$inv},
+    {name:"salary.csv",label:["hr"],data:$sal}]}'
+}
+ann_call a1 >calls3.jsonl
+ann_call a2 >>calls3.jsonl
+echo "calls a1, a2: ocr_annotate on an invoice (finance) and the salary sheet (hr) for the agent"
+
+say "The pipeline: gl-plan | gl-run --damp | gl-replay | gl-damp, one call at a time"
+: >sink.log
+echo '$ gl-plan --policy policy.json | gl-run --policy policy.json --damp damp.json | tee results3.jsonl \'
+echo '    | gl-replay --items items | tee verdicts.jsonl | gl-damp --state damp.json'
+echo "(items/ holds the two documents: the operator replays at their clearance; the witness has none)"
+for c in 1 2; do
+  sed -n "${c}p" calls3.jsonl | gl-plan --policy policy.json |
+    gl-run --policy policy.json --damp damp.json | tee -a results3.jsonl |
+    gl-replay --items items | tee -a verdicts.jsonl | gl-damp --state damp.json >>penalties.jsonl || true
+done
+jq -c 'select(.id == "a1") | {id, ok, copies, delivered, triggers: [.triggers[] | {kind, position, destination}]}' results3.jsonl
+if disclosed; then
+  echo "demo: DISCLOSED under gl-run" >&2
+  exit 1
+fi
+printf '\033[1;32mnot disclosed\033[0m: ocr.example got the invoice only; the agent'"'"'s copy, holding both, asked for more: a trigger\n'
+witness=$(jq -r 'select(.id == "a1") | .triggers[0].witness // empty' results3.jsonl)
+[ -n "$witness" ] && [ -f "$witness" ] || { echo "demo: no witness file for the trigger" >&2; exit 1; }
+echo "witness: $witness ($(wc -c <"$witness") bytes)"
+if grep -q "$canary" "$witness"; then
+  echo "demo: the witness holds the salary sheet's contents" >&2
+  exit 1
+fi
+echo "it names the items, their labels, the slot, the twin inputs, d's replies and both request digests; no contents"
+jq -c 'select(.outcome) | {outcome, event, weight, tries, probe_differs, control_differs}' verdicts.jsonl | tee verdict1.json
+jq -se 'length == 1 and .[0].outcome == "item_witness" and .[0].event == "verified" and .[0].weight == 2000' verdict1.json >/dev/null ||
+  { echo "demo: gl-replay did not verify an item witness" >&2; exit 1; }
+printf '\033[1;31mverified item witness\033[0m: with the salary sheet the release sends another request on every try (probe), without it never (control)\n'
+paste -d' ' <(printf '%-38s\n' "gl-damp: a1, a call (decay):" "gl-damp: a1's verdict (+2000):" "gl-damp: a2, a refused call (decay):") \
+  <(jq -r '"penalty \(.penalty | floor), suppressed \(.suppressed)"' penalties.jsonl)
+jq -se 'map(select(.id == "a2")) | length == 1 and .[0].ok == false and .[0].error == "suppressed"
+        and .[0].copies == null' results3.jsonl >/dev/null ||
+  { echo "demo: gl-run --damp did not refuse the suppressed release" >&2; exit 1; }
+echo "gl-damp suppressed the release at once (a declared-deterministic release, weight 2000);"
+echo "the next call: $(jq -c 'select(.id == "a2") | {id, ok, error}' results3.jsonl), no copy ran"
+
+say "A second machine: a fresh GL_HOME with only the witness, the signed archive and the items"
+mkdir -p verifier
+cp "$witness" annotate-1.0.0.tar.gz verifier/
+cp -r items verifier/items
+(
+  cd verifier
+  export GL_HOME="$work/verifier/home"
+  echo "\$ find . -type f"
+  find . -type f | sort | sed 's/^/  /'
+  echo "\$ gl-replay --release annotate-1.0.0.tar.gz --items items $(basename "$witness")"
+  gl-replay --release annotate-1.0.0.tar.gz --items items "$(basename "$witness")" >verdict2.json
+) || { echo "demo: gl-replay failed on the second machine" >&2; exit 1; }
+jq -c '{outcome, event, weight, tries, probe_differs, control_differs}' verifier/verdict2.json | tee verdict2.json
+[ -s verdict2.json ] && cmp -s verdict1.json verdict2.json || { echo "demo: the second machine reached another verdict" >&2; exit 1; }
+echo "the same verdict, from nothing but the witness, the release its hash names, and the items"
+
+say "Done: signed and pinned, the release leaked as one process and not under germline; its within-call leak left a verified witness anyone holding the items can check."

@@ -12,6 +12,8 @@
 # execution, which must not. Real components only: real HTTP sinks on
 # loopback (tests/fixtures/sink.py), real copies, signed releases from
 # tests/fixtures/releases/broker-*.
+#
+# unprivileged: yes — tests/run.sh runs this suite once more as nobody (issue 4 item 8)
 load helpers
 load fixtures/run/helpers
 bats_require_minimum_version 1.5.0

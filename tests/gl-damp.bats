@@ -315,6 +315,12 @@ EOF
     tail -n +$((pos + 1)) in.jsonl > part.jsonl
     gl-damp --state s.json < part.jsonl > out.jsonl 2>/dev/null &
     pid=$!
+    # Every other kill waits until the writer has saved at least one record
+    # (so the stream advances even on a slow or loaded machine, e.g. under
+    # the sanitizers); the others may land before it has saved anything.
+    if [ $((kills % 2)) -eq 1 ]; then
+      for _ in $(seq 500); do [ -s out.jsonl ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
+    fi
     sleep "0.0$((RANDOM % 2))$((RANDOM % 10))"
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" || true

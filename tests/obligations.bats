@@ -8,6 +8,8 @@
 # so the test can fail; then through gl-plan | gl-run, which must not.
 # Fixtures: tests/fixtures/releases/ob-child (O3), ob-iso (channels between
 # calls, ways out of a copy), pool (the paper's running example).
+#
+# unprivileged: yes — tests/run.sh runs this suite once more as nobody (issue 4 item 8)
 load helpers
 load fixtures/run/helpers
 load fixtures/run/copies
@@ -32,7 +34,7 @@ teardown() {
   [ -n "${PIDS:-}" ] && kill_started
   # files the reference runs left (TAG is never empty here: set first in setup)
   case "${TAG:-}" in glt?*) rm -rf /tmp/"$TAG"* /dev/shm/"$TAG"* ;; esac
-  true
+  release_cleanup
 }
 
 # marked MARKER — pids of live (not zombie) processes whose comm or argv

@@ -1,20 +1,47 @@
 #!/usr/bin/env bash
-# Run every bats suite: once against bin/ and once against the
-# AddressSanitizer+UndefinedBehaviorSanitizer build. The last line is the
-# count CI reads: "N passed, N failed[, N skipped]".
+# Run every bats suite in up to three passes (docs/testing.md):
+#   plain          every suite against bin/;
+#   sanitizers     every suite against the AddressSanitizer+UndefinedBehavior-
+#                  Sanitizer build (build/asan/bin);
+#   unprivileged   when run as root: the suites that carry a line
+#                    # unprivileged: yes
+#                  once more against bin/, as the user nobody (setpriv), so
+#                  that gl-run is shown to work without privileges (issue 4
+#                  item 8: user namespaces).
+# The last line is the count CI reads: "N passed, N failed[, N skipped]".
 #
 # A suite that cannot run under the sanitizers says so on a line
 #   # sanitizers: no — <reason>
 # and the reason is also written in docs/testing.md.
-#   GL_TEST_ONLY=tests/x.bats tests/run.sh     run one suite
+#   GL_TEST_ONLY=tests/x.bats tests/run.sh     run one suite (every pass)
+#   GL_TEST_PASS=unprivileged tests/run.sh     run one pass (plain|sanitizers|unprivileged)
 #   GL_TEST_NO_SAN=1 tests/run.sh              skip the sanitizer pass
+#   GL_TEST_NO_UNPRIV=1 tests/run.sh           skip the unprivileged pass
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+unpriv_dir=
+cleanup() {
+  rm -f "$log"
+  if [ -n "$unpriv_dir" ]; then chmod -R u+w "$unpriv_dir" 2>/dev/null; rm -rf "$unpriv_dir"; fi
+}
+trap cleanup EXIT
 
 suites=(${GL_TEST_ONLY:-tests/*.bats})
+only=${GL_TEST_PASS:-}
+case "$only" in
+  "" | plain | sanitizers | unprivileged) ;;
+  *) echo "tests/run.sh: GL_TEST_PASS must be plain, sanitizers or unprivileged" >&2; exit 2 ;;
+esac
+want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+
+# skipped SUITE PASS REASON — a suite that a pass could not run: one TAP
+# skip line in the log, so that it is counted as skipped (never as passed).
+skipped() {
+  echo "== $1 ($2): skipped — $3"
+  echo "ok 1 $1 ($2) # skip $3" >>"$log"
+}
 
 run_pass() {
   local label=$1 bindir=$2 s
@@ -24,15 +51,101 @@ run_pass() {
       continue
     fi
     echo "== $s ($label)"
-    GL_BIN="$bindir" GL_ROOT="$root" bats --tap "$s" 2>&1 | tee -a "$log"
+    run_bats "$s ($label)" env GL_BIN="$bindir" GL_ROOT="$root" bats --tap "$s"
   done
 }
 
-run_pass plain "$root/bin"
-if [ "${GL_TEST_NO_SAN:-0}" != 1 ]; then
+# run_bats NAME CMD... — run one suite, its TAP into the log. A bats that
+# fails without reporting a failed test (it could not start, a setup_file
+# failed) counts as one failure, never as nothing.
+run_bats() {
+  local name=$1 out rc
+  shift
+  out=$(mktemp)
+  "$@" 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  cat "$out" >>"$log"
+  if [ "$rc" -ne 0 ] && ! grep -qE '^not ok [0-9]+' "$out"; then
+    echo "not ok 1 $name: bats exited $rc without a failed test" | tee -a "$log"
+  fi
+  rm -f "$out"
+}
+
+# The unprivileged pass: the marked suites as nobody:nogroup, with a clean
+# environment. nobody must be able to read the checkout and the build; if it
+# cannot (a clone under /root, a umask of 077), what the suites need is
+# copied to a directory nobody can read, laid out so that gl-run finds its
+# Python host next to itself (DIR/lib/germline, as after `make install`).
+as_nobody() { # the caller's PATH (for bats and jq), nothing else of its environment
+  setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env \
+    env PATH="$PATH" LANG=C.UTF-8 "$@"
+}
+nobody_reads() { # nobody_reads ROOT — can nobody use the checkout at ROOT?
+  as_nobody sh -c 'cd "$1" && test -x bin/gl-run && test -r build/host/germline_host.py &&
+    test -r build/host/_germline.so && test -r tests/helpers.bash &&
+    test -r examples/releases/pool/manifest.json && test -r tests/fixtures/run/persistent.py' \
+    sh "$1" 2>/dev/null
+}
+unprivileged_root() { # sets uroot to the root nobody uses, or why
+  if nobody_reads "$root"; then
+    uroot=$root
+    return 0
+  fi
+  unpriv_dir=$(mktemp -d "${TMPDIR:-/tmp}/gl-unpriv.XXXXXX") || { why="mktemp failed"; return 1; }
+  mkdir -p "$unpriv_dir/build" "$unpriv_dir/lib" &&
+    cp -a bin tests examples hosts "$unpriv_dir"/ &&
+    cp -a lib/. "$unpriv_dir/lib/" &&
+    cp -a build/host build/tests build/libgermline.a "$unpriv_dir/build/" &&
+    cp -a build/host "$unpriv_dir/lib/germline" &&
+    chmod -R a+rX "$unpriv_dir" || { why="cannot copy the checkout to $unpriv_dir"; return 1; }
+  if ! nobody_reads "$unpriv_dir"; then
+    why="nobody cannot read the checkout, nor a copy in $unpriv_dir"
+    return 1
+  fi
+  uroot=$unpriv_dir
+}
+
+run_unprivileged() {
+  local s rel marked=() why= uroot=
+  for s in "${suites[@]}"; do
+    grep -q '^# unprivileged: yes' "$s" && marked+=("$s")
+  done
+  [ ${#marked[@]} -gt 0 ] || return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "== unprivileged pass: not run — the plain pass already ran as uid $(id -u)"
+    return 0
+  fi
+  if ! command -v setpriv >/dev/null; then
+    why="setpriv (util-linux) is missing"
+  elif ! id nobody >/dev/null 2>&1 || ! getent group nogroup >/dev/null; then
+    why="no user nobody or group nogroup"
+  else
+    unprivileged_root
+  fi
+  for s in "${marked[@]}"; do
+    if [ -n "$why" ]; then
+      skipped "$s" unprivileged "$why"
+      continue
+    fi
+    rel=${s#"$root"/}
+    if [ "$uroot" = "$root" ]; then
+      echo "== $rel (unprivileged: nobody)"
+    else
+      echo "== $rel (unprivileged: nobody, from a copy in $uroot)"
+    fi
+    (cd "$uroot" && run_bats "$rel (unprivileged)" as_nobody GL_BIN="$uroot/bin" \
+      GL_ROOT="$uroot" bats --tap "$uroot/$rel")
+  done
+}
+
+want plain && run_pass plain "$root/bin"
+if want sanitizers && [ "${GL_TEST_NO_SAN:-0}" != 1 ]; then
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87"
   run_pass sanitizers "$root/build/asan/bin"
+fi
+if want unprivileged && [ "${GL_TEST_NO_UNPRIV:-0}" != 1 ]; then
+  run_unprivileged
 fi
 
 passed=$(grep -cE '^ok [0-9]+' "$log" | tr -d ' ' || true)

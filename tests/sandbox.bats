@@ -7,6 +7,8 @@
 # GL_TESTING build of _germline.so made here (never in build/host).
 # The release code runs in Debian's python3 (not built with ASan); the
 # sanitizer pass runs the driver (launch, checks, fork protocol) under ASan.
+#
+# unprivileged: yes — tests/run.sh runs this suite once more as nobody (issue 4 item 8)
 load helpers
 
 setup_file() {
@@ -23,7 +25,9 @@ setup() { gl_setup; }
 drive() {
   local d=$GL_ROOT/build/tests/germline_drive
   case "$GL_BIN" in *asan*) d=$GL_ROOT/build/asan/tests/germline_drive ;; esac
-  "$d" "$@"
+  # GL_ROOT's host, not the one compiled into the driver (the unprivileged
+  # pass may run from a copy of the checkout); a later --host overrides it.
+  "$d" --host "$GL_ROOT/build/host" "$@"
 }
 rel() { echo "$FIX/releases/sandbox-$1"; }
 # at N FILTER — jq FILTER on the N-th JSON line of $output (0 = the launch)
@@ -186,7 +190,7 @@ for _ in range(2):
 
 @test "unprivileged (nobody): launch, descriptors, G2 refusal, O3" {
   command -v setpriv >/dev/null || skip "setpriv missing"
-  [ "$(id -u)" = 0 ] || skip "needs root to switch to nobody"
+  [ "$(id -u)" = 0 ] || skip "already unprivileged (uid $(id -u)): needs root to switch to nobody"
   t=$(mktemp -d /tmp/gl-sandbox.XXXXXX)
   d=$GL_ROOT/build/tests/germline_drive
   case "$GL_BIN" in *asan*) d=$GL_ROOT/build/asan/tests/germline_drive ;; esac

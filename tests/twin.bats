@@ -11,6 +11,8 @@
 # Each call holds an invoice (finance) and a salary sheet (hr) and is planned
 # as two copies (paper Fig. 2c): {ocr.example} with the invoice, then {agent}
 # with both, whose request to ocr.example is compared with the delivered one.
+#
+# unprivileged: yes — tests/run.sh runs this suite once more as nobody (issue 4 item 8)
 load helpers
 load fixtures/run/helpers
 load fixtures/run/copies
@@ -28,7 +30,10 @@ setup() {
   REL=$(install_release "$FIX/releases/annotate")
 }
 
-teardown() { kill_started; }
+teardown() {
+  kill_started
+  release_cleanup
+}
 
 # calls FUNCTION — N envelopes, call i: "INVOICE i" (finance), a salary sheet (hr)
 calls() {

@@ -29,7 +29,7 @@
 
 static const char usage[] =
     "usage: gl-run --policy FILE [--mode germline|nosplit] [--deadline SECONDS]\n"
-    "              [--damp FILE] [--releases DIR]\n"
+    "              [--damp FILE] [--releases DIR] [--witness-items] [--no-twin]\n"
     "\n"
     "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
     "call in sandboxed copies forked from the release's germline, and writes one\n"
@@ -41,6 +41,10 @@ static const char usage[] =
     "  --deadline SECONDS  budget of each copy from its fork (default 30)\n"
     "  --damp FILE         refuse calls to releases this state suppresses\n"
     "  --releases DIR      releases in DIR/<sha256>/ (default: $GL_HOME/releases)\n"
+    "  --witness-items     put the items' contents in witness records (for a\n"
+    "                      verifier cleared for them; docs/witness.md)\n"
+    "  --no-twin           ablation: each copy gets its own clock and seed\n"
+    "                      (false triggers; for experiments only)\n"
     "\n"
     "Exit status: 0 every record ok, 1 some record refused, 2 usage or I/O error.\n";
 
@@ -305,6 +309,10 @@ int main(int argc, char **argv)
 			releases = v;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--damp", usage))) {
 			s.damp_path = v;
+		} else if (!strcmp(argv[i], "--witness-items")) {
+			s.broker.witness_items = true;
+		} else if (!strcmp(argv[i], "--no-twin")) {
+			s.broker.no_twin = true;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--deadline", usage))) {
 			char *end = NULL;
 			errno = 0;

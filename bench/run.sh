@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# bench/run.sh (make bench): gl-run's per-call latency and memory (issue 4,
+# "Benchmark"; the figures are kept in docs/performance.md).
+#
+# The release bench/releases/bench (noop, stats, summarize, summarize_many,
+# hold) is signed and installed through the real chain into a temporary
+# GL_HOME; bench/run/driver.py then measures, in this one run and on the
+# same machine, every function under germline (gl-plan | gl-run), under one
+# persistent unprotected process and under a fresh process per call, a bare
+# fork-and-wait of a warm Python process, and the PSS of a resident germline
+# and a live copy, and prints the tables and the goals' ratios.
+#   GL_BENCH_PASSES (default 3), GL_BENCH_CALLS (200), GL_BENCH_WARMUP (40)
+set -euo pipefail
+root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+export PATH="$root/bin:$PATH"
+work=$(mktemp -d "${TMPDIR:-/tmp}/gl-bench-run.XXXXXX")
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+export GL_HOME="$work/home" HOME="$work"
+unset GL_PASSPHRASE
+
+(
+  cd "$work"
+  gl-sign keygen --no-passphrase root >/dev/null
+  gl-sign keygen --no-passphrase tk >/dev/null
+  gl-sign init repo --root-key root --targets-key tk >/dev/null
+  gl-verify pin repo >/dev/null
+  gl-sign pack "$root/bench/releases/bench" bench.tar.gz >/dev/null
+  gl-sign add repo --key tk bench.tar.gz >/dev/null
+)
+sha=$(cd "$work" && gl-verify install repo bench.tar.gz | jq -er .release.sha256)
+# Clearances: three consumers with different views of the labelled items,
+# so that summarize_many's call plans into three groups (checked by driver.py).
+echo '{"clearances":{"agent":["finance","hr"],"fin":["finance"],"pub":[]}}' >"$work/policy.json"
+
+echo "machine: $(nproc) CPUs, $(uname -sr), $(/usr/bin/python3 -V 2>&1)"
+/usr/bin/python3 "$root/bench/run/driver.py" --root "$root" \
+  --release "$GL_HOME/releases/$sha" --policy "$work/policy.json" --work "$work" \
+  --passes "${GL_BENCH_PASSES:-3}" --calls "${GL_BENCH_CALLS:-200}" \
+  --warmup "${GL_BENCH_WARMUP:-40}"

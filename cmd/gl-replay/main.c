@@ -1,0 +1,179 @@
+/* gl-replay — trigger records or witness files in, verdicts out (SPEC §7;
+ * paper §IV-F, Definition 6, Table XIV; docs/witness.md).
+ *
+ * On stdin (no files): each result record of gl-run is written out
+ * unchanged, then one verdict per trigger, in order, so gl-damp decays for
+ * the call before it adds the call's events (docs/damp.md "Pairing"); other
+ * records pass through. With files: one verdict per witness file. The work
+ * is lib/replay.c (probe and control) and lib/broker_replay.c. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sodium.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "http.h"
+#include "json.h"
+#include "replay.h"
+#include "util.h"
+
+static const char usage[] =
+    "usage: gl-replay [--tries N] [--items DIR] [--release PATH] [--no-probe] [WITNESS…]\n"
+    "\n"
+    "Re-runs the release of each witness record — the probe (the comparing copy's\n"
+    "items with the destination's slot, twin inputs and replies) and the control\n"
+    "(the destination copy's exact inputs), N times each — and writes one verdict\n"
+    "per witness (paper §IV-F, Table XIV; SPEC §7). Without WITNESS files it reads\n"
+    "gl-run's result records on stdin and writes each record, then one verdict per\n"
+    "trigger.\n"
+    "\n"
+    "  --tries N       runs of the probe and of the control (1..100, default 5)\n"
+    "  --items DIR     item contents as DIR/<item name> (when not in the witness)\n"
+    "  --release PATH  the signed release archive (its SHA-256 must be the\n"
+    "                  witness's release), or a directory holding it as *.tar.gz;\n"
+    "                  default: the installed release, re-hashed\n"
+    "  --no-probe      ablation (Table V's reference): probe with the comparing\n"
+    "                  copy's own slot and placeholders; misclassifies, never use\n"
+    "\n"
+    "Exit status: 0 every record a verdict, 1 some witness refused (tampered,\n"
+    "hash mismatch, missing item…), 2 usage or I/O error. docs/witness.md.\n";
+
+static GL_NORETURN void bad_usage(const char *what)
+{
+	gl_warn("%s", what);
+	fputs(usage, stderr);
+	exit(GL_EXIT_USAGE);
+}
+
+static int worst = GL_EXIT_OK;
+
+static void emit(jv rec, enum gl_replay_status st)
+{
+	if ((int)st > worst)
+		worst = (int)st;
+	gl_json_emit(rec);
+}
+
+/* One line of stdin: pass it on, then a verdict per trigger. */
+static void stdin_line(struct gl_replay *x, const struct gl_buf *line)
+{
+	jv rec = gl_json_parse(line->data, line->len);
+	jv trig = jv_get_kind(rec) == JV_KIND_OBJECT ? gl_json_get(rec, "triggers") : jv_invalid();
+	if (!jv_is_valid(rec)) {
+		jv msg = jv_invalid_get_msg(rec);
+		gl_json_emit_error(jv_null(), "bad_json", "%s",
+				   jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?");
+		jv_free(msg);
+		worst = worst > 1 ? worst : 1;
+		return;
+	}
+	/* The record itself, unchanged (byte for byte). */
+	if (fwrite(line->data, 1, line->len, stdout) != line->len || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) != 0)
+		gl_die_errno(GL_EXIT_USAGE, "writing to stdout");
+	if (jv_get_kind(trig) == JV_KIND_ARRAY) {
+		jv_array_foreach(trig, i, t)
+		{
+			const char *path = jv_get_kind(t) == JV_KIND_OBJECT
+					       ? gl_json_get_str(t, "witness") : NULL;
+			const char *id = jv_get_kind(t) == JV_KIND_OBJECT
+					     ? gl_json_get_str(t, "id") : NULL;
+			const char *sha = jv_get_kind(t) == JV_KIND_OBJECT
+					      ? gl_json_get_str(t, "witness_sha256") : NULL;
+			enum gl_replay_status st = GL_REPLAY_REFUSED;
+			jv out;
+			if (!path || !id) {
+				const char *why = jv_get_kind(t) == JV_KIND_OBJECT
+						      ? gl_json_get_str(t, "witness_error") : NULL;
+				out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+						jv_string("no_witness"), jv_string("detail"),
+						jv_string(why ? why : "the trigger names no witness file"),
+						jv_string("witness"), id ? jv_string(id) : jv_null());
+			} else {
+				out = gl_replay_file(x, path, sha, id, &st);
+			}
+			emit(out, st);
+			jv_free(t);
+		}
+	}
+	jv_free(trig);
+	jv_free(rec);
+}
+
+int main(int argc, char **argv)
+{
+	gl_stdio_init("gl-replay");
+	gl_std_flags(argc, argv, usage);
+	if (sodium_init() < 0)
+		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
+	gl_http_global_init();
+	autofree char *home = gl_home(), *host_dir = gl_replay_host_dir();
+	struct gl_replay x = {.home = home, .host_dir = host_dir, .tries = GL_REPLAY_TRIES_DEFAULT,
+			      .manifest = jv_invalid()};
+	const char *v;
+	int i = 1;
+	for (; i < argc; i++) {
+		struct stat st;
+		if ((v = gl_flag_value(argc, argv, &i, "--tries", usage))) {
+			char *end = NULL;
+			errno = 0;
+			long n = strtol(v, &end, 10);
+			if (errno || end == v || *end || n < 1 || n > GL_REPLAY_TRIES_MAX)
+				bad_usage(gl_xasprintf("--tries must be 1..%d, not '%s'",
+						       GL_REPLAY_TRIES_MAX, v));
+			x.tries = (int)n;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--items", usage))) {
+			if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode))
+				gl_die(GL_EXIT_USAGE, "--items %s: not a directory", v);
+			x.items_dir = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--release", usage))) {
+			if (stat(v, &st) == 0 && S_ISDIR(st.st_mode))
+				x.archive_dir = v;
+			else if (stat(v, &st) == 0 && S_ISREG(st.st_mode))
+				x.archive = v;
+			else
+				gl_die(GL_EXIT_USAGE, "--release %s: not a file or directory", v);
+		} else if (!strcmp(argv[i], "--no-probe")) {
+			x.no_probe = true;
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			bad_usage(gl_xasprintf("unknown argument '%s'", argv[i]));
+		} else {
+			break;
+		}
+	}
+	if (x.no_probe)
+		gl_warn("--no-probe: the Table V reference; verdicts are not evidence");
+	if (i < argc) {
+		for (; i < argc; i++) {
+			enum gl_replay_status st;
+			jv out = gl_replay_file(&x, argv[i], NULL, NULL, &st);
+			emit(out, st);
+		}
+	} else {
+		struct gl_lines in;
+		gl_lines_init(&in, 0);
+		autobuf struct gl_buf line = {0};
+		for (;;) {
+			enum gl_line_status st = gl_lines_next(&in, &line, GL_JSON_LINE_MAX);
+			if (st == GL_LINE_EOF)
+				break;
+			if (st == GL_LINE_IO)
+				gl_die_errno(GL_EXIT_USAGE, "reading stdin");
+			if (st == GL_LINE_TOO_LONG) {
+				gl_json_emit_error(jv_null(), "too_long", "line longer than %u bytes",
+						   GL_JSON_LINE_MAX);
+				worst = worst > 1 ? worst : 1;
+				continue;
+			}
+			if (line.len == strspn(line.data, " \t\r"))
+				continue;
+			stdin_line(&x, &line);
+		}
+	}
+	gl_replay_end(&x);
+	curl_global_cleanup();
+	return worst;
+}

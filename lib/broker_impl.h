@@ -1,0 +1,100 @@
+/* broker_impl.h — what lib/broker.c (Algorithm 1, the live call) and
+ * lib/broker_replay.c (replay mode, for gl-replay) share: the state of a
+ * running copy and the loop that serves its messages. Not a public
+ * interface: broker.h is. */
+#ifndef GL_BROKER_IMPL_H
+#define GL_BROKER_IMPL_H
+
+#include <string.h>
+
+#include "broker.h"
+#include "callmsg.h"
+#include "msg.h"
+#include "slots.h"
+
+/* A delivered request and its reply: one entry of Rel[e]. */
+struct rel_entry {
+	unsigned char digest[32];
+	jv reply; /* the reply message exactly as the serving copy got it */
+};
+
+/* Per declared destination e ∈ D_f (indexed as c->dest). */
+struct dest_state {
+	size_t group; /* the plan group that serves e */
+	struct rel_entry *rel;
+	size_t nrel, cap;
+	size_t delivered;
+	size_t n;       /* n[e] of the running copy (line 11) */
+	bool triggered; /* the running copy already has a trigger for e */
+};
+
+struct denied {
+	char *host;
+	size_t count;
+};
+
+/* How a copy ended. */
+enum outcome { COPY_RESULT, COPY_DEADLINE, COPY_CRASH, COPY_PROTOCOL };
+extern const char *const gl_broker_outcome_name[];
+
+/* The state of one call across its groups (live), or of one replayed copy. */
+struct run {
+	const struct gl_broker *b;
+	const struct gl_call *c;
+	const struct gl_plan *plan;
+	char **b64;               /* base64 contents per c->item index */
+	struct gl_callmsg_item *items; /* per c->item: name, label (owned jv), b64 */
+	struct dest_state *dest;  /* per c->dest index */
+	struct denied denied[GL_BROKER_DENIED_NAMES + 1];
+	size_t ndenied;
+	jv triggers;
+	/* what a witness needs, per plan group (Definition 6) */
+	struct gl_twin *twin; /* τ of each group's copy (all equal unless no_twin) */
+	jv *snap;             /* σ[κ(g)] as delivered to the group's copy */
+	jv *trans;            /* the copy's requests in order, with their replies */
+	/* the running copy */
+	size_t gi;
+	int sock;
+	int64_t deadline;
+	struct gl_labels L;
+	struct gl_slot slot;
+	size_t requests;
+	size_t recorded; /* bytes of recorded reply bodies (base64), per call */
+	char *why; /* detail of a protocol error */
+	/* replay mode (broker_replay.c): nothing is delivered */
+	struct gl_replay_in *replay;
+	jv replay_seq; /* digests (hex) of the copy's requests to d */
+};
+
+/* x ∈ V(g) over the plan's bitset. */
+static inline bool in_view(const struct gl_plan_group *g, size_t x)
+{
+	return (g->view[x / 64] >> (x % 64)) & 1;
+}
+
+/* The index of host in D_f, or -1. */
+static inline int dest_index(const struct gl_call *c, const char *host)
+{
+	for (size_t i = 0; i < c->ndest; i++)
+		if (!strcmp(c->dest[i], host))
+			return (int)i;
+	return -1;
+}
+
+/* Write the witness of each trigger raised by the copy of group r->gi
+ * (r->triggers from index `from` on), once that copy is gone
+ * (broker_witness.c). */
+void gl_broker_witnesses(struct run *r, int from);
+
+/* Serve the copy's messages until its result, its death or its deadline
+ * (Algorithm 1 lines 12–24). *result gets the result message (owned) on
+ * COPY_RESULT. In replay mode effects are answered by replay_effect. */
+enum outcome gl_broker_serve(struct run *r, struct gl_msg *result);
+enum outcome gl_broker_reply_status(enum gl_msg_status st);
+jv gl_broker_placeholder(void);
+jv gl_broker_denied(void);
+
+/* Replay mode's answer to one effect (broker_replay.c). */
+jv gl_broker_replay_effect(struct run *r, const struct gl_msg *m);
+
+#endif
