@@ -97,7 +97,7 @@ static int item_index(const struct gl_call *c, const char *name)
 /* Contents of every item as base64 (the call message's encoding). Read
  * here, never by Plan (Definition 7). A path is opened by the broker; data
  * must be strict base64. NULL-or-error via *out. */
-static jv load_items(struct run *r)
+jv gl_broker_load_items(struct run *r)
 {
 	const struct gl_call *c = r->c;
 	r->b64 = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r->b64);
@@ -199,23 +199,28 @@ static void record_trigger(struct run *r, size_t e, size_t position, const char 
 		      jv_string("kind"), jv_string(kind)));
 }
 
-static void count_denied(struct run *r, const char *host)
+void gl_broker_tally(struct denied *a, size_t *n, const char *host)
 {
 	if (!host || !gl_host_ok(host, strlen(host)))
 		host = "(invalid)";
 	/* Denied names come from the copy: at most GL_BROKER_DENIED_NAMES are
 	 * reported, the rest are counted under "(other)". */
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < r->ndenied; i++)
-			if (!strcmp(r->denied[i].host, host)) {
-				r->denied[i].count++;
+		for (size_t i = 0; i < *n; i++)
+			if (!strcmp(a[i].host, host)) {
+				a[i].count++;
 				return;
 			}
-		if (r->ndenied < GL_BROKER_DENIED_NAMES)
+		if (*n < GL_BROKER_DENIED_NAMES)
 			break;
 		host = "(other)";
 	}
-	r->denied[r->ndenied++] = (struct denied){gl_xstrdup(host), 1};
+	a[(*n)++] = (struct denied){gl_xstrdup(host), 1};
+}
+
+static void count_denied(struct run *r, const char *host)
+{
+	gl_broker_tally(r->denied, &r->ndenied, host);
 }
 
 jv gl_broker_placeholder(void)
@@ -243,7 +248,7 @@ static void note(struct run *r, const struct gl_http_req *q, const char *source,
 
 /* Line 14: deliver q, get ρ. A delivery that gets no reply answers the copy
  * with a 502 marked X-Germline: unreachable (docs/gl-run.md). */
-static jv deliver(struct run *r, struct gl_http_req *req, bool *no_time)
+jv gl_broker_deliver(struct run *r, struct gl_http_req *req, bool *no_time)
 {
 	struct gl_http_reply rep;
 	char *err = NULL;
@@ -292,17 +297,36 @@ static jv on_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 	int ei = dest_index(r->c, req.host);
 	jv reply;
 	const char *source = "denied";
+	if (r->probe) {
+		/* gl-run --mode lazy, the full-view copy (Lemma 2): nothing is
+		 * delivered or recorded; a declared host it contacts is marked,
+		 * and only a marked host's copy is forked and delivers. */
+		if (ei < 0 || !req.http || req.host_header_conflict) {
+			count_denied(r, req.host);
+			reply = gl_broker_denied();
+		} else {
+			r->dest[ei].contacted = true;
+			reply = gl_broker_placeholder();
+		}
+		gl_http_req_free(&req);
+		return reply;
+	}
 	if (ei < 0 || !req.http || req.host_header_conflict) {
 		/* Line 22: a host not in D_f (or not reachable as that host
 		 * over http/https) is denied and counted. */
 		count_denied(r, req.host);
 		reply = gl_broker_denied();
+	} else if (r->b->lazy && group_has_dest(g, (size_t)ei) && !r->dest[ei].contacted) {
+		/* lazy (Lemma 2): the full-view copy never contacted e, so e
+		 * gets no request in this call. */
+		reply = gl_broker_placeholder();
+		source = "placeholder";
 	} else if (group_has_dest(g, (size_t)ei)) {
 		/* Lines 13–15: e ∈ g. Deliver, append (q, ρ) to Rel[e],
 		 * L ← L ⊔ c(e). */
 		struct dest_state *d = &r->dest[ei];
 		bool no_time = false;
-		reply = deliver(r, &req, &no_time);
+		reply = gl_broker_deliver(r, &req, &no_time);
 		if (no_time) {
 			*o = COPY_DEADLINE;
 		} else if ((r->recorded += jv_string_length_bytes(gl_json_get(reply, "body"))) >
@@ -391,8 +415,10 @@ enum outcome gl_broker_serve(struct run *r, struct gl_msg *result)
 		if (m.type == GL_MSG_RESULT) {
 			*result = m;
 			return COPY_RESULT;
-		} else if (m.type == GL_MSG_STATE_PUT && r->replay) {
-			/* replay mode: acknowledged, never stored */
+		} else if (m.type == GL_MSG_STATE_PUT && (r->replay || r->probe || r->session)) {
+			/* replay mode, lazy's full-view copy and the baselines
+			 * (whose state is the process's own memory):
+			 * acknowledged, never stored */
 			reply = JV_OBJECT(jv_string("type"), jv_string("ok"));
 		} else if (m.type == GL_MSG_STATE_PUT) {
 			/* Line 23: σ[key] ← (v, L), always in the copy's own slot. */
@@ -407,7 +433,9 @@ enum outcome gl_broker_serve(struct run *r, struct gl_msg *result)
 			gl_msg_free(&m);
 			return protocol(r, "more than %d requests", GL_BROKER_REQUESTS_MAX);
 		} else {
-			reply = r->replay ? gl_broker_replay_effect(r, &m) : on_effect(r, &m, &o);
+			reply = r->replay    ? gl_broker_replay_effect(r, &m)
+				: r->session ? gl_broker_session_effect(r, &m, &o)
+					     : on_effect(r, &m, &o);
 		}
 		gl_msg_free(&m);
 		if (!jv_is_valid(reply))
@@ -525,6 +553,75 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	return jv_invalid();
 }
 
+/* gl-run --mode lazy: the data-dependent fork rule of Lemma 2 (paper §V,
+ * "The class matters"; §VII-E "Existence bit"), the ablation that shows why
+ * Plan splits on declared rather than contacted hosts. A full-view copy
+ * (every item, every member) runs first with nothing delivered; afterwards
+ * a destination's copy is forked only if that copy contacted it. Whether d
+ * receives anything is then a function of items outside V(d): one bit per
+ * call and host that the tripwire cannot see, since the request that is
+ * delivered comes from d's own copy. */
+static jv lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies)
+{
+	const struct gl_call *c = r->c;
+	char *err = NULL;
+	if (gl_germline_check(gm, &err) < 0) {
+		jv out = refuse("germline_check", "%s", err);
+		free(err);
+		return out;
+	}
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		gl_die_errno(GL_EXIT_USAGE, "socketpair");
+	int pidfd = -1;
+	if (gl_germline_fork(gm, sp[1], &pidfd, &err) < 0) {
+		close(sp[0]);
+		*lost = true;
+		jv out = refuse("germline", "fork request failed: %s", err);
+		free(err);
+		return out;
+	}
+	(*copies)++;
+	r->sock = sp[0];
+	fcntl(r->sock, F_SETFL, O_NONBLOCK);
+	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);
+	for (size_t x = 0; x < c->nitem; x++)
+		r->items[x].b64 = r->b64[x];
+	jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
+	jv state = jv_object();
+	autobuf struct gl_buf msg = {0};
+	gl_callmsg(&msg, c->function, args, r->items, c->nitem, state, &r->twin[0]);
+	jv_free(args);
+	jv_free(state);
+	r->probe = true;
+	r->requests = 0;
+	enum outcome o = gl_broker_reply_status(gl_msg_write(r->sock, r->deadline, msg.data, msg.len));
+	struct gl_msg result = {.doc = jv_invalid(), .value = jv_invalid()};
+	if (o == COPY_RESULT)
+		o = gl_broker_serve(r, &result);
+	r->probe = false;
+	gl_copy_kill(pidfd);
+	close(pidfd);
+	close(r->sock);
+	r->sock = -1;
+	if (o != COPY_RESULT)
+		gl_warn("lazy: the full-view copy: %s", gl_broker_outcome_name[o]);
+	gl_msg_free(&result); /* its value goes to no one */
+	return jv_invalid();
+}
+
+/* lazy: a group that serves only destinations the full-view copy never
+ * contacted is not forked at all. */
+static bool lazy_skip(const struct run *r, const struct gl_plan_group *g)
+{
+	if (!r->b->lazy || g->nconsumer || !g->ndest)
+		return false;
+	for (size_t i = 0; i < g->ndest; i++)
+		if (r->dest[g->dest[i]].contacted)
+			return false;
+	return true;
+}
+
 /* ---- the call (lines 5–7) ------------------------------------------------- */
 
 static jv counts(struct run *r)
@@ -573,12 +670,15 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 		for (size_t i = 0; i < plan->group[gi].ndest; i++)
 			r.dest[plan->group[gi].dest[i]].group = gi;
 
-	jv out = load_items(&r);
+	jv out = gl_broker_load_items(&r);
 	jv results = jv_array();
 	size_t copies = 0;
+	if (b->lazy && !jv_is_valid(out) && c->ndest)
+		out = lazy_probe(&r, g, germline_lost, &copies);
 	/* Line 7: the groups in Plan's order, one copy at a time. */
 	for (r.gi = 0; !jv_is_valid(out) && r.gi < plan->ngroup; r.gi++)
-		out = run_group(&r, g, &results, germline_lost, &copies);
+		if (!lazy_skip(&r, &plan->group[r.gi]))
+			out = run_group(&r, g, &results, germline_lost, &copies);
 
 	if (!jv_is_valid(out)) {
 		qsort(r.denied, r.ndenied, sizeof *r.denied, cmp_denied);

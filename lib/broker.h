@@ -29,12 +29,29 @@
 #define GL_BROKER_DENIED_NAMES 16         /* distinct denied hosts reported */
 #define GL_BROKER_RECORD_MAX (256u << 20) /* bytes of replies recorded per call */
 
+/* The runtimes of SPEC §6 (paper §VII-A "Runtimes"), all served by this
+ * broker. GERMLINE and NOSPLIT run gl_broker_call on the plan of their
+ * gl_plan_mode; LAZY runs gl_broker_call on the germline plan with the
+ * data-dependent fork rule of Lemma 2 (paper §V, §VII-E); the baselines
+ * FRESH, CONFINED, SIGIFC and SIGPIN run gl_broker_session_call
+ * (lib/broker_session.c) on one process holding every item. */
+enum gl_run_mode {
+	GL_RUN_GERMLINE,
+	GL_RUN_NOSPLIT,
+	GL_RUN_LAZY,     /* d's copy forked only when the full-view copy contacts d */
+	GL_RUN_FRESH,    /* Fresh+IFC: a fresh confined process per call, all items */
+	GL_RUN_CONFINED, /* Confined+IFC: one persistent confined process per release */
+	GL_RUN_SIGIFC,   /* Sig+IFC: one persistent unconfined process, per-call labels */
+	GL_RUN_SIGPIN,   /* Sig+Pin: one persistent unconfined process, no labels */
+};
+
 struct gl_broker {
 	const struct gl_policy *pol;
 	const char *home;   /* GL_HOME: slots and witnesses live under it */
 	double deadline_s;  /* T, per copy, from its fork */
 	bool no_twin;       /* ablation (gl-run --no-twin): a fresh τ per copy */
 	bool witness_items; /* gl-run --witness-items: contents in witnesses */
+	bool lazy;          /* gl-run --mode lazy: the Lemma 2 ablation (gl_broker_call) */
 };
 
 /* Run call c (validated by gl_call_read) by plan (gl_plan_make of the same
@@ -48,6 +65,56 @@ struct gl_broker {
  * its trigger object names it ("witness", "witness_sha256"). */
 jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct gl_call *c,
 		  const struct gl_plan *plan, bool *germline_lost);
+
+/* ---- the baselines (gl-run --mode fresh|confined|sigifc|sigpin) ----------
+ *
+ * One process serves a whole call with every item and every member (no
+ * plan groups, no tripwire, nothing recorded, state writes acknowledged
+ * and dropped: a process's state is its own memory). A persistent process
+ * (confined, sigifc, sigpin) serves call after call on one channel: the
+ * call message carries "session":true and the Python host loops until the
+ * broker closes the channel (docs/design/run.md "Session processes").
+ * Requests are relayed through the broker like a copy's: sigpin and sigifc
+ * deliver to any host, fresh and confined only to D_f (the destination
+ * allowlist). Labels: sigpin none; the others the per-call label, the join
+ * of the labels of all the call's items (CaMeL/FIDES-style; it does not
+ * cover what the process stored in an earlier call). lib/broker_session.c. */
+struct gl_session_proc {
+	pid_t pid;
+	int pidfd; /* the broker's handle: kill and wait */
+	int sock;  /* the broker's end of the channel (SOCK_STREAM, nonblocking) */
+	bool up;
+	bool confined;       /* forked from a germline (a copy) */
+	bool started;        /* started for the call now running (reported as "copies":1) */
+};
+
+/* Start the Sig+Pin/Sig+IFC process of a release: the interpreter run from
+ * a retained descriptor, WITHOUT namespaces, Landlock, seccomp or
+ * no_new_privs (the baseline must not inherit the germline's confinement),
+ * stdin/stdout on /dev/null, stderr the broker's, the channel on fd 3,
+ * every other descriptor closed, killed when the broker dies. It imports
+ * the entry module and serves calls (hosts/python/germline_host.py
+ * --session). 0, or -1 with *err. */
+int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_session_proc *p,
+				 char **err);
+
+/* Fork a confined session process from germline g (after G1–G3): a copy,
+ * kept for later calls. 0, or -1 with *err (*germline_lost set when the
+ * germline failed). */
+int gl_session_fork(struct gl_germline *g, struct gl_session_proc *p, bool *germline_lost,
+		    char **err);
+
+/* Kill p (with its descendants where it is a copy) and close it. */
+void gl_session_stop(struct gl_session_proc *p);
+
+/* Run call c on p under mode (FRESH, CONFINED, SIGIFC or SIGPIN); plan
+ * gives D_f. Returns the body of the result record (owned), as
+ * gl_broker_call. A process that does not finish the call (deadline,
+ * crash, protocol) is stopped (p->up false): the next call starts a new
+ * one. */
+jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
+			  struct gl_session_proc *p, const struct gl_call *c,
+			  const struct gl_plan *plan);
 
 /* ---- replay mode (gl-replay; paper §IV-F, Definition 6) -----------------
  *

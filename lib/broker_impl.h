@@ -9,6 +9,7 @@
 
 #include "broker.h"
 #include "callmsg.h"
+#include "http.h"
 #include "msg.h"
 #include "slots.h"
 
@@ -26,6 +27,7 @@ struct dest_state {
 	size_t delivered;
 	size_t n;       /* n[e] of the running copy (line 11) */
 	bool triggered; /* the running copy already has a trigger for e */
+	bool contacted; /* lazy: the full-view copy sent e a request (Lemma 2) */
 };
 
 struct denied {
@@ -61,6 +63,14 @@ struct run {
 	size_t requests;
 	size_t recorded; /* bytes of recorded reply bodies (base64), per call */
 	char *why; /* detail of a protocol error */
+	/* gl-run --mode lazy: the full-view copy runs first (probe); e's
+	 * copy is forked only if it contacted e (Lemma 2) */
+	bool probe;
+	/* the baselines (broker_session.c): one process, every item */
+	bool session;  /* effects by gl_broker_session_effect; state_put dropped */
+	bool any_host; /* sigpin, sigifc: deliver to any host, declared or not */
+	struct denied sent[GL_BROKER_DENIED_NAMES + 1]; /* delivered, per host */
+	size_t nsent;
 	/* replay mode (broker_replay.c): nothing is delivered */
 	struct gl_replay_in *replay;
 	jv replay_seq; /* digests (hex) of the copy's requests to d */
@@ -93,6 +103,21 @@ enum outcome gl_broker_serve(struct run *r, struct gl_msg *result);
 enum outcome gl_broker_reply_status(enum gl_msg_status st);
 jv gl_broker_placeholder(void);
 jv gl_broker_denied(void);
+
+/* Count one request to host in a (at most GL_BROKER_DENIED_NAMES names,
+ * then "(other)"; "(invalid)" for NULL or a bad name). */
+void gl_broker_tally(struct denied *a, size_t *n, const char *host);
+
+/* Contents of every item as base64 into r->b64 (read here, never by Plan).
+ * jv_invalid(), or a refusal ("bad_item"). */
+jv gl_broker_load_items(struct run *r);
+
+/* Deliver q (its route from the policy) within r->deadline: the reply for
+ * the copy, or jv_invalid() with *no_time when the budget ran out. */
+jv gl_broker_deliver(struct run *r, struct gl_http_req *req, bool *no_time);
+
+/* A baseline's answer to one effect (broker_session.c). */
+jv gl_broker_session_effect(struct run *r, const struct gl_msg *m, enum outcome *o);
 
 /* Replay mode's answer to one effect (broker_replay.c). */
 jv gl_broker_replay_effect(struct run *r, const struct gl_msg *m);

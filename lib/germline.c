@@ -503,3 +503,22 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err,
 			   gl_xstrdup("handshake: malformed message from the germline"));
 }
+
+char *gl_host_dir(void)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			char *dir = gl_xasprintf("%s/../lib/germline", exe);
+			autofree char *probe = gl_xasprintf("%s/germline_host.py", dir);
+			if (access(probe, R_OK) == 0)
+				return dir;
+			free(dir);
+		}
+	}
+	return gl_xstrdup(GL_BUILD_HOST_DIR);
+}

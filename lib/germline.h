@@ -66,6 +66,11 @@ struct gl_germline {
 	struct gl_enforcement enf; /* of the germline and (same profile) its copies */
 };
 
+/* Where the Python host is (germline_host.py, _germline.so): PREFIX/lib/germline
+ * next to the running binary when installed, else the build tree's
+ * (GL_BUILD_HOST_DIR). malloc'd. */
+char *gl_host_dir(void);
+
 /* Verified launch of a germline (SPEC §9, §10). On success *g is filled and
  * the host has reported that the entry module is imported. On failure
  * returns the step that failed and *err (malloc'd) says why; nothing is

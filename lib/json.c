@@ -728,6 +728,26 @@ enum gl_line_status gl_lines_next(struct gl_lines *r, struct gl_buf *out, size_t
 	return GL_LINE_OK;
 }
 
+bool gl_lines_record(struct gl_lines *r, struct gl_buf *out, bool *failed)
+{
+	for (;;) {
+		switch (gl_lines_next(r, out, GL_JSON_LINE_MAX)) {
+		case GL_LINE_EOF:
+			return false;
+		case GL_LINE_IO:
+			gl_die_errno(GL_EXIT_USAGE, "reading stdin");
+		case GL_LINE_TOO_LONG:
+			gl_json_emit_error(jv_null(), "too_long", "line longer than %u bytes",
+					   GL_JSON_LINE_MAX);
+			*failed = true;
+			continue;
+		case GL_LINE_OK:
+			if (out->len != strspn(out->data, " \t\r"))
+				return true; /* a blank line is no record */
+		}
+	}
+}
+
 /* ---- accessors ------------------------------------------------------- */
 
 jv gl_json_get(jv obj, const char *key)

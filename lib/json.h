@@ -15,6 +15,7 @@
 #define GL_JSON_H
 
 #include <jv.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util.h"
@@ -70,6 +71,12 @@ void gl_lines_init(struct gl_lines *r, int fd);
  * than cap is skipped to its end and reported as GL_LINE_TOO_LONG, so the
  * stream goes on without ever holding more than cap bytes. */
 enum gl_line_status gl_lines_next(struct gl_lines *r, struct gl_buf *out, size_t cap);
+
+/* The next record of a JSON Lines stream (SPEC §2) into out: blank lines
+ * are skipped; an oversized line is answered with the "too_long" error
+ * record on stdout and sets *failed, and the stream goes on. Returns true
+ * with a line, false at the end; a read error exits GL_EXIT_USAGE. */
+bool gl_lines_record(struct gl_lines *r, struct gl_buf *out, bool *failed);
 
 /* Small typed accessors over a borrowed object: NULL / -1 when absent or of
  * another kind. The returned string points into obj and lives as long as it. */

@@ -20,25 +20,6 @@
 #define RELEASE_RECORD_MAX (64u << 20) /* bytes of GL_HOME/releases/<sha>.json */
 #define TREE_DEPTH_MAX 64
 
-char *gl_replay_host_dir(void)
-{
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			char *dir = gl_xasprintf("%s/../lib/germline", exe);
-			autofree char *probe = gl_xasprintf("%s/germline_host.py", dir);
-			if (access(probe, R_OK) == 0)
-				return dir;
-			free(dir);
-		}
-	}
-	return gl_xstrdup(GL_BUILD_HOST_DIR);
-}
-
 /* {"ok":false,"error","detail","witness"} — never "release" alone, so
  * gl-damp does not take it for a call. */
 GL_PRINTF(3, 4)

@@ -56,8 +56,5 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 /* Stop the germline and remove the temporary directory. */
 void gl_replay_end(struct gl_replay *x);
 
-/* Where the Python host is: PREFIX/lib/germline next to the running
- * binary when installed, else the build tree's (malloc'd). */
-char *gl_replay_host_dir(void);
 
 #endif

@@ -93,7 +93,7 @@ unprivileged_root() { # sets uroot to the root nobody uses, or why
   fi
   unpriv_dir=$(mktemp -d "${TMPDIR:-/tmp}/gl-unpriv.XXXXXX") || { why="mktemp failed"; return 1; }
   mkdir -p "$unpriv_dir/build" "$unpriv_dir/lib" &&
-    cp -a bin tests examples hosts "$unpriv_dir"/ &&
+    cp -a bin tests testbed examples hosts "$unpriv_dir"/ &&
     cp -a lib/. "$unpriv_dir/lib/" &&
     cp -a build/host build/tests build/libgermline.a "$unpriv_dir/build/" &&
     cp -a build/host "$unpriv_dir/lib/germline" &&

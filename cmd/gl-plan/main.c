@@ -154,24 +154,10 @@ int main(int argc, char **argv)
 	struct gl_lines in;
 	gl_lines_init(&in, 0);
 	autobuf struct gl_buf line = {0};
-	bool all_ok = true;
-	for (;;) {
-		enum gl_line_status st = gl_lines_next(&in, &line, GL_JSON_LINE_MAX);
-		if (st == GL_LINE_EOF)
-			break;
-		if (st == GL_LINE_IO)
-			gl_die_errno(GL_EXIT_USAGE, "reading stdin");
-		if (st == GL_LINE_TOO_LONG) {
-			gl_json_emit_error(jv_null(), "too_long", "line longer than %u bytes",
-					   GL_JSON_LINE_MAX);
-			all_ok = false;
-			continue;
-		}
-		if (line.len == strspn(line.data, " \t\r"))
-			continue; /* a blank line is no record */
-		all_ok &= plan_line(&line, &pol, rel, mode);
-	}
+	bool failed = false;
+	while (gl_lines_record(&in, &line, &failed))
+		failed |= !plan_line(&line, &pol, rel, mode);
 	gl_releases_free(rel);
 	gl_policy_free(&pol);
-	return all_ok ? GL_EXIT_OK : GL_EXIT_REFUSED;
+	return failed ? GL_EXIT_REFUSED : GL_EXIT_OK;
 }

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 	if (sodium_init() < 0)
 		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
 	gl_http_global_init();
-	autofree char *home = gl_home(), *host_dir = gl_replay_host_dir();
+	autofree char *home = gl_home(), *host_dir = gl_host_dir();
 	struct gl_replay x = {.home = home, .host_dir = host_dir, .tries = GL_REPLAY_TRIES_DEFAULT,
 			      .manifest = jv_invalid()};
 	const char *v;
@@ -156,22 +156,11 @@ int main(int argc, char **argv)
 		struct gl_lines in;
 		gl_lines_init(&in, 0);
 		autobuf struct gl_buf line = {0};
-		for (;;) {
-			enum gl_line_status st = gl_lines_next(&in, &line, GL_JSON_LINE_MAX);
-			if (st == GL_LINE_EOF)
-				break;
-			if (st == GL_LINE_IO)
-				gl_die_errno(GL_EXIT_USAGE, "reading stdin");
-			if (st == GL_LINE_TOO_LONG) {
-				gl_json_emit_error(jv_null(), "too_long", "line longer than %u bytes",
-						   GL_JSON_LINE_MAX);
-				worst = worst > 1 ? worst : 1;
-				continue;
-			}
-			if (line.len == strspn(line.data, " \t\r"))
-				continue;
+		bool too_long = false;
+		while (gl_lines_record(&in, &line, &too_long))
 			stdin_line(&x, &line);
-		}
+		if (too_long)
+			worst = worst > 1 ? worst : 1;
 	}
 	gl_replay_end(&x);
 	curl_global_cleanup();

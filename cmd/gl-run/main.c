@@ -28,7 +28,7 @@
 #include "util.h"
 
 static const char usage[] =
-    "usage: gl-run --policy FILE [--mode germline|nosplit] [--deadline SECONDS]\n"
+    "usage: gl-run --policy FILE [--mode MODE] [--deadline SECONDS]\n"
     "              [--damp FILE] [--releases DIR] [--witness-items] [--no-twin]\n"
     "\n"
     "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
@@ -37,7 +37,14 @@ static const char usage[] =
     "\n"
     "  --policy FILE       clearances and routes (SPEC §4, docs/formats.md)\n"
     "  --mode MODE         germline (default): one copy per plan group;\n"
-    "                      nosplit: one copy holding every item and member\n"
+    "                      nosplit: one copy holding every item and member;\n"
+    "                      lazy: a destination's copy only if the full-view\n"
+    "                      copy contacts it (Lemma 2 ablation); baselines:\n"
+    "                      fresh (a fresh confined process per call),\n"
+    "                      confined (one persistent confined process per\n"
+    "                      release, destination allowlist, per-call labels),\n"
+    "                      sigifc (one persistent unconfined process, per-call\n"
+    "                      labels), sigpin (the same, no labels)\n"
     "  --deadline SECONDS  budget of each copy from its fork (default 30)\n"
     "  --damp FILE         refuse calls to releases this state suppresses\n"
     "  --releases DIR      releases in DIR/<sha256>/ (default: $GL_HOME/releases)\n"
@@ -56,13 +63,15 @@ struct resident {
 	const char **read_paths;
 	struct gl_germline g;
 	bool up;
+	struct gl_session_proc sp; /* confined, sigifc, sigpin: the release's process */
 };
 
 struct session {
 	const struct gl_policy *pol;
 	struct gl_releases *rel;
 	const char *releases_dir, *host_dir, *mode_name;
-	enum gl_plan_mode mode;
+	enum gl_plan_mode mode; /* the plan of gl_broker_call (germline, nosplit, lazy) */
+	enum gl_run_mode run;
 	struct gl_broker broker;
 	const char *damp_path;
 	struct gl_damp_state *damp;
@@ -76,29 +85,6 @@ static GL_NORETURN void bad_usage(const char *what)
 	gl_warn("%s", what);
 	fputs(usage, stderr);
 	exit(GL_EXIT_USAGE);
-}
-
-/* PREFIX/lib/germline next to PREFIX/bin/gl-run when installed, else the
- * build tree's host directory. */
-static char *find_host_dir(void)
-{
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			char *dir = gl_xasprintf("%s/../lib/germline", exe);
-			char *probe = gl_xasprintf("%s/germline_host.py", dir);
-			bool there = access(probe, R_OK) == 0;
-			free(probe);
-			if (there)
-				return dir;
-			free(dir);
-		}
-	}
-	return gl_xstrdup(GL_BUILD_HOST_DIR);
 }
 
 static jv enforcement(const struct gl_enforcement *e)
@@ -115,46 +101,57 @@ static jv enforcement(const struct gl_enforcement *e)
 #undef STATE
 }
 
-/* The germline of a release, launched on first use (and again after it was
- * lost). NULL with *err when the launch fails. */
-static struct resident *germline_for(struct session *s, const char *release, jv manifest,
+/* The resident record of a release (created on first use). NULL with *err
+ * when there are too many. */
+static struct resident *resident_for(struct session *s, const char *release, jv manifest,
 				     char **err)
 {
-	struct resident *r = NULL;
 	for (size_t i = 0; i < s->nres; i++)
 		if (!strcmp(s->res[i].release, release))
-			r = &s->res[i];
-	if (r && r->up)
-		return r;
-	if (!r) {
-		if (s->nres == MAX_GERMLINES) {
-			*err = gl_xasprintf("more than %d releases in one session", MAX_GERMLINES);
-			return NULL;
-		}
-		r = &s->res[s->nres++];
-		memset(r, 0, sizeof *r);
-		snprintf(r->release, sizeof r->release, "%s", release);
-		r->manifest = jv_copy(manifest);
-		jv rp = gl_json_get(r->manifest, "read_paths");
-		int n = jv_is_valid(rp) ? jv_array_length(jv_copy(rp)) : 0;
-		r->read_paths = gl_xcalloc((size_t)n + 1, sizeof *r->read_paths);
-		for (int i = 0; i < n; i++) {
-			jv p = jv_array_get(jv_copy(rp), i);
-			r->read_paths[i] = jv_string_value(p); /* r->manifest holds it */
-			jv_free(p);
-		}
-		jv_free(rp);
+			return &s->res[i];
+	if (s->nres == MAX_GERMLINES) {
+		*err = gl_xasprintf("more than %d releases in one session", MAX_GERMLINES);
+		return NULL;
 	}
-	autofree char *dir = gl_xasprintf("%s/%s", s->releases_dir, release);
-	struct gl_launch_spec spec = {
-	    .release_dir = dir,
+	struct resident *r = &s->res[s->nres++];
+	memset(r, 0, sizeof *r);
+	r->sp = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
+	snprintf(r->release, sizeof r->release, "%s", release);
+	r->manifest = jv_copy(manifest);
+	jv rp = gl_json_get(r->manifest, "read_paths");
+	int n = jv_is_valid(rp) ? jv_array_length(jv_copy(rp)) : 0;
+	r->read_paths = gl_xcalloc((size_t)n + 1, sizeof *r->read_paths);
+	for (int i = 0; i < n; i++) {
+		jv p = jv_array_get(jv_copy(rp), i);
+		r->read_paths[i] = jv_string_value(p); /* r->manifest holds it */
+		jv_free(p);
+	}
+	jv_free(rp);
+	return r;
+}
+
+/* What a launch of r's release needs; *dir (malloc'd) holds release_dir. */
+static struct gl_launch_spec launch_spec(const struct session *s, const struct resident *r,
+					 char **dir)
+{
+	*dir = gl_xasprintf("%s/%s", s->releases_dir, r->release);
+	return (struct gl_launch_spec){
+	    .release_dir = *dir,
 	    .entry = gl_json_get_str(r->manifest, "entry"),
 	    .read_paths = r->read_paths,
 	    .host_dir = s->host_dir,
 	    .interpreter = "/usr/bin/python3",
 	};
+}
+
+/* A verified launch of r's release into g. 0, or -1 with *err. */
+static int launch(const struct session *s, const struct resident *r, struct gl_germline *g,
+		  char **err)
+{
+	autofree char *dir = NULL;
+	struct gl_launch_spec spec = launch_spec(s, r, &dir);
 	char *why = NULL;
-	enum gl_launch_step st = gl_germline_launch(&spec, &r->g, &why);
+	enum gl_launch_step st = gl_germline_launch(&spec, g, &why);
 	if (st != GL_LAUNCH_OK) {
 		const char *step = gl_launch_step_name(st);
 		if (why && !strncmp(why, step, strlen(step)))
@@ -162,8 +159,21 @@ static struct resident *germline_for(struct session *s, const char *release, jv 
 		else
 			*err = gl_xasprintf("%s: %s", step, why ? why : "failed");
 		free(why);
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
+
+/* The germline of a release, launched on first use (and again after it was
+ * lost). NULL with *err when the launch fails. */
+static struct resident *germline_for(struct session *s, const char *release, jv manifest,
+				     char **err)
+{
+	struct resident *r = resident_for(s, release, manifest, err);
+	if (!r || r->up)
+		return r;
+	if (launch(s, r, &r->g, err) < 0)
+		return NULL;
 	r->up = true;
 	return r;
 }
@@ -203,6 +213,78 @@ static bool plan_matches(jv given, const struct gl_plan *plan, const struct gl_c
 	return a.len == b.len && !memcmp(a.data, b.data, a.len);
 }
 
+static bool baseline(enum gl_run_mode m)
+{
+	return m == GL_RUN_FRESH || m == GL_RUN_CONFINED || m == GL_RUN_SIGIFC ||
+	       m == GL_RUN_SIGPIN;
+}
+
+static jv fail(const char *code, char *detail)
+{
+	jv out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string(code),
+			   jv_string("detail"), jv_string(detail ? detail : "failed"));
+	free(detail);
+	return out;
+}
+
+/* The baselines (SPEC §6; paper §VII-A "Runtimes"; docs/gl-run.md
+ * "Modes"): find or start the process that serves the call, then run it
+ * (lib/broker_session.c). Returns the body of the record (owned). */
+static jv run_baseline(struct session *s, const struct gl_call *c, const struct gl_plan *plan,
+		       jv manifest)
+{
+	char *err = NULL;
+	struct resident *r = resident_for(s, c->release, manifest, &err);
+	if (!r)
+		return fail("launch", err);
+	if (s->run == GL_RUN_FRESH) {
+		/* Fresh+IFC: a germline launched for this call (a verified
+		 * launch), one confined copy with every item, both gone before
+		 * the next call: no state survives, items of one call share a
+		 * process. */
+		struct gl_germline g;
+		struct gl_session_proc p;
+		bool lost = false;
+		if (launch(s, r, &g, &err) < 0)
+			return fail("launch", err);
+		if (gl_session_fork(&g, &p, &lost, &err) < 0) {
+			gl_germline_stop(&g);
+			return fail(lost ? "germline" : "germline_check", err);
+		}
+		jv res = gl_broker_session_call(&s->broker, s->run, &p, c, plan);
+		gl_session_stop(&p);
+		res = jv_object_set(res, jv_string("enforcement"), enforcement(&g.enf));
+		gl_germline_stop(&g);
+		return res;
+	}
+	if (!r->sp.up && s->run == GL_RUN_CONFINED) {
+		/* Confined+IFC: one copy of the germline, kept for the session. */
+		if (!r->up) {
+			if (launch(s, r, &r->g, &err) < 0)
+				return fail("launch", err);
+			r->up = true;
+		}
+		bool lost = false;
+		if (gl_session_fork(&r->g, &r->sp, &lost, &err) < 0) {
+			if (lost) {
+				gl_germline_stop(&r->g);
+				r->up = false;
+			}
+			return fail(lost ? "germline" : "germline_check", err);
+		}
+	} else if (!r->sp.up) {
+		/* Sig+Pin, Sig+IFC: one unconfined process, kept for the session. */
+		autofree char *dir = NULL;
+		struct gl_launch_spec spec = launch_spec(s, r, &dir);
+		if (gl_session_launch_unconfined(&spec, &r->sp, &err) < 0)
+			return fail("launch", err);
+	}
+	jv res = gl_broker_session_call(&s->broker, s->run, &r->sp, c, plan);
+	struct gl_enforcement none = {0}; /* nothing installed: the baseline */
+	return jv_object_set(res, jv_string("enforcement"),
+			     enforcement(s->run == GL_RUN_CONFINED ? &r->g.enf : &none));
+}
+
 /* One envelope -> one record (owned). */
 static jv run_line(struct session *s, const struct gl_buf *line)
 {
@@ -240,7 +322,16 @@ static jv run_line(struct session *s, const struct gl_buf *line)
 	char *err = NULL;
 	int sup;
 	const char *rt, *proto;
-	if (!plan_matches(given, &plan, &c)) {
+	bool plan_ok = plan_matches(given, &plan, &c);
+	if (!plan_ok && baseline(s->run)) {
+		/* A baseline uses the plan for D_f only: an envelope planned
+		 * for germline execution runs too. */
+		struct gl_plan gp;
+		gl_plan_make(&gp, &c, s->pol, GL_PLAN_GERMLINE);
+		plan_ok = plan_matches(given, &gp, &c);
+		gl_plan_free(&gp);
+	}
+	if (!plan_ok) {
 		out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
 						     jv_string("bad_plan"), jv_string("detail"),
 						     jv_string("the envelope's plan is not the plan "
@@ -263,6 +354,8 @@ static jv run_line(struct session *s, const struct gl_buf *line)
 				   jv_string("unsupported_runtime"), jv_string("detail"),
 				   jv_string("gl-run runs runtime \"python\" with protocol "
 					     "\"germline\" only, for now")));
+	} else if (baseline(s->run)) {
+		out = jv_object_merge(out, run_baseline(s, &c, &plan, manifest));
 	} else {
 		struct resident *r = germline_for(s, c.release, manifest, &err);
 		if (!r) {
@@ -328,12 +421,29 @@ int main(int argc, char **argv)
 	}
 	if (!policy_path)
 		bad_usage("--policy is required");
-	if (!strcmp(s.mode_name, "germline"))
-		s.mode = GL_PLAN_GERMLINE;
-	else if (!strcmp(s.mode_name, "nosplit"))
-		s.mode = GL_PLAN_NOSPLIT;
-	else
-		bad_usage(gl_xasprintf("--mode must be germline or nosplit, not '%s'", s.mode_name));
+	static const struct {
+		const char *name;
+		enum gl_run_mode run;
+		enum gl_plan_mode plan;
+	} modes[] = {
+	    {"germline", GL_RUN_GERMLINE, GL_PLAN_GERMLINE},
+	    {"nosplit", GL_RUN_NOSPLIT, GL_PLAN_NOSPLIT},
+	    {"lazy", GL_RUN_LAZY, GL_PLAN_GERMLINE},
+	    {"fresh", GL_RUN_FRESH, GL_PLAN_NOSPLIT},
+	    {"confined", GL_RUN_CONFINED, GL_PLAN_NOSPLIT},
+	    {"sigifc", GL_RUN_SIGIFC, GL_PLAN_NOSPLIT},
+	    {"sigpin", GL_RUN_SIGPIN, GL_PLAN_NOSPLIT},
+	};
+	size_t mi = 0;
+	while (mi < sizeof modes / sizeof *modes && strcmp(modes[mi].name, s.mode_name))
+		mi++;
+	if (mi == sizeof modes / sizeof *modes)
+		bad_usage(gl_xasprintf("--mode must be germline, nosplit, lazy, fresh, confined, "
+				       "sigifc or sigpin, not '%s'",
+				       s.mode_name));
+	s.run = modes[mi].run;
+	s.mode = modes[mi].plan;
+	s.broker.lazy = s.run == GL_RUN_LAZY;
 
 	struct gl_policy pol;
 	char *err = NULL;
@@ -344,7 +454,7 @@ int main(int argc, char **argv)
 	if (s.damp_path && suppressed(&s, "", &err) < 0)
 		gl_die(GL_EXIT_USAGE, "--damp %s", err);
 
-	autofree char *home = gl_home(), *dir = NULL, *host_dir = find_host_dir();
+	autofree char *home = gl_home(), *dir = NULL, *host_dir = gl_host_dir();
 	if (releases) {
 		struct stat st;
 		if (stat(releases, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -362,20 +472,8 @@ int main(int argc, char **argv)
 	gl_lines_init(&in, 0);
 	autobuf struct gl_buf line = {0};
 	bool all_ok = true;
-	for (;;) {
-		enum gl_line_status st = gl_lines_next(&in, &line, GL_JSON_LINE_MAX);
-		if (st == GL_LINE_EOF)
-			break;
-		if (st == GL_LINE_IO)
-			gl_die_errno(GL_EXIT_USAGE, "reading stdin");
-		if (st == GL_LINE_TOO_LONG) {
-			gl_json_emit_error(jv_null(), "too_long", "line longer than %u bytes",
-					   GL_JSON_LINE_MAX);
-			all_ok = false;
-			continue;
-		}
-		if (line.len == strspn(line.data, " \t\r"))
-			continue;
+	bool too_long = false;
+	while (gl_lines_record(&in, &line, &too_long)) {
 		int64_t t0 = gl_mono_ns();
 		jv rec = run_line(&s, &line);
 		double ms = (double)(gl_mono_ns() - t0) / 1e6;
@@ -386,6 +484,7 @@ int main(int argc, char **argv)
 		gl_json_emit(rec);
 	}
 	for (size_t i = 0; i < s.nres; i++) {
+		gl_session_stop(&s.res[i].sp);
 		if (s.res[i].up)
 			gl_germline_stop(&s.res[i].g);
 		jv_free(s.res[i].manifest);
@@ -395,5 +494,5 @@ int main(int argc, char **argv)
 	gl_releases_free(s.rel);
 	gl_policy_free(&pol);
 	curl_global_cleanup();
-	return all_ok ? GL_EXIT_OK : GL_EXIT_REFUSED;
+	return all_ok && !too_long ? GL_EXIT_OK : GL_EXIT_REFUSED;
 }

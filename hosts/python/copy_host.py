@@ -9,7 +9,11 @@ prepare()      in the germline, after the release's entry module is imported
                inputs and channel, every shim behaves as the original.
 run(fd, mod)   in a copy: reads the call, sets the twin inputs (paper §IV-F,
                assumption A4) and the channel, calls the tool function, sends
-               its result, exits.
+               its result, exits. A call message with "session": true (the
+               baselines confined, sigifc, sigpin of SPEC §6) starts session
+               mode instead: no twin inputs (real clocks and randomness), one
+               call.state kept in memory, and call after call served on the
+               channel until the broker closes it (docs/design/run.md).
 
 Nothing here is a security boundary: a tool that undoes a shim only spoils
 its own determinism (evidence), never its confinement. What a tool sees is
@@ -515,14 +519,14 @@ class State(MutableMapping):
 class Call:
     __slots__ = ("function", "args", "items", "state")
 
-    def __init__(self, msg, chan):
+    def __init__(self, msg, chan, state=None):
         self.function = msg["function"]
         self.args = msg.get("args") or {}
         self.items = {}
         for it in msg.get("items") or []:
             self.items[it["name"]] = Item(it["name"], list(it.get("label") or []),
                                           base64.b64decode(it.get("data") or ""))
-        self.state = State(chan, msg.get("state"))
+        self.state = state if state is not None else State(chan, msg.get("state"))
 
 
 # ---- run: one call, then exit ---------------------------------------------
@@ -548,21 +552,35 @@ def run(fd, module):
         msg = chan.recv()
         if not isinstance(msg, dict) or msg.get("type") != "call":
             raise RuntimeError("first message is not a call")
-        _twin = Twin(msg["twin"]["time"], msg["twin"]["seed"])
-        _twin.install()
+        session = msg.get("session") is True
+        state = None
+        if session:  # a baseline's persistent process: its state is its memory
+            state = State(chan, None)
+        else:
+            _twin = Twin(msg["twin"]["time"], msg["twin"]["seed"])
+            _twin.install()
         _chan = chan
-        call = Call(msg, chan)
-        try:
-            value = getattr(module, call.function)(call)
-            if os.getpid() != me:  # a child the tool forked returned here
-                os._exit(0)
-            out = '{"type":"result","value":%s}' % json.dumps(
-                value, separators=(",", ":"), default=_json_default, allow_nan=False)
-        except BaseException as e:  # the tool's failure is its result
-            if os.getpid() != me:
-                os._exit(0)
-            out = json.dumps({"type": "result", "error": _exception(e)})
-        chan.send_raw(out)
+        while True:
+            call = Call(msg, chan, state)
+            try:
+                value = getattr(module, call.function)(call)
+                if os.getpid() != me:  # a child the tool forked returned here
+                    os._exit(0)
+                out = '{"type":"result","value":%s}' % json.dumps(
+                    value, separators=(",", ":"), default=_json_default, allow_nan=False)
+            except BaseException as e:  # the tool's failure is its result
+                if os.getpid() != me:
+                    os._exit(0)
+                out = json.dumps({"type": "result", "error": _exception(e)})
+            chan.send_raw(out)
+            if not session:
+                break
+            try:
+                msg = chan.recv()
+            except EOFError:  # the broker ended the session
+                break
+            if not isinstance(msg, dict) or msg.get("type") != "call":
+                raise RuntimeError("a session message is not a call")
     except BaseException as e:  # the host's own failure
         if os.getpid() == me:
             try:

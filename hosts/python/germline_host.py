@@ -8,6 +8,14 @@ data exists: assumption A2), then lets copy_host install its shims (copy_host.pr
 _germline.serve, which only serves fork requests and returns in a copy,
 with the copy's channel, to copy_host.run.
 Only glue lives here; the security-critical parts are in C (_germline.c).
+
+    python3 -I -B <host_dir>/germline_host.py --session <release_dir> <entry>
+
+is the unconfined session process of the baselines sigpin and sigifc (SPEC
+§6; paper §VII-A "Runtimes": Sig+Pin, Sig+IFC): started by gl-run without any
+restriction, its channel on fd 3, it imports the entry module and serves
+call after call (copy_host.run in session mode) until the broker closes the
+channel. No _germline, no fork server, no confinement.
 """
 import os
 import sys
@@ -27,7 +35,19 @@ def _short_traceback(exc):
 
 def main():
     host_dir = os.path.dirname(os.path.abspath(__file__))
+    session = sys.argv[1:2] == ["--session"]
+    if session:
+        del sys.argv[1]
     release_dir, entry = sys.argv[1], sys.argv[2]
+    if session:  # the baselines' persistent, unconfined process
+        sys.path[:0] = [host_dir, release_dir]
+        import importlib
+
+        module = importlib.import_module(entry)
+        import copy_host
+
+        copy_host.prepare()
+        copy_host.run(CTL_FD, module)
     # -I leaves the script's directory out of sys.path: the host first (for
     # _germline and copy_host), then the release root.
     sys.path[:0] = [host_dir, release_dir]
