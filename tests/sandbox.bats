@@ -227,7 +227,10 @@ c, _ = s.accept(); import time; time.sleep(30)
 ' > port &
   lp=$!
   while [ ! -s port ]; do sleep 0.05; done
-  drive --host "$TESTHOST" --germline-off newnet --copy-off newnet "$(rel probe)" \
+  # The copy must stay alive in a blocking recv: that needs a TCP connection
+  # to the listener, so the network namespace and the seccomp filter (which
+  # denies connect) are off for this test of the death signal alone.
+  drive --host "$TESTHOST" --germline-off newnet,seccomp --copy-off newnet,seccomp "$(rel probe)" \
     "tcp_connect={\"port\":$(cat port)}" > out &
   dp=$!
   g= c=
