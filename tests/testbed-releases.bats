@@ -12,7 +12,8 @@ bats_require_minimum_version 1.5.0
 
 setup() {
   run_setup
-  REL_DIR=$GL_ROOT/testbed/releases
+  REL_DIR=$BATS_TEST_TMPDIR/releases
+  "$GL_ROOT/testbed/assemble.sh" "$REL_DIR"
   PIDS=$BATS_TEST_TMPDIR/pids
   : >"$PIDS"
   POLICY=$BATS_TEST_TMPDIR/policy.json
