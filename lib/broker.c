@@ -447,6 +447,43 @@ enum outcome gl_broker_serve(struct run *r, struct gl_msg *result)
 	}
 }
 
+/* Line 8: the germline must still be data-free (A2). jv_invalid() or a
+ * refusal of the call naming the check. */
+static jv check_germline(struct gl_germline *gm)
+{
+	char *err = NULL;
+	if (gl_germline_check(gm, &err) < 0) {
+		jv out = refuse("germline_check", "%s", err);
+		free(err);
+		return out;
+	}
+	return jv_invalid();
+}
+
+/* Line 9: fork a copy on a fresh channel (r->sock); its absolute budget
+ * starts now. jv_invalid() with *pidfd, or a refusal (*lost: the germline
+ * is to be relaunched). */
+static jv fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies, int *pidfd)
+{
+	char *err = NULL;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		gl_die_errno(GL_EXIT_USAGE, "socketpair");
+	*pidfd = -1;
+	if (gl_germline_fork(gm, sp[1], pidfd, &err) < 0) {
+		close(sp[0]);
+		*lost = true;
+		jv out = refuse("germline", "fork request failed: %s", err);
+		free(err);
+		return out;
+	}
+	(*copies)++;
+	r->sock = sp[0];
+	fcntl(r->sock, F_SETFL, O_NONBLOCK);
+	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);
+	return jv_invalid();
+}
+
 /* Lines 8–28 for group gi. Appends the consumers' results to *results.
  * Returns jv_invalid(), or a refusal of the whole call. */
 static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lost, size_t *copies)
@@ -454,14 +491,11 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	const struct gl_plan_group *g = &r->plan->group[r->gi];
 	const struct gl_call *c = r->c;
 	char *err = NULL;
-	/* Line 8: the germline must still be data-free (A2). */
-	if (gl_germline_check(gm, &err) < 0) {
-		jv out = refuse("germline_check", "%s", err);
-		free(err);
+	jv out = check_germline(gm); /* line 8 */
+	if (jv_is_valid(out))
 		return out;
-	}
 	if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &err) < 0) {
-		jv out = refuse("bad_slot", "%s", err);
+		out = refuse("bad_slot", "%s", err);
 		free(err);
 		gl_slot_free(&r->slot);
 		return out;
@@ -477,22 +511,10 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	r->requests = 0;
 
 	int from = jv_array_length(jv_copy(r->triggers));
-	/* Line 9: fork the copy; its budget starts now (absolute). */
-	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-		gl_die_errno(GL_EXIT_USAGE, "socketpair");
-	int pidfd = -1;
-	if (gl_germline_fork(gm, sp[1], &pidfd, &err) < 0) {
-		close(sp[0]);
-		*lost = true;
-		jv out = refuse("germline", "fork request failed: %s", err);
-		free(err);
+	int pidfd;
+	out = fork_copy(r, gm, lost, copies, &pidfd); /* line 9 */
+	if (jv_is_valid(out))
 		return out;
-	}
-	(*copies)++;
-	r->sock = sp[0];
-	fcntl(r->sock, F_SETFL, O_NONBLOCK);
-	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);
 
 	/* Line 10: m, τ, the whole slot, the contents of V(g). */
 	autobuf struct gl_buf msg = {0};
@@ -564,27 +586,13 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 static jv lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies)
 {
 	const struct gl_call *c = r->c;
-	char *err = NULL;
-	if (gl_germline_check(gm, &err) < 0) {
-		jv out = refuse("germline_check", "%s", err);
-		free(err);
+	jv out = check_germline(gm);
+	if (jv_is_valid(out))
 		return out;
-	}
-	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-		gl_die_errno(GL_EXIT_USAGE, "socketpair");
-	int pidfd = -1;
-	if (gl_germline_fork(gm, sp[1], &pidfd, &err) < 0) {
-		close(sp[0]);
-		*lost = true;
-		jv out = refuse("germline", "fork request failed: %s", err);
-		free(err);
+	int pidfd;
+	out = fork_copy(r, gm, lost, copies, &pidfd);
+	if (jv_is_valid(out))
 		return out;
-	}
-	(*copies)++;
-	r->sock = sp[0];
-	fcntl(r->sock, F_SETFL, O_NONBLOCK);
-	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);
 	for (size_t x = 0; x < c->nitem; x++)
 		r->items[x].b64 = r->b64[x];
 	jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
