@@ -49,7 +49,11 @@ PYTHON    := /usr/bin/python3
 PY_INC    := $(shell /usr/bin/python3-config --includes 2>/dev/null)
 HOST_PY   := $(patsubst hosts/python/%,$(BUILD)/host/%,$(wildcard hosts/python/*.py))
 HOST_EXT  := $(if $(wildcard hosts/python/_germline.c),$(BUILD)/host/_germline.so)
-host: $(HOST_PY) $(HOST_EXT)
+host: $(HOST_PY) $(HOST_EXT) $(BUILD)/host/gl-exec-host
+# gl-exec-host: the host half of a runtime "exec" copy (hosts/exec, docs/exec.md)
+$(BUILD)/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(BUILD)/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
 $(BUILD)/host/%.py: hosts/python/%.py
 	@mkdir -p $(@D)
 	cp $< $@

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "exec.h"
 #include "http.h"
 #include "json.h"
 #include "labels.h"
@@ -451,6 +452,8 @@ enum outcome gl_broker_serve(struct run *r, struct gl_msg *result)
  * refusal of the call naming the check. */
 static jv check_germline(struct gl_germline *gm)
 {
+	if (gm->exec)
+		return jv_invalid(); /* no germline: each copy is a verified launch */
 	char *err = NULL;
 	if (gl_germline_check(gm, &err) < 0) {
 		jv out = refuse("germline_check", "%s", err);
@@ -458,6 +461,38 @@ static jv check_germline(struct gl_germline *gm)
 		return out;
 	}
 	return jv_invalid();
+}
+
+/* An exec release's copy (lib/exec.h): a verified launch that can read
+ * exactly the item files of its view (all of them for lazy's probe). */
+static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, char **err)
+{
+	const struct gl_call *c = r->c;
+	const char **paths = gl_xcalloc(c->nitem + 1, sizeof *paths);
+	size_t n = 0;
+	jv_array_foreach(c->items, i, it)
+	{
+		const char *name = gl_json_get_str(it, "name"), *path = gl_json_get_str(it, "path");
+		int k = name ? item_index(c, name) : -1;
+		if (path && k >= 0 && (r->probe || in_view(&r->plan->group[r->gi], (size_t)k)))
+			paths[n++] = path; /* c->items holds the string */
+		jv_free(it);
+	}
+	int rc = gl_exec_copy(x, paths, n, (const char *const *)c->dest, c->ndest, chan, pidfd,
+			      &r->scratch, err);
+	free(paths);
+	return rc;
+}
+
+/* Line 27 for one copy: it and its descendants are gone (A1). */
+static void end_copy(struct run *r, struct gl_germline *gm, int pidfd)
+{
+	if (gm->exec)
+		gl_exec_copy_done(pidfd, r->scratch);
+	else
+		gl_copy_kill(pidfd);
+	r->scratch = NULL;
+	close(pidfd);
 }
 
 /* Line 9: fork a copy on a fresh channel (r->sock); its absolute budget
@@ -470,10 +505,12 @@ static jv fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *c
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		gl_die_errno(GL_EXIT_USAGE, "socketpair");
 	*pidfd = -1;
-	if (gl_germline_fork(gm, sp[1], pidfd, &err) < 0) {
+	if (gm->exec ? exec_copy(r, gm->exec, sp[1], pidfd, &err) < 0
+		     : gl_germline_fork(gm, sp[1], pidfd, &err) < 0) {
 		close(sp[0]);
 		*lost = true;
-		jv out = refuse("germline", "fork request failed: %s", err);
+		jv out = gm->exec ? refuse("launch", "%s", err) /* an exec copy's verified launch */
+				  : refuse("germline", "fork request failed: %s", err);
 		free(err);
 		return out;
 	}
@@ -536,8 +573,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	}
 	/* Line 27: the copy and all its descendants are gone before anything
 	 * else happens (A1). */
-	gl_copy_kill(pidfd);
-	close(pidfd);
+	end_copy(r, gm, pidfd);
 	close(r->sock);
 	r->sock = -1;
 	gl_broker_witnesses(r, from);
@@ -590,7 +626,9 @@ static jv lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *
 	if (jv_is_valid(out))
 		return out;
 	int pidfd;
+	r->probe = true; /* an exec copy: every item file readable */
 	out = fork_copy(r, gm, lost, copies, &pidfd);
+	r->probe = false;
 	if (jv_is_valid(out))
 		return out;
 	for (size_t x = 0; x < c->nitem; x++)
@@ -608,8 +646,7 @@ static jv lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *
 	if (o == COPY_RESULT)
 		o = gl_broker_serve(r, &result);
 	r->probe = false;
-	gl_copy_kill(pidfd);
-	close(pidfd);
+	end_copy(r, gm, pidfd);
 	close(r->sock);
 	r->sock = -1;
 	if (o != COPY_RESULT)

@@ -86,6 +86,8 @@ struct gl_session_proc {
 	bool up;
 	bool confined;       /* forked from a germline (a copy) */
 	bool started;        /* started for the call now running (reported as "copies":1) */
+	bool exec;           /* an exec copy (lib/exec.h): the broker reaps it */
+	char *scratch;       /* its scratch directory, removed when it stops */
 };
 
 /* Start the Sig+Pin/Sig+IFC process of a release: the interpreter run from

@@ -57,6 +57,7 @@ struct run {
 	/* the running copy */
 	size_t gi;
 	int sock;
+	char *scratch; /* an exec copy's scratch directory (lib/exec.h), or NULL */
 	int64_t deadline;
 	struct gl_labels L;
 	struct gl_slot slot;

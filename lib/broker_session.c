@@ -20,6 +20,7 @@
  * and dropped). See broker.h and docs/gl-run.md "Modes". */
 #define _GNU_SOURCE
 #include "broker_impl.h"
+#include "exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,7 +113,14 @@ int gl_session_fork(struct gl_germline *g, struct gl_session_proc *p, bool *germ
 		*err = gl_xasprintf("socketpair: %s", strerror(errno));
 		return -1;
 	}
-	if (gl_germline_fork(g, sp[1], &p->pidfd, err) < 0) {
+	if (g->exec) {
+		/* runtime exec: a verified launch with no item (lib/exec.h) */
+		if (gl_exec_copy(g->exec, NULL, 0, NULL, 0, sp[1], &p->pidfd, &p->scratch, err) < 0) {
+			close(sp[0]);
+			return -1;
+		}
+		p->exec = true;
+	} else if (gl_germline_fork(g, sp[1], &p->pidfd, err) < 0) {
 		close(sp[0]);
 		*germline_lost = true;
 		return -1;
@@ -129,7 +137,9 @@ void gl_session_stop(struct gl_session_proc *p)
 		return;
 	if (p->sock >= 0)
 		close(p->sock);
-	if (p->confined) {
+	if (p->exec) {
+		gl_exec_copy_done(p->pidfd, p->scratch); /* killed, reaped, scratch removed */
+	} else if (p->confined) {
 		gl_copy_kill(p->pidfd); /* with its descendants: PID 1 of its namespace */
 	} else {
 		if (p->pidfd >= 0)

@@ -316,6 +316,21 @@ static int add_path_item(struct gl_call *c, const char *arg, jv path, size_t fir
 		return fail(e, GL_ERR_UNLABELLED_PATH,
 			    "args.%s: no glob of the policy's \"labels\" matches %s", arg, q);
 	}
+	/* gl-plan | gl-run: a planned envelope already holds the items gl-plan
+	 * added. An explicit item that is exactly the one this path makes (the
+	 * same name and path, the policy's label) is that item; any other
+	 * explicit item of the name stays a duplicate_item. */
+	for (size_t i = 0; i < first; i++)
+		if (!strcmp(c->item[i].name, s) && gl_labels_equal(&c->item[i].label, l)) {
+			jv it = jv_array_get(jv_copy(c->items), (int)i);
+			const char *ip = gl_json_get_str(it, "path");
+			bool same = ip && !strcmp(ip, s);
+			jv_free(it);
+			if (same) {
+				jv_free(path);
+				return 0;
+			}
+		}
 	if (c->nitem >= GL_CALL_ITEMS_MAX) {
 		jv_free(path);
 		return fail(e, GL_ERR_BAD_ENVELOPE, "more than %d items", GL_CALL_ITEMS_MAX);

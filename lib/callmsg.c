@@ -40,7 +40,10 @@ void gl_callmsg(struct gl_buf *out, const char *function, jv args,
 		gl_json_dump(out, item[x].label);
 		gl_buf_adds(out, ",\"name\":");
 		gl_json_dump_string(out, item[x].name, strlen(item[x].name));
-		gl_buf_addc(out, '}');
+		/* An item outside the view is marked, so the host can refuse to
+		 * open its file (docs/mcp.md "File items") rather than serve an
+		 * empty one. */
+		gl_buf_adds(out, item[x].b64 ? "}" : ",\"view\":false}");
 	}
 	gl_buf_adds(out, "],\"state\":");
 	gl_json_dump(out, state);

@@ -57,7 +57,12 @@ struct gl_launch_spec {
 	const char *interpreter;   /* e.g. "/usr/bin/python3"; resolved and retained */
 };
 
+struct gl_exec;
 struct gl_germline {
+	/* runtime exec (lib/exec.h): no germline process; every copy is a
+	 * verified launch of this release, and the fields below are unused
+	 * except enf. NULL for a python germline. */
+	struct gl_exec *exec;
 	pid_t pid;                 /* in the broker's PID namespace */
 	int pidfd;                 /* of the germline */
 	int ctl;                   /* broker's end of the control socket (SOCK_SEQPACKET) */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec.h"
 #include "germline_impl.h"
 #include "json.h"
 #include "proc.h"
@@ -288,6 +289,12 @@ void gl_copy_kill(int copy_pidfd)
 
 void gl_germline_stop(struct gl_germline *g)
 {
+	if (g->exec) { /* runtime exec: no process, the retained release */
+		gl_exec_close(g->exec);
+		free(g->exec);
+		g->exec = NULL;
+		return;
+	}
 	if (g->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
 	else if (g->pid > 0)

@@ -391,12 +391,64 @@ static int check_functions(jv m, bool mcp, char **err)
 	return r;
 }
 
+static bool env_name_ok(const char *s, size_t len)
+{
+	return chars_ok(s, len, 64, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_",
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+}
+
+/* runtime exec only (docs/exec.md): "env", an object of at most 32
+ * NAME -> value strings (NAME [A-Z_][A-Z0-9_]*, value at most 4096 bytes,
+ * no NUL), and "state_dir", a boolean: a writable scratch directory per
+ * copy, restored from and stored to its horizon slot. */
+static int check_exec_extras(jv m, bool exec, char **err)
+{
+	jv env = gl_json_get(m, "env");
+	jv sd = gl_json_get(m, "state_dir");
+	int r = 0;
+	if (!exec && (jv_is_valid(env) || jv_is_valid(sd))) {
+		*err = gl_xstrdup(jv_is_valid(env) ? "env: only for runtime exec"
+						   : "state_dir: only for runtime exec");
+		r = -1;
+	} else if (jv_is_valid(sd) && jv_get_kind(sd) != JV_KIND_TRUE &&
+		   jv_get_kind(sd) != JV_KIND_FALSE) {
+		*err = gl_xstrdup("state_dir: not a boolean");
+		r = -1;
+	} else if (jv_is_valid(env) && (jv_get_kind(env) != JV_KIND_OBJECT ||
+					jv_object_length(jv_copy(env)) > 32)) {
+		*err = gl_xstrdup("env: not an object of at most 32 strings");
+		r = -1;
+	} else if (jv_is_valid(env)) {
+		jv_object_foreach(env, k, v)
+		{
+			const char *ks = jv_string_value(k);
+			size_t kl = (size_t)jv_string_length_bytes(jv_copy(k));
+			if (r == 0 && !env_name_ok(ks, kl)) {
+				autofree char *q = gl_quote(ks, kl);
+				*err = gl_xasprintf("env: %s is not a variable name ([A-Z_][A-Z0-9_]*)", q);
+				r = -1;
+			} else if (r == 0 && (jv_get_kind(v) != JV_KIND_STRING ||
+					      jv_string_length_bytes(jv_copy(v)) > 4096 ||
+					      strlen(jv_string_value(v)) !=
+						  (size_t)jv_string_length_bytes(jv_copy(v)))) {
+				*err = gl_xasprintf("env.%s: not a string of at most 4096 bytes", ks);
+				r = -1;
+			}
+			jv_free(k);
+			jv_free(v);
+		}
+	}
+	jv_free(env);
+	jv_free(sd);
+	return r;
+}
+
 int gl_manifest_check(jv m, char **err)
 {
 	static const char *const keys[] = {"name",	 "version",    "runtime",
 					   "entry",	 "protocol",   "functions",
 					   "read_paths", "deterministic", "description",
-					   NULL};
+					   "env",	 "state_dir",  NULL};
 	*err = NULL;
 	if (jv_get_kind(m) != JV_KIND_OBJECT) {
 		*err = gl_xstrdup("not a JSON object");
@@ -431,6 +483,8 @@ int gl_manifest_check(jv m, char **err)
 		r = -1;
 	}
 	jv_free(det);
+	if (r == 0)
+		r = check_exec_extras(m, strcmp(rt, "exec") == 0, err);
 	return r;
 }
 

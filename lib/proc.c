@@ -232,6 +232,10 @@ int gl_proc_check_germline(pid_t pid, uint64_t ctl_ino, char **err)
 
 int gl_germline_check(const struct gl_germline *g, char **err)
 {
+	if (g->exec) {
+		*err = NULL;
+		return 0; /* runtime exec: no germline; each copy is checked by gl_proc_check_exec */
+	}
 	return gl_proc_check_germline(g->pid, g->ctl_ino, err);
 }
 
@@ -311,5 +315,70 @@ int gl_proc_check_copy(pid_t copy, pid_t germline, uint64_t chan_ino, char **err
 	struct stat st;
 	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != chan_ino)
 		return gl_err(err, "copy: fd 3 is not its channel");
+	return 0;
+}
+
+int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, char **err)
+{
+	*err = NULL;
+	static const char *const fresh[] = {"pid", "net", "ipc", "mnt", "user"};
+	for (size_t i = 0; i < 5; i++) {
+		char a[64], b[64];
+		if (ns_of(copy, fresh[i], a) < 0 || ns_of(getpid(), fresh[i], b) < 0)
+			return gl_err(err, "exec copy: cannot read its %s namespace: %s", fresh[i],
+				      strerror(errno));
+		if (!strcmp(a, b))
+			return gl_err(err, "exec copy: shares the broker's %s namespace", fresh[i]);
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)copy);
+	autofree char *status = NULL;
+	if (read_small(path, &status, 64 * 1024) < 0)
+		return gl_err(err, "exec copy: cannot read %s: %s", path, strerror(errno));
+	char v[64];
+	const char *nnp = status_field(status, "NoNewPrivs", v);
+	if (!nnp || strcmp(nnp, "1"))
+		return gl_err(err, "exec copy: no_new_privs is not set");
+	const char *mode = status_field(status, "Seccomp", v);
+	if (!mode || strcmp(mode, "2"))
+		return gl_err(err, "exec copy: no seccomp filter");
+	static const char *const caps[] = {"CapEff", "CapPrm", "CapInh", "CapAmb"};
+	for (size_t i = 0; i < 4; i++) {
+		const char *c = status_field(status, caps[i], v);
+		if (!c || strspn(c, "0") != strlen(c))
+			return gl_err(err, "exec copy: holds capabilities (%s)", caps[i]);
+	}
+	/* Descriptors: 0-2 /dev/null, 3 the channel, 4 the relay's listening
+	 * socket, 5 the retained target (read-only), nothing else. */
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)copy);
+	autoclosedir DIR *d = opendir(path);
+	if (!d)
+		return gl_err(err, "exec copy: cannot read %s: %s", path, strerror(errno));
+	struct dirent *e;
+	int n = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (*end || fd < 0 || fd > INT32_MAX || ++n > 6)
+			return gl_err(err, "exec copy: descriptor %s is not one of its six",
+				      fd > 5 ? e->d_name : "list");
+		if (fd == 4) {
+			struct stat st;
+			snprintf(path, sizeof path, "/proc/%d/fd/4", (int)copy);
+			if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+			    (listen_ino && (uint64_t)st.st_ino != listen_ino))
+				return gl_err(err, "exec copy: fd 4 is not its relay socket");
+		} else if (check_fd(copy, (int)fd, chan_ino, "exec copy", err) < 0) {
+			return -1;
+		}
+	}
+	if (check_maps(copy, "exec copy", err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%d/fd/3", (int)copy);
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != chan_ino)
+		return gl_err(err, "exec copy: fd 3 is not its channel");
 	return 0;
 }

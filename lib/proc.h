@@ -27,6 +27,14 @@ int gl_proc_check_germline(pid_t pid, uint64_t ctl_ino, char **err);
  * tolerated, as for G2), no shared writable mapping. */
 int gl_proc_check_copy(pid_t copy, pid_t germline, uint64_t chan_ino, char **err);
 
+/* A freshly launched exec copy (lib/exec.c), after its exec and before it
+ * receives anything: its own pid, net, ipc, mount and user namespaces (not
+ * the broker's), no_new_privs, a seccomp filter, no capability, descriptors
+ * 0–2 /dev/null, 3 the channel (inode chan_ino), 4 the relay's listening
+ * socket (listen_ino; 0: any socket, it was made inside), 5 the retained target (read-only), no other, no
+ * shared writable mapping. */
+int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, char **err);
+
 /* The inode of a socket descriptor, or 0. */
 uint64_t gl_proc_socket_ino(int fd);
 

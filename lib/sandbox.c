@@ -150,6 +150,49 @@ int gl_landlock_germline_ruleset(int abi, const char *const *paths, size_t n, in
 	return gl_steal_fd(&rs);
 }
 
+int gl_landlock_exec_ruleset(int abi, const char *const *paths, size_t n, const int *extra_fds,
+			     size_t nfd, const char *write_dir, int connect_port, const char **bad)
+{
+	*bad = NULL;
+	autoclose int rs = gl_landlock_germline_ruleset(abi, paths, n, nfd ? extra_fds[0] : -1, bad);
+	if (rs < 0)
+		return -1;
+	for (size_t i = 1; i < nfd; i++)
+		if (add_read_rule(rs, extra_fds[i]) < 0) {
+			*bad = "(retained executable)";
+			return -1;
+		}
+	if (write_dir) {
+		autoclose int fd = open(write_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		struct gl_ll_path_beneath pb = {.allowed_access = fs_rights(abi) & ~LL_FS_EXECUTE,
+						.parent_fd = fd};
+		if (fd < 0 || syscall(SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+			*bad = write_dir;
+			return -1;
+		}
+	}
+	{
+		/* /dev/null writable: runtimes open it O_RDWR for a child's stdio */
+		autoclose int fd = open("/dev/null", O_PATH | O_CLOEXEC);
+		struct gl_ll_path_beneath pb = {.allowed_access = LL_FS_READ_FILE | LL_FS_WRITE_FILE,
+						.parent_fd = fd};
+		if (fd < 0 || syscall(SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+			*bad = "/dev/null";
+			return -1;
+		}
+	}
+	if (connect_port > 0 && abi >= 4) {
+		struct {
+			uint64_t allowed_access, port;
+		} __attribute__((packed)) np = {LL_NET_CONNECT_TCP, (uint64_t)connect_port};
+		if (syscall(SYS_landlock_add_rule, rs, 2 /* LANDLOCK_RULE_NET_PORT */, &np, 0) < 0) {
+			*bad = "(TCP connect port)";
+			return -1;
+		}
+	}
+	return gl_steal_fd(&rs);
+}
+
 int gl_landlock_copy_ruleset(int abi)
 {
 	/* Only write-type rights are handled; reads stay governed by the
@@ -186,7 +229,7 @@ static const char *const deny_always[] = {
 	"mq_timedreceive", "mq_notify", "mq_getsetattr",
 	/* addressing anything: the channel is inherited, and a pathname unix
 	 * socket is not covered by the network namespace */
-	"connect", "bind", "listen",
+	"bind", "listen",
 };
 
 static int deny(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
@@ -214,6 +257,10 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
 	 * makes libc fall back to clone, whose flags it can. */
 	if (deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err) < 0)
 		return -1;
+	/* connect: only an exec copy, whose sockets can only be AF_INET ones
+	 * (below) in a network namespace holding its relay alone. */
+	if (which != GL_FILTER_EXEC && deny(ctx, eperm, "connect", 0, NULL, err) < 0)
+		return -1;
 	/* clone with a CLONE_NEW* flag; the germline may create exactly the
 	 * pid, net and ipc namespaces of a copy (Algorithm 1 line 9). */
 	static const uint64_t newns[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWUSER,
@@ -230,7 +277,8 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
 	/* Sockets: AF_UNIX only, and socket() only SOCK_STREAM (an unconnected
 	 * datagram socket could sendto() a pathname socket without connect). */
 	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
-	if (deny(ctx, eperm, "socket", 1, &not_unix, err) < 0 ||
+	struct scmp_arg_cmp not_inet = SCMP_A0(SCMP_CMP_NE, AF_INET);
+	if (deny(ctx, eperm, "socket", 1, which == GL_FILTER_EXEC ? &not_inet : &not_unix, err) < 0 ||
 	    deny(ctx, eperm, "socketpair", 1, &not_unix, err) < 0)
 		return -1;
 	static const int types[] = {SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW, SOCK_RDM, SOCK_PACKET};
@@ -259,7 +307,10 @@ int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, char **err)
 	 * only the native table is described here. libseccomp's x86_64 filter
 	 * also sends x32 numbers (bit 30 set) to this action. */
 	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0) {
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
+	    /* a binary tree over syscall numbers, not a linear chain: every
+	     * syscall of a copy runs the filter (node makes tens of thousands) */
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
 		*err = gl_xasprintf("seccomp attributes: %s", strerror(-rc));
 		seccomp_release(ctx);
 		return -1;

@@ -42,6 +42,14 @@ int gl_landlock_germline_ruleset(int abi, const char *const *paths, size_t n, in
  * writable path), TCP bind/connect denied, abstract sockets and signals
  * scoped to the copy's own domain. */
 int gl_landlock_copy_ruleset(int abi);
+/* An exec copy's ruleset (lib/exec.c): like the germline's (read and
+ * execute on paths[0..n) and on the files extra_fds[0..nfd)), plus every
+ * right but EXECUTE beneath write_dir when it is not NULL (the copy's
+ * scratch directory), read and write on /dev/null, and TCP connect to port connect_port only (0: none)
+ * where the ABI handles TCP (>= 4). Returns the ruleset or -1 with errno
+ * and *bad. */
+int gl_landlock_exec_ruleset(int abi, const char *const *paths, size_t n, const int *extra_fds,
+			     size_t nfd, const char *write_dir, int connect_port, const char **bad);
 /* landlock_restrict_self(ruleset, 0). Async-signal-safe. */
 int gl_landlock_restrict(int ruleset_fd);
 
@@ -54,6 +62,12 @@ struct gl_bpf {
 enum gl_filter {
 	GL_FILTER_GERMLINE, /* the copy's rules, but clone may create pid/net/ipc namespaces */
 	GL_FILTER_COPY,
+	/* An exec copy (lib/exec.c): the copy's rules, but socket() may
+	 * create AF_INET stream sockets (never AF_UNIX ones: no pathname
+	 * socket can be reached) and connect() is allowed, for the HTTP
+	 * relay on 127.0.0.1:80 of its own network namespace; Landlock
+	 * allows TCP connect to port 80 only. socketpair stays AF_UNIX. */
+	GL_FILTER_EXEC,
 };
 /* Build a filter; 0, or -1 with *err (malloc'd). */
 int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, char **err);

@@ -11,7 +11,11 @@ pkgs=(
   libcurl4-openssl-dev jq
   python3 python3-dev python3-securesystemslib python3-nacl time
   bats minisign
+  bubblewrap nodejs
 )
+# npm: a separate Debian package (Debian 12: nodejs 18 + npm), bundled with
+# nodesource's nodejs; only asked for when there is no npm at all.
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 
 missing=()
 for p in "${pkgs[@]}"; do

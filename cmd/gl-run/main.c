@@ -18,14 +18,18 @@
 #include "broker.h"
 #include "call.h"
 #include "damp.h"
+#include "exec.h"
 #include "germline.h"
 #include "http.h"
 #include "json.h"
 #include "manifest.h"
+#include "mcp.h"
 #include "msg.h"
 #include "plan.h"
 #include "policy.h"
 #include "util.h"
+
+#include "run.h"
 
 static const char usage[] =
     "usage: gl-run --policy FILE [--mode MODE] [--deadline SECONDS]\n"
@@ -52,6 +56,8 @@ static const char usage[] =
     "                      verifier cleared for them; docs/witness.md)\n"
     "  --no-twin           ablation: each copy gets its own clock and seed\n"
     "                      (false triggers; for experiments only)\n"
+    "  --serve-mcp         be an MCP server on stdio for one release instead\n"
+    "                      (with --release H [--consumer NAME]; docs/mcp.md)\n"
     "\n"
     "Exit status: 0 every record ok, 1 some record refused, 2 usage or I/O error.\n";
 
@@ -64,6 +70,9 @@ struct resident {
 	struct gl_germline g;
 	bool up;
 	struct gl_session_proc sp; /* confined, sigifc, sigpin: the release's process */
+	bool discovered;           /* mcp-stdio: the discovery check passed (lib/mcp.h) */
+	jv tools;                  /* owned: the server's tools/list, once discovered */
+	char *refused;             /* the discovery check refused the release: why */
 };
 
 struct session {
@@ -116,6 +125,7 @@ static struct resident *resident_for(struct session *s, const char *release, jv 
 	struct resident *r = &s->res[s->nres++];
 	memset(r, 0, sizeof *r);
 	r->sp = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
+	r->tools = jv_null();
 	snprintf(r->release, sizeof r->release, "%s", release);
 	r->manifest = jv_copy(manifest);
 	jv rp = gl_json_get(r->manifest, "read_paths");
@@ -151,6 +161,23 @@ static int launch(const struct session *s, const struct resident *r, struct gl_g
 	autofree char *dir = NULL;
 	struct gl_launch_spec spec = launch_spec(s, r, &dir);
 	char *why = NULL;
+	const char *rt = gl_json_get_str(r->manifest, "runtime");
+	if (rt && !strcmp(rt, "exec")) {
+		/* runtime exec: no germline; the release is verified and its
+		 * executables retained here, each copy is a verified launch
+		 * (lib/exec.h, docs/exec.md) */
+		memset(g, 0, sizeof *g);
+		g->pid = g->pidfd = g->ctl = -1;
+		g->exec = gl_xcalloc(1, sizeof *g->exec);
+		autofree char *host = gl_xasprintf("%s/gl-exec-host", s->host_dir);
+		if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, err) < 0) {
+			free(g->exec);
+			g->exec = NULL;
+			return -1;
+		}
+		g->enf = g->exec->enf;
+		return 0;
+	}
 	enum gl_launch_step st = gl_germline_launch(&spec, g, &why);
 	if (st != GL_LAUNCH_OK) {
 		const char *step = gl_launch_step_name(st);
@@ -213,6 +240,54 @@ static bool plan_matches(jv given, const struct gl_plan *plan, const struct gl_c
 	return a.len == b.len && !memcmp(a.data, b.data, a.len);
 }
 
+/* A release speaking MCP: the discovery check forks a copy from its
+ * germline, or, for runtime exec, launches one (gl_session_fork's exec
+ * branch, lib/exec.h; docs/exec.md). */
+static bool is_mcp(jv manifest)
+{
+	const char *proto = gl_json_get_str(manifest, "protocol");
+	return proto && !strcmp(proto, "mcp-stdio");
+}
+
+/* An mcp-stdio release's discovery check (SPEC §11; lib/mcp.h), once per
+ * germline, before its first call: 0 when r may serve calls, else -1 with
+ * *code and *detail (malloc'd). A changed tool list refuses the release
+ * for the session. */
+static int mcp_ready(struct session *s, struct resident *r, const char **code, char **detail)
+{
+	if (r->refused) {
+		*code = GL_ERR_DISCOVERY;
+		*detail = gl_xstrdup(r->refused);
+		return -1;
+	}
+	if (r->discovered || !is_mcp(r->manifest))
+		return 0;
+	bool lost = false;
+	jv tools;
+	char *err = NULL;
+	switch (gl_mcp_discover(&r->g, r->manifest, s->broker.deadline_s, &tools, &lost, &err)) {
+	case GL_MCP_DISCOVERY_OK:
+		jv_free(r->tools);
+		r->tools = tools;
+		r->discovered = true;
+		return 0;
+	case GL_MCP_DISCOVERY_CHANGED:
+		r->refused = err;
+		*code = GL_ERR_DISCOVERY;
+		*detail = gl_xstrdup(err);
+		return -1;
+	case GL_MCP_DISCOVERY_FAILED:
+		break;
+	}
+	if (lost) {
+		gl_germline_stop(&r->g);
+		r->up = false;
+	}
+	*code = lost ? "germline" : "germline_check";
+	*detail = err;
+	return -1;
+}
+
 static bool baseline(enum gl_run_mode m)
 {
 	return m == GL_RUN_FRESH || m == GL_RUN_CONFINED || m == GL_RUN_SIGIFC ||
@@ -230,6 +305,32 @@ static jv fail(const char *code, char *detail)
 /* The baselines (SPEC §6; paper §VII-A "Runtimes"; docs/gl-run.md
  * "Modes"): find or start the process that serves the call, then run it
  * (lib/broker_session.c). Returns the body of the record (owned). */
+jv gl_run_tools(struct session *s, const char *release, char **code, char **detail)
+{
+	jv manifest = jv_invalid();
+	char *err = NULL;
+	*code = NULL;
+	if (gl_releases_get(s->rel, release, &manifest, &err) != GL_MANIFEST_OK) {
+		*code = gl_xstrdup("unknown_release");
+		*detail = err;
+		return jv_invalid();
+	}
+	jv tools = jv_null();
+	if (is_mcp(manifest) && !baseline(s->run)) {
+		struct resident *r = germline_for(s, release, manifest, &err);
+		const char *c = "launch";
+		if (!r || mcp_ready(s, r, &c, &err) < 0) {
+			*code = gl_xstrdup(c);
+			*detail = err;
+			return jv_invalid();
+		}
+		tools = jv_copy(r->tools);
+	}
+	jv out = gl_mcp_tools_list(manifest, tools);
+	jv_free(tools);
+	return out;
+}
+
 static jv run_baseline(struct session *s, const struct gl_call *c, const struct gl_plan *plan,
 		       jv manifest)
 {
@@ -237,6 +338,12 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 	struct resident *r = resident_for(s, c->release, manifest, &err);
 	if (!r)
 		return fail("launch", err);
+	const char *rt = gl_json_get_str(manifest, "runtime");
+	if (rt && !strcmp(rt, "exec") && !r->up) { /* the verified release (lib/exec.h) */
+		if (launch(s, r, &r->g, &err) < 0)
+			return fail("launch", err);
+		r->up = true;
+	}
 	if (s->run == GL_RUN_FRESH) {
 		/* Fresh+IFC: a germline launched for this call (a verified
 		 * launch), one confined copy with every item, both gone before
@@ -272,6 +379,11 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 			}
 			return fail(lost ? "germline" : "germline_check", err);
 		}
+	} else if (!r->sp.up && r->g.exec) {
+		/* Sig+Pin, Sig+IFC of an exec release (lib/exec.h) */
+		if (gl_exec_session_start(r->g.exec, (const char *const *)c->dest, c->ndest, &r->sp,
+					  &err) < 0)
+			return fail("launch", err);
 	} else if (!r->sp.up) {
 		/* Sig+Pin, Sig+IFC: one unconfined process, kept for the session. */
 		autofree char *dir = NULL;
@@ -286,7 +398,7 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 }
 
 /* One envelope -> one record (owned). */
-static jv run_line(struct session *s, const struct gl_buf *line)
+jv gl_run_line(struct session *s, const struct gl_buf *line)
 {
 	jv env = gl_json_parse(line->data, line->len);
 	if (!jv_is_valid(env)) {
@@ -347,20 +459,33 @@ static jv run_line(struct session *s, const struct gl_buf *line)
 		out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
 						     jv_string("unknown_release"), jv_string("detail"),
 						     jv_string(err)));
-	} else if (!(rt = gl_json_get_str(manifest, "runtime")) || strcmp(rt, "python") ||
-		   ((proto = gl_json_get_str(manifest, "protocol")) && strcmp(proto, "germline"))) {
+	} else if ((rt = gl_json_get_str(manifest, "runtime")) && !strcmp(rt, "exec") &&
+		   (s->run == GL_RUN_FRESH || s->run == GL_RUN_CONFINED)) {
+		out = jv_object_merge(
+		    out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+				   jv_string("unsupported_runtime"), jv_string("detail"),
+				   jv_string("runtime \"exec\" runs in modes germline, nosplit, lazy, "
+					     "sigifc and sigpin only (docs/exec.md)")));
+	} else if (!rt || (strcmp(rt, "python") && strcmp(rt, "exec")) ||
+		   ((proto = gl_json_get_str(manifest, "protocol")) && strcmp(proto, "germline") &&
+		    strcmp(proto, "mcp-stdio"))) {
 		out = jv_object_merge(
 		    out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
 				   jv_string("unsupported_runtime"), jv_string("detail"),
 				   jv_string("gl-run runs runtime \"python\" with protocol "
-					     "\"germline\" only, for now")));
+					     "\"germline\" or \"mcp-stdio\" only, for now")));
 	} else if (baseline(s->run)) {
 		out = jv_object_merge(out, run_baseline(s, &c, &plan, manifest));
 	} else {
 		struct resident *r = germline_for(s, c.release, manifest, &err);
+		const char *code = NULL;
 		if (!r) {
 			out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(),
 							     jv_string("error"), jv_string("launch"),
+							     jv_string("detail"), jv_string(err)));
+		} else if (mcp_ready(s, r, &code, &err) < 0) {
+			out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(),
+							     jv_string("error"), jv_string(code),
 							     jv_string("detail"), jv_string(err)));
 		} else {
 			bool lost = false;
@@ -391,6 +516,8 @@ int main(int argc, char **argv)
 		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
 	gl_http_global_init();
 	const char *policy_path = NULL, *releases = NULL, *v;
+	const char *serve_release = NULL, *consumer = "agent";
+	bool serve_mcp = false;
 	struct session s = {.mode_name = "germline", .mode = GL_PLAN_GERMLINE};
 	s.broker.deadline_s = GL_BROKER_DEADLINE_DEFAULT;
 	for (int i = 1; i < argc; i++) {
@@ -406,6 +533,12 @@ int main(int argc, char **argv)
 			s.broker.witness_items = true;
 		} else if (!strcmp(argv[i], "--no-twin")) {
 			s.broker.no_twin = true;
+		} else if (!strcmp(argv[i], "--serve-mcp")) {
+			serve_mcp = true;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--release", usage))) {
+			serve_release = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--consumer", usage))) {
+			consumer = v;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--deadline", usage))) {
 			char *end = NULL;
 			errno = 0;
@@ -421,6 +554,10 @@ int main(int argc, char **argv)
 	}
 	if (!policy_path)
 		bad_usage("--policy is required");
+	if (serve_mcp && (!serve_release || !gl_sha256_hex_ok(serve_release, strlen(serve_release))))
+		bad_usage("--serve-mcp needs --release with a release's sha256");
+	if (!serve_mcp && serve_release)
+		bad_usage("--release and --consumer go with --serve-mcp");
 	static const struct {
 		const char *name;
 		enum gl_run_mode run;
@@ -473,9 +610,11 @@ int main(int argc, char **argv)
 	autobuf struct gl_buf line = {0};
 	bool all_ok = true;
 	bool too_long = false;
-	while (gl_lines_record(&in, &line, &too_long)) {
+	if (serve_mcp)
+		all_ok = gl_serve_mcp(&s, serve_release, consumer) == 0;
+	while (!serve_mcp && gl_lines_record(&in, &line, &too_long)) {
 		int64_t t0 = gl_mono_ns();
-		jv rec = run_line(&s, &line);
+		jv rec = gl_run_line(&s, &line);
 		double ms = (double)(gl_mono_ns() - t0) / 1e6;
 		rec = jv_object_set(rec, jv_string("elapsed_ms"), jv_number(round(ms * 10) / 10));
 		jv ok = gl_json_get(rec, "ok");
@@ -488,6 +627,8 @@ int main(int argc, char **argv)
 		if (s.res[i].up)
 			gl_germline_stop(&s.res[i].g);
 		jv_free(s.res[i].manifest);
+		jv_free(s.res[i].tools);
+		free(s.res[i].refused);
 		free(s.res[i].read_paths);
 	}
 	gl_damp_free(s.damp);

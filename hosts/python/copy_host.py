@@ -52,7 +52,9 @@ except ImportError:  # Python 3.12 renamed the module
 
 _twin = None  # the copy's Twin; None in the germline: shims act as originals
 _chan = None  # the copy's Channel
+_files = None  # the copy's file items: {absolute path: bytes, or None outside its view}
 _prepared = False
+MCP_ENTRY = None  # set by germline_host for a "protocol": "mcp-stdio" release
 
 
 # ---- the channel: 4-byte big-endian length + JSON -------------------------
@@ -157,6 +159,7 @@ _real_getrandom = getattr(os, "getrandom", None)
 _real_seed = random.Random.seed
 _real_module_seed = random.seed  # a method bound to the shared instance
 _real_http, _real_https = http.client.HTTPConnection, getattr(http.client, "HTTPSConnection", None)
+_real_open, _real_os_open = io.open, os.open
 
 
 def _time():
@@ -266,6 +269,82 @@ def _counting_select(real):
             _twin.advance(timeout)
         return ready
     return select
+
+
+# ---- file items (SPEC §11; docs/mcp.md "File items") ----------------------
+#
+# A copy never gains file access its germline lacked (Landlock layers only
+# restrict), and the germline may not read the user's files (A2). So the
+# broker reads an item's file and sends its contents in the call message
+# (the paper's "view's items as memfd files"); here open(), io.open,
+# os.open and pathlib serve exactly those paths from a fresh memfd holding
+# the contents. An item outside the copy's view raises PermissionError
+# (EACCES), as Landlock would; any other path goes to the real open, where
+# Landlock decides (the user's files are not in the germline's ruleset).
+
+_WRITE_MODES = set("wax+")
+
+
+def _item_path(file):
+    if _files is None or isinstance(file, int):
+        return None
+    try:
+        path = os.fsdecode(os.fspath(file))
+    except TypeError:
+        return None
+    path = os.path.normpath(path if path.startswith("/") else os.path.join(os.getcwd(), path))
+    return path if path in _files else None
+
+
+def _deny(path):
+    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+
+
+def _memfd(data):
+    fd = os.memfd_create("germline-item", os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None,
+          closefd=True, opener=None):
+    path = _item_path(file)
+    if path is None:
+        return _real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+    data = _files[path]
+    if data is None or not _WRITE_MODES.isdisjoint(mode):
+        _deny(path)
+    f = _real_open(_memfd(data), mode, buffering, encoding, errors, newline, True)
+    raw = getattr(getattr(f, "buffer", f), "raw", f)
+    try:
+        raw.name = path
+    except (AttributeError, TypeError):
+        pass
+    return f
+
+
+def _os_open(path, flags, mode=0o777, *, dir_fd=None):
+    p = _item_path(path) if dir_fd is None else None
+    if p is None:
+        return _real_os_open(path, flags, mode, dir_fd=dir_fd)
+    data = _files[p]
+    if data is None or flags & (os.O_ACCMODE | os.O_CREAT | os.O_TRUNC | os.O_APPEND):
+        _deny(p)
+    return _memfd(data)
+
+
+def _set_files(msg):
+    """The file items of a call message: absolute item names."""
+    global _files
+    files = {}
+    for it in msg.get("items") or []:
+        name = it.get("name")
+        if isinstance(name, str) and name.startswith("/"):
+            files[name] = None if it.get("view") is False else base64.b64decode(it.get("data") or "")
+    _files = files
 
 
 # ---- HTTP relay: http.client talks to the broker, not to a socket ---------
@@ -437,6 +516,7 @@ def prepare():
         _real_clock_gettime: _clock_gettime, _real_clock_gettime_ns: _clock_gettime_ns,
         _real_datetime: _Datetime, _real_urandom: _urandom,
         _real_module_seed: random._inst.seed, _real_http: HTTPConnection,
+        _real_open: _open, _real_os_open: _os_open,
     }
     for name, real in _real_counters.items():
         repl[real] = _counter_shim(name)
@@ -561,9 +641,15 @@ def run(fd, module):
             _twin.install()
         _chan = chan
         while True:
+            _set_files(msg)
             call = Call(msg, chan, state)
             try:
-                value = getattr(module, call.function)(call)
+                if MCP_ENTRY is not None:  # an unmodified MCP server (mcp_host)
+                    import mcp_host
+
+                    value = mcp_host.call(module, MCP_ENTRY, call.function, call.args)
+                else:
+                    value = getattr(module, call.function)(call)
                 if os.getpid() != me:  # a child the tool forked returned here
                     os._exit(0)
                 out = '{"type":"result","value":%s}' % json.dumps(
@@ -571,7 +657,8 @@ def run(fd, module):
             except BaseException as e:  # the tool's failure is its result
                 if os.getpid() != me:
                     os._exit(0)
-                out = json.dumps({"type": "result", "error": _exception(e)})
+                text = str(e) if type(e).__name__ == "McpError" else _exception(e)
+                out = json.dumps({"type": "result", "error": text})
             chan.send_raw(out)
             if not session:
                 break

@@ -33,12 +33,34 @@ def _short_traceback(exc):
     return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
+def _is_mcp(release_dir):
+    """Is the release an MCP server ("protocol": "mcp-stdio", SPEC §11)?
+    Read from the release's own manifest, which the broker verified before
+    the launch; the host is not trusted with it anyway (docs/mcp.md)."""
+    import json
+
+    try:
+        with open(os.path.join(release_dir, "manifest.json"), "rb") as f:
+            return json.loads(f.read(4 << 20)).get("protocol") == "mcp-stdio"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _mcp_setup(copy_host, entry):
+    # Loaded in the germline, so that no copy pays for the import.
+    import mcp_host
+
+    mcp_host.prepare()
+    copy_host.MCP_ENTRY = entry
+
+
 def main():
     host_dir = os.path.dirname(os.path.abspath(__file__))
     session = sys.argv[1:2] == ["--session"]
     if session:
         del sys.argv[1]
     release_dir, entry = sys.argv[1], sys.argv[2]
+    mcp = _is_mcp(release_dir)
     if session:  # the baselines' persistent, unconfined process
         sys.path[:0] = [host_dir, release_dir]
         import importlib
@@ -47,6 +69,8 @@ def main():
         import copy_host
 
         copy_host.prepare()
+        if mcp:
+            _mcp_setup(copy_host, entry)
         copy_host.run(CTL_FD, module)
     # -I leaves the script's directory out of sys.path: the host first (for
     # _germline and copy_host), then the release root.
@@ -69,6 +93,8 @@ def main():
         import copy_host
 
         copy_host.prepare()
+        if mcp:
+            _mcp_setup(copy_host, entry)
     except BaseException as exc:  # noqa: BLE001
         report_error(CTL_FD, "copy_host: %s" % _short_traceback(exc))
         os._exit(1)

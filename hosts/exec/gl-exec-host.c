@@ -1,0 +1,799 @@
+/* gl-exec-host — the host half of an exec copy (SPEC §5, §11; docs/exec.md).
+ *
+ * Started by the broker's verified launch (lib/exec.c) as PID 1 of the
+ * copy's namespaces, already confined (Landlock, seccomp, no_new_privs):
+ *   fd 3  the broker channel (docs/design/run.md: call, effect/reply,
+ *         state_put/ok, result; length-prefixed JSON)
+ *   fd 4  the HTTP relay's listening socket, 127.0.0.1:80 of the copy's
+ *         own network namespace (the declared hosts resolve to it)
+ *   fd 5  the retained target, opened and hashed by the broker
+ *   argv  gl-exec-host PROTOCOL STATE_DIR|- -- ENTRY…
+ * It reads the call message, restores the release's file state into
+ * STATE_DIR, starts the target from fd 5 (execveat AT_EMPTY_PATH) with a
+ * socketpair on its stdin/stdout, speaks the release's protocol to it
+ * ("germline": call JSON in, result JSON out; "mcp-stdio": MCP JSON-RPC 2.0,
+ * revision 2025-06-18: initialize, notifications/initialized, tools/call),
+ * turns every HTTP request the target makes into an "effect" message, and
+ * ends with state_put (the state directory) and result.
+ *
+ * It runs next to hostile code, so the broker trusts nothing it says (its
+ * messages are copy output); its own job is only to not crash on what the
+ * target sends: every read is bounded. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "jsonrpc.h"
+#include "msg.h"
+#include "util.h"
+
+#define CHAN 3
+#define RELAY 4
+#define TARGET 5
+#define OUT_MAX (32u << 20)      /* bytes of the target's output kept */
+#define HEAD_MAX (64u << 10)     /* bytes of one HTTP request head */
+#define BODY_MAX (16u << 20)     /* bytes of one HTTP request body */
+#define STATE_FILES_MAX 64
+#define STATE_FILE_MAX (8u << 20)
+#define STATE_KEY "gl.files"
+#define MCP_VERSION "2025-06-18"
+#define IO_MS 10000              /* one HTTP connection's reads and writes */
+
+static const char *proto;
+static pid_t target = -1;
+static const char *state_dir; /* the copy's state directory, or NULL */
+/* Session mode (a call message with "session":true: gl-run --mode sigpin or
+ * sigifc): after each result the next call message is read, and an MCP
+ * server keeps running between calls. */
+static bool session;
+static jmp_buf next_call;
+static bool mcp_up;        /* initialize done on the running server */
+static int64_t next_id = 1;
+static int errfd = -1;        /* the target's stderr (a pipe), or -1 */
+static char errtail[1024];    /* its last bytes, for a failure's detail */
+static size_t errlen;
+
+static void drain_stderr(void)
+{
+	char tmp[4096];
+	ssize_t n;
+	while (errfd >= 0 && (n = read(errfd, tmp, sizeof tmp)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				close(errfd), errfd = -1;
+			return;
+		}
+		size_t k = (size_t)n > sizeof errtail ? sizeof errtail : (size_t)n;
+		if (errlen + k > sizeof errtail) {
+			size_t drop = errlen + k - sizeof errtail;
+			memmove(errtail, errtail + drop, errlen - drop);
+			errlen -= drop;
+		}
+		memcpy(errtail + errlen, tmp + (size_t)n - k, k);
+		errlen += k;
+	}
+	if (errfd >= 0 && n == 0)
+		close(errfd), errfd = -1;
+}
+
+GL_NORETURN static void finish(const char *error, jv value);
+
+/* ---- the broker channel ---------------------------------------------------- */
+
+static int64_t forever(void) { return gl_mono_ns() + (int64_t)3600 * 1000000000; }
+
+static void send_msg(jv m) /* consumes m */
+{
+	if (gl_msg_send(CHAN, forever(), m) != GL_MSG_OK)
+		_exit(3); /* the broker is gone or killed us: nothing to say */
+	jv_free(m);
+}
+
+static jv recv_msg(void) /* the broker's answer (owned object) */
+{
+	struct gl_buf b = {0};
+	if (gl_msg_read(CHAN, forever(), &b) != GL_MSG_OK)
+		_exit(3);
+	jv v = gl_json_parse(b.data, b.len);
+	free(b.data);
+	if (jv_get_kind(v) != JV_KIND_OBJECT)
+		_exit(3);
+	return v;
+}
+
+/* ---- file state: the state directory <-> the slot key "gl.files" --------- */
+
+static bool state_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	return n && n <= 128 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					  "0123456789._-") == n && strcmp(s, ".") && strcmp(s, "..");
+}
+
+static void state_restore(const char *dir, jv state) /* borrows state */
+{
+	jv ent = gl_json_get(state, STATE_KEY);
+	jv files = jv_get_kind(ent) == JV_KIND_OBJECT ? gl_json_get(ent, "value") : jv_invalid();
+	jv_free(ent);
+	if (jv_get_kind(files) == JV_KIND_OBJECT) {
+		jv_object_foreach(files, k, v)
+		{
+			const char *name = jv_string_value(k);
+			const char *b64 = jv_get_kind(v) == JV_KIND_STRING ? jv_string_value(v) : NULL;
+			size_t len = 0;
+			unsigned char *data = b64 && state_name_ok(name) ? gl_b64_decode(b64, strlen(b64), &len) : NULL;
+			if (data) {
+				autofree char *path = gl_xasprintf("%s/%s", dir, name);
+				int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+				if (fd >= 0) {
+					gl_write_all(fd, data, len);
+					close(fd);
+				}
+			}
+			free(data);
+			jv_free(k);
+			jv_free(v);
+		}
+	}
+	jv_free(files);
+}
+
+/* The state directory as {"name": base64} (regular files at its top). */
+static jv state_collect(const char *dir)
+{
+	jv out = jv_object();
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)) && n < STATE_FILES_MAX) {
+		if (!state_name_ok(e->d_name))
+			continue;
+		int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		struct stat st;
+		char *buf = NULL;
+		size_t len = 0;
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    gl_read_fd_capped(fd, STATE_FILE_MAX, &buf, &len) == 0) {
+			struct gl_buf b = {0};
+			gl_b64_encode(&b, (unsigned char *)buf, len);
+			out = jv_object_set(out, jv_string(e->d_name), jv_string_sized(b.data ? b.data : "", (int)b.len));
+			free(b.data);
+			n++;
+		}
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (d)
+		closedir(d);
+	else if (dfd >= 0)
+		close(dfd);
+	return out;
+}
+
+/* ---- the HTTP relay: one request per connection -> one effect -------------- */
+
+static int wait_fd(int fd, short ev, int64_t deadline)
+{
+	for (;;) {
+		int64_t ms = (deadline - gl_mono_ns()) / 1000000;
+		struct pollfd p = {.fd = fd, .events = ev};
+		int r = poll(&p, 1, ms < 0 ? 0 : (int)ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r;
+	}
+}
+
+/* Append up to want bytes from fd; 1 got some, 0 EOF, -1 error/timeout. */
+static int read_more(int fd, struct gl_buf *b, size_t want, int64_t deadline)
+{
+	if (wait_fd(fd, POLLIN, deadline) <= 0)
+		return -1;
+	char tmp[65536];
+	ssize_t n;
+	do
+		n = read(fd, tmp, want < sizeof tmp ? want : sizeof tmp);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n == 0 ? 0 : -1;
+	gl_buf_add(b, tmp, (size_t)n);
+	return 1;
+}
+
+static char *find_crlf2(struct gl_buf *b)
+{
+	return b->len >= 4 ? memmem(b->data, b->len, "\r\n\r\n", 4) : NULL;
+}
+
+/* Decode a complete chunked body at p[0..n); -1 incomplete, -2 bad. */
+static ssize_t dechunk(const char *p, size_t n, struct gl_buf *out)
+{
+	size_t pos = 0;
+	out->len = 0;
+	for (;;) {
+		const char *eol = memmem(p + pos, n - pos, "\r\n", 2);
+		if (!eol)
+			return -1;
+		char *end;
+		unsigned long size = strtoul(p + pos, &end, 16);
+		if (end == p + pos || size > BODY_MAX)
+			return -2;
+		size_t data = (size_t)(eol - p) + 2;
+		if (size == 0)
+			return memmem(p + data, n - data, "\r\n", 2) ? (ssize_t)out->len : -1;
+		if (n < data + size + 2)
+			return -1;
+		gl_buf_add(out, p + data, size);
+		if (out->len > BODY_MAX)
+			return -2;
+		pos = data + size + 2;
+	}
+}
+
+static void write_all_to(int fd, const char *p, size_t n, int64_t deadline)
+{
+	while (n) {
+		if (wait_fd(fd, POLLOUT, deadline) <= 0)
+			return;
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 301: return "Moved Permanently";
+	case 302: return "Found";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	}
+	return "Status";
+}
+
+static bool hop_header(const char *k, size_t n)
+{
+	static const char *const hop[] = {"host", "connection", "content-length", "transfer-encoding",
+					  "keep-alive", "proxy-connection", NULL};
+	for (size_t i = 0; hop[i]; i++)
+		if (strlen(hop[i]) == n && !strncasecmp(k, hop[i], n))
+			return true;
+	return false;
+}
+
+static void relay_one(int conn)
+{
+	int64_t deadline = gl_mono_ns() + (int64_t)IO_MS * 1000000;
+	struct gl_buf b = {0}, body = {0};
+	char *eoh;
+	while (!(eoh = find_crlf2(&b)))
+		if (b.len > HEAD_MAX || read_more(conn, &b, HEAD_MAX, deadline) <= 0)
+			goto out;
+	*eoh = 0;
+	size_t head_len = (size_t)(eoh - b.data) + 4;
+	/* request line */
+	char *line_end = strstr(b.data, "\r\n");
+	char *rl = b.data;
+	if (line_end)
+		*line_end = 0;
+	char *sp1 = strchr(rl, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+	if (!sp1 || !sp2 || strncmp(sp2 + 1, "HTTP/1.", 7))
+		goto out;
+	*sp1 = *sp2 = 0;
+	const char *method = rl, *target_path = sp1 + 1;
+	jv headers = jv_array();
+	const char *host = NULL;
+	long long clen = 0;
+	bool chunked = false;
+	for (char *h = line_end ? line_end + 2 : NULL; h && *h;) {
+		char *e = strstr(h, "\r\n");
+		if (e)
+			*e = 0;
+		char *colon = strchr(h, ':');
+		if (colon) {
+			size_t kn = (size_t)(colon - h);
+			char *v = colon + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (kn == 4 && !strncasecmp(h, "host", 4))
+				host = v;
+			else if (kn == 14 && !strncasecmp(h, "content-length", 14))
+				clen = atoll(v);
+			else if (kn == 17 && !strncasecmp(h, "transfer-encoding", 17))
+				chunked = strcasestr(v, "chunked") != NULL;
+			if (!hop_header(h, kn))
+				headers = jv_array_append(
+				    headers, JV_ARRAY(jv_string_sized(h, (int)kn), jv_string(v)));
+		}
+		h = e ? e + 2 : NULL;
+	}
+	if (!host || clen < 0 || clen > BODY_MAX) {
+		jv_free(headers);
+		goto out;
+	}
+	/* the body */
+	size_t have = b.len - head_len;
+	if (chunked) {
+		struct gl_buf raw = {0};
+		gl_buf_add(&raw, b.data + head_len, have);
+		ssize_t r;
+		while ((r = dechunk(raw.data ? raw.data : "", raw.len, &body)) == -1)
+			if (raw.len > BODY_MAX + HEAD_MAX || read_more(conn, &raw, BODY_MAX, deadline) <= 0)
+				break;
+		free(raw.data);
+		if (r < 0) {
+			jv_free(headers);
+			goto out;
+		}
+	} else {
+		gl_buf_add(&body, b.data + head_len, have);
+		while (body.len < (size_t)clen)
+			if (read_more(conn, &body, (size_t)clen - body.len, deadline) <= 0)
+				break;
+		if (body.len != (size_t)clen) {
+			jv_free(headers);
+			goto out;
+		}
+	}
+	/* the effect: the broker decides (deliver, placeholder, deny) */
+	char *url = gl_xasprintf("http://%s%s", host, target_path);
+	struct gl_buf b64 = {0};
+	gl_b64_encode(&b64, (unsigned char *)(body.data ? body.data : ""), body.len);
+	jv eff = JV_OBJECT(jv_string("type"), jv_string("effect"), jv_string("method"),
+			   jv_string(method), jv_string("url"), jv_string(url), jv_string("headers"),
+			   headers, jv_string("body"), jv_string_sized(b64.data ? b64.data : "", (int)b64.len));
+	free(b64.data);
+	free(url);
+	send_msg(eff);
+	jv reply = recv_msg();
+	const char *type = gl_json_get_str(reply, "type");
+	if (!type || strcmp(type, "reply")) {
+		jv_free(reply);
+		_exit(3);
+	}
+	jv den = gl_json_get(reply, "denied"), ph = gl_json_get(reply, "placeholder");
+	if (jv_get_kind(den) == JV_KIND_TRUE) {
+		/* an undeclared host: the connection is reset, as if refused */
+		struct linger lg = {1, 0};
+		setsockopt(conn, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	} else {
+		int64_t status = 200;
+		struct gl_buf resp = {0}, rbody = {0};
+		jv rh = jv_array();
+		if (jv_get_kind(ph) == JV_KIND_TRUE) {
+			rh = jv_array_append(rh, JV_ARRAY(jv_string("X-Germline"), jv_string("placeholder")));
+		} else {
+			gl_json_get_int(reply, "status", &status);
+			jv_free(rh);
+			rh = gl_json_get(reply, "headers");
+			const char *rb = gl_json_get_str(reply, "body");
+			size_t n = 0;
+			unsigned char *d = rb ? gl_b64_decode(rb, strlen(rb), &n) : NULL;
+			if (d)
+				gl_buf_add(&rbody, (char *)d, n);
+			free(d);
+		}
+		if (status < 100 || status > 999)
+			status = 502;
+		char *sl = gl_xasprintf("HTTP/1.1 %03d %s\r\n", (int)status, reason((int)status));
+		gl_buf_adds(&resp, sl);
+		free(sl);
+		if (jv_get_kind(rh) == JV_KIND_ARRAY) {
+			jv_array_foreach(rh, i, pair)
+			{
+				jv k = jv_array_get(jv_copy(pair), 0), v = jv_array_get(jv_copy(pair), 1);
+				if (jv_get_kind(k) == JV_KIND_STRING && jv_get_kind(v) == JV_KIND_STRING &&
+				    !hop_header(jv_string_value(k), strlen(jv_string_value(k))) &&
+				    !strpbrk(jv_string_value(k), "\r\n:") && !strpbrk(jv_string_value(v), "\r\n")) {
+					gl_buf_adds(&resp, jv_string_value(k));
+					gl_buf_adds(&resp, ": ");
+					gl_buf_adds(&resp, jv_string_value(v));
+					gl_buf_adds(&resp, "\r\n");
+				}
+				jv_free(k);
+				jv_free(v);
+				jv_free(pair);
+				(void)i;
+			}
+		}
+		jv_free(rh);
+		char *cl = gl_xasprintf("Content-Length: %zu\r\nConnection: close\r\n\r\n", rbody.len);
+		gl_buf_adds(&resp, cl);
+		free(cl);
+		if (rbody.len)
+			gl_buf_add(&resp, rbody.data, rbody.len);
+		write_all_to(conn, resp.data, resp.len, deadline);
+		free(resp.data);
+		free(rbody.data);
+	}
+	jv_free(den);
+	jv_free(ph);
+	jv_free(reply);
+out:
+	free(b.data);
+	free(body.data);
+	close(conn);
+}
+
+/* ---- the target ------------------------------------------------------------- */
+
+/* "${GL_STATE_DIR}" in s replaced by dir (malloc'd). */
+static char *subst(const char *s, const char *dir)
+{
+	const char *tok = "${GL_STATE_DIR}";
+	struct gl_buf b = {0};
+	const char *p;
+	while ((p = strstr(s, tok))) {
+		gl_buf_add(&b, s, (size_t)(p - s));
+		gl_buf_adds(&b, dir);
+		s = p + strlen(tok);
+	}
+	gl_buf_adds(&b, s);
+	gl_buf_addc(&b, 0);
+	return b.data;
+}
+
+static int start_target(char **targv, const char *dir)
+{
+	int sv[2], ep[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    pipe2(ep, O_CLOEXEC) < 0)
+		finish("host: socketpair failed", jv_invalid());
+	extern char **environ;
+	size_t ne = 0;
+	while (environ[ne])
+		ne++;
+	char **envp = gl_xcalloc(ne + 1, sizeof *envp);
+	for (size_t i = 0; i < ne; i++)
+		envp[i] = subst(environ[i], dir);
+	size_t na = 0;
+	while (targv[na])
+		na++;
+	char **av = gl_xcalloc(na + 1, sizeof *av);
+	for (size_t i = 0; i < na; i++)
+		av[i] = subst(targv[i], dir);
+	target = fork();
+	if (target < 0)
+		finish("host: fork failed", jv_invalid());
+	if (target == 0) {
+		if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0 || dup2(ep[1], 2) < 0)
+			_exit(127);
+		close(CHAN);
+		close(RELAY);
+		syscall(SYS_execveat, TARGET, "", av, envp, AT_EMPTY_PATH);
+		_exit(127);
+	}
+	close(sv[1]);
+	close(ep[1]);
+	if (errfd >= 0)
+		close(errfd);
+	errfd = ep[0];
+	errlen = 0;
+	fcntl(errfd, F_SETFL, O_NONBLOCK);
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	return sv[0];
+}
+
+/* ---- the loop: the target's output and the relay ----------------------------- */
+
+struct io {
+	int tfd;
+	struct gl_buf out; /* the target's output not consumed yet */
+	bool eof;
+};
+
+/* Serve the relay and read the target until a complete line (want_line)
+ * or EOF. */
+static void pump(struct io *io, bool want_line)
+{
+	for (;;) {
+		if (want_line && io->out.len && memchr(io->out.data, '\n', io->out.len))
+			return;
+		if (io->eof)
+			return;
+		struct pollfd p[3] = {{.fd = io->tfd, .events = POLLIN}, {.fd = RELAY, .events = POLLIN},
+				      {.fd = errfd, .events = POLLIN}};
+		int r = poll(p, 3, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			finish("host: poll failed", jv_invalid());
+		if (p[2].revents)
+			drain_stderr();
+		if (p[1].revents & POLLIN) {
+			int c = accept4(RELAY, NULL, NULL, SOCK_CLOEXEC);
+			if (c >= 0)
+				relay_one(c);
+		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			char tmp[65536];
+			ssize_t n = read(io->tfd, tmp, sizeof tmp);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) {
+				io->eof = true;
+				continue;
+			}
+			if (io->out.len + (size_t)n > OUT_MAX)
+				finish("host: the server's output is too large", jv_invalid());
+			gl_buf_add(&io->out, tmp, (size_t)n);
+		}
+	}
+}
+
+static void send_line(int fd, jv m) /* consumes m */
+{
+	if (gl_rpc_write(fd, gl_mono_ns() + (int64_t)IO_MS * 1000000 * 3, m) < 0) {
+		jv_free(m);
+		finish("mcp: cannot write to the server (it exited?)", jv_invalid());
+	}
+	jv_free(m);
+}
+
+/* The next message from the server that answers id; requests from the
+ * server are answered (ping) or refused; notifications dropped. */
+static jv await_response(struct io *io, int64_t id)
+{
+	for (;;) {
+		pump(io, true);
+		char *nl = io->out.len ? memchr(io->out.data, '\n', io->out.len) : NULL;
+		if (!nl)
+			finish("mcp: the server closed its stdout before answering", jv_invalid());
+		size_t n = (size_t)(nl - io->out.data);
+		jv v = gl_json_parse(io->out.data, n && io->out.data[n - 1] == '\r' ? n - 1 : n);
+		memmove(io->out.data, nl + 1, io->out.len - n - 1);
+		io->out.len -= n + 1;
+		enum gl_rpc_kind kind;
+		char *err = NULL;
+		if (!jv_is_valid(v) || gl_rpc_validate(v, &kind, &err) < 0) {
+			free(err);
+			jv_free(v);
+			continue; /* not JSON-RPC: e.g. a stray log line; skipped */
+		}
+		if (kind == GL_RPC_REQUEST) {
+			const char *method = gl_json_get_str(v, "method");
+			jv rid = gl_json_get(v, "id");
+			if (method && !strcmp(method, "ping"))
+				send_line(io->tfd, gl_rpc_result(rid, jv_object()));
+			else
+				send_line(io->tfd, gl_rpc_error(rid, GL_RPC_METHOD_NOT_FOUND,
+								"method not offered by germline's client",
+								jv_null()));
+			jv_free(v);
+			continue;
+		}
+		int64_t got;
+		if ((kind == GL_RPC_RESULT || kind == GL_RPC_ERROR) && gl_json_get_int(v, "id", &got) == 0 &&
+		    got == id)
+			return v;
+		jv_free(v);
+	}
+}
+
+static char *rpc_error_text(jv resp)
+{
+	jv e = gl_json_get(resp, "error");
+	int64_t code = 0;
+	gl_json_get_int(e, "code", &code);
+	const char *m = gl_json_get_str(e, "message");
+	char *s = gl_xasprintf("mcp error %lld: %s", (long long)code, m ? m : "");
+	jv_free(e);
+	return s;
+}
+
+static void run_mcp(struct io *io, const char *function, jv args)
+{
+	jv r;
+	if (!mcp_up) {
+		jv init = JV_OBJECT(jv_string("protocolVersion"), jv_string(MCP_VERSION),
+				    jv_string("capabilities"), jv_object(), jv_string("clientInfo"),
+				    JV_OBJECT(jv_string("name"), jv_string("germline"),
+					      jv_string("version"), jv_string("1")));
+		int64_t id = next_id++;
+		send_line(io->tfd, gl_rpc_request(jv_number((double)id), "initialize", init));
+		r = await_response(io, id);
+		if (jv_object_has(jv_copy(r), jv_string("error"))) {
+			autofree char *t = rpc_error_text(r);
+			jv_free(r);
+			jv_free(args);
+			finish(t, jv_invalid());
+		}
+		jv_free(r);
+		send_line(io->tfd, gl_rpc_notification("notifications/initialized", jv_null()));
+		mcp_up = true;
+	}
+	if (!strcmp(function, "tools/list")) {
+		/* gl-run's discovery check (lib/mcp.h): the server's own list,
+		 * every page, and nothing else (no state write) */
+		jv all = jv_array(), cursor = jv_null();
+		for (int page = 0; page < 64; page++) {
+			jv params = jv_get_kind(cursor) == JV_KIND_STRING
+					? JV_OBJECT(jv_string("cursor"), cursor)
+					: (jv_free(cursor), jv_null());
+			int64_t id = next_id++;
+			send_line(io->tfd, gl_rpc_request(jv_number((double)id), "tools/list", params));
+			r = await_response(io, id);
+			jv res = gl_json_get(r, "result");
+			jv t = jv_get_kind(res) == JV_KIND_OBJECT ? gl_json_get(res, "tools") : jv_invalid();
+			cursor = jv_get_kind(res) == JV_KIND_OBJECT ? gl_json_get(res, "nextCursor") : jv_null();
+			if (jv_get_kind(t) == JV_KIND_ARRAY)
+				all = jv_array_concat(all, t);
+			else
+				jv_free(t);
+			jv_free(res);
+			jv_free(r);
+			if (jv_get_kind(cursor) != JV_KIND_STRING)
+				break;
+		}
+		jv_free(cursor);
+		jv_free(args);
+		state_dir = NULL;
+		finish(NULL, JV_OBJECT(jv_string("tools"), all));
+	}
+	int64_t id = next_id++;
+	send_line(io->tfd, gl_rpc_request(jv_number((double)id), "tools/call",
+					  JV_OBJECT(jv_string("name"), jv_string(function),
+						    jv_string("arguments"), args)));
+	r = await_response(io, id);
+	if (jv_object_has(jv_copy(r), jv_string("error"))) {
+		autofree char *t = rpc_error_text(r);
+		jv_free(r);
+		finish(t, jv_invalid());
+	}
+	jv res = gl_json_get(r, "result");
+	jv_free(r);
+	finish(NULL, res);
+}
+
+static void run_germline(struct io *io, jv call)
+{
+	jv in = jv_object_delete(call, jv_string("type"));
+	in = jv_object_delete(in, jv_string("twin"));
+	autobuf struct gl_buf b = {0};
+	gl_json_dump(&b, in);
+	jv_free(in);
+	/* write while serving the relay: the input may be larger than the
+	 * socket buffer */
+	size_t off = 0;
+	while (off < b.len) {
+		ssize_t w = send(io->tfd, b.data + off, b.len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+		struct pollfd p = {.fd = io->tfd, .events = POLLOUT};
+		poll(&p, 1, 100);
+	}
+	shutdown(io->tfd, SHUT_WR);
+	pump(io, false);
+	int st = 0;
+	while (waitpid(target, &st, 0) < 0 && errno == EINTR)
+		;
+	target = -1;
+	jv v = gl_json_parse(io->out.data ? io->out.data : "", io->out.len);
+	if (!jv_is_valid(v)) {
+		jv_free(v);
+		autofree char *why = WIFEXITED(st) ? gl_xasprintf("exit status %d", WEXITSTATUS(st))
+						   : gl_xasprintf("signal %d", WTERMSIG(st));
+		finish(io->out.len ? "the tool's output is not one JSON value" : "the tool wrote no result",
+		       jv_string(why));
+	}
+	finish(NULL, v);
+}
+
+/* ---- the end: state_put, then result (the last message) ------------------------ */
+
+GL_NORETURN static void finish(const char *error, jv value)
+{
+	bool keep = session && mcp_up && !error; /* a session's server runs on */
+	if (target > 0 && !keep) {
+		kill(target, SIGKILL);
+		while (waitpid(target, NULL, 0) < 0 && errno == EINTR)
+			;
+		target = -1;
+		mcp_up = false;
+	}
+	if (state_dir && !error && !session) {
+		send_msg(JV_OBJECT(jv_string("type"), jv_string("state_put"), jv_string("key"),
+				   jv_string(STATE_KEY), jv_string("value"), state_collect(state_dir)));
+		jv ok = recv_msg();
+		jv_free(ok);
+	}
+	if (error) {
+		drain_stderr();
+		autofree char *tail = errlen ? gl_sanitize(errtail, errlen) : gl_xstrdup("");
+		autofree char *e = jv_is_valid(value) && jv_get_kind(value) == JV_KIND_STRING
+				       ? gl_xasprintf("%s (%s)%s%s", error, jv_string_value(value),
+						      errlen ? "; stderr: " : "", tail)
+				       : gl_xasprintf("%s%s%s", error, errlen ? "; stderr: " : "", tail);
+		jv_free(value);
+		send_msg(JV_OBJECT(jv_string("type"), jv_string("result"), jv_string("error"), jv_string(e)));
+	} else {
+		send_msg(JV_OBJECT(jv_string("type"), jv_string("result"), jv_string("value"), value));
+	}
+	if (session)
+		longjmp(next_call, 1);
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 5 || strcmp(argv[3], "--")) {
+		fprintf(stderr, "usage: gl-exec-host PROTOCOL STATE_DIR|- -- ENTRY...\n"
+				"(started by gl-run for a runtime \"exec\" release; docs/exec.md)\n");
+		return 2;
+	}
+	proto = argv[1];
+	const char *sd = strcmp(argv[2], "-") ? argv[2] : NULL;
+	for (int fd = CHAN; fd <= TARGET; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	fcntl(CHAN, F_SETFL, O_NONBLOCK);
+	fcntl(RELAY, F_SETFL, O_NONBLOCK);
+
+	static struct io io = {.tfd = -1};
+	static char *function;
+	setjmp(next_call); /* session mode: back here after each result */
+	jv call = recv_msg(); /* EOF: the broker ended the session (exit 3) */
+	const char *type = gl_json_get_str(call, "type");
+	const char *fn = gl_json_get_str(call, "function");
+	if (!type || strcmp(type, "call") || !fn)
+		_exit(3);
+	jv sess = gl_json_get(call, "session");
+	session = jv_get_kind(sess) == JV_KIND_TRUE;
+	jv_free(sess);
+	free(function);
+	function = gl_xstrdup(fn);
+	if (sd && !session) {
+		jv st = gl_json_get(call, "state");
+		state_restore(sd, st);
+		jv_free(st);
+	}
+	state_dir = sd;
+	if (target <= 0) {
+		if (io.tfd >= 0)
+			close(io.tfd);
+		free(io.out.data);
+		io = (struct io){.tfd = start_target(argv + 4, sd ? sd : "/nonexistent")};
+	}
+	if (!strcmp(proto, "mcp-stdio")) {
+		jv args = gl_json_get(call, "args");
+		jv_free(call);
+		run_mcp(&io, function, jv_is_valid(args) ? args : jv_object());
+	}
+	run_germline(&io, call);
+	return 0;
+}

@@ -1,0 +1,791 @@
+/* exec.c — runtime "exec": the verified launch of one copy per plan group
+ * (SPEC §5, §9; seed 002; paper §VI "For an MCP server…"). See exec.h and
+ * docs/exec.md. The launch child follows lib/germline.c's (typed steps, a
+ * close-on-exec status pipe, restrictions before execveat of a retained
+ * descriptor) and only makes syscalls: everything is prepared before clone. */
+#define _GNU_SOURCE
+#include "exec.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <poll.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sodium.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "germline_impl.h"
+#include "json.h"
+#include "manifest.h"
+#include "msg.h"
+#include "proc.h"
+#include "util.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+#define EXEC_TIMEOUT_MS 30000 /* exec observed */
+#define INSIDE_UID 1000       /* not 0: the exec of gl-exec-host drops every capability */
+
+/* One file or directory of the verified tree. */
+struct gl_exec_file {
+	char *rel; /* path relative to the release root ("" for the root) */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	bool is_dir;
+};
+
+static int hash_fd(int fd, char out[65])
+{
+	crypto_hash_sha256_state st;
+	crypto_hash_sha256_init(&st);
+	unsigned char buf[65536];
+	off_t off = 0;
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof buf, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		crypto_hash_sha256_update(&st, buf, (size_t)n);
+		off += n;
+	}
+	unsigned char h[crypto_hash_sha256_BYTES];
+	crypto_hash_sha256_final(&st, h);
+	gl_hex(h, sizeof h, out);
+	return 0;
+}
+
+/* ---- the release tree: verified once, re-checked before every copy ------ */
+
+struct walk {
+	struct gl_exec *x;
+	jv files; /* borrowed: the install record's {"path": sha256} */
+	size_t seen;
+	char **err;
+};
+
+static void add_file(struct gl_exec *x, const char *rel, const struct stat *st)
+{
+	if (x->nfile % 256 == 0)
+		x->file = gl_xrealloc(x->file, (x->nfile + 256) * sizeof *x->file);
+	x->file[x->nfile++] = (struct gl_exec_file){gl_xstrdup(rel), st->st_dev, st->st_ino,
+						    st->st_size, st->st_mtim, st->st_ctim,
+						    S_ISDIR(st->st_mode)};
+}
+
+/* Walk dirfd (relative path rel), hashing every regular file against the
+ * record. 0 or -1 with *w->err. */
+static int walk_dir(struct walk *w, int dirfd, const char *rel)
+{
+	struct stat st;
+	if (fstat(dirfd, &st) < 0)
+		return gl_err(w->err, "verified launch: %s: %s", rel, strerror(errno));
+	add_file(w->x, rel, &st);
+	int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!d) {
+		if (dup >= 0)
+			close(dup);
+		return gl_err(w->err, "verified launch: %s: %s", rel, strerror(errno));
+	}
+	int rc = 0;
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		autofree char *sub = *rel ? gl_xasprintf("%s/%s", rel, e->d_name) : gl_xstrdup(e->d_name);
+		if (w->x->nfile >= GL_EXEC_FILES_MAX) {
+			rc = gl_err(w->err, "verified launch: more than %d files", GL_EXEC_FILES_MAX);
+			break;
+		}
+		autoclose int fd = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		struct stat fs;
+		if (fd < 0 && errno == ELOOP && fstatat(dirfd, e->d_name, &fs, AT_SYMLINK_NOFOLLOW) == 0) {
+			add_file(w->x, sub, &fs); /* a symlink the archive created: its inode is checked */
+			continue;
+		}
+		if (fd < 0 || fstat(fd, &fs) < 0) {
+			autofree char *q = gl_sanitize(sub, strlen(sub));
+			rc = gl_err(w->err, "verified launch: %s: %s", q, strerror(errno));
+		} else if (S_ISDIR(fs.st_mode)) {
+			rc = walk_dir(w, fd, sub);
+		} else if (!S_ISREG(fs.st_mode)) {
+			autofree char *q = gl_sanitize(sub, strlen(sub));
+			rc = gl_err(w->err, "verified launch: %s is not a regular file", q);
+		} else {
+			const char *want = gl_json_get_str(w->files, sub);
+			char got[65];
+			autofree char *q = gl_sanitize(sub, strlen(sub));
+			if (!strcmp(sub, "manifest.json") && !want) {
+				/* the manifest is checked by its own hash in the record */
+			} else if (!want) {
+				rc = gl_err(w->err, "verified launch: %s was added after install", q);
+			} else if (hash_fd(fd, got) < 0) {
+				rc = gl_err(w->err, "verified launch: %s: %s", q, strerror(errno));
+			} else if (strcmp(got, want)) {
+				rc = gl_err(w->err, "verified launch: %s changed after install (sha256 %s, "
+						    "installed %.64s); refusing to run it",
+					    q, got, want);
+			} else {
+				w->seen++;
+				add_file(w->x, sub, &fs);
+			}
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Has any file of the verified tree changed since gl_exec_open? */
+static int tree_unchanged(const struct gl_exec *x, char **err)
+{
+	autoclose int root = open(x->release_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno));
+	/* files first, so that a swapped file is named rather than its directory */
+	for (size_t k = 0; k < 2 * x->nfile; k++) {
+		const struct gl_exec_file *f = &x->file[k % x->nfile];
+		bool dir_pass = k >= x->nfile;
+		if (f->is_dir != dir_pass)
+			continue;
+		struct stat st;
+		int r = *f->rel ? fstatat(root, f->rel, &st, AT_SYMLINK_NOFOLLOW)
+				: fstat(root, &st);
+		if (r < 0 || st.st_dev != f->dev || st.st_ino != f->ino || st.st_size != f->size ||
+		    st.st_mtim.tv_sec != f->mtime.tv_sec || st.st_mtim.tv_nsec != f->mtime.tv_nsec ||
+		    st.st_ctim.tv_sec != f->ctime.tv_sec || st.st_ctim.tv_nsec != f->ctime.tv_nsec) {
+			autofree char *q = gl_sanitize(*f->rel ? f->rel : ".", strlen(*f->rel ? f->rel : "."));
+			return gl_err(err, "verified launch: %s changed after it was verified%s; "
+					   "refusing to run the release",
+				      q, r < 0 ? " (gone)" : "");
+		}
+	}
+	return 0;
+}
+
+/* ---- open: once per session ---------------------------------------------- */
+
+static char **strv_from(jv a) /* consumes a: an array of strings */
+{
+	int n = jv_is_valid(a) ? jv_array_length(jv_copy(a)) : 0;
+	char **v = gl_xcalloc((size_t)n + 1, sizeof *v);
+	for (int i = 0; i < n; i++) {
+		jv s = jv_array_get(jv_copy(a), i);
+		v[i] = gl_xstrdup(jv_string_value(s));
+		jv_free(s);
+	}
+	jv_free(a);
+	return v;
+}
+
+static void strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+static int open_hashed(const char *path, char *real, int *fd, char sha[65], char **err)
+{
+	if (!realpath(path, real))
+		return gl_err(err, "verified launch: %s: %s", path, strerror(errno));
+	*fd = open(real, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (*fd < 0 || fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || hash_fd(*fd, sha) < 0)
+		return gl_err(err, "verified launch: %s: %s", real,
+			      *fd < 0 || errno ? strerror(errno) : "not a regular file");
+	return 0;
+}
+
+char *gl_exec_host_path(void)
+{
+	autofree char *dir = gl_host_dir();
+	return gl_xasprintf("%s/gl-exec-host", dir);
+}
+
+int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
+		 const char *home, char **err)
+{
+	*err = NULL;
+	memset(x, 0, sizeof *x);
+	x->target_fd = x->host_fd = -1;
+	autofree char *recpath = NULL, *rec = NULL, *tpath = NULL;
+	autoclose int root = -1;
+	char real[PATH_MAX];
+	if (!realpath(release_dir, real)) {
+		gl_err(err, "verified launch: %s: %s", release_dir, strerror(errno));
+		goto fail;
+	}
+	x->release_dir = gl_xstrdup(real);
+	x->home = gl_xstrdup(home);
+
+	/* The tree against the install record (archive_extract's "files"). */
+	recpath = gl_xasprintf("%s.json", x->release_dir);
+	size_t len;
+	if (gl_read_file_capped(recpath, 256u << 20, &rec, &len) < 0) {
+		gl_err(err, "verified launch: install record %s: %s", recpath, strerror(errno));
+		goto fail;
+	}
+	jv r = gl_json_parse(rec, len);
+	jv files = jv_get_kind(r) == JV_KIND_OBJECT ? gl_json_get(r, "files") : jv_invalid();
+	jv_free(r);
+	if (jv_get_kind(files) != JV_KIND_OBJECT) {
+		jv_free(files);
+		gl_err(err, "verified launch: install record %s has no \"files\"", recpath);
+		goto fail;
+	}
+	struct walk w = {.x = x, .files = files, .err = err};
+	root = open(x->release_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = root < 0 ? gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno))
+			  : walk_dir(&w, root, "");
+	size_t want = (size_t)jv_object_length(jv_copy(files));
+	jv_free(files);
+	if (rc == 0 && w.seen != want)
+		rc = gl_err(err, "verified launch: %zu installed files are missing",
+			    want - (w.seen < want ? w.seen : want));
+	if (rc < 0)
+		goto fail;
+
+	/* entry[0] (inside the release, or absolute) and gl-exec-host, retained. */
+	jv entry = gl_json_get(manifest, "entry");
+	jv a0 = jv_array_get(jv_copy(entry), 0);
+	const char *e0 = jv_string_value(a0);
+	tpath = e0[0] == '/' ? gl_xstrdup(e0) : gl_xasprintf("%s/%s", x->release_dir, e0);
+	jv_free(a0);
+	char hreal[PATH_MAX];
+	if (open_hashed(tpath, x->target_path, &x->target_fd, x->target_sha256, err) < 0 ||
+	    open_hashed(host_path, hreal, &x->host_fd, x->host_sha256, err) < 0) {
+		jv_free(entry);
+		goto fail;
+	}
+
+	/* argv of gl-exec-host: PROTOCOL STATE -- entry… */
+	const char *proto = gl_json_get_str(manifest, "protocol");
+	jv sd = gl_json_get(manifest, "state_dir");
+	x->state_dir = jv_get_kind(sd) == JV_KIND_TRUE;
+	jv_free(sd);
+	char **ent = strv_from(entry);
+	size_t ne = strv_len(ent);
+	x->argv = gl_xcalloc(ne + 5, sizeof *x->argv);
+	x->argv[0] = gl_xstrdup("gl-exec-host");
+	x->argv[1] = gl_xstrdup(proto ? proto : "germline");
+	x->argv[2] = gl_xstrdup("-"); /* the copy's state directory, set per copy */
+	x->argv[3] = gl_xstrdup("--");
+	for (size_t i = 0; i < ne; i++)
+		x->argv[4 + i] = ent[i];
+	free(ent);
+
+	/* Every declared destination: the session baseline's hosts file. */
+	jv fns = gl_json_get(manifest, "functions");
+	jv all = jv_array();
+	jv_object_foreach(fns, fname, fn)
+	{
+		jv d = gl_json_get(fn, "destinations");
+		if (jv_get_kind(d) == JV_KIND_ARRAY)
+			all = jv_array_concat(all, d);
+		else
+			jv_free(d);
+		jv_free(fname);
+		jv_free(fn);
+	}
+	jv_free(fns);
+	x->declared = strv_from(all);
+
+	/* The target's environment: a fixed base and the manifest's "env". */
+	jv env = gl_json_get(manifest, "env");
+	size_t nenv = jv_get_kind(env) == JV_KIND_OBJECT ? (size_t)jv_object_length(jv_copy(env)) : 0;
+	x->envp = gl_xcalloc(nenv + 5, sizeof *x->envp);
+	size_t k = 0;
+	x->envp[k++] = gl_xstrdup("PATH=/usr/bin:/bin");
+	x->envp[k++] = gl_xstrdup("HOME=/nonexistent");
+	x->envp[k++] = gl_xstrdup("LANG=C.UTF-8");
+	if (nenv) {
+		jv_object_foreach(env, key, val)
+		{
+			x->envp[k++] = gl_xasprintf("%s=%s", jv_string_value(key), jv_string_value(val));
+			jv_free(key);
+			jv_free(val);
+		}
+	}
+	jv_free(env);
+
+	/* Landlock read allowlist (A1): the target, the host, their
+	 * libraries, name resolution (the per-copy hosts file is added by
+	 * gl_exec_copy), the release, read_paths. */
+	static const char *const base[] = {
+	    "/usr/lib/x86_64-linux-gnu", "/lib64", "/etc/ld.so.cache", "/etc/localtime",
+	    "/usr/share/zoneinfo", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+	    "/dev/null", "/dev/urandom", "/etc/ssl/openssl.cnf", "/usr/lib/ssl/openssl.cnf",
+	    "/usr/share/nodejs", "/usr/lib/nodejs"};
+	jv rp = gl_json_get(manifest, "read_paths");
+	char **rps = strv_from(rp);
+	size_t nrp = strv_len(rps);
+	size_t nb = sizeof base / sizeof *base;
+	x->paths = gl_xcalloc(nb + nrp + 3, sizeof *x->paths);
+	for (size_t i = 0; i < nb; i++)
+		x->paths[x->npaths++] = gl_xstrdup(base[i]);
+	x->paths[x->npaths++] = gl_xstrdup(x->release_dir);
+	for (size_t i = 0; i < nrp; i++)
+		x->paths[x->npaths++] = rps[i];
+	free(rps);
+
+	int abi = gl_landlock_abi();
+	if (abi < GL_LANDLOCK_ABI_REQUIRED) {
+		gl_err(err, "Landlock ABI %d is below the required %d; refusing to run with less", abi,
+		       GL_LANDLOCK_ABI_REQUIRED);
+		goto fail;
+	}
+#ifdef GL_TESTING
+	const char *off = getenv("GL_TEST_EXEC_OFF");
+	x->off = off ? (unsigned)strtoul(off, NULL, 0) : 0;
+#endif
+	x->enf.landlock_abi = abi;
+	x->enf.fs_enforced = !(x->off & GL_OFF_LANDLOCK);
+	x->enf.net_enforced = x->enf.fs_enforced;
+	x->enf.scoped_enforced = x->enf.fs_enforced;
+	if (gl_seccomp_build(GL_FILTER_EXEC, &x->bpf, err) < 0)
+		goto fail;
+	gl_bpf_sha256(&x->bpf, x->enf.seccomp_filter_sha256);
+	x->enf.seccomp_enforced = !(x->off & GL_OFF_SECCOMP);
+	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
+	memcpy(x->enf.namespaces, ns, sizeof ns);
+	return 0;
+fail:
+	gl_exec_close(x);
+	return -1;
+}
+
+void gl_exec_close(struct gl_exec *x)
+{
+	if (x->target_fd >= 0)
+		close(x->target_fd);
+	if (x->host_fd >= 0)
+		close(x->host_fd);
+	x->target_fd = x->host_fd = -1;
+	free(x->release_dir);
+	free(x->home);
+	strv_free(x->argv);
+	strv_free(x->envp);
+	strv_free(x->declared);
+	for (size_t i = 0; i < x->npaths; i++)
+		free(x->paths[i]);
+	free(x->paths);
+	for (size_t i = 0; i < x->nfile; i++)
+		free(x->file[i].rel);
+	free(x->file);
+	gl_bpf_free(&x->bpf);
+	x->release_dir = x->home = NULL;
+	x->argv = x->envp = x->paths = x->declared = NULL;
+	x->file = NULL;
+	x->nfile = x->npaths = 0;
+}
+
+/* ---- one copy ---------------------------------------------------------------- */
+
+enum exec_step {
+	XS_OK = 0, XS_USERNS, XS_MOUNT, XS_LOOPBACK, XS_RELAY, XS_DESCRIPTORS, XS_PDEATHSIG,
+	XS_LANDLOCK, XS_NO_NEW_PRIVS, XS_SECCOMP, XS_EXEC,
+};
+static const char *const step_name[] = {
+    "ok", "userns", "mount", "loopback", "relay socket", "descriptors", "pdeathsig",
+    "landlock", "no_new_privs", "seccomp", "exec"};
+
+struct prep {
+	int chan, devnull, status_w, ruleset, target, host;
+	pid_t parent;
+	const char *release_dir;
+	char uid_map[64], gid_map[64];
+	char hosts[PATH_MAX];
+	char *const *argv, *const *envp;
+	const struct gl_bpf *bpf;
+	unsigned off;
+	bool unconfined; /* the sigpin/sigifc baseline: namespaces for the relay only */
+};
+
+struct status_msg {
+	int32_t step, err;
+};
+
+GL_NORETURN static void child_fail(int sfd, enum exec_step step)
+{
+	struct status_msg m = {(int32_t)step, errno};
+	ssize_t r;
+	do
+		r = write(sfd, &m, sizeof m);
+	while (r < 0 && errno == EINTR);
+	_exit(127);
+}
+
+static int child_write(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(s);
+	ssize_t w;
+	do
+		w = write(fd, s, n);
+	while (w < 0 && errno == EINTR);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return w == (ssize_t)n ? 0 : -1;
+}
+
+/* PID 1 of the copy's namespaces, between clone and execveat. */
+GL_NORETURN static void copy_child(const struct prep *p)
+{
+	int sfd = p->status_w;
+	if (child_write("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+		child_fail(sfd, XS_USERNS);
+	if (child_write("/proc/self/uid_map", p->uid_map) < 0 ||
+	    child_write("/proc/self/gid_map", p->gid_map) < 0)
+		child_fail(sfd, XS_USERNS);
+	/* Mount namespace: nothing propagates back; the declared hosts resolve
+	 * to the relay (the copy's own /etc/hosts, read-only). */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(p->hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0 ||
+	    mount(NULL, "/etc/hosts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+		child_fail(sfd, XS_MOUNT);
+	/* The network namespace holds only lo, brought up for the relay. */
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	memcpy(ifr.ifr_name, "lo", 3);
+	ifr.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+	if (s < 0 || ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		child_fail(sfd, XS_LOOPBACK);
+	close(s);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(GL_EXEC_RELAY_PORT),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 16) < 0)
+		child_fail(sfd, XS_RELAY);
+
+	/* Descriptors: /dev/null on 0-2, the channel on 3, the relay on 4, the
+	 * target on 5 (kept across the host's exec), the host on 6, the status
+	 * pipe on 7 and the ruleset on 8 (close-on-exec); nothing else. */
+	int keep[7] = {p->devnull, p->chan, lfd, p->target, p->host, p->status_w, p->ruleset};
+	for (int i = 0; i < 7; i++) {
+		if (keep[i] < 0)
+			continue;
+		keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 20);
+		if (keep[i] < 0)
+			child_fail(sfd, XS_DESCRIPTORS);
+		if (i == 5)
+			sfd = keep[5];
+	}
+	if (dup2(keep[0], 0) < 0 || dup2(keep[0], 1) < 0 || dup2(keep[0], 2) < 0 ||
+	    dup2(keep[1], 3) < 0 || dup2(keep[2], 4) < 0 || dup2(keep[3], 5) < 0 ||
+	    dup3(keep[4], 6, O_CLOEXEC) < 0 || dup3(keep[5], 7, O_CLOEXEC) < 0)
+		child_fail(sfd, XS_DESCRIPTORS);
+	sfd = 7;
+	if (keep[6] >= 0 && dup3(keep[6], 8, O_CLOEXEC) < 0)
+		child_fail(sfd, XS_DESCRIPTORS);
+	if (syscall(SYS_close_range, 9u, ~0u, 0u) < 0)
+		child_fail(sfd, XS_DESCRIPTORS);
+	if (chdir(p->release_dir) < 0)
+		child_fail(sfd, XS_DESCRIPTORS);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(sfd, XS_PDEATHSIG);
+	/* A broker gone before this line closed the channel's other end: the
+	 * host reads EOF on fd 3 and exits. */
+	if (p->ruleset >= 0) {
+		if (gl_landlock_restrict(8) < 0)
+			child_fail(sfd, XS_LANDLOCK);
+		close(8);
+	}
+	if (!p->unconfined && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(sfd, XS_NO_NEW_PRIVS);
+	if (!p->unconfined && !(p->off & GL_OFF_SECCOMP) && gl_seccomp_install(p->bpf) < 0)
+		child_fail(sfd, XS_SECCOMP);
+	/* The retained descriptor, never the path (SPEC §9). */
+	syscall(SYS_execveat, 6, "", p->argv, p->envp, AT_EMPTY_PATH);
+	child_fail(sfd, XS_EXEC);
+}
+
+static int read_status(int fd, int64_t deadline, char **err)
+{
+	struct status_msg m;
+	size_t got = 0;
+	while (got < sizeof m) {
+		int ms = (int)((deadline - gl_mono_ns()) / 1000000);
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		int r = poll(&pf, 1, ms < 0 ? 0 : ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return gl_err(err, "exec copy: no exec observed within the time limit");
+		ssize_t n = read(fd, (char *)&m + got, sizeof m - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got == 0)
+		return 0;
+	if (got != sizeof m || m.step <= XS_OK || m.step > XS_EXEC)
+		return gl_err(err, "exec copy: malformed status from the launch child");
+	const char *hint = m.step == XS_USERNS ? " (user namespaces disabled or exhausted)"
+			   : m.step == XS_LANDLOCK ? " (Landlock unavailable)"
+			   : m.step == XS_RELAY && m.err == EACCES ? " (port 80 needs the copy's own user namespace)"
+							       : "";
+	return gl_err(err, "exec copy: launch failed at %s: %s%s", step_name[m.step], strerror(m.err),
+		      hint);
+}
+
+static char *make_scratch(const struct gl_exec *x, const char *const *hosts, size_t nhost,
+			  char **err)
+{
+	autofree char *base = gl_xasprintf("%s/scratch", x->home);
+	if (gl_mkdir_p(base, 0700) < 0) {
+		gl_err(err, "exec copy: %s: %s", base, strerror(errno));
+		return NULL;
+	}
+	char *dir = gl_xasprintf("%s/copy.XXXXXX", base);
+	if (!mkdtemp(dir)) {
+		gl_err(err, "exec copy: scratch directory under %s: %s", base, strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	struct gl_buf b = {0};
+	gl_buf_adds(&b, "127.0.0.1\tlocalhost\n");
+	for (size_t i = 0; i < nhost; i++) {
+		gl_buf_adds(&b, "127.0.0.1\t");
+		gl_buf_adds(&b, hosts[i]); /* gl_host_ok names: no whitespace */
+		gl_buf_addc(&b, '\n');
+	}
+	autofree char *hp = gl_xasprintf("%s/hosts", dir);
+	autofree char *sp = gl_xasprintf("%s/state", dir);
+	/* scratch, gone with the copy: no fsync */
+	int fd = open(hp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	int rc = fd < 0 || gl_write_all(fd, b.data, b.len) < 0 ? -1 : 0;
+	if (fd >= 0)
+		close(fd);
+	free(b.data);
+	if (rc < 0 || mkdir(sp, 0700) < 0) {
+		gl_err(err, "exec copy: %s: %s", dir, strerror(errno));
+		gl_exec_scratch_remove(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+void gl_exec_copy_done(int pidfd, char *scratch)
+{
+	gl_copy_kill(pidfd);
+	siginfo_t si;
+	while (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 && errno == EINTR)
+		;
+	gl_exec_scratch_remove(scratch);
+}
+
+void gl_exec_scratch_remove(char *scratch)
+{
+	if (!scratch)
+		return;
+	autofree char *sp = gl_xasprintf("%s/state", scratch);
+	autoclose int fd = open(sp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		DIR *d = fdopendir(dup(fd));
+		struct dirent *e;
+		while (d && (e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			    unlinkat(fd, e->d_name, 0) < 0)
+				unlinkat(fd, e->d_name, AT_REMOVEDIR); /* the host keeps it flat */
+		if (d)
+			closedir(d);
+	}
+	rmdir(sp);
+	autofree char *hp = gl_xasprintf("%s/hosts", scratch);
+	unlink(hp);
+	if (rmdir(scratch) < 0 && errno != ENOENT)
+		gl_warn("exec copy: cannot remove %s: %s", scratch, strerror(errno));
+	free(scratch);
+}
+
+static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem,
+		  const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
+		  bool unconfined, char **err)
+{
+	*err = NULL;
+	*pidfd = -1;
+	*scratch = NULL;
+	autoclose int ch = chan;
+	uint64_t chan_ino = gl_proc_socket_ino(ch);
+	if (x->target_fd < 0)
+		return gl_err(err, "exec copy: the release is not open");
+	if (tree_unchanged(x, err) < 0)
+		return -1;
+	char *dir = make_scratch(x, hosts, nhost, err);
+	if (!dir)
+		return -1;
+	struct prep p = {.chan = ch, .devnull = -1, .status_w = -1, .ruleset = -1,
+			 .target = x->target_fd, .host = x->host_fd, .parent = getpid(),
+			 .release_dir = x->release_dir, .argv = x->argv, .envp = x->envp,
+			 .bpf = &x->bpf, .off = x->off, .unconfined = unconfined};
+	snprintf(p.uid_map, sizeof p.uid_map, "%d %u 1\n", INSIDE_UID, (unsigned)geteuid());
+	snprintf(p.gid_map, sizeof p.gid_map, "%d %u 1\n", INSIDE_UID, (unsigned)getegid());
+	snprintf(p.hosts, sizeof p.hosts, "%s/hosts", dir);
+	autofree char *state = gl_xasprintf("%s/state", dir);
+	size_t na = strv_len(x->argv);
+	autofree char **argv = gl_xcalloc(na + 1, sizeof *argv); /* strings borrowed */
+	memcpy(argv, x->argv, na * sizeof *argv);
+	if (x->state_dir)
+		argv[2] = state;
+	p.argv = argv;
+
+	/* Landlock: the allowlist, the hosts file, exactly the view's item
+	 * files, and the scratch state directory writable when kept. */
+	if (!(x->off & GL_OFF_LANDLOCK) && !unconfined) {
+		const char **list = gl_xcalloc(x->npaths + nitem + 1, sizeof *list);
+		size_t n = 0;
+		for (size_t i = 0; i < x->npaths; i++)
+			list[n++] = x->paths[i];
+		list[n++] = p.hosts;
+		for (size_t i = 0; i < nitem; i++)
+			list[n++] = item_paths[i];
+		int fds[2] = {x->target_fd, x->host_fd};
+		const char *bad = NULL;
+		p.ruleset = gl_landlock_exec_ruleset(x->enf.landlock_abi, list, n, fds, 2,
+						     x->state_dir ? state : NULL, GL_EXEC_RELAY_PORT,
+						     &bad);
+		free(list);
+		if (p.ruleset < 0) {
+			gl_err(err, "exec copy: Landlock ruleset (%s): %s", bad ? bad : "create",
+			       strerror(errno));
+			gl_exec_scratch_remove(dir);
+			return -1;
+		}
+	}
+	int sp[2] = {-1, -1};
+	if (pipe2(sp, O_CLOEXEC) < 0 || (p.devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
+		gl_err(err, "exec copy: status pipe: %s", strerror(errno));
+		if (sp[0] >= 0)
+			close(sp[0]), close(sp[1]);
+		if (p.ruleset >= 0)
+			close(p.ruleset);
+		gl_exec_scratch_remove(dir);
+		return -1;
+	}
+	autoclose int status_r = sp[0];
+	p.status_w = sp[1];
+
+	int pfd = -1;
+	struct clone_args ca = {
+	    .flags = unconfined ? CLONE_PIDFD | CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS
+				: CLONE_PIDFD | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+				      CLONE_NEWNS | CLONE_NEWUTS,
+	    .pidfd = (uint64_t)(uintptr_t)&pfd,
+	    .exit_signal = SIGCHLD,
+	};
+	long pid = syscall(SYS_clone3, &ca, sizeof ca);
+	if (pid == 0)
+		copy_child(&p);
+	int e = errno;
+	close(p.status_w);
+	close(p.devnull);
+	if (p.ruleset >= 0)
+		close(p.ruleset);
+	if (pid < 0) {
+		gl_exec_scratch_remove(dir);
+		return gl_err(err, "exec copy: clone3: %s%s", strerror(e),
+			      e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
+	}
+	int rc = read_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000, err);
+	/* The check of a forked copy (lib/proc.c), once the host is up: its
+	 * dynamic loader may hold a library open for a moment after the exec,
+	 * so a descriptor or mapping finding is re-read for up to 500 ms (the
+	 * host runs only our code until it has the call message). */
+	for (int tries = 0; rc == 0 && !unconfined; tries++) {
+		if (gl_proc_check_exec((pid_t)pid, chan_ino, 0, err) == 0)
+			break;
+		if (tries >= 250 || !(strstr(*err, "descriptor") || strstr(*err, "fd ") ||
+				      strstr(*err, "mapping"))) {
+			rc = -1;
+			break;
+		}
+		free(*err);
+		*err = NULL;
+		struct timespec ts = {0, 2000000};
+		nanosleep(&ts, NULL);
+	}
+	if (rc < 0) {
+		gl_exec_copy_done(pfd, dir);
+		close(pfd);
+		return -1;
+	}
+	*pidfd = pfd;
+	*scratch = dir;
+	return 0;
+}
+
+int gl_exec_copy(struct gl_exec *x, const char *const *item_paths, size_t nitem,
+		 const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
+		 char **err)
+{
+	return launch(x, item_paths, nitem, hosts, nhost, chan, pidfd, scratch, false, err);
+}
+
+int gl_exec_launch_unconfined(struct gl_exec *x, const char *const *hosts, size_t nhost,
+			      int chan, int *pidfd, char **scratch, char **err)
+{
+	return launch(x, NULL, 0, hosts, nhost, chan, pidfd, scratch, true, err);
+}
+
+int gl_exec_session_start(struct gl_exec *x, const char *const *hosts, size_t nhost,
+			  struct gl_session_proc *p, char **err)
+{
+	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return gl_err(err, "socketpair: %s", strerror(errno));
+	/* the call's destinations and every one the manifest declares */
+	size_t nd = strv_len(x->declared);
+	const char **h = gl_xcalloc(nhost + nd + 1, sizeof *h);
+	for (size_t i = 0; i < nhost; i++)
+		h[i] = hosts[i];
+	for (size_t i = 0; i < nd; i++)
+		h[nhost + i] = x->declared[i];
+	int rc = gl_exec_launch_unconfined(x, h, nhost + nd, sp[1], &p->pidfd, &p->scratch, err);
+	free(h);
+	if (rc < 0) {
+		close(sp[0]);
+		return -1;
+	}
+	p->sock = sp[0];
+	fcntl(p->sock, F_SETFL, O_NONBLOCK);
+	p->up = p->started = p->exec = true;
+	return 0;
+}

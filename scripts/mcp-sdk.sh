@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install the official MCP TypeScript SDK (@modelcontextprotocol/sdk, from
+# the npm registry) into build/npm/mcp-sdk, once, for the tests and bench
+# that drive gl-run --serve-mcp with a real MCP client (docs/mcp.md).
+# Prints the directory. Needs node and npm (scripts/deps.sh: nodejs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=$PWD/build/npm/mcp-sdk
+version=1.32.2
+if [ ! -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
+  [ "$(jq -r .version "$dir/node_modules/@modelcontextprotocol/sdk/package.json")" != "$version" ]; then
+  mkdir -p "$dir"
+  echo '{"name":"gl-mcp-sdk-client","private":true}' >"$dir/package.json"
+  (cd "$dir" && npm install --no-audit --no-fund --silent "@modelcontextprotocol/sdk@$version" >&2)
+fi
+echo "$dir"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# npm-releases.sh OUT — the official Node.js MCP servers from the npm registry
+# (@modelcontextprotocol/server-filesystem, server-memory, server-everything)
+# as release trees for runtime "exec" (SPEC §5, §11; docs/exec.md), unmodified:
+#
+#   OUT/server-filesystem/{manifest.json,node_modules/…}   (and the other two)
+#
+# npm installs each into a cache under build/npm/ (reused while its
+# package-lock.json is there; GL_NPM_REFRESH=1 reinstalls); the tree is then
+# copied without node_modules/.bin (symlinks into the tree, unused) and a
+# manifest is written: runtime exec, entry ["/usr/bin/node",
+# "node_modules/@modelcontextprotocol/NAME/dist/index.js", …], protocol
+# mcp-stdio, functions = the names of the server's own tools/list (asked of
+# the unmodified server once, here), items_from_args for the path arguments
+# of server-filesystem, and for server-memory a state directory holding its
+# graph (MEMORY_FILE_PATH). Sign and install the trees with gl-sign pack /
+# gl-verify install as any release. The only network access is npm's
+# registry (npm install). Versions: GL_NPM_VERSION (default "latest" at the
+# time of the cached install).
+set -euo pipefail
+out=${1:?usage: npm-releases.sh OUT}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${GL_NPM_CACHE:-$root/build/npm}
+node=${GL_NODE:-/usr/bin/node}
+ver=${GL_NPM_VERSION:-latest}
+command -v npm >/dev/null || { echo "npm-releases: npm is missing (scripts/deps.sh)" >&2; exit 2; }
+mkdir -p "$out" "$cache"
+
+# tools NAME DIR — the tool names of the server's tools/list, one a line.
+tools() {
+  local entry=$2/node_modules/@modelcontextprotocol/$1/dist/index.js
+  shift 2
+  {
+    printf '%s\n' \
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"npm-releases","version":"1"}}}' \
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+      '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+    sleep 2
+  } | (cd "$(dirname "$entry")" && timeout 20 env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+        MEMORY_FILE_PATH=/dev/null "$node" "$entry" "$@" 2>/dev/null) |
+    jq -r 'select(.id == 2) | .result.tools[].name'
+}
+
+for name in server-filesystem server-memory server-everything; do
+  c=$cache/$name
+  if [ "${GL_NPM_REFRESH:-0}" = 1 ] || [ ! -f "$c/package-lock.json" ]; then
+    rm -rf "$c"
+    mkdir -p "$c"
+    echo '{"name":"gl-npm-cache","private":true}' >"$c/package.json"
+    (cd "$c" && npm install --no-audit --no-fund --omit=dev --ignore-scripts \
+       "@modelcontextprotocol/$name@$ver" >/dev/null)
+  fi
+  d=$out/$name
+  rm -rf "$d"
+  mkdir -p "$d"
+  cp -a "$c/node_modules" "$d/"
+  rm -rf "$d/node_modules/.bin" "$d/node_modules/.package-lock.json"
+  find "$d" -type l -delete
+  version=$(jq -r .version "$d/node_modules/@modelcontextprotocol/$name/package.json")
+  entry="node_modules/@modelcontextprotocol/$name/dist/index.js"
+  extra='[]' env='{}' state=false
+  case $name in
+    server-filesystem) extra='["/"]' ;; # every path allowed; Landlock lets a copy read its items only
+    server-memory) env='{"MEMORY_FILE_PATH":"${GL_STATE_DIR}/memory.jsonl"}' state=true ;;
+  esac
+  # shellcheck disable=SC2046
+  fns=$(tools "$name" "$d" $(jq -r '.[]' <<<"$extra") | jq -R . | jq -cs .)
+  [ "$(jq length <<<"$fns")" -gt 0 ] || { echo "npm-releases: $name listed no tools" >&2; exit 1; }
+  jq -n --arg name "$name" --arg version "$version" --arg node "$node" --arg entry "$entry" \
+    --argjson extra "$extra" --argjson env "$env" --argjson state "$state" --argjson fns "$fns" '
+    # the path arguments of server-filesystem name files: labelled items
+    def items($t): {read_file:["path"], read_text_file:["path"], read_media_file:["path"],
+                    read_multiple_files:["paths"], get_file_info:["path"]}[$t];
+    {name:$name, version:$version, runtime:"exec", protocol:"mcp-stdio",
+     entry:([$node, $entry] + $extra),
+     functions:(reduce $fns[] as $t ({}; .[$t] = ({destinations:[]} +
+       (if $name == "server-filesystem" and items($t) then {items_from_args:items($t)} else {} end)))),
+     read_paths:[], deterministic:false}
+    + (if $env != {} then {env:$env} else {} end)
+    + (if $state then {state_dir:true} else {} end)' >"$d/manifest.json"
+  echo "npm-releases: $d ($version, $(jq length <<<"$fns") tools)" >&2
+done

@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# runtime "exec" (SPEC §5, §9, §11; docs/exec.md; issue 7 item 2): every copy
+# is a fresh verified launch of gl-exec-host and the release's entry, with the
+# confinement of a forked copy. Real node, real namespaces, Landlock and
+# seccomp, real HTTP over loopback (tests/fixtures/sink.py). Each property is
+# shown with its mechanism on (gl-run) and off (the same code run directly by
+# node, or the split off: --mode nosplit, or the baseline --mode sigpin).
+# unprivileged: yes
+load helpers
+load fixtures/run/helpers
+load fixtures/run/copies
+bats_require_minimum_version 1.5.0
+
+setup() {
+  command -v node >/dev/null || skip "node is not installed (scripts/deps.sh)"
+  run_setup
+  PIDS=$BATS_TEST_TMPDIR/pids
+  : >"$PIDS"
+  D=$BATS_TEST_TMPDIR/data
+  mkdir -p "$D/hr"
+  echo "public notes" >"$D/pub.txt"
+  CANARY="SALARY-$RANDOM$RANDOM"
+  echo "$CANARY" >"$D/hr/salary.txt"
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  jq -n --arg d "$D" '{clearances:{agent:["hr"],pubagent:[],"sink.example":[]},
+    labels:{($d + "/hr/**"):["hr"], ($d + "/**"):[]}}' >"$POLICY"
+  EX=$FIX/exec
+}
+
+teardown() {
+  kill_started
+  pkill -9 -f "GLMARK-$BATS_TEST_NUMBER-$$" 2>/dev/null || true
+  release_cleanup
+}
+
+# start_sink_for HOST — tests/fixtures/sink.py routed as HOST in $POLICY
+start_sink_for() {
+  start_sink
+  jq --arg h "$1" --arg a "127.0.0.1:$SINK_PORT" '.routes = {($h): $a}' "$POLICY" >"$POLICY.new"
+  mv "$POLICY.new" "$POLICY"
+}
+
+# call ID SHA FUNCTION ARGS_JSON CONSUMERS_JSON — one envelope line
+call() {
+  jq -cn --arg id "$1" --arg r "$2" --arg f "$3" --argjson a "$4" --argjson c "${5:-[\"agent\"]}" \
+    '{id:$id,release:$r,function:$f,args:$a,items:[],consumers:$c}'
+}
+
+# direct FUNCTION ARGS_JSON — the probe run by node with nothing in the way
+direct() {
+  jq -cn --arg f "$1" --argjson a "$2" '{function:$f,args:$a,items:[]}' |
+    (cd "$EX/probe" && node probe.js)
+}
+
+@test "exec: a germline-protocol call runs in a verified, confined copy" {
+  sha=$(install_release "$EX/probe")
+  call c1 "$sha" read "{\"paths\":[\"$D/pub.txt\"]}" >calls
+  run session calls
+  [ "$status" -eq 0 ]
+  json '.ok and .copies == 1'
+  json ".results[0].value[\"$D/pub.txt\"] == \"public notes\n\""
+  json '.enforcement | .filesystem == "enforced" and .seccomp == "enforced" and .network == "enforced"'
+  json '.enforcement.namespaces == ["ipc","mnt","net","pid","user"]'
+  # nothing of the copy is left behind
+  [ -z "$(ls -A "$GL_HOME/scratch")" ]
+}
+
+@test "exec: a copy reads exactly the item files of its view (items_from_args + Landlock)" {
+  sha=$(install_release "$EX/probe")
+  call c1 "$sha" read "{\"paths\":[\"$D/pub.txt\",\"$D/hr/salary.txt\"]}" '["agent","pubagent"]' >calls
+  run session calls
+  [ "$status" -eq 0 ]
+  # the public consumer's copy cannot open the hr file although it names it
+  json ".results[] | select(.consumer == \"pubagent\") | .value[\"$D/hr/salary.txt\"] | startswith(\"denied:EACCES\")"
+  json ".results[] | select(.consumer == \"pubagent\") | .label == []"
+  json ".results[] | select(.consumer == \"agent\") | .value[\"$D/hr/salary.txt\"] == \"$CANARY\n\""
+  json ".results[] | select(.consumer == \"agent\") | .label == [\"hr\"]"
+  # a file that no item names is never readable, even by a cleared consumer
+  call c2 "$sha" escape "{\"secret\":\"$D/hr/salary.txt\",\"port\":1}" >calls
+  run session calls
+  json '.results[0].value.read_secret | startswith("denied")'
+  # mechanism off: the same code run directly reads it
+  run direct escape "{\"secret\":\"$D/hr/salary.txt\",\"port\":1}"
+  [ "$(jq -r .read_secret <<<"$output")" = "$CANARY" ]
+}
+
+@test "exec: no writable path, no network, no other program, no /proc of the host" {
+  sha=$(install_release "$EX/probe")
+  start_sink_for sink.example
+  args=$(jq -cn --arg h "$HOME" --argjson p "$SINK_PORT" '{home:$h,port:$p,secret:"/nonexistent"}')
+  call c1 "$sha" escape "$args" >calls
+  run session calls
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for k in write_tmp write_release write_home read_passwd list_proc tcp_host exec_sh; do
+    json ".results[0].value.$k | startswith(\"denied\")" || { echo "$k: $output"; false; }
+  done
+  # mechanism off: directly, node can do all of it
+  run direct escape "$args"
+  for k in write_tmp write_home read_passwd list_proc tcp_host exec_sh; do
+    [ "$(jq -r ".$k" <<<"$output")" = ok ] || { echo "$k not ok directly: $output"; false; }
+  done
+  rm -f /tmp/gl-exec-probe-* "$HOME/gl-exec-probe"
+}
+
+@test "exec: a copy's descendants die with it" {
+  sha=$(install_release "$EX/probe")
+  marker="GLMARK-$BATS_TEST_NUMBER-$$"
+  call c1 "$sha" linger "{\"marker\":\"$marker\"}" >calls
+  run session calls
+  [ "$status" -eq 0 ]
+  json '.results[0].value.spawned'
+  sleep 0.3
+  ! pgrep -f "$marker"
+  # mechanism off: run directly, the grandchild outlives the call
+  run direct linger "{\"marker\":\"$marker\"}"
+  sleep 0.3
+  pgrep -f "$marker"
+}
+
+@test "exec: HTTP from the copy goes through the broker (effect), to declared hosts only" {
+  sha=$(install_release "$EX/probe")
+  start_sink_for sink.example
+  call c1 "$sha" post '{"text":"hello sink"}' >calls
+  run session calls
+  [ "$status" -eq 0 ]
+  json '.delivered == [{"destination":"sink.example","requests":1}]'
+  json '.results[0].value.status == 200'
+  sink_has "hello sink"
+  # a chunked body is relayed whole
+  call c2 "$sha" post_chunked '{"text":"chunked hello"}' >calls
+  run session calls
+  json '.delivered == [{"destination":"sink.example","requests":1}] and .results[0].value.status == 200'
+  sink_has "chunked hello"
+  # an undeclared name does not even resolve inside the copy
+  call c3 "$sha" post_undeclared '{"text":"to evil"}' >calls
+  run session calls
+  json '.results[0].value.error == "ENOTFOUND" or .results[0].value.error == "EAI_AGAIN"'
+  ! sink_has "to evil"
+}
+
+@test "exec: an entry replaced on disk after install never runs, and the refusal says so" {
+  sha=$(install_release "$EX/probe")
+  f=$GL_HOME/releases/$sha/probe.js
+  chmod u+w "$f" "$(dirname "$f")"
+  printf '\nrequire("fs").writeFileSync("%s/ran", "x");\n' "$BATS_TEST_TMPDIR" >>"$f"
+  call c1 "$sha" read '{"paths":[]}' >calls
+  run session calls
+  [ "$status" -eq 1 ]
+  json '.ok == false and .error == "launch"'
+  json '.detail | test("verified launch: probe.js changed after install")'
+  [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "exec: an entry swapped while gl-run runs never runs (re-checked before every copy)" {
+  sha=$(install_release "$EX/probe")
+  f=$GL_HOME/releases/$sha/probe.js
+  call c1 "$sha" read '{"paths":[]}' >c1
+  call c2 "$sha" read '{"paths":[]}' >c2
+  out=$BATS_TEST_TMPDIR/out
+  {
+    gl-plan --policy "$POLICY" <c1
+    for _ in $(seq 300); do [ -s "$out" ] && break; sleep 0.1; done
+    chmod u+w "$f" "$(dirname "$f")"
+    cp "$f" "$f.new" && echo '// swapped' >>"$f.new" && mv "$f.new" "$f"
+    gl-plan --policy "$POLICY" <c2
+  } | gl-run --policy "$POLICY" >"$out" 3>&- || true
+  cat "$out"
+  [ "$(jq -s length "$out")" -eq 2 ]
+  jq -se '.[0].ok == true' "$out"
+  jq -se '.[1].ok == false and (.[1].detail | test("probe.js changed after it was verified"))' "$out"
+}
+
+@test "exec: a copied interpreter inside the release is verified too" {
+  rel=$BATS_TEST_TMPDIR/probe-own-node
+  mkdir -p "$rel/bin"
+  cp "$EX/probe/probe.js" "$rel/"
+  cp /usr/bin/node "$rel/bin/node"
+  jq '.entry = ["bin/node","probe.js"]' "$EX/probe/manifest.json" >"$rel/manifest.json"
+  sha=$(install_release "$rel")
+  call c1 "$sha" read "{\"paths\":[\"$D/pub.txt\"]}" >calls
+  run session calls
+  json '.ok and .results[0].ok'
+  n=$GL_HOME/releases/$sha/bin/node
+  chmod u+w "$n" "$(dirname "$n")"
+  cp /bin/true "$n"
+  run session calls
+  [ "$status" -eq 1 ]
+  json '.detail | test("verified launch: bin/node changed after install")'
+}
+
+@test "exec: a hostile npm-style release discloses nothing under germline, and does without it" {
+  sha=$(install_release "$EX/hostile")
+  start_sink_for sink.example
+  # call 1 reads the hr file for the agent; call 2 publishes the public file
+  # to sink.example while also naming the hr file: fmt-helper's hidden code
+  # appends every file it has seen to the request.
+  {
+    call c1 "$sha" read_docs "{\"paths\":[\"$D/hr/salary.txt\"]}"
+    call c2 "$sha" publish "{\"paths\":[\"$D/pub.txt\",\"$D/hr/salary.txt\"]}"
+    call c3 "$sha" publish "{\"paths\":[\"$D/pub.txt\"]}"
+  } >calls
+  run session calls
+  [ "$status" -eq 0 ]
+  jq -se '.[0].results[0].value.content[0].text | contains("SALARY")' <<<"$output"
+  sink_has "public notes"
+  ! sink_has "$CANARY"
+  # the agent's copy asked for more than the sink's copy: a trigger, not a delivery
+  jq -se '.[1].triggers[0].kind == "mismatch"' <<<"$output"
+  # mechanism off (1): one copy with every item (--mode nosplit)
+  : >"$SINK_LOG"
+  gl-plan --policy "$POLICY" --mode nosplit <calls | gl-run --policy "$POLICY" --mode nosplit >/dev/null 3>&-
+  sink_has "$CANARY"
+  # mechanism off (2): one persistent process (--mode sigpin) remembers call 1
+  : >"$SINK_LOG"
+  gl-plan --policy "$POLICY" <calls | gl-run --policy "$POLICY" --mode sigpin >sigpin.out 3>&-
+  jq -se '.[2].ok' sigpin.out
+  sink_has "$CANARY"
+}
+
+@test "exec: the discovery check runs the server's own tools/list" {
+  rel=$BATS_TEST_TMPDIR/hostile-more
+  cp -r "$EX/hostile" "$rel"
+  jq '.functions.extra = {"destinations":[]}' "$EX/hostile/manifest.json" >"$rel/manifest.json"
+  sha=$(install_release "$rel")
+  call c1 "$sha" read_docs '{"paths":[]}' >calls
+  run session calls
+  echo "$output"
+  [ "$status" -eq 1 ]
+  json '.error == "discovery_changed"'
+}
+
+@test "exec: modes fresh and confined refuse an exec release; the refusal says why" {
+  sha=$(install_release "$EX/probe")
+  call c1 "$sha" read '{"paths":[]}' >calls
+  run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' --mode confined"
+  [ "$status" -eq 1 ]
+  json '.error == "unsupported_runtime" and (.detail | test("exec"))'
+}
+
+@test "exec: a manifest's env and state_dir are checked, and for runtime exec only" {
+  rel=$BATS_TEST_TMPDIR/bad
+  cp -r "$EX/probe" "$rel"
+  jq '.env = {"lower":"x"}' "$EX/probe/manifest.json" >"$rel/manifest.json"
+  run install_release "$rel"
+  [ "$status" -ne 0 ]
+  jq '.runtime = "python" | .entry = "probe" | .state_dir = true' "$EX/probe/manifest.json" >"$rel/manifest.json"
+  run install_release "$rel"
+  [ "$status" -ne 0 ]
+  jq '.env = {"MEMORY_FILE_PATH":"${GL_STATE_DIR}/m"} | .state_dir = true' "$EX/probe/manifest.json" >"$rel/manifest.json"
+  run install_release "$rel"
+  [ "$status" -eq 0 ]
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bats
+# The official Node.js MCP servers from npm, unmodified, as signed runtime
+# "exec" releases (issue 7 items 2–4; SPEC §5, §11; docs/exec.md):
+# @modelcontextprotocol/server-filesystem, server-memory, server-everything,
+# packed by scripts/npm-releases.sh (npm's registry, cached under build/npm).
+#
+# E7 (paper §VII-D): every call returns the same output under gl-run as from
+# the unprotected server — ONE persistent process driven by a tiny JSON-RPC
+# client (tests/fixtures/exec/mcp_ref.py) — apart from clock values; each test
+# prints its per-tool counts. GL_E7_CALLS (default 30) calls per tool,
+# GL_E7_CHEAP (default GL_E7_CALLS) for the cheap ones (200 for the paper's
+# count). File state through slots: server-memory's graph persists across the
+# calls of one horizon and never crosses horizons.
+# sanitizers: no — node's own start-up is the wall time (about 0.5 s a call); the broker's exec paths run under ASan in tests/exec.bats
+load helpers
+load fixtures/run/helpers
+bats_require_minimum_version 1.5.0
+
+N=${GL_E7_CALLS:-30}
+CHEAP=${GL_E7_CHEAP:-$N}
+
+setup_file() {
+  command -v node >/dev/null || skip "node is not installed (scripts/deps.sh)"
+  export GL_HOME=$BATS_FILE_TMPDIR/glhome HOME=$BATS_FILE_TMPDIR/home
+  mkdir -p "$HOME" "$BATS_FILE_TMPDIR/pub"
+  "$GL_ROOT/scripts/npm-releases.sh" "$BATS_FILE_TMPDIR/rel" 2>/dev/null
+  (
+    cd "$BATS_FILE_TMPDIR/pub"
+    gl-sign keygen --no-passphrase root >/dev/null
+    gl-sign keygen --no-passphrase tk >/dev/null
+    gl-sign init repo --root-key root --targets-key tk >/dev/null
+    for s in server-filesystem server-memory server-everything; do
+      gl-sign pack "$BATS_FILE_TMPDIR/rel/$s" "$s.tar.gz" >/dev/null
+      gl-sign add repo --key tk "$s.tar.gz" >/dev/null
+    done
+  )
+  gl-verify pin "$BATS_FILE_TMPDIR/pub/repo" >/dev/null
+  for s in server-filesystem server-memory server-everything; do
+    gl-verify install "$BATS_FILE_TMPDIR/pub/repo" "$s.tar.gz" | jq -er .release.sha256 \
+      >"$BATS_FILE_TMPDIR/$s.sha"
+  done
+}
+
+teardown_file() { chmod -R u+w "$BATS_FILE_TMPDIR/glhome" 2>/dev/null || true; }
+
+setup() {
+  export GL_HOME=$BATS_FILE_TMPDIR/glhome HOME=$BATS_FILE_TMPDIR/home
+  rm -rf "$GL_HOME/slots"
+  cd "$BATS_TEST_TMPDIR"
+  D=$BATS_TEST_TMPDIR/data
+  mkdir -p "$D/hr"
+  for i in 0 1 2 3 4; do printf 'line1 %s\nline2\nline3\nline4\n' "$i" >"$D/doc$i.txt"; done
+  printf 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' |
+    base64 -d >"$D/pixel.png"
+  echo "SALARY-$RANDOM" >"$D/hr/salary.txt"
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  jq -n --arg d "$D" '{clearances:{agent:["hr"],pubagent:[]},
+    labels:{($d + "/hr/**"):["hr"], ($d + "/**"):[]}}' >"$POLICY"
+}
+
+sha() { cat "$BATS_FILE_TMPDIR/$1.sha"; }
+
+# e7 SERVER [ENV…] — the calls, the reference, gl-run, the comparison
+# (printed); leaves cmp.out
+e7() {
+  local s=$1 r
+  shift
+  r=$GL_HOME/releases/$(sha "$s")
+  "$SYSPY" "$FIX/exec/e7.py" calls "$s" "$N" "$D" --cheap "$CHEAP" >calls
+  local argv=(/usr/bin/node "node_modules/@modelcontextprotocol/$s/dist/index.js")
+  [ "$s" = server-filesystem ] && argv+=(/)
+  local envs=(--env PATH=/usr/bin:/bin --env HOME=/nonexistent --env LANG=C.UTF-8)
+  for e in "$@"; do envs+=(--env "$e"); done
+  "$SYSPY" "$FIX/exec/mcp_ref.py" --cwd "$r" "${envs[@]}" -- "${argv[@]}" <calls >ref
+  jq -c --arg r "$(sha "$s")" '{id:"e7",release:$r,function:.function,args:.args,items:[],
+    consumers:["agent"]}' calls | gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" >run 3>&-
+  "$SYSPY" "$FIX/exec/e7.py" compare calls ref run >cmp.out 2>cmp.err || true
+  echo "# E7 $s (GL_E7_CALLS=$N, cheap $CHEAP):" >&3
+  sed 's/^/#   /' cmp.out >&3
+  cat cmp.out cmp.err
+}
+
+@test "npm: the three servers are signed exec releases whose functions are their tools" {
+  for s in server-filesystem server-memory server-everything; do
+    m=$GL_HOME/releases/$(sha "$s")/manifest.json
+    jq -e '.runtime == "exec" and .protocol == "mcp-stdio" and .entry[0] == "/usr/bin/node"' "$m"
+    jq -e '.functions | length > 5' "$m"
+  done
+  jq -e '.functions.read_file.items_from_args == ["path"]' \
+    "$GL_HOME/releases/$(sha server-filesystem)/manifest.json"
+  jq -e '.state_dir == true' "$GL_HOME/releases/$(sha server-memory)/manifest.json"
+}
+
+@test "E7: server-everything under gl-run answers as the unprotected server" {
+  e7 server-everything
+  # every tool but the two session toggles: equal on every call
+  grep -v '^toggle-' cmp.out | grep -v '^total' | awk -v n="$N" '{split($2,a,"/"); if (a[1] != a[2] || a[2] < n) exit 1}'
+  # the toggles flip in-memory session state: a persistent process alternates,
+  # a fresh copy always starts from "off" (only slot state persists: docs/exec.md)
+  jq -se '[.[] | select(.function == "toggle-simulated-logging")] | length > 0' <(jq -c . calls)
+}
+
+@test "E7: server-memory under gl-run answers as the unprotected server (its graph in the slot)" {
+  e7 server-memory "MEMORY_FILE_PATH=$BATS_TEST_TMPDIR/ref-memory.jsonl"
+  tail -1 cmp.out | awk '{split($2,a,"/"); if (a[1] != a[2]) exit 1}'
+  grep -v '^total' cmp.out | awk -v n="$N" '{split($2,a,"/"); if (a[2] < n) exit 1}'
+}
+
+@test "E7: server-filesystem's read tools under gl-run answer as the unprotected server" {
+  e7 server-filesystem
+  tail -1 cmp.out | awk '{split($2,a,"/"); if (a[1] != a[2]) exit 1}'
+  grep -v '^total' cmp.out | awk -v n="$N" '{split($2,a,"/"); if (a[2] < n) exit 1}'
+}
+
+@test "server-memory keeps its graph across calls of one horizon and never shows an hr entity to a public-only call" {
+  m=$(sha server-memory)
+  mk() { # ID CONSUMER FUNCTION ARGS [ITEMS]
+    jq -cn --arg id "$1" --arg r "$m" --arg c "$2" --arg f "$3" --argjson a "$4" \
+      --argjson it "${5:-[]}" '{id:$id,release:$r,function:$f,args:$a,items:$it,consumers:[$c]}'
+  }
+  hr_item="[{\"name\":\"salary.txt\",\"label\":[\"hr\"],\"path\":\"$D/hr/salary.txt\"}]"
+  {
+    mk 1 pubagent create_entities '{"entities":[{"name":"lobby","entityType":"room","observations":["open 9-5"]}]}'
+    mk 2 agent create_entities '{"entities":[{"name":"salary-bob","entityType":"hr","observations":["90k"]}]}' "$hr_item"
+    mk 3 agent read_graph '{}'
+    mk 4 pubagent read_graph '{}'
+    mk 5 pubagent search_nodes '{"query":"salary"}'
+    mk 6 agent open_nodes '{"names":["salary-bob"]}'
+  } >calls
+  run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' 3>&-"
+  [ "$status" -eq 0 ]
+  rec() { jq -sc ".[] | select(.id == \"$1\")" <<<"$output"; }
+  # the agent's horizon keeps its graph across calls (call 2 -> calls 3 and 6), labelled hr
+  rec 3 | jq -e '.results[0].value.structuredContent.entities | map(.name) | index("salary-bob")'
+  rec 3 | jq -e '.results[0].label == ["hr"]'
+  rec 6 | jq -e '.results[0].value.structuredContent.entities[0].observations == ["90k"]'
+  # the public horizon has its own graph (call 1 -> 4), and never the hr entity
+  rec 4 | jq -e '.results[0].value.structuredContent.entities | map(.name) == ["lobby"]'
+  rec 4 | jq -e '.results[0].label == []'
+  ! rec 4 | grep -q salary
+  ! rec 5 | grep -q salary-bob
+  # the slot holds the graph file with its label; nothing stays in scratch
+  grep -rq salary-bob <(cat "$GL_HOME"/slots/"$m"/*.json | jq -r '.. | .value? | objects | .["memory.jsonl"]? // empty' | base64 -d)
+  [ -z "$(ls -A "$GL_HOME/scratch")" ]
+}
+
+@test "server-filesystem: a copy reads only the files of its view; the refusal of a write is the server's own" {
+  f=$(sha server-filesystem)
+  jq -cn --arg r "$f" --arg p "$D/doc1.txt" --arg h "$D/hr/salary.txt" \
+    '{id:"m",release:$r,function:"read_multiple_files",args:{paths:[$p,$h]},items:[],consumers:["agent","pubagent"]}' >calls
+  jq -cn --arg r "$f" --arg p "$D/new.txt" \
+    '{id:"w",release:$r,function:"write_file",args:{path:$p,content:"x"},items:[],consumers:["agent"]}' >>calls
+  run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' 3>&-"
+  rec() { jq -sc ".[] | select(.id == \"$1\")" <<<"$output"; }
+  rec m | jq -e '.results[] | select(.consumer == "pubagent") | .value.content[0].text | test("line1 1") and (test("SALARY") | not)'
+  rec m | jq -e '.results[] | select(.consumer == "agent") | .value.content[0].text | test("SALARY")'
+  # nothing is writable in a copy (SPEC §5)
+  rec w | jq -e '.results[0].value.isError == true'
+  [ ! -e "$D/new.txt" ]
+}

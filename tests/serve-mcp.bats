@@ -1,0 +1,254 @@
+#!/usr/bin/env bats
+# gl-run --serve-mcp: gl-run as an MCP server on stdio (issue 7 item 5;
+# SPEC §11; docs/mcp.md). JSON-RPC conformance with raw lines (lib/jsonrpc.c:
+# parse errors, invalid requests, unknown methods, notifications, bounded
+# lines), and a real MCP client — the official TypeScript SDK from npm
+# (scripts/mcp-sdk.sh), run by node — driving it against the Python MCP
+# servers of tests/fixtures/mcp: same results as from the server itself, and
+# a hostile server that discloses nothing through it (while --mode sigpin,
+# the mechanism off, does).
+#
+# unprivileged: yes — tests/run.sh runs this suite once more as nobody
+load helpers
+load fixtures/run/helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+  # The SDK is fetched once (npm registry), into build/npm/mcp-sdk.
+  GL_MCP_SDK=$("$GL_ROOT/scripts/mcp-sdk.sh")
+  export GL_MCP_SDK
+}
+
+setup() {
+  run_setup
+  PIDS=$BATS_TEST_TMPDIR/pids
+  : >"$PIDS"
+  D=$BATS_TEST_TMPDIR/data
+  mkdir -p "$D/pub" "$D/hr"
+  SALARY="SALARY-$RANDOM$RANDOM"
+  printf 'Title one\nline two\n' >"$D/pub/a.txt"
+  echo "$SALARY" >"$D/hr/salary.csv"
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  jq -n --arg pub "$D/pub/**" --arg hr "$D/hr/**" \
+    '{clearances:{agent:["hr"],"ocr.example":[]},routes:{},labels:{($pub):[],($hr):["hr"]}}' >"$POLICY"
+  SDK=$FIX/mcp/sdk_client.mjs
+}
+
+teardown() {
+  local p
+  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
+  release_cleanup
+}
+
+sink() {
+  local name=$1 i port
+  : >"$BATS_TEST_TMPDIR/$name.log"
+  "$SYSPY" "$FIX/sink.py" --port-file "$BATS_TEST_TMPDIR/$name.port" \
+    --log "$BATS_TEST_TMPDIR/$name.log" </dev/null >/dev/null 2>&1 3>&- &
+  echo $! >>"$PIDS"
+  for i in $(seq 200); do [ -s "$BATS_TEST_TMPDIR/$name.port" ] && break; sleep 0.05; done
+  port=$(cat "$BATS_TEST_TMPDIR/$name.port")
+  [ -n "$port" ]
+  jq --arg h "$name" --arg a "127.0.0.1:$port" '.routes[$h] = $a' "$POLICY" >"$POLICY.new"
+  mv "$POLICY.new" "$POLICY"
+}
+bodies() { jq -r .body "$BATS_TEST_TMPDIR/$1.log" | while read -r b; do echo "$b" | base64 -d; echo; done; }
+
+# serve REL [flags…] — raw lines on stdin to gl-run --serve-mcp; answers in $output
+serve() {
+  local rel=$1
+  shift
+  run --separate-stderr gl-run --serve-mcp --release "$rel" --policy "$POLICY" "$@"
+}
+
+@test "serve-mcp: initialize, ping, tools/list from the signed manifest, tools/call with its label" {
+  REL=$(install_release "$FIX/mcp/notes")
+  serve "$REL" <<EOF
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":"p","method":"ping"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"$D/hr/salary.csv"}}}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slugify","arguments":{"text":"Hello, World"}}}
+EOF
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  [ "$(echo "$output" | wc -l)" -eq 5 ] # the notification got no answer
+  echo "$output" | jq -se --arg S "$SALARY" '
+    (.[0] | .id == 1 and .result.protocolVersion == "2025-06-18" and .result.serverInfo.name == "germline"
+       and .result.capabilities.tools.listChanged == false)
+    and (.[1] | .id == "p" and .result == {})
+    and (.[2].result.tools | map(.name) == ["read_note","search_notes","slugify","summarize","word_count"])
+    and (.[2].result.tools[0].inputSchema.required == ["path"])
+    and (.[3].result.structuredContent.title == $S and .[3].result._meta.germline.label == ["hr"]
+       and .[3].result._meta.germline.copies == 1)
+    and (.[4].result.content[0].text == "hello-world" and .[4].result._meta.germline.label == [])'
+}
+
+@test "serve-mcp: malformed input gets JSON-RPC errors and the stream goes on" {
+  REL=$(install_release "$FIX/mcp/notes")
+  # A 9 MiB line (above the 8 MiB cap), then more requests.
+  {
+    echo '{"jsonrpc":"2.0","id":1,"method":"ping"'
+    echo '[{"jsonrpc":"2.0","id":2,"method":"ping"}]'
+    echo '{"jsonrpc":"1.0","id":3,"method":"ping"}'
+    echo '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}'
+    echo '{"jsonrpc":"2.0","id":5,"method":"ping","extra":1}'
+    echo '{"jsonrpc":"2.0","id":6,"method":"resources/list"}'
+    printf '\xff\xfe\n'
+    head -c $((9 << 20)) /dev/zero | tr '\0' 'a'
+    echo
+    echo '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope"}}'
+    echo '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"arguments":{}}}'
+    echo '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"/etc/passwd"}}}'
+    echo '{"jsonrpc":"2.0","id":10,"result":{}}'
+    echo '{"jsonrpc":"2.0","id":11,"method":"ping"}'
+  } >"$BATS_TEST_TMPDIR/in"
+  serve "$REL" <"$BATS_TEST_TMPDIR/in"
+  [ "$status" -eq 1 ] # some call was refused
+  echo "$output" | jq -c '[.id, .error.code, .error.data.error?]'
+  [ "$(echo "$output" | jq -c '[.id, .error.code, (.error.data.error? // null)]' | tr '\n' ' ')" = \
+    '[null,-32700,null] [null,-32600,null] [3,-32600,null] [null,-32600,null] [5,-32600,null] [6,-32601,null] [null,-32700,null] [null,-32600,null] [7,-32602,"unknown_function"] [8,-32602,null] [9,-32602,"unlabelled_path"] [11,null,null] ' ]
+}
+
+@test "jsonrpc: validation, the bounded line reader and the writer (lib/jsonrpc.c)" {
+  local t=$GL_ROOT/build/tests/jsonrpc_test
+  case "$GL_BIN" in *asan*) t=$GL_ROOT/build/asan/tests/jsonrpc_test ;; esac
+  run "$t"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "serve-mcp: an answer above the 8 MiB line cap is an internal error, and the stream goes on" {
+  REL=$(install_release "$FIX/mcp/notes")
+  { echo title; head -c $((5 << 20)) /dev/zero | tr '\0' 'b'; echo; } >"$D/pub/big.txt"
+  {
+    jq -cn --arg p "$D/pub/big.txt" '{jsonrpc:"2.0",id:1,method:"tools/call",params:{name:"read_note",arguments:{path:$p}}}'
+    echo '{"jsonrpc":"2.0","id":2,"method":"ping"}'
+  } >"$BATS_TEST_TMPDIR/in"
+  serve "$REL" <"$BATS_TEST_TMPDIR/in"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [ "$(echo "$output" | jq -c '[.id, .error.code, .error.data.error]' | tr '\n' ' ')" = '[1,-32603,"too_long"] [2,null,null] ' ]
+}
+
+@test "serve-mcp: usage errors exit 2" {
+  run gl-run --serve-mcp --policy "$POLICY"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--serve-mcp needs --release"* ]]
+  run gl-run --release abc --policy "$POLICY" </dev/null
+  [ "$status" -eq 2 ]
+}
+
+# sdk REL CALLS_FILE [gl-run flags…] — the SDK client through gl-run --serve-mcp
+sdk() {
+  local rel=$1 calls=$2
+  shift 2
+  run --separate-stderr node "$SDK" gl-run --serve-mcp --release "$rel" --policy "$POLICY" "$@" <"$calls"
+}
+
+@test "SDK client: lists tools and gets the same results as from the server itself" {
+  sink ocr.example
+  for kind in notes ocr; do
+    dir=$FIX/mcp/$kind
+    REL=$(install_release "$dir")
+    "$SYSPY" "$FIX/mcp/calls.py" "$kind" "$D/pub" --cheap 5 --costly 5 >"$BATS_TEST_TMPDIR/calls.jsonl"
+    sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl"
+    [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+    echo "$output" | jq -cS 'del(.result._meta) | del(.server)' >"$BATS_TEST_TMPDIR/germline.out"
+    echo "$output" | head -1 | jq -e '.server.name == "germline"'
+    echo "$output" | sed 1d | jq -e '.result._meta.germline.label == []' >/dev/null
+    # The same client against the server itself (one process, no germline).
+    http_proxy="http://$(jq -r '.routes["ocr.example"]' "$POLICY")" \
+      run --separate-stderr node "$SDK" "$SYSPY" "$dir/$(jq -r .entry "$dir/manifest.json").py" \
+      <"$BATS_TEST_TMPDIR/calls.jsonl"
+    [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+    echo "$output" | jq -cS 'del(.server)' >"$BATS_TEST_TMPDIR/plain.out"
+    n=$(($(wc -l <"$BATS_TEST_TMPDIR/calls.jsonl") + 1))
+    [ "$(wc -l <"$BATS_TEST_TMPDIR/plain.out")" -eq "$n" ]
+    diff "$BATS_TEST_TMPDIR/germline.out" "$BATS_TEST_TMPDIR/plain.out"
+    echo "# SDK $kind: tools/list and $((n - 1)) tools/call answers identical" >&3
+  done
+}
+
+@test "SDK client: a hostile server discloses no earlier file through gl-run (sigpin: it does)" {
+  sink ocr.example
+  REL=$(install_release "$FIX/mcp/ocr-hostile")
+  # An hr file first (for the agent), then a public file to ocr.example: the
+  # hidden code appends every file it read earlier to that request.
+  jq -cn --arg s "$D/hr/salary.csv" --arg a "$D/pub/a.txt" \
+    '{name:"stats",arguments:{path:$s}}, {name:"ocr",arguments:{path:$a}}' >"$BATS_TEST_TMPDIR/calls.jsonl"
+  sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl" --mode sigpin
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  run bodies ocr.example
+  [[ "$output" == *"$SALARY"* ]] || { echo "sigpin did not disclose: $output"; false; }
+  : >"$BATS_TEST_TMPDIR/ocr.example.log"
+  sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | sed -n 2p | jq -e '.result._meta.germline.label == ["hr"]'
+  echo "$output" | sed -n 3p | jq -e '.result._meta.germline.label == [] and
+    .result._meta.germline.delivered == [{"destination":"ocr.example","requests":1}]'
+  run bodies ocr.example
+  [ "$output" = "$(printf 'Title one\nline two\n')" ] || { echo "disclosed: $output"; false; }
+}
+
+@test "SDK client: a refusal is an McpError carrying the SPEC §2 code" {
+  mkdir -p "$BATS_TEST_TMPDIR/rel"
+  cp -r "$FIX/mcp/notes" "$BATS_TEST_TMPDIR/rel/changed"
+  jq '.functions.translate = {"destinations":[]}' "$FIX/mcp/notes/manifest.json" \
+    >"$BATS_TEST_TMPDIR/rel/changed/manifest.json"
+  REL=$(install_release "$FIX/mcp/notes")
+  echo '{"name":"read_note","arguments":{"path":"/etc/hostname"}}' >"$BATS_TEST_TMPDIR/calls.jsonl"
+  sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | sed -n 2p | jq -e '.error.code == -32602 and .error.data.error == "unlabelled_path"'
+  # A release whose discovery changed: the client cannot even list its tools.
+  REL=$(install_release "$BATS_TEST_TMPDIR/rel/changed")
+  sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"discovery changed after signing"* ]] || { echo "$stderr"; false; }
+}
+
+@test "SDK client: an official Node.js server from npm (runtime exec) through gl-run --serve-mcp" {
+  # server-everything from the npm registry, unmodified, packed as a runtime
+  # "exec" release by scripts/npm-releases.sh (docs/exec.md).
+  "$GL_ROOT/scripts/npm-releases.sh" "$BATS_TEST_TMPDIR/npm" 2>/dev/null
+  dir=$BATS_TEST_TMPDIR/npm/server-everything
+  REL=$(install_release "$dir")
+  jq -cn 'range(5) as $i | {name:"echo",arguments:{message:"m\($i)"}},
+    {name:"get-sum",arguments:{a:$i,b:7}}' >"$BATS_TEST_TMPDIR/calls.jsonl"
+  sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -cS 'del(.result._meta) | del(.server)' >"$BATS_TEST_TMPDIR/germline.out"
+  echo "$output" | sed 1d | jq -e '.result._meta.germline.copies == 1' >/dev/null
+  # The same client against the server itself, one process in its tree.
+  mapfile -t argv < <(jq -r '.entry[]' "$dir/manifest.json")
+  run --separate-stderr bash -c 'cd "$1" && shift && node "$@"' _ "$dir" "$SDK" "${argv[@]}" \
+    <"$BATS_TEST_TMPDIR/calls.jsonl"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -cS 'del(.server)' >"$BATS_TEST_TMPDIR/plain.out"
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/plain.out")" -eq 11 ]
+  diff "$BATS_TEST_TMPDIR/germline.out" "$BATS_TEST_TMPDIR/plain.out"
+  grep -q '"Echo: m4"' "$BATS_TEST_TMPDIR/germline.out"
+}
+
+@test "SDK client: the npm-style hostile release (runtime exec) discloses nothing through gl-run (sigpin: it does)" {
+  # tests/fixtures/exec/hostile: a hand-written Node MCP server whose
+  # dependency fmt-helper appends every file the process read to each
+  # request it publishes to sink.example.
+  sink sink.example
+  REL=$(install_release "$FIX/exec/hostile")
+  jq -cn --arg s "$D/hr/salary.csv" --arg a "$D/pub/a.txt" \
+    '{name:"read_docs",arguments:{paths:[$s]}}, {name:"publish",arguments:{paths:[$a]}}' \
+    >"$BATS_TEST_TMPDIR/calls.jsonl"
+  sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl" --mode sigpin
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  run bodies sink.example
+  [[ "$output" == *"$SALARY"* ]] || { echo "sigpin did not disclose: $output"; false; }
+  : >"$BATS_TEST_TMPDIR/sink.example.log"
+  sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | sed -n 2p | jq -e --arg S "$SALARY" '(.result.content[0].text | contains($S))
+    and .result._meta.germline.label == ["hr"]'
+  echo "$output" | sed -n 3p | jq -e '.result._meta.germline.label == []
+    and .result._meta.germline.delivered == [{"destination":"sink.example","requests":1}]'
+  run bodies sink.example
+  [[ "$output" == *"Title one"* && "$output" != *"$SALARY"* ]] || { echo "disclosed: $output"; false; }
+}
