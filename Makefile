@@ -29,7 +29,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
-units: $(UNITS)
+units: $(UNITS) $(BUILD)/testing/bin/gl-run
 
 .PHONY: all deps build host units asan check test demo bench install clean matrix
 all: deps
@@ -84,6 +84,22 @@ $(BUILD)/asan/bin/%: $$(wildcard cmd/%/*.c) $$(wildcard cmd/%/*.h) $(BUILD)/asan
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/asan/libgermline.a $(LDLIBS)
 
 asan: $(ASAN_BINS) $(ASAN_UNITS)
+
+# ---- the test build of gl-run (tests/receipts.bats) ------------------------
+# lib/ compiled with GL_TESTING: honours GL_TEST_LANDLOCK_ABI, GL_TEST_NO_SECCOMP,
+# GL_TEST_NO_USERNS, GL_TEST_NO_NETNS, GL_TEST_INTERPRETER and
+# GL_TEST_SWAP_INTERPRETER (lib/germline.c, lib/sandbox.c) so that each
+# fail-closed case runs on this kernel. Never bin/gl-run, never installed.
+TESTING_LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/testing/lib/%.o,$(LIB_SRC))
+$(BUILD)/testing/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DGL_TESTING -c -o $@ $<
+$(BUILD)/testing/libgermline.a: $(TESTING_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/testing/bin/gl-run: $(wildcard cmd/gl-run/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
 
 # ---- unit tests of lib/ (tests/unit/*.c), run by tests/lib.bats -------------
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgermline.a $(LIB_HDR)
