@@ -124,6 +124,13 @@ bench: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/bench.sh
 
+# The scripted security matrix (issue 6; docs/security-matrix.md):
+# make matrix [TRIALS=3]; writes build/matrix/matrix.json.
+TRIALS ?= 3
+matrix: deps
+	@$(MAKE) --no-print-directory build
+	@$(PYTHON) testbed/matrix.py --trials $(TRIALS)
+
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
