@@ -29,7 +29,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
-units: $(UNITS)
+units: $(UNITS) $(BUILD)/testing/bin/gl-run
 
 .PHONY: all deps build host units asan check test demo bench install clean matrix
 all: deps
@@ -89,6 +89,22 @@ $(BUILD)/asan/bin/%: $$(wildcard cmd/%/*.c) $$(wildcard cmd/%/*.h) $(BUILD)/asan
 
 asan: $(ASAN_BINS) $(ASAN_UNITS)
 
+# ---- the test build of gl-run (tests/receipts.bats) ------------------------
+# lib/ compiled with GL_TESTING: honours GL_TEST_LANDLOCK_ABI, GL_TEST_NO_SECCOMP,
+# GL_TEST_NO_USERNS, GL_TEST_NO_NETNS, GL_TEST_INTERPRETER and
+# GL_TEST_SWAP_INTERPRETER (lib/germline.c, lib/sandbox.c) so that each
+# fail-closed case runs on this kernel. Never bin/gl-run, never installed.
+TESTING_LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/testing/lib/%.o,$(LIB_SRC))
+$(BUILD)/testing/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DGL_TESTING -c -o $@ $<
+$(BUILD)/testing/libgermline.a: $(TESTING_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/testing/bin/gl-run: $(wildcard cmd/gl-run/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
+
 # ---- unit tests of lib/ (tests/unit/*.c), run by tests/lib.bats -------------
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -111,6 +127,13 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/bench.sh
+
+# The scripted security matrix (issue 6; docs/security-matrix.md):
+# make matrix [TRIALS=3]; writes build/matrix/matrix.json.
+TRIALS ?= 3
+matrix: deps
+	@$(MAKE) --no-print-directory build
+	@$(PYTHON) testbed/matrix.py --trials $(TRIALS)
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

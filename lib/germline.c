@@ -65,7 +65,9 @@ struct launch_prep {
 	char *envp[12];
 	struct gl_bpf bpf;
 	unsigned off; /* GL_TESTING only */
+	unsigned sim; /* GL_TESTING only: SIM_* kernel features pretended missing */
 };
+enum { SIM_NO_USERNS = 1u << 0, SIM_NO_NETNS = 1u << 1 };
 
 GL_NORETURN static void child_fail(int sfd, enum gl_launch_step step, int what)
 {
@@ -97,6 +99,16 @@ static int child_write_file(const char *path, const char *s)
 GL_NORETURN static void launch_child(const struct launch_prep *p)
 {
 	int sfd = p->status_w;
+	/* A broker holding a secret (gl-run --host-key) is not dumpable, which
+	 * makes /proc/self/{setgroups,uid_map} root's and unwritable for an
+	 * unprivileged broker. The child holds no secret (the key's pages are
+	 * MADV_WIPEONFORK: lib/receipt.c) and execs next; exec resets it anyway. */
+	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (p->sim & SIM_NO_USERNS) { /* GL_TESTING builds only: p->sim is 0 otherwise */
+		errno = EPERM;
+		child_fail(sfd, GL_LAUNCH_USERNS, W_NONE);
+	}
 	/* Own user namespace (root inside, our uid outside): works for root and
 	 * for an unprivileged broker alike. */
 	if (unshare(CLONE_NEWUSER) < 0)
@@ -111,7 +123,9 @@ GL_NORETURN static void launch_child(const struct launch_prep *p)
 	int ns = CLONE_NEWNET | CLONE_NEWIPC;
 	if (p->off & GL_OFF_NEWNET)
 		ns &= ~CLONE_NEWNET; /* GL_TESTING builds only: p->off is 0 otherwise */
-	if (unshare(ns) < 0)
+	if (p->sim & SIM_NO_NETNS)
+		errno = EPERM;
+	if ((p->sim & SIM_NO_NETNS) || unshare(ns) < 0)
 		child_fail(sfd, GL_LAUNCH_NAMESPACES, W_NONE);
 
 	/* Descriptors (O1): first every keeper above 10, then /dev/null on 0-2,
@@ -200,10 +214,12 @@ static const char *py_version(const char *real)
 	return b + 6;
 }
 
-static void reap(pid_t pid)
+static int reap(pid_t pid)
 {
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	return st;
 }
 
 static const char *launch_hint(enum gl_launch_step step, int e)
@@ -320,8 +336,10 @@ static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep
 		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
 	else if (g->pid > 0)
 		kill(g->pid, SIGKILL);
-	if (g->pid > 0)
-		reap(g->pid);
+	if (g->pid > 0) {
+		g->wait_status = reap(g->pid);
+		g->reaped = true;
+	}
 	if (g->pidfd >= 0)
 		close(g->pidfd);
 	if (g->ctl >= 0)
@@ -351,23 +369,36 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 #ifdef GL_TESTING
 	if (gl_launch_test.after_open)
 		gl_launch_test.after_open(interp_real); /* the swap test */
+	/* The test build of gl-run (build/testing/bin, never bin/): swap the
+	 * interpreter after it was opened, pretend kernel features missing. */
+	const char *swap = getenv("GL_TEST_SWAP_INTERPRETER");
+	if (swap && *swap && rename(swap, interp_real) < 0) {
+		*err = gl_xasprintf("GL_TEST_SWAP_INTERPRETER: %s", strerror(errno));
+		return GL_LAUNCH_OPEN_INTERPRETER;
+	}
+	p->sim = (getenv("GL_TEST_NO_USERNS") ? SIM_NO_USERNS : 0) |
+		 (getenv("GL_TEST_NO_NETNS") ? SIM_NO_NETNS : 0);
 	unsigned off = gl_launch_test.off;
 #else
 	const unsigned off = 0;
 #endif
 	p->off = off;
 
-	/* Landlock: detected once; fail closed below the required ABI. */
+	/* Landlock: detected once; fail closed below the profile's ABI. */
 	int abi = gl_landlock_abi();
+	int required = spec->min_landlock_abi > 0 ? spec->min_landlock_abi : GL_LANDLOCK_ABI_REQUIRED;
+	g->enf.landlock_abi = abi > 0 ? abi : 0;
 	if (abi < 0) {
 		int e = errno;
 		*err = gl_xasprintf("Landlock unavailable: %s%s", strerror(e), launch_hint(GL_LAUNCH_LANDLOCK, e));
 		return GL_LAUNCH_LANDLOCK;
 	}
-	if (abi < GL_LANDLOCK_ABI_REQUIRED) {
-		*err = gl_xasprintf("Landlock ABI %d is below the required %d (abstract unix sockets "
-				    "and signals cannot be scoped); refusing to run with less",
-				    abi, GL_LANDLOCK_ABI_REQUIRED);
+	if (abi < required) {
+		*err = gl_xasprintf("Landlock ABI %d is below the required %d (%s); refusing to run "
+				    "with less",
+				    abi, required,
+				    abi < 4 ? "TCP bind and connect cannot be denied"
+					    : "abstract unix sockets and signals cannot be scoped");
 		return GL_LAUNCH_LANDLOCK;
 	}
 	g->enf.landlock_abi = abi;
@@ -390,6 +421,13 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 
 	/* seccomp: the germline's program, and the hash of the copies'. */
 	char *serr = NULL;
+#ifdef GL_TESTING
+	if (getenv("GL_TEST_NO_SECCOMP")) {
+		*err = gl_xstrdup("seccomp filters unavailable (GL_TEST_NO_SECCOMP: the kernel lacks "
+				  "CONFIG_SECCOMP_FILTER)");
+		return GL_LAUNCH_SECCOMP;
+	}
+#endif
 	if (!(off & GL_OFF_SECCOMP)) {
 		if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, &serr) < 0) {
 			*err = serr;
@@ -434,6 +472,11 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 		return launch_fail(g, &p, GL_LAUNCH_OPEN_INTERPRETER, err,
 				   gl_xasprintf("release or host directory: %s", strerror(errno)));
 	struct gl_launch_spec rs = *spec;
+#ifdef GL_TESTING
+	const char *ti = getenv("GL_TEST_INTERPRETER");
+	if (ti && *ti)
+		rs.interpreter = ti;
+#endif
 	rs.release_dir = p.release_dir = release_real;
 	rs.host_dir = host_real;
 	spec = &rs;
@@ -454,9 +497,10 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	char *argv[] = {"python3", "-I", "-B", script, (char *)spec->release_dir, (char *)spec->entry, NULL};
 	memcpy(p.argv, argv, sizeof argv);
 	/* Numeric libraries pinned to one thread: G1 (A2) needs a one-thread germline. */
+	autofree char *prof = spec->profile ? gl_xasprintf("GL_PROFILE=%s", spec->profile) : NULL;
 	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent",
 			"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1",
-			"NUMEXPR_NUM_THREADS=1", "VECLIB_MAXIMUM_THREADS=1", NULL};
+			"NUMEXPR_NUM_THREADS=1", "VECLIB_MAXIMUM_THREADS=1", prof, NULL};
 	memcpy(p.envp, envp, sizeof envp);
 
 	g->pid = fork();
@@ -474,6 +518,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	step = read_status(status_r, &deadline, &msg);
 	if (step != GL_LAUNCH_OK)
 		return launch_fail(g, &p, step, err, msg);
+	g->exec_observed = true; /* SPEC §9: every restriction installed, the exec seen */
 
 	/* Exec observed. Now the host's handshake: the entry module imported. */
 	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
@@ -502,6 +547,27 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	jv_free(v);
 	return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err,
 			   gl_xstrdup("handshake: malformed message from the germline"));
+}
+
+void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
+{
+	*code = 0;
+	*stopped = false;
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	if (g->pidfd >= 0) {
+		/* Already gone? Look without reaping (WNOWAIT). */
+		if (waitid(P_PIDFD, (id_t)g->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == 0) {
+			syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
+			*stopped = true;
+			while (waitid(P_PIDFD, (id_t)g->pidfd, &si, WEXITED | WNOWAIT) < 0 &&
+			       errno == EINTR)
+				;
+		}
+		*code = si.si_code == CLD_EXITED ? si.si_status : -si.si_status;
+	}
+	gl_germline_stop(g);
 }
 
 char *gl_host_dir(void)

@@ -55,6 +55,8 @@ struct gl_launch_spec {
 	const char *const *read_paths; /* the manifest's read_paths, NULL-terminated */
 	const char *host_dir;      /* directory holding germline_host.py and _germline.so */
 	const char *interpreter;   /* e.g. "/usr/bin/python3"; resolved and retained */
+	int min_landlock_abi;      /* the profile's (lib/receipt.h); 0: GL_LANDLOCK_ABI_REQUIRED */
+	const char *profile;       /* named weaker profile passed to the host, or NULL */
 };
 
 struct gl_exec;
@@ -69,6 +71,9 @@ struct gl_germline {
 	uint64_t ctl_ino;          /* inode of the germline's end, for G2 */
 	char interpreter_sha256[65];
 	struct gl_enforcement enf; /* of the germline and (same profile) its copies */
+	bool exec_observed;        /* the status pipe closed without a failure */
+	bool reaped;               /* launch failed after the exec: wait_status is its end */
+	int wait_status;
 };
 
 /* Where the Python host is (germline_host.py, _germline.so): PREFIX/lib/germline
@@ -113,5 +118,10 @@ void gl_copy_kill(int copy_pidfd);
  * Its copies die with it (PR_SET_PDEATHSIG). The germline itself dies with
  * the thread that launched it: launch from a thread that outlives it. */
 void gl_germline_stop(struct gl_germline *g);
+
+/* How a germline ended, for its "exited" receipt (SPEC §9): if it is still
+ * alive it is killed (*stopped true); then gl_germline_stop. *code is the
+ * exit code (>= 0) or -signal. */
+void gl_germline_end(struct gl_germline *g, int *code, bool *stopped);
 
 #endif

@@ -124,8 +124,11 @@ fi
 
 say "Germline: gl-plan | gl-run (every call in fresh copies of a data-free germline)"
 : >sink.log
-echo '$ gl-plan --policy policy.json <calls.jsonl | gl-run --policy policy.json'
-gl-plan --policy policy.json <calls.jsonl | gl-run --policy policy.json >results.jsonl
+gl-sign keygen --no-passphrase host >/dev/null # the host key (docs/receipts.md)
+mkdir -p receipts
+echo '$ gl-plan --policy policy.json <calls.jsonl | gl-run --policy policy.json --receipts receipts --host-key host'
+gl-plan --policy policy.json <calls.jsonl |
+  gl-run --policy policy.json --receipts receipts --host-key host >results.jsonl
 jq -c '{id, ok, copies, delivered, results: [.results[] | {consumer, ok, "label": .label}]}' results.jsonl
 echo "ocr.example received $(wc -l <sink.log) request(s)"
 if disclosed; then
@@ -217,5 +220,20 @@ cp -r items verifier/items
 jq -c '{outcome, event, weight, tries, probe_differs, control_differs}' verifier/verdict2.json | tee verdict2.json
 [ -s verdict2.json ] && cmp -s verdict1.json verdict2.json || { echo "demo: the second machine reached another verdict" >&2; exit 1; }
 echo "the same verdict, from nothing but the witness, the release its hash names, and the items"
+
+say "An auditor: the session's signed receipts, checked offline with only the host's public key"
+mkdir -p auditor
+cp host.pub receipts/*.json auditor/
+(
+  cd auditor
+  export GL_HOME="$work/auditor/home"
+  echo "\$ gl-verify receipt *.json --host host.pub --expect-release $pool"
+  gl-verify receipt ./*.json --host host.pub --expect-release "$pool" >verified.jsonl
+) || { echo "demo: a receipt of the session did not verify offline" >&2; exit 1; }
+jq -c '{receipt: .receipt[0:16], state, profile, ok}' auditor/verified.jsonl
+id=$(jq -r 'select(.id == "c1") | .receipts[0]' results.jsonl)
+jq -e --arg id "$id" 'select(.receipt == $id) | .state == "fully_enforced"' auditor/verified.jsonl >/dev/null ||
+  { echo "demo: call c1 does not name its fully_enforced launch receipt" >&2; exit 1; }
+echo "call c1 was served by launch receipt ${id:0:16}…: fully_enforced, signed by the host"
 
 say "Done: signed and pinned, the release leaked as one process and not under germline; its within-call leak left a verified witness anyone holding the items can check."

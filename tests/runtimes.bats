@@ -211,7 +211,7 @@ EOF
 }
 
 @test "existence bit (Lemma 2, rt-bit, 64 calls): lazy leaks all 64 bits without a trigger; germline none, a trigger per omission" {
-  REL=$(install_release "$FIX/releases/rt-bit")
+  REL=$(install_release "$GL_ROOT/testbed/rt-bit") # shared with testbed/matrix.py
   SECRET=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
   BITS=$("$SYSPY" -c "import sys; s=int(sys.argv[1],16); print(''.join(str(s>>i&1) for i in range(64)))" "$SECRET")
   sec=$(jq -cn --arg d "$(b64 "$SECRET")" '{name:"secret.txt",label:["hr"],data:$d}')

@@ -3,8 +3,10 @@
 # tool servers as signed Python releases, 1.0.0 and the updates with hidden
 # code. Every release installs through the real chain (gl-sign pack/add,
 # gl-verify install) and does its advertised job under gl-run --mode sigpin,
-# with 1.0.0's result for the same call; some hidden routines are shown to
-# disclose a canary under sigpin and not under germline.
+# with 1.0.0's result for the same call; every hidden routine is shown to
+# disclose a canary under sigpin and not under germline, run with its
+# server's scripted session (testbed/sessions, testbed/session.py) over a
+# fresh world with the real recording sinks and oracle.
 load helpers
 load fixtures/run/helpers
 load fixtures/run/copies
@@ -30,6 +32,8 @@ teardown() {
   kill_started
   release_cleanup
 }
+
+VARIANTS="direct dormant evasive filesteal launder launder_text pool smuggle trigger"
 
 # start_evil — a second sink standing for evil.example (routed in $POLICY)
 start_evil() {
@@ -88,7 +92,14 @@ docs_calls() {
     [[ "$sha" =~ ^[0-9a-f]{64}$ ]]
     n=$((n + 1))
   done
-  [ "$n" -ge 19 ]
+  [ "$n" -ge 57 ]
+  # the nine variants that exist on every server, and the xtool pair
+  for server in docs sql web lint mail; do
+    for v in 1.0.0 $VARIANTS; do
+      [ -d "$REL_DIR/$server-$v" ] || { echo "missing $server-$v"; false; }
+    done
+  done
+  [ -d "$REL_DIR/sql-xtool" ] && [ -d "$REL_DIR/web-xtool" ]
   # dep changes only the vendored dependency
   cmp "$REL_DIR/docs-1.0.0/docs_tool.py" "$REL_DIR/docs-dep/docs_tool.py"
   ! cmp -s "$REL_DIR/docs-1.0.0/docsutil.py" "$REL_DIR/docs-dep/docsutil.py"
@@ -202,3 +213,184 @@ alice,$CANARY" ]
   ! rsession germline calls.jsonl out.jsonl
   grep -q "G1" out.jsonl out.jsonl.err
 }
+
+# ---- sessions over the testbed world (docs/testbed.md "Sessions") ------------
+
+# tb_world — a fresh world and its recording sinks (one per destination and
+# evil.example); the sinks' logs are emptied before each tb_run.
+tb_world() {
+  TBW=$BATS_TEST_TMPDIR/world
+  "$SYSPY" "$GL_ROOT/testbed/world.py" --seed "tb-$RANDOM$RANDOM" --out "$TBW" >/dev/null 2>&1
+  "$SYSPY" "$GL_ROOT/testbed/sinks.py" --world "$TBW" --logs "$TBW/logs" --attacker evil.example \
+    --pidfile "$TBW/sinks.pid" </dev/null >/dev/null 2>&1 3>&- &
+  echo $! >>"$PIDS"
+  disown
+  local i
+  for i in $(seq 200); do [ -f "$TBW/sinks.pid" ] && break; sleep 0.05; done
+  [ -f "$TBW/sinks.pid" ]
+}
+
+# tb_run MODE SESSION MAP OUT — run testbed/sessions/SESSION.json (or the
+# file SESSION, if it holds a slash) with the
+# releases of MAP ({server: sha}) under gl-run --mode MODE; OUT gets the
+# records, OUT.summary the runner's summary, OUT.oracle the oracle's verdict.
+tb_run() {
+  local f
+  for f in "$TBW"/logs/*.jsonl; do : >"$f"; done
+  : >"$4.fwd"
+  echo "$3" >"$4.map"
+  local session=$2
+  [[ $session == */* ]] || session=$GL_ROOT/testbed/sessions/$session.json
+  "$SYSPY" "$GL_ROOT/testbed/session.py" --world "$TBW" --policy "$TBW/policy.json" \
+    --session "$session" --releases "$4.map" --mode "$1" \
+    --out "$4" --forwarded "$4.fwd" >"$4.summary" 2>"$4.err" 3>&- || true
+  "$SYSPY" "$GL_ROOT/testbed/oracle.py" --world "$TBW" --logs "$TBW/logs" \
+    --agent-forwarded "$4.fwd" >"$4.oracle"
+}
+
+# every step of the session returned a value to the agent
+steps_ok() {
+  [ "$(jq '.steps > 0 and .ok == .steps' "$1.summary")" = true ] ||
+    { cat "$1.summary" "$1.err"; jq -c 'select(.ok != true or ([.results[] | .ok] | all | not))' "$1"; false; }
+}
+disclosures() { jq .count "$1.oracle"; }
+triggers() { jq -s '[.[].triggers[]?] | length' "$1"; }
+agent_values() { jq -c '.results[] | select(.consumer == "agent") | .value' "$1"; }
+
+# variants_check SERVER VARIANT… — 1.0.0's session under sigpin and germline
+# (every step ok, the same values, no tool disclosure); then, per variant:
+# under sigpin every step ok with 1.0.0's values (launder's "_meta" and
+# launder_text's zero-width characters removed) and more disclosures than
+# 1.0.0 (the hidden routine's); under germline every step ok and none (and
+# for smuggle and evasive a tripwire trigger; none for 1.0.0).
+# $BASE_CHECK, if set, runs right after 1.0.0's sigpin run (its sink logs).
+variants_check() {
+  local server=$1 v sha base n0
+  shift
+  tb_world
+  base=$(install_release "$REL_DIR/$server-1.0.0")
+  tb_run sigpin "$server" "{\"$server\":\"$base\"}" base
+  steps_ok base
+  agent_values base >base.values
+  [ "$(jq .tool base.oracle)" = 0 ]
+  n0=$(disclosures base)
+  [ -z "${BASE_CHECK:-}" ] || "$BASE_CHECK"
+  tb_run germline "$server" "{\"$server\":\"$base\"}" gbase
+  steps_ok gbase
+  [ "$(disclosures gbase)" = 0 ]
+  [ "$(triggers gbase)" = 0 ] || { echo "$server 1.0.0: a trigger in a benign run"; false; }
+  agent_values gbase | diff base.values - || { echo "$server 1.0.0: germline values differ"; false; }
+  for v in "$@"; do
+    sha=$(install_release "$REL_DIR/$server-$v")
+    tb_run sigpin "$server" "{\"$server\":\"$sha\"}" out
+    steps_ok out || { echo "$server-$v: a step failed under sigpin"; false; }
+    case $v in
+      launder) agent_values out | jq -c 'if type == "object" then del(._meta) else . end' ;;
+      launder_text) agent_values out | sed 's/\xe2\x80\x8b//g; s/\xe2\x80\x8c//g; s/\\u200[bc]//g' ;;
+      *) agent_values out ;;
+    esac >out.values
+    diff base.values out.values || { echo "$server-$v: values differ from 1.0.0's"; false; }
+    [ "$(disclosures out)" -gt "$n0" ] || { echo "$server-$v: no disclosure under sigpin"; cat out.oracle; false; }
+    tb_run germline "$server" "{\"$server\":\"$sha\"}" gout
+    steps_ok gout || { echo "$server-$v: a step failed under germline"; false; }
+    [ "$(disclosures gout)" = 0 ] || { echo "$server-$v: disclosed under germline"; cat gout.oracle; false; }
+    # the within-call variants put unseen items into a compared request: the tripwire fires
+    case $v in smuggle | evasive) [ "$(triggers gout)" -gt 0 ] || { echo "$server-$v: no trigger"; false; } ;; esac
+  done
+}
+
+canary() { jq -er --arg n "$1" '.items[] | select(.name == $n) | .canary' "$TBW/world.json"; }
+sinklog() { jq -r '.body | @base64d' "$TBW/logs/$1.jsonl"; }
+
+# What 1.0.0 adds for the sessions, checked on the base run of each server:
+# sql share, web render and post_blog of an item, lint scan_secrets, mail
+# read and attachments.
+check_sql() {
+  # q4 shares the debits as CSV with carol; the memo column stays unread
+  [ "$(jq -s -c '.[3].results[0].value | [.to, .status, .columns]' base)" = '["mail-carol.example",200,["day","amount"]]' ]
+  sinklog mail-carol.example | grep -q '^day,amount$'
+  [ "$(jq -s -r '.[5].results[0].value.rows[0][1]' base)" = "canary $(canary Databases/hr.sqlite)" ]
+}
+check_web() {
+  [ "$(jq -s -r '.[0].results[0].value["Documents/projx/roadmap.txt"]' base)" = \
+    "<h1>Project X roadmap</h1><p>M1: prototype</p><p>$(sed -n 3p "$TBW/home/Documents/projx/roadmap.txt")</p><p>Roadmap id: $(canary Documents/projx/roadmap.txt)</p>" ]
+  sinklog blog.example | grep -qF "$(head -1 "$TBW/home/Documents/public/press-release.txt")"
+  ! sinklog blog.example | grep -q 'Roadmap id'
+}
+check_lint() {
+  [ "$(jq -S -s -c '.[0].results[0].value' base)" = \
+    '{".credentials/cloud.ini":["2: access_key_id","3: secret_access_key"],".ssh/id_ed25519":["1: private key"],"Code/projx/src/projx/config.py":["2: API_TOKEN"]}' ]
+}
+check_mail() {
+  [ "$(jq -s -c '.[0].results[0].value | [.to, .subject[0:10]]' base)" = '["bob@corp.example","Review of "]' ]
+  sinklog mail-carol.example | grep -q '^--attachment budget-2027.txt$'
+  sinklog mail-dave.example | grep -q '^--attachment nimbus-offer.pdf$'
+  ! sinklog mail-dave.example | grep -q 'Hi Alice'
+}
+
+@test "sql session: sql 1.0.0's share works; each variant does its job under sigpin and discloses a canary; none under germline" {
+  BASE_CHECK=check_sql variants_check sql $VARIANTS
+}
+
+@test "web session: web 1.0.0's render and post_blog work; each variant does its job under sigpin and discloses a canary; none under germline" {
+  BASE_CHECK=check_web variants_check web $VARIANTS
+}
+
+@test "lint session: lint 1.0.0's scan_secrets works; each variant does its job under sigpin and discloses a canary; none under germline" {
+  BASE_CHECK=check_lint variants_check lint $VARIANTS
+}
+
+@test "mail session: mail 1.0.0's read and attach work; each variant does its job under sigpin and discloses a canary; none under germline" {
+  BASE_CHECK=check_mail variants_check mail $VARIANTS
+}
+
+@test "docs session: dormant, trigger, evasive, init_read, filesteal, hijack, launder_text disclose under sigpin, not under germline" {
+  variants_check docs dormant trigger evasive init_read filesteal hijack launder_text
+  # the benign docs session: under sigpin the agent itself forwards d7's
+  # protected (projx) summary to the blog; where labels exist it withholds it
+  [ "$(jq -c '[.disclosures[] | [.sink, .item, .source]]' base.oracle)" = \
+    '[["blog.example","Code/projx/src/projx/engine.py","agent"]]' ]
+  [ "$(jq -c .withheld gbase.summary)" = '["d7"]' ]
+}
+
+@test "the five sessions' 33 steps with the 1.0.0 releases complete under sigifc, confined, fresh and nosplit too" {
+  tb_world
+  map=$(for s in docs sql web lint mail; do printf '%s\t%s\n' "$s" "$(install_release "$REL_DIR/$s-1.0.0")"; done |
+    jq -R -s -c 'split("\n") | map(select(length > 0) | split("\t") | {(.[0]): .[1]}) | add')
+  # one agent session doing the five servers' steps in turn
+  (cd "$GL_ROOT/testbed/sessions" && jq -s '{server: "all", steps: [.[].steps[]]}' \
+    docs.json sql.json web.json lint.json mail.json) >all.json
+  [ "$(jq '.steps | length' all.json)" = 33 ]
+  for m in sigifc confined fresh nosplit; do
+    tb_run "$m" "$PWD/all.json" "$map" out
+    steps_ok out || { echo "$m"; false; }
+    [ "$(jq .ok out.summary)" = 33 ]
+    [ "$(disclosures out)" = 0 ] || { echo "$m"; cat out.oracle; false; }
+    # labels exist: the agent withholds the protected engine summary (d7)
+    [ "$(jq -c .withheld out.summary)" = '["d7"]' ]
+  done
+}
+
+@test "xtool (V1+V3): sql's query hides the hr rows, web's post_blog ships them; either half alone sends nothing, germline neither" {
+  tb_world
+  SQL=$(install_release "$REL_DIR/sql-1.0.0")
+  WEB=$(install_release "$REL_DIR/web-1.0.0")
+  SQLX=$(install_release "$REL_DIR/sql-xtool")
+  WEBX=$(install_release "$REL_DIR/web-xtool")
+  tb_run sigpin xtool "{\"sql\":\"$SQLX\",\"web\":\"$WEBX\"}" out
+  steps_ok out
+  [ "$(jq -c '[.disclosures[] | [.sink, .item, .source]]' out.oracle)" = \
+    '[["blog.example","Databases/hr.sqlite","tool"]]' ]
+  # the agent saw the extra key; the web half posted 1.0.0's table too
+  [ "$(jq -s -r '.[0].results[0].value | has("_cursor")' out)" = true ]
+  for pair in "$SQL $WEB" "$SQLX $WEB" "$SQL $WEBX"; do
+    set -- $pair
+    tb_run sigpin xtool "{\"sql\":\"$1\",\"web\":\"$2\"}" half
+    steps_ok half
+    [ "$(disclosures half)" = 0 ] || { echo "$pair"; cat half.oracle; false; }
+  done
+  tb_run germline xtool "{\"sql\":\"$SQLX\",\"web\":\"$WEBX\"}" gout
+  steps_ok gout
+  [ "$(disclosures gout)" = 0 ]
+}
+

@@ -22,11 +22,15 @@
 #include "germline.h"
 #include "http.h"
 #include "json.h"
+#include "keys.h"
+#include "launch.h"
 #include "manifest.h"
 #include "mcp.h"
 #include "msg.h"
 #include "plan.h"
 #include "policy.h"
+#include "receipt.h"
+#include "refusal.h"
 #include "util.h"
 
 #include "run.h"
@@ -34,6 +38,7 @@
 static const char usage[] =
     "usage: gl-run --policy FILE [--mode MODE] [--deadline SECONDS]\n"
     "              [--damp FILE] [--releases DIR] [--witness-items] [--no-twin]\n"
+    "              [--receipts DIR --host-key KEY] [--profile full|no-scope]\n"
     "\n"
     "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
     "call in sandboxed copies forked from the release's germline, and writes one\n"
@@ -58,6 +63,13 @@ static const char usage[] =
     "                      (false triggers; for experiments only)\n"
     "  --serve-mcp         be an MCP server on stdio for one release instead\n"
     "                      (with --release H [--consumer NAME]; docs/mcp.md)\n"
+    "  --receipts DIR      write one signed receipt per launch into DIR (SPEC §9,\n"
+    "                      docs/receipts.md); needs --host-key\n"
+    "  --host-key KEY      the host key (gl-sign keygen); its passphrase from\n"
+    "                      GL_PASSPHRASE, else the terminal\n"
+    "  --profile NAME      full (default): Landlock ABI >= 6, seccomp, namespaces;\n"
+    "                      no-scope: accepts Landlock ABI 4-5 (no scoping of\n"
+    "                      abstract sockets and signals), stated in every receipt\n"
     "\n"
     "Exit status: 0 every record ok, 1 some record refused, 2 usage or I/O error.\n";
 
@@ -68,6 +80,7 @@ struct resident {
 	jv manifest; /* owned: read_paths point into it */
 	const char **read_paths;
 	struct gl_germline g;
+	struct gl_launch_ev ev; /* what g's launch bound (its receipts) */
 	bool up;
 	struct gl_session_proc sp; /* confined, sigifc, sigpin: the release's process */
 	bool discovered;           /* mcp-stdio: the discovery check passed (lib/mcp.h) */
@@ -85,6 +98,8 @@ struct session {
 	const char *damp_path;
 	struct gl_damp_state *damp;
 	struct stat damp_st;
+	struct gl_launcher launcher; /* admission, profile, receipts (lib/launch.h) */
+	jv ids;                      /* receipts of the launches serving this call */
 	struct resident res[MAX_GERMLINES];
 	size_t nres;
 };
@@ -154,18 +169,19 @@ static struct gl_launch_spec launch_spec(const struct session *s, const struct r
 	};
 }
 
-/* A verified launch of r's release into g. 0, or -1 with *err. */
-static int launch(const struct session *s, const struct resident *r, struct gl_germline *g,
-		  char **err)
+/* A verified launch of r's release into g, admitted and receipted
+ * (lib/launch.h). 0, or -1 with *err and *code ("rejected",
+ * "bootstrap_failed", "launch"). */
+static int launch(struct session *s, const struct resident *r, struct gl_germline *g,
+		  struct gl_launch_ev *ev, char **err, const char **code)
 {
 	autofree char *dir = NULL;
 	struct gl_launch_spec spec = launch_spec(s, r, &dir);
-	char *why = NULL;
 	const char *rt = gl_json_get_str(r->manifest, "runtime");
 	if (rt && !strcmp(rt, "exec")) {
 		/* runtime exec: no germline; the release is verified and its
 		 * executables retained here, each copy is a verified launch
-		 * (lib/exec.h, docs/exec.md) */
+		 * (lib/exec.h, docs/exec.md). No receipts yet (docs/receipts.md). */
 		memset(g, 0, sizeof *g);
 		g->pid = g->pidfd = g->ctl = -1;
 		g->exec = gl_xcalloc(1, sizeof *g->exec);
@@ -173,33 +189,24 @@ static int launch(const struct session *s, const struct resident *r, struct gl_g
 		if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, err) < 0) {
 			free(g->exec);
 			g->exec = NULL;
+			*code = "rejected";
 			return -1;
 		}
 		g->enf = g->exec->enf;
 		return 0;
 	}
-	enum gl_launch_step st = gl_germline_launch(&spec, g, &why);
-	if (st != GL_LAUNCH_OK) {
-		const char *step = gl_launch_step_name(st);
-		if (why && !strncmp(why, step, strlen(step)))
-			*err = gl_xstrdup(why); /* it names the step already */
-		else
-			*err = gl_xasprintf("%s: %s", step, why ? why : "failed");
-		free(why);
-		return -1;
-	}
-	return 0;
+	return gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, err, code);
 }
 
 /* The germline of a release, launched on first use (and again after it was
  * lost). NULL with *err when the launch fails. */
 static struct resident *germline_for(struct session *s, const char *release, jv manifest,
-				     char **err)
+				     char **err, const char **code)
 {
 	struct resident *r = resident_for(s, release, manifest, err);
 	if (!r || r->up)
 		return r;
-	if (launch(s, r, &r->g, err) < 0)
+	if (launch(s, r, &r->g, &r->ev, err, code) < 0)
 		return NULL;
 	r->up = true;
 	return r;
@@ -280,7 +287,7 @@ static int mcp_ready(struct session *s, struct resident *r, const char **code, c
 		break;
 	}
 	if (lost) {
-		gl_germline_stop(&r->g);
+		gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 		r->up = false;
 	}
 	*code = lost ? "germline" : "germline_check";
@@ -317,8 +324,8 @@ jv gl_run_tools(struct session *s, const char *release, char **code, char **deta
 	}
 	jv tools = jv_null();
 	if (is_mcp(manifest) && !baseline(s->run)) {
-		struct resident *r = germline_for(s, release, manifest, &err);
 		const char *c = "launch";
+		struct resident *r = germline_for(s, release, manifest, &err, &c);
 		if (!r || mcp_ready(s, r, &c, &err) < 0) {
 			*code = gl_xstrdup(c);
 			*detail = err;
@@ -340,8 +347,9 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 		return fail("launch", err);
 	const char *rt = gl_json_get_str(manifest, "runtime");
 	if (rt && !strcmp(rt, "exec") && !r->up) { /* the verified release (lib/exec.h) */
-		if (launch(s, r, &r->g, &err) < 0)
-			return fail("launch", err);
+		const char *code = "launch";
+		if (launch(s, r, &r->g, &r->ev, &err, &code) < 0)
+			return fail(code, err);
 		r->up = true;
 	}
 	if (s->run == GL_RUN_FRESH) {
@@ -350,31 +358,34 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 		 * the next call: no state survives, items of one call share a
 		 * process. */
 		struct gl_germline g;
+		struct gl_launch_ev ev;
 		struct gl_session_proc p;
 		bool lost = false;
-		if (launch(s, r, &g, &err) < 0)
-			return fail("launch", err);
+		const char *code = "launch";
+		if (launch(s, r, &g, &ev, &err, &code) < 0)
+			return fail(code, err);
 		if (gl_session_fork(&g, &p, &lost, &err) < 0) {
-			gl_germline_stop(&g);
+			gl_launch_end(&s->launcher, &g, &ev, &s->ids);
 			return fail(lost ? "germline" : "germline_check", err);
 		}
 		jv res = gl_broker_session_call(&s->broker, s->run, &p, c, plan);
 		gl_session_stop(&p);
 		res = jv_object_set(res, jv_string("enforcement"), enforcement(&g.enf));
-		gl_germline_stop(&g);
+		gl_launch_end(&s->launcher, &g, &ev, &s->ids);
 		return res;
 	}
 	if (!r->sp.up && s->run == GL_RUN_CONFINED) {
 		/* Confined+IFC: one copy of the germline, kept for the session. */
 		if (!r->up) {
-			if (launch(s, r, &r->g, &err) < 0)
-				return fail("launch", err);
+			const char *code = "launch";
+			if (launch(s, r, &r->g, &r->ev, &err, &code) < 0)
+				return fail(code, err);
 			r->up = true;
 		}
 		bool lost = false;
 		if (gl_session_fork(&r->g, &r->sp, &lost, &err) < 0) {
 			if (lost) {
-				gl_germline_stop(&r->g);
+				gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 				r->up = false;
 			}
 			return fail(lost ? "germline" : "germline_check", err);
@@ -392,6 +403,8 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 			return fail("launch", err);
 	}
 	jv res = gl_broker_session_call(&s->broker, s->run, &r->sp, c, plan);
+	if (s->run == GL_RUN_CONFINED)
+		gl_ids_add(&s->ids, r->ev.launched_id);
 	struct gl_enforcement none = {0}; /* nothing installed: the baseline */
 	return jv_object_set(res, jv_string("enforcement"),
 			     enforcement(s->run == GL_RUN_CONFINED ? &r->g.enf : &none));
@@ -400,6 +413,8 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 /* One envelope -> one record (owned). */
 jv gl_run_line(struct session *s, const struct gl_buf *line)
 {
+	jv_free(s->ids);
+	s->ids = jv_array(); /* the receipts of this call's launches */
 	jv env = gl_json_parse(line->data, line->len);
 	if (!jv_is_valid(env)) {
 		jv msg = jv_invalid_get_msg(env);
@@ -421,6 +436,8 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 	if (gl_call_read(&c, env, s->pol, s->rel, &ce) < 0) {
 		out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string(ce.code),
 				jv_string("detail"), jv_string(ce.detail));
+		if (c.release && !strcmp(ce.code, "unknown_release"))
+			gl_launch_reject(&s->launcher, c.release, "release", ce.detail, &s->ids);
 		free(ce.detail);
 		if (c.release && gl_sha256_hex_ok(c.release, strlen(c.release)))
 			out = jv_object_set(out, jv_string("release"), jv_string(c.release));
@@ -449,6 +466,8 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 						     jv_string("the envelope's plan is not the plan "
 							       "of this policy and mode")));
 	} else if ((sup = suppressed(s, c.release, &err)) != 0) {
+		gl_launch_reject(&s->launcher, c.release, sup > 0 ? "suppressed" : "damp",
+				 sup > 0 ? "suppressed by the dampening state" : err, &s->ids);
 		out = jv_object_merge(
 		    out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
 				   jv_string(sup > 0 ? "suppressed" : "damp"), jv_string("detail"),
@@ -456,6 +475,7 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 						       "dampening state (gl-damp)"
 						     : err)));
 	} else if (gl_releases_get(s->rel, c.release, &manifest, &err) != GL_MANIFEST_OK) {
+		gl_launch_reject(&s->launcher, c.release, "release", err, &s->ids);
 		out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
 						     jv_string("unknown_release"), jv_string("detail"),
 						     jv_string(err)));
@@ -477,11 +497,11 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 	} else if (baseline(s->run)) {
 		out = jv_object_merge(out, run_baseline(s, &c, &plan, manifest));
 	} else {
-		struct resident *r = germline_for(s, c.release, manifest, &err);
-		const char *code = NULL;
+		const char *code = "launch";
+		struct resident *r = germline_for(s, c.release, manifest, &err, &code);
 		if (!r) {
 			out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(),
-							     jv_string("error"), jv_string("launch"),
+							     jv_string("error"), jv_string(code),
 							     jv_string("detail"), jv_string(err)));
 		} else if (mcp_ready(s, r, &code, &err) < 0) {
 			out = jv_object_merge(out, JV_OBJECT(jv_string("ok"), jv_false(),
@@ -492,8 +512,9 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 			jv res = gl_broker_call(&s->broker, &r->g, &c, &plan, &lost);
 			out = jv_object_merge(out, res);
 			out = jv_object_set(out, jv_string("enforcement"), enforcement(&r->g.enf));
+			gl_ids_add(&s->ids, r->ev.launched_id);
 			if (lost) {
-				gl_germline_stop(&r->g);
+				gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 				r->up = false;
 			}
 		}
@@ -501,6 +522,8 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 	free(err);
 	gl_plan_free(&plan);
 done:
+	if (s->launcher.rc)
+		out = jv_object_set(out, jv_string("receipts"), jv_copy(s->ids));
 	if (jv_is_valid(c.id))
 		out = jv_object_set(out, jv_string("id"), jv_copy(c.id));
 	jv_free(given);
@@ -518,6 +541,7 @@ int main(int argc, char **argv)
 	const char *policy_path = NULL, *releases = NULL, *v;
 	const char *serve_release = NULL, *consumer = "agent";
 	bool serve_mcp = false;
+	const char *receipts = NULL, *host_key = NULL, *profile = "full";
 	struct session s = {.mode_name = "germline", .mode = GL_PLAN_GERMLINE};
 	s.broker.deadline_s = GL_BROKER_DEADLINE_DEFAULT;
 	for (int i = 1; i < argc; i++) {
@@ -529,6 +553,12 @@ int main(int argc, char **argv)
 			releases = v;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--damp", usage))) {
 			s.damp_path = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--receipts", usage))) {
+			receipts = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--host-key", usage))) {
+			host_key = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--profile", usage))) {
+			profile = v;
 		} else if (!strcmp(argv[i], "--witness-items")) {
 			s.broker.witness_items = true;
 		} else if (!strcmp(argv[i], "--no-twin")) {
@@ -558,6 +588,27 @@ int main(int argc, char **argv)
 		bad_usage("--serve-mcp needs --release with a release's sha256");
 	if (!serve_mcp && serve_release)
 		bad_usage("--release and --consumer go with --serve-mcp");
+	if (!gl_profile_find(profile))
+		bad_usage(gl_xasprintf("--profile must be full or no-scope, not '%s'", profile));
+	if (!receipts != !host_key)
+		bad_usage("--receipts and --host-key go together");
+	s.launcher.profile = gl_profile_find(profile);
+	struct gl_receipts rc = {.dir = receipts, .profile = profile};
+	if (receipts) {
+		struct stat st;
+		if (stat(receipts, &st) < 0 || !S_ISDIR(st.st_mode))
+			gl_die(GL_EXIT_USAGE, "--receipts %s: not a directory", receipts);
+		char *kerr = NULL;
+		enum gl_key_status ks = gl_receipts_load_key(&rc, host_key, &kerr);
+		if (ks == GL_KEY_BAD_PASSPHRASE) {
+			autofail struct gl_fail f = {0};
+			gl_fail_set(&f, GL_R_BAD_PASSPHRASE, "%s", kerr);
+			exit(gl_fail_report(&f));
+		}
+		if (ks != GL_KEY_OK)
+			gl_die(GL_EXIT_USAGE, "--host-key %s", kerr);
+		s.launcher.rc = &rc;
+	}
 	static const struct {
 		const char *name;
 		enum gl_run_mode run;
@@ -604,12 +655,15 @@ int main(int argc, char **argv)
 	s.releases_dir = dir;
 	s.host_dir = host_dir;
 	s.rel = gl_releases_new(dir);
+	s.launcher.releases_dir = dir;
+	rc.mode = s.mode_name;
 
 	struct gl_lines in;
 	gl_lines_init(&in, 0);
 	autobuf struct gl_buf line = {0};
 	bool all_ok = true;
 	bool too_long = false;
+	s.ids = jv_array(); /* reset by gl_run_line for each call */
 	if (serve_mcp)
 		all_ok = gl_serve_mcp(&s, serve_release, consumer) == 0;
 	while (!serve_mcp && gl_lines_record(&in, &line, &too_long)) {
@@ -622,15 +676,19 @@ int main(int argc, char **argv)
 		jv_free(ok);
 		gl_json_emit(rec);
 	}
+	jv_free(s.ids);
+	s.ids = jv_array(); /* the exits at the end of the session belong to no call */
 	for (size_t i = 0; i < s.nres; i++) {
 		gl_session_stop(&s.res[i].sp);
 		if (s.res[i].up)
-			gl_germline_stop(&s.res[i].g);
+			gl_launch_end(&s.launcher, &s.res[i].g, &s.res[i].ev, &s.ids);
 		jv_free(s.res[i].manifest);
 		jv_free(s.res[i].tools);
 		free(s.res[i].refused);
 		free(s.res[i].read_paths);
 	}
+	jv_free(s.ids);
+	gl_key_free(&rc.key);
 	gl_damp_free(s.damp);
 	gl_releases_free(s.rel);
 	gl_policy_free(&pol);

@@ -2,10 +2,14 @@
  * and install releases. Parses flags, calls lib/trust.h and lib/install.h,
  * prints one JSON object. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <sodium.h>
 #include <string.h>
 
 #include "install.h"
 #include "json.h"
+#include "keys.h"
+#include "receipt.h"
 #include "refusal.h"
 #include "trust.h"
 #include "util.h"
@@ -13,6 +17,9 @@
 static const char usage[] =
     "usage: gl-verify pin REPO|ROOT.json\n"
     "       gl-verify install REPO FILE\n"
+    "       gl-verify receipt FILE... --host KEY.pub [--expect-release H]\n"
+    "                 [--expect-target-sha256 H] [--expect-manifest-sha256 H]\n"
+    "                 [--expect-interpreter-sha256 H] [--expect-state STATE]\n"
     "\n"
     "pin      trust REPO's root.json (or the given root file) explicitly; it must be\n"
     "         signed by its own root threshold and not expired.\n"
@@ -20,6 +27,11 @@ static const char usage[] =
     "         SHA-256, extract it read-only into $GL_HOME/releases/<sha256>/ and print\n"
     "         the release record. FILE is a target name (read from REPO/targets/) or a\n"
     "         path containing '/' (its basename is the target name).\n"
+    "receipt  check each enforcement receipt (gl-run --receipts): the host key's\n"
+    "         signature, canonical form, shape, state, timestamps and the expected\n"
+    "         bindings; an exited receipt given with the launch receipt it closes\n"
+    "         is checked against it. One JSON record per FILE with \"checks\" and\n"
+    "         \"unchecked\" (what a receipt cannot prove). docs/receipts.md.\n"
     "\n"
     "State lives in GL_HOME (default ${XDG_STATE_HOME:-$HOME/.local/state}/germline).\n"
     "Prints one JSON object. Exit 0 ok; 1 refused ({\"ok\":false,\"error\":CODE,...});\n"
@@ -63,12 +75,111 @@ static int cmd_install(int argc, char **argv)
 	return finish(r, &f, jv_object_set(out, jv_string("release"), rec));
 }
 
+static const char *hex_arg(const char *flag, const char *v)
+{
+	size_t n = strlen(v);
+	if (n != 64 || strspn(v, "0123456789abcdef") != n)
+		usage_error(gl_xasprintf("%s wants 64 lowercase hex digits", flag));
+	return v;
+}
+
+/* gl-verify receipt (SPEC §9): offline, with only the host's public key. */
+static int cmd_receipt(int argc, char **argv)
+{
+	const char *host = NULL, *v;
+	struct gl_receipt_expect x = {0};
+	const char *files[256];
+	size_t nf = 0;
+	for (int i = 2; i < argc; i++) {
+		if ((v = gl_flag_value(argc, argv, &i, "--host", usage)))
+			host = v;
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-release", usage)))
+			x.release = hex_arg("--expect-release", v);
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-target-sha256", usage)))
+			x.target_sha256 = hex_arg("--expect-target-sha256", v);
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-manifest-sha256", usage)))
+			x.manifest_sha256 = hex_arg("--expect-manifest-sha256", v);
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-interpreter-sha256", usage)))
+			x.interpreter_sha256 = hex_arg("--expect-interpreter-sha256", v);
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-state", usage)))
+			x.state = v;
+		else if (argv[i][0] == '-' && argv[i][1])
+			usage_error(gl_xasprintf("unknown option '%s'", argv[i]));
+		else if (nf == sizeof files / sizeof *files)
+			usage_error("at most 256 receipts at once");
+		else
+			files[nf++] = argv[i];
+	}
+	if (!host || !nf)
+		usage_error("receipt takes FILE... and --host KEY.pub");
+	if (x.state && strcmp(x.state, "rejected") && strcmp(x.state, "bootstrap_failed") &&
+	    strcmp(x.state, "fully_enforced") && strcmp(x.state, "exited"))
+		usage_error("--expect-state: rejected, bootstrap_failed, fully_enforced or exited");
+	if (sodium_init() < 0)
+		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
+	struct gl_key k = {0};
+	char *err = NULL;
+	if (gl_key_load(host, GL_KEY_PUBLIC, &k, &err) != GL_KEY_OK)
+		gl_die(GL_EXIT_USAGE, "--host %s", err);
+	int64_t now = gl_now();
+	jv recs[256], bodies[256];
+	bool all_ok = true;
+	for (size_t i = 0; i < nf; i++) {
+		autofree char *buf = NULL;
+		size_t len = 0;
+		/* one byte over the cap tells "too large" without reading it all */
+		if (gl_read_file_capped(files[i], GL_RECEIPT_MAX + 1, &buf, &len) < 0 &&
+		    errno != EFBIG)
+			gl_die(GL_EXIT_USAGE, "%s: %s", files[i], strerror(errno));
+		if (!buf)
+			len = GL_RECEIPT_MAX + 1;
+		recs[i] = gl_receipt_verify(buf ? buf : "", len, k.pk, &x, now, &bodies[i]);
+		recs[i] = jv_object_set(recs[i], jv_string("file"), jv_string(files[i]));
+	}
+	/* An exited receipt and the launch it closes, when both are given. */
+	for (size_t i = 0; i < nf; i++) {
+		const char *st = jv_is_valid(bodies[i]) ? gl_json_get_str(bodies[i], "state") : NULL;
+		if (!st || strcmp(st, "exited"))
+			continue;
+		const char *closes = gl_json_get_str(bodies[i], "closes");
+		for (size_t j = 0; j < nf; j++) {
+			const char *id = gl_json_get_str(recs[j], "receipt");
+			if (j == i || !jv_is_valid(bodies[j]) || !id || strcmp(id, closes))
+				continue;
+			autofree char *perr = NULL;
+			jv chk = gl_json_get(recs[i], "checks");
+			if (gl_receipt_check_pair(bodies[i], bodies[j], id, &perr) < 0) {
+				recs[i] = jv_object_set(recs[i], jv_string("ok"), jv_false());
+				recs[i] = jv_object_set(recs[i], jv_string("error"), jv_string("mismatch"));
+				recs[i] = jv_object_set(recs[i], jv_string("failed"),
+							jv_string("closes_launch"));
+				recs[i] = jv_object_set(recs[i], jv_string("detail"), jv_string(perr));
+				jv_free(chk);
+			} else {
+				chk = jv_array_append(chk, jv_string("closes_launch"));
+				recs[i] = jv_object_set(recs[i], jv_string("checks"), chk);
+			}
+		}
+	}
+	for (size_t i = 0; i < nf; i++) {
+		jv ok = gl_json_get(recs[i], "ok");
+		all_ok &= jv_get_kind(ok) == JV_KIND_TRUE;
+		jv_free(ok);
+		jv_free(bodies[i]);
+		gl_json_emit(recs[i]);
+	}
+	gl_key_free(&k);
+	return all_ok ? GL_EXIT_OK : GL_EXIT_REFUSED;
+}
+
 int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-verify");
 	gl_std_flags(argc, argv, usage);
 	if (argc < 2)
 		usage_error("missing command");
+	if (!strcmp(argv[1], "receipt"))
+		return cmd_receipt(argc, argv);
 	for (int i = 2; i < argc; i++) {
 		if (argv[i][0] == '-' && argv[i][1])
 			usage_error("unknown option");

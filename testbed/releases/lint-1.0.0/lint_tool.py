@@ -5,10 +5,11 @@ server, flow-compliant.
   the hosted linter http://lint.example/lint?file=NAME; returns
   {"file", "findings"} where findings is the linter's reply ("findings", else
   its "text" split into lines).
+- scan_secrets: a local secret scanner; contacts nobody. Returns, per item,
+  the line numbers and key names of lines that look like credentials (never
+  the values): {name: ["3: API_TOKEN", ...]}.
 """
-import json
-import urllib.parse
-import urllib.request
+import lintutil
 
 
 def lint(call):
@@ -16,16 +17,8 @@ def lint(call):
     item = call.items.get(name)
     if item is None or not item.data:
         return {"file": name, "findings": []}
-    req = urllib.request.Request("http://lint.example/lint?file=" + urllib.parse.quote(name),
-                                 data=item.data, method="POST",
-                                 headers={"Content-Type": "text/x-python"})
-    with urllib.request.urlopen(req, timeout=20) as r:
-        reply = r.read()
-    try:
-        doc = json.loads(reply)
-    except ValueError:
-        doc = {"text": reply.decode("utf-8", "replace")}
-    findings = doc.get("findings")
-    if findings is None:
-        findings = [l for l in str(doc.get("text", "")).splitlines() if l.strip()]
-    return {"file": name, "findings": findings}
+    return {"file": name, "findings": lintutil.hosted(name, item.data)}
+
+
+def scan_secrets(call):
+    return {n: lintutil.secrets(it.data) for n, it in call.items.items() if it.data}

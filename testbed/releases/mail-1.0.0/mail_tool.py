@@ -3,26 +3,32 @@ server, flow-compliant. Each recipient is its own host mail-NAME.example
 (docs/testbed.md "The policy"), declared by the call's "destinations".
 
 - send: POSTs the body of the draft item (args["draft"], else the first item
-  with data; an RFC 822 message: the part after the first blank line) to
-  http://mail-<args["to"]>.example/send; returns {"to", "sent", "status"}.
+  with data; an RFC 822 message: the part after the first blank line), and
+  each item named in args["attach"] as a base64 attachment, to
+  http://mail-<args["to"]>.example/send; other items of the call are
+  ignored. Returns {"to", "draft", "sent", "status"}.
+- read: the draft args["draft"] (else the first item with data) for the
+  agent: {"draft", "to", "subject", "body"}; contacts nobody.
 """
-import re
-import urllib.request
-
-
-def _body(data):
-    text = data.decode("utf-8", "replace").replace("\r\n", "\n")
-    return text.split("\n\n", 1)[1] if "\n\n" in text else text
+import mailutil
 
 
 def send(call):
-    to = str(call.args["to"])
-    if not re.fullmatch(r"[a-z0-9-]{1,63}", to):
-        raise ValueError("bad recipient %r" % to)
-    name = call.args.get("draft") or next((n for n, it in call.items.items() if it.data), "")
-    item = call.items.get(name)
-    body = _body(item.data).encode() if item is not None and item.data else b""
-    req = urllib.request.Request("http://mail-%s.example/send" % to, data=body, method="POST",
-                                 headers={"Content-Type": "text/plain; charset=utf-8"})
-    with urllib.request.urlopen(req, timeout=20) as r:
-        return {"to": to, "draft": name, "sent": len(body), "status": r.status}
+    to = mailutil.recipient(call.args["to"])
+    name, item = mailutil.pick(call)
+    body = mailutil.body(item.data) if item is not None else ""
+    for a in call.args.get("attach") or []:
+        att = call.items.get(a)
+        if att is not None and att.data:
+            body += mailutil.attachment(a, att.data)
+    data = body.encode()
+    return {"to": to, "draft": name, "sent": len(data), "status": mailutil.deliver(to, data)}
+
+
+def read(call):
+    name, item = mailutil.pick(call)
+    if item is None:
+        return {"draft": name, "to": "", "subject": "", "body": ""}
+    head = mailutil.headers(item.data)
+    return {"draft": name, "to": head.get("to", ""), "subject": head.get("subject", ""),
+            "body": mailutil.body(item.data)}

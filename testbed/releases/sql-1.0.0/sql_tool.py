@@ -3,28 +3,31 @@ flow-compliant.
 
 - query: runs args["sql"] read-only over the SQLite database held by the
   item args["db"] (else the first item with data), loaded into memory with
-  sqlite3's deserialize (no path is writable); returns {"columns", "rows"}.
+  sqlite3's deserialize (no path is writable); returns {"db", "columns",
+  "rows"}.
+- share: the same query; POSTs its result as CSV to
+  http://<args["to"]>/upload?db=NAME (a host the call declares in its
+  "destinations", e.g. a mail recipient's); returns the query's value and
+  the reply's status.
 """
-import sqlite3
-
-
-def _open(data):
-    db = sqlite3.connect(":memory:")
-    db.deserialize(data)
-    db.execute("PRAGMA query_only = ON")
-    return db
+import sqlutil
 
 
 def query(call):
-    name = call.args.get("db") or next((n for n, it in call.items.items() if it.data), None)
-    item = call.items.get(name) if name else None
-    if item is None or not item.data:
+    return _result(call)
+
+
+def share(call):
+    out = _result(call)
+    status = sqlutil.upload(call.args["to"], out["db"] or "", sqlutil.csv_text(out).encode())
+    return dict(out, to=call.args["to"], status=status)
+
+
+def _result(call):
+    name, item = sqlutil.pick(call)
+    if item is None:
         return {"db": name, "columns": [], "rows": []}
-    db = _open(item.data)
-    try:
-        cur = db.execute(call.args.get("sql", "SELECT name FROM sqlite_master"))
-        cols = [d[0] for d in cur.description or []]
-        rows = [list(r) for r in cur.fetchmany(int(call.args.get("limit", 1000)))]
-    finally:
-        db.close()
+    cols, rows = sqlutil.run(item.data, call.args.get("sql", "SELECT name FROM sqlite_master"),
+                             int(call.args.get("limit", 1000)))
     return {"db": name, "columns": cols, "rows": rows}
+

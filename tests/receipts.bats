@@ -1,0 +1,316 @@
+#!/usr/bin/env bats
+# Signed enforcement receipts and gl-verify receipt (SPEC §9, issue 8, seed
+# 002; docs/receipts.md): real kernel, real signatures. The fail-closed cases
+# run the test build of gl-run (build/testing/bin/gl-run, lib/ compiled with
+# GL_TESTING: GL_TEST_LANDLOCK_ABI, GL_TEST_NO_SECCOMP, GL_TEST_NO_USERNS,
+# GL_TEST_NO_NETNS, GL_TEST_INTERPRETER, GL_TEST_SWAP_INTERPRETER); bin/gl-run
+# has none of them (checked below).
+#
+# unprivileged: yes — tests/run.sh runs this suite once more as nobody
+load helpers
+load fixtures/run/helpers
+
+setup() {
+  run_setup
+  gl-sign keygen --no-passphrase host >/dev/null
+  gl-sign keygen --no-passphrase other >/dev/null
+  echo '{"clearances":{"agent":[]}}' >pol.json
+  mkdir rc
+  TGLRUN=$GL_ROOT/build/testing/bin/gl-run
+}
+teardown() {
+  [ -z "${WRITER:-}" ] || kill "$WRITER" 2>/dev/null || true
+  release_cleanup
+}
+
+# call ID SHA [FUNCTION] — a planned envelope on stdout
+call() { envelope "$1" "$2" "${3:-hello}" | gl-plan --policy pol.json; }
+# receipts_of STATE — files in rc/ whose state is STATE
+receipts_of() { for f in rc/*.json; do [ "$(jq -r .signed.state "$f")" = "$1" ] && echo "$f"; done; true; }
+verify() { gl-verify receipt "$@" --host host.pub; }
+# canon FILE FILTER — apply FILTER to the receipt, keep it canonical JSON
+canon() { printf '%s' "$(jq -cS "$2" "$1")" >"$1.new" && mv "$1.new" "$1"; }
+sha() { sha256sum "$1" | cut -c1-64; }
+
+# sentinel_release — a release whose initialisation opens a FIFO the test
+# holds: the blocked writer's open completes only if the module's code ran.
+sentinel_release() {
+  mkdir -p s rel-sent
+  mkfifo s/fifo
+  chmod 0777 s s/fifo
+  cat >rel-sent/manifest.json <<JSON
+{"name":"sentinel","version":"1.0.0","runtime":"python","entry":"sent","protocol":"germline",
+ "functions":{"hello":{"destinations":[]}},"read_paths":["$PWD/s"],"deterministic":true}
+JSON
+  cat >rel-sent/sent.py <<PY
+import os
+os.close(os.open("$PWD/s/fifo", os.O_RDONLY | os.O_NONBLOCK))
+def hello(call):
+    return "hi"
+PY
+  ( exec 3>s/fifo; echo ran >marker ) </dev/null >/dev/null 2>&1 &
+  WRITER=$!
+  R=$(install_release "$PWD/rel-sent")
+}
+
+@test "bin/gl-run has no test switch; the test build has them" {
+  ! grep -q GL_TEST_ "$GL_ROOT/bin/gl-run"
+  grep -q GL_TEST_NO_SECCOMP "$TGLRUN"
+}
+
+@test "a session: fully_enforced then exited, named by the result record, verified offline with only the host's public key" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  run bash -c "{ $(declare -f call envelope); call c1 $R; call c2 $R; } | gl-run --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  launched=$(receipts_of fully_enforced)
+  [ "$(echo "$launched" | wc -l)" -eq 1 ]
+  id=$(basename "$launched" .json)
+  # both calls were served by that launch and name it
+  [ "$(printf '%s\n' "$output" | jq -sc '[.[].receipts]')" = "[[\"$id\"],[\"$id\"]]" ]
+  exited=$(receipts_of exited)
+  [ "$(jq -r .signed.closes "$exited")" = "$id" ]
+  jq -e '.signed.exit.signal == 9 and .signed.stopped_by_host' "$exited"
+  # the receipt binds what was verified at install
+  rec=$GL_HOME/releases/$R.json
+  [ "$(jq -r .signed.target_sha256 "$launched")" = "$(jq -r '.files["probe.py"]' "$rec")" ]
+  [ "$(jq -r .signed.manifest_sha256 "$launched")" = "$(jq -r '.files["manifest.json"]' "$rec")" ]
+  [ "$(jq -r .signed.interpreter_sha256 "$launched")" = "$(sha "$(readlink -f /usr/bin/python3)")" ]
+  jq -e '.signed | .landlock_abi >= 6 and .filesystem == "enforced" and .network == "enforced"
+         and .scoped == "enforced" and .seccomp == "enforced" and .profile == "full"' "$launched"
+  # offline: a fresh GL_HOME holding only the host's public key
+  mkdir -p auditor && cp host.pub "$launched" "$exited" auditor/
+  cd auditor
+  GL_HOME=$PWD/home run gl-verify receipt "$(basename "$launched")" "$(basename "$exited")" \
+    --host host.pub --expect-release "$R" --expect-target-sha256 "$(jq -r '.files["probe.py"]' "$rec")" \
+    --expect-manifest-sha256 "$(jq -r '.files["manifest.json"]' "$rec")"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(printf '%s\n' "$output" | jq -s 'map(.ok)|all')" = true ]
+  printf '%s\n' "$output" | jq -se '.[0].checks | index("signature") and index("release_binding") and index("target_sha256_binding")'
+  printf '%s\n' "$output" | jq -se '.[1].checks | index("closes_launch")'
+  printf '%s\n' "$output" | jq -se '.[0].unchecked | index("live_pid_linkage") and index("target_death") and index("call_completion") and index("log_inclusion")'
+  [ ! -e home/trust ]
+}
+
+@test "changing only --expect-target-sha256 makes the verifier exit 1; so does another release or manifest" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  call c1 "$R" | gl-run --policy pol.json --receipts rc --host-key host >/dev/null
+  f=$(receipts_of fully_enforced)
+  t=$(jq -r .signed.target_sha256 "$f")
+  run verify "$f" --expect-release "$R" --expect-target-sha256 "$t"
+  [ "$status" -eq 0 ]
+  other=$(printf '%s' x | sha256sum | cut -c1-64)
+  run verify "$f" --expect-release "$R" --expect-target-sha256 "$other"
+  [ "$status" -eq 1 ] && [ "$(json .failed)" = target_sha256_binding ] && [ "$(json .error)" = mismatch ]
+  run verify "$f" --expect-manifest-sha256 "$other"
+  [ "$status" -eq 1 ] && [ "$(json .failed)" = manifest_sha256_binding ]
+  run verify "$f" --expect-interpreter-sha256 "$other"
+  [ "$status" -eq 1 ] && [ "$(json .failed)" = interpreter_sha256_binding ]
+  run verify "$f" --expect-state exited
+  [ "$status" -eq 1 ] && [ "$(json .failed)" = state ]
+}
+
+@test "a receipt from another release passed with --expect-release is refused (release binding)" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  cp -r "$FIX/releases/sandbox-probe" probe2
+  jq '.version = "2.0.0"' "$FIX/releases/sandbox-probe/manifest.json" >probe2/manifest.json
+  R2=$(install_release "$PWD/probe2")
+  call c1 "$R2" | gl-run --policy pol.json --receipts rc --host-key host >/dev/null
+  f=$(receipts_of fully_enforced)
+  run verify "$f" --expect-release "$R2"
+  [ "$status" -eq 0 ]
+  run verify "$f" --expect-release "$R"
+  [ "$status" -eq 1 ] && [ "$(json .failed)" = release_binding ]
+}
+
+@test "a different host key, an edited target_sha256 or release: bad_signature" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  call c1 "$R" | gl-run --policy pol.json --receipts rc --host-key host >/dev/null
+  f=$(receipts_of fully_enforced)
+  run gl-verify receipt "$f" --host other.pub
+  [ "$status" -eq 1 ] && [ "$(json .error)" = bad_signature ] && [ "$(json .failed)" = signature ]
+  # the canonical rewrite alone leaves a valid receipt (the reference)
+  cp "$f" same.json && canon same.json .
+  run verify same.json
+  [ "$status" -eq 0 ]
+  other=$(printf '%s' x | sha256sum | cut -c1-64)
+  cp "$f" t.json && canon t.json ".signed.target_sha256 = \"$other\""
+  run verify t.json --expect-target-sha256 "$other"
+  [ "$status" -eq 1 ] && [ "$(json .error)" = bad_signature ]
+  cp "$f" r.json && canon r.json ".signed.release = \"$other\""
+  run verify r.json --expect-release "$other"
+  [ "$status" -eq 1 ] && [ "$(json .error)" = bad_signature ]
+  # a signature by another key added does not help, the host's still decides
+  cp "$f" s.json && canon s.json '.signatures += [{"keyid":"'"$(printf 0%.0s {1..64})"'","sig":"00"}]'
+  run verify s.json
+  [ "$status" -eq 0 ]
+}
+
+@test "a release file changed after install: rejected, the binding named, nothing launched" {
+  for what in target manifest added; do
+    R=$(install_release "$FIX/releases/sandbox-probe")
+    d=$GL_HOME/releases/$R
+    chmod u+w "$d" "$d"/*
+    case $what in
+      target) echo 'raise SystemExit("substituted")' >>"$d/probe.py"; want=target_sha256 ;;
+      manifest) jq -c '.version = "9.9.9"' "$d/manifest.json" >m && cat m >"$d/manifest.json"; want=manifest_sha256 ;;
+      added) echo 'import os' >"$d/json.py"; want=tree ;;
+    esac
+    rm -f rc/*
+    run bash -c "$(declare -f call envelope); call c1 $R | gl-run --policy pol.json --receipts rc --host-key host"
+    [ "$status" -eq 1 ]
+    [ "$(json .error)" = rejected ] || { echo "$what: $output"; false; }
+    f=$(receipts_of rejected)
+    [ -n "$f" ] && [ -z "$(receipts_of fully_enforced)" ]
+    [ "$(jq -r .signed.binding "$f")" = "$want" ] || { echo "$what: $(cat "$f")"; false; }
+    run verify "$f" --expect-release "$R"
+    [ "$status" -eq 0 ] && [ "$(json .state)" = rejected ]
+    run verify "$f" --expect-state fully_enforced
+    [ "$status" -eq 1 ]
+  done
+}
+
+@test "the interpreter swapped after it was hashed: the retained descriptor runs, never the new bytes" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  mkdir py && cp "$(readlink -f /usr/bin/python3)" py/python3.11 && cp /bin/false py/swap
+  want=$(sha py/python3.11)
+  run bash -c "$(declare -f call envelope); call c1 $R | GL_TEST_INTERPRETER=$PWD/py/python3.11 GL_TEST_SWAP_INTERPRETER=$PWD/py/swap $TGLRUN --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  cmp -s py/python3.11 /bin/false # the path holds the new bytes now
+  f=$(receipts_of fully_enforced)
+  [ "$(jq -r .signed.interpreter_sha256 "$f")" = "$want" ]
+  run verify "$f" --expect-interpreter-sha256 "$want"
+  [ "$status" -eq 0 ]
+  run verify "$f" --expect-interpreter-sha256 "$(sha py/python3.11)"
+  [ "$status" -eq 1 ] && [ "$(json .failed)" = interpreter_sha256_binding ]
+  # reference: launched from what the path holds now, nothing is served
+  rm -f rc/*
+  run bash -c "$(declare -f call envelope); call c1 $R | GL_TEST_INTERPRETER=$PWD/py/python3.11 $TGLRUN --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 1 ] && [ "$(json .error)" = launch ]
+  [ "$(jq -r .signed.interpreter_sha256 "$(receipts_of fully_enforced)")" = "$(sha /bin/false)" ]
+  jq -e '.signed.binding == "initialisation" and .signed.exit.code == 1' "$(receipts_of exited)"
+}
+
+@test "a lowered Landlock ABI without network rules: bootstrap_failed and no tool code ran" {
+  sentinel_release
+  run bash -c "$(declare -f call envelope); call c1 $R | GL_TEST_LANDLOCK_ABI=3 $TGLRUN --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 1 ]
+  [ "$(json .error)" = bootstrap_failed ]
+  json '.detail|test("landlock_network")'
+  f=$(receipts_of bootstrap_failed)
+  [ "$(jq -c .signed.missing "$f")" = '["landlock_network"]' ]
+  [ "$(jq -r .signed.landlock_abi "$f")" = 3 ]
+  [ -z "$(receipts_of fully_enforced)" ]
+  [ "$(printf '%s\n' "$output" | jq -c .receipts)" = "[\"$(basename "$f" .json)\"]" ]
+  run verify "$f" --expect-release "$R" --expect-state bootstrap_failed
+  [ "$status" -eq 0 ]
+  [ ! -e marker ] # the module never ran
+  # reference: on the kernel's own ABI the same release runs, and the sentinel appears
+  run bash -c "$(declare -f call envelope); call c1 $R | $TGLRUN --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  for _ in $(seq 100); do [ -e marker ] && break; sleep 0.1; done
+  [ "$(cat marker)" = ran ]
+  WRITER=
+}
+
+@test "profile full refuses ABI 5 (scoping); the named weaker profile no-scope runs and says so" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  run bash -c "$(declare -f call envelope); call c1 $R | GL_TEST_LANDLOCK_ABI=5 $TGLRUN --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 1 ] && [ "$(json .error)" = bootstrap_failed ]
+  [ "$(jq -c .signed.missing "$(receipts_of bootstrap_failed)")" = '["landlock_scope"]' ]
+  rm -f rc/*
+  run bash -c "$(declare -f call envelope); call c1 $R | GL_TEST_LANDLOCK_ABI=5 $TGLRUN --profile no-scope --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  f=$(receipts_of fully_enforced)
+  jq -e '.signed | .profile == "no-scope" and .landlock_abi == 5 and .scoped == "not_enforced" and .network == "enforced"' "$f"
+  jq -e '.signed.profile == "no-scope"' "$(receipts_of exited)"
+  run verify "$f"
+  [ "$status" -eq 0 ] && [ "$(json .profile)" = no-scope ]
+  # the same receipt relabelled "full" claims what was not installed
+  canon "$f" '.signed.profile = "full"'
+  run verify "$f"
+  [ "$status" -eq 1 ]
+  # no-scope still needs network rules
+  rm -f rc/*
+  run bash -c "$(declare -f call envelope); call c1 $R | GL_TEST_LANDLOCK_ABI=3 $TGLRUN --profile no-scope --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 1 ] && [ "$(jq -c .signed.missing "$(receipts_of bootstrap_failed)")" = '["landlock_network"]' ]
+  run gl-run --profile none --policy pol.json </dev/null
+  [ "$status" -eq 2 ]
+}
+
+@test "no Landlock, no seccomp, no user or net namespaces: each refused with bootstrap_failed naming it" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  for c in GL_TEST_LANDLOCK_ABI=0:landlock GL_TEST_NO_SECCOMP=1:seccomp \
+           GL_TEST_NO_USERNS=1:user_namespace GL_TEST_NO_NETNS=1:net_ipc_namespaces; do
+    rm -f rc/*
+    run bash -c "$(declare -f call envelope); call c1 $R | env ${c%%:*} $TGLRUN --policy pol.json --receipts rc --host-key host"
+    [ "$status" -eq 1 ] && [ "$(json .error)" = bootstrap_failed ] || { echo "$c: $output"; false; }
+    f=$(receipts_of bootstrap_failed)
+    [ "$(jq -r '.signed.missing[0]' "$f")" = "${c##*:}" ] || { echo "$c: $(cat "$f")"; false; }
+    [ -z "$(receipts_of fully_enforced)" ]
+    run verify "$f" --expect-state bootstrap_failed
+    [ "$status" -eq 0 ]
+  done
+  # reference: the test build with no switch set launches
+  rm -f rc/*
+  run bash -c "$(declare -f call envelope); call c1 $R | $TGLRUN --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] && [ -n "$(receipts_of fully_enforced)" ]
+}
+
+@test "fresh: a launch per call, each call names its launch and exit; sigpin: no receipt" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  run bash -c "{ $(declare -f call envelope); call c1 $R; call c2 $R; } | gl-run --mode fresh --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(ls rc | wc -l)" -eq 4 ]
+  recs=$output
+  for n in 0 1; do
+    ids=$(printf '%s\n' "$recs" | jq -sr ".[$n].receipts[]")
+    [ "$(echo "$ids" | wc -l)" -eq 2 ]
+    run verify $(for i in $ids; do echo "rc/$i.json"; done)
+    [ "$status" -eq 0 ]
+  done
+  rm -f rc/*
+  run bash -c "$(declare -f call envelope); call c1 $R | gl-run --mode sigpin --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] && [ "$(json -c .receipts)" = '[]' ] && [ -z "$(ls rc)" ]
+}
+
+@test "unknown release: a rejected receipt" {
+  R=$(printf '%s' nothing | sha256sum | cut -c1-64)
+  run bash -c "$(declare -f envelope); envelope c1 $R hello | gl-run --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 1 ]
+  f=$(receipts_of rejected)
+  [ -n "$f" ] && [ "$(jq -r .signed.binding "$f")" = release ]
+  run verify "$f" --expect-release "$R"
+  [ "$status" -eq 0 ]
+}
+
+@test "malformed and hostile receipts: exit 1, never a crash; usage: exit 2" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  call c1 "$R" | gl-run --policy pol.json --receipts rc --host-key host >/dev/null
+  f=$(receipts_of fully_enforced)
+  head -c 100 "$f" >trunc.json
+  : >empty.json
+  printf 'not json' >notjson.json
+  jq -cS '.signed.landlock_abi = "7"' "$f" | tr -d '\n' >type.json
+  jq -cS '.signed.state = "running"' "$f" | tr -d '\n' >state.json
+  jq -cS '.signatures = "x"' "$f" | tr -d '\n' >sigs.json
+  jq -cS '.signed.namespaces = [1,2]' "$f" | tr -d '\n' >ns.json
+  jq -cS '.signed.at = "2999-01-01T00:00:00Z"' "$f" | tr -d '\n' >future.json
+  jq -cS '.signed.extra = 1' "$f" | tr -d '\n' >extra.json
+  jq -cS '.' "$f" >newline.json # a trailing newline is not canonical
+  sed 's/"_type"/"_type":"x","_type"/' "$f" >dup.json
+  head -c 70000 /dev/zero | tr '\0' 'a' >huge.json
+  printf '%0.s[' $(seq 5000) >deep.json
+  for x in trunc empty notjson type state sigs ns future extra newline dup huge deep; do
+    run verify "$x.json"
+    [ "$status" -eq 1 ] || { echo "$x: $status $output"; false; }
+    json -e '.ok == false and (.error|length > 0) and (.checks|type == "array") and (.unchecked|type == "array")' >/dev/null
+  done
+  run gl-verify receipt "$f"
+  [ "$status" -eq 2 ]
+  run verify "$f" --expect-release nothex
+  [ "$status" -eq 2 ]
+  run verify nonexistent.json
+  [ "$status" -eq 2 ]
+  run gl-run --policy pol.json --receipts rc </dev/null
+  [ "$status" -eq 2 ]
+}
