@@ -241,9 +241,22 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int *copy_pidfd, char
 		 gl_json_get_int(v, "pid", &pid) == 0 && pid > 0 && pid <= INT32_MAX && pidfd >= 0 &&
 		 pidfd_is(pidfd, (pid_t)pid);
 	jv_free(v);
+	if (ok) {
+		/* {"op":"idle"}: the germline closed its pidfd of the copy, so the
+		 * next G2 check sees it at rest (docs/design/run.md). */
+		int fd2 = -1, nfds2 = 0;
+		n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd2, 1, &nfds2, &deadline, &msg);
+		if (fd2 >= 0)
+			close(fd2);
+		jv w = n > 0 ? gl_ctl_parse(buf, (size_t)n, &op) : jv_invalid();
+		ok = n > 0 && nfds2 == 0 && op && !strcmp(op, "idle") && jv_object_length(jv_copy(w)) == 1;
+		jv_free(w);
+		free(msg);
+		msg = NULL;
+	}
 	if (!ok) {
 		*err = gl_xstrdup("fork: malformed answer from the germline (expected {\"op\":\"forked\","
-				  "\"pid\":N} with the copy's pidfd)");
+				  "\"pid\":N} with the copy's pidfd, then {\"op\":\"idle\"})");
 		germline_kill(g);
 		return -1;
 	}

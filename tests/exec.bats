@@ -147,7 +147,7 @@ direct() {
   call c1 "$sha" read '{"paths":[]}' >calls
   run session calls
   [ "$status" -eq 1 ]
-  json '.ok == false and .error == "launch"'
+  json '.ok == false and .error == "rejected"'
   json '.detail | test("verified launch: probe.js changed after install")'
   [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }

@@ -228,9 +228,11 @@ c, _ = s.accept(); import time; time.sleep(30)
   lp=$!
   while [ ! -s port ]; do sleep 0.05; done
   # The copy must stay alive in a blocking recv: that needs a TCP connection
-  # to the listener, so the network namespace and the seccomp filter (which
-  # denies connect) are off for this test of the death signal alone.
-  drive --host "$TESTHOST" --germline-off newnet,seccomp --copy-off newnet,seccomp "$(rel probe)" \
+  # to the listener, so the network namespace, the seccomp filter (which
+  # denies connect) and Landlock (whose TCP rules deny it: EACCES, and the
+  # copy would end at once) are off for this test of the death signal alone.
+  drive --host "$TESTHOST" --germline-off landlock,newnet,seccomp \
+    --copy-off landlock,newnet,seccomp "$(rel probe)" \
     "tcp_connect={\"port\":$(cat port)}" > out &
   dp=$!
   g= c=

@@ -284,6 +284,11 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 		if (send_msg(ctl, m, (size_t)k, pidfd) < 0)
 			_exit(1);
 		close(pidfd);
+		/* Only now is the germline back to its descriptors of G2: the
+		 * broker waits for this before it checks us again (a pidfd
+		 * still open here would fail G2 under load). */
+		if (send_msg(ctl, "{\"op\":\"idle\"}", 13, -1) < 0)
+			_exit(1);
 	}
 }
 
