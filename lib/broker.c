@@ -20,6 +20,7 @@
 #include "http.h"
 #include "json.h"
 #include "labels.h"
+#include "launch.h"
 #include "util.h"
 #include "witness.h"
 
@@ -481,15 +482,20 @@ static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, cha
 	int rc = gl_exec_copy(x, paths, n, (const char *const *)c->dest, c->ndest, chan, pidfd,
 			      &r->scratch, err);
 	free(paths);
+	/* One signed receipt per launch (SPEC §9, seed 002): this copy's. */
+	if (r->b->launcher)
+		gl_launch_exec_copy(r->b->launcher, c->release, x, rc, *err, &r->ev, r->b->ids);
 	return rc;
 }
 
 /* Line 27 for one copy: it and its descendants are gone (A1). */
 static void end_copy(struct run *r, struct gl_germline *gm, int pidfd)
 {
-	if (gm->exec)
-		gl_exec_copy_done(pidfd, r->scratch);
-	else
+	if (gm->exec) {
+		int ws = gl_exec_copy_done(pidfd, r->scratch);
+		if (r->b->launcher)
+			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
+	} else
 		gl_copy_kill(pidfd);
 	r->scratch = NULL;
 	close(pidfd);

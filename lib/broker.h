@@ -45,6 +45,7 @@ enum gl_run_mode {
 	GL_RUN_SIGPIN,   /* Sig+Pin: one persistent unconfined process, no labels */
 };
 
+struct gl_launcher;
 struct gl_broker {
 	const struct gl_policy *pol;
 	const char *home;   /* GL_HOME: slots and witnesses live under it */
@@ -52,6 +53,10 @@ struct gl_broker {
 	bool no_twin;       /* ablation (gl-run --no-twin): a fresh τ per copy */
 	bool witness_items; /* gl-run --witness-items: contents in witnesses */
 	bool lazy;          /* gl-run --mode lazy: the Lemma 2 ablation (gl_broker_call) */
+	/* Receipts of exec copies (each its own verified launch, lib/launch.h):
+	 * the launcher (NULL: none written) and the call's receipt ids. */
+	const struct gl_launcher *launcher;
+	jv *ids;
 };
 
 /* Run call c (validated by gl_call_read) by plan (gl_plan_make of the same

@@ -11,6 +11,7 @@
 #include "callmsg.h"
 #include "http.h"
 #include "msg.h"
+#include "receipt.h"
 #include "slots.h"
 
 /* A delivered request and its reply: one entry of Rel[e]. */
@@ -58,6 +59,7 @@ struct run {
 	size_t gi;
 	int sock;
 	char *scratch; /* an exec copy's scratch directory (lib/exec.h), or NULL */
+	struct gl_launch_ev ev; /* an exec copy's launch: its receipts (lib/launch.h) */
 	int64_t deadline;
 	struct gl_labels L;
 	struct gl_slot slot;

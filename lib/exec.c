@@ -80,6 +80,7 @@ static int hash_fd(int fd, char out[65])
 struct walk {
 	struct gl_exec *x;
 	jv files; /* borrowed: the install record's {"path": sha256} */
+	const char *target; /* entry[0] relative to the release root, or NULL */
 	size_t seen;
 	char **err;
 };
@@ -143,10 +144,15 @@ static int walk_dir(struct walk *w, int dirfd, const char *rel)
 			} else if (hash_fd(fd, got) < 0) {
 				rc = gl_err(w->err, "verified launch: %s: %s", q, strerror(errno));
 			} else if (strcmp(got, want)) {
+				w->x->fail_binding = !strcmp(sub, "manifest.json") ? "manifest_sha256"
+						     : w->target && !strcmp(sub, w->target) ? "target_sha256"
+											 : "tree";
 				rc = gl_err(w->err, "verified launch: %s changed after install (sha256 %s, "
 						    "installed %.64s); refusing to run it",
 					    q, got, want);
 			} else {
+				if (!strcmp(sub, "manifest.json"))
+					memcpy(w->x->manifest_sha256, got, 65);
 				w->seen++;
 				add_file(w->x, sub, &fs);
 			}
@@ -237,7 +243,7 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	*err = NULL;
 	memset(x, 0, sizeof *x);
 	x->target_fd = x->host_fd = -1;
-	autofree char *recpath = NULL, *rec = NULL, *tpath = NULL;
+	autofree char *recpath = NULL, *rec = NULL, *tpath = NULL, *e0rel = NULL;
 	autoclose int root = -1;
 	char real[PATH_MAX];
 	if (!realpath(release_dir, real)) {
@@ -246,6 +252,8 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	}
 	x->release_dir = gl_xstrdup(real);
 	x->home = gl_xstrdup(home);
+	x->fail_rejected = true; /* admission, until the tree is verified */
+	x->fail_binding = "release";
 
 	/* The tree against the install record (archive_extract's "files"). */
 	recpath = gl_xasprintf("%s.json", x->release_dir);
@@ -262,7 +270,26 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 		gl_err(err, "verified launch: install record %s has no \"files\"", recpath);
 		goto fail;
 	}
-	struct walk w = {.x = x, .files = files, .err = err};
+	/* The tree's digest, as lib/admit.c defines it for receipts. */
+	{
+		autobuf struct gl_buf cb = {0};
+		autofree char *cerr = NULL;
+		if (gl_canon_dump(&cb, files, &cerr) < 0) {
+			jv_free(files);
+			gl_err(err, "verified launch: install record %s: %s", recpath, cerr);
+			goto fail;
+		}
+		unsigned char h[32];
+		crypto_hash_sha256(h, (const unsigned char *)cb.data, cb.len);
+		gl_hex(h, 32, x->tree_sha256);
+	}
+	jv e0j = jv_array_get(gl_json_get(manifest, "entry"), 0);
+	e0rel = jv_get_kind(e0j) == JV_KIND_STRING && jv_string_value(e0j)[0] != '/'
+			? gl_xstrdup(jv_string_value(e0j))
+			: NULL;
+	jv_free(e0j);
+	x->fail_binding = "tree";
+	struct walk w = {.x = x, .files = files, .target = e0rel, .err = err};
 	root = open(x->release_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = root < 0 ? gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno))
 			  : walk_dir(&w, root, "");
@@ -281,8 +308,11 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	tpath = e0[0] == '/' ? gl_xstrdup(e0) : gl_xasprintf("%s/%s", x->release_dir, e0);
 	jv_free(a0);
 	char hreal[PATH_MAX];
-	if (open_hashed(tpath, x->target_path, &x->target_fd, x->target_sha256, err) < 0 ||
-	    open_hashed(host_path, hreal, &x->host_fd, x->host_sha256, err) < 0) {
+	x->fail_binding = "target_sha256";
+	bool opened = open_hashed(tpath, x->target_path, &x->target_fd, x->target_sha256, err) == 0;
+	if (opened)
+		x->fail_binding = "interpreter_sha256";
+	if (!opened || open_hashed(host_path, hreal, &x->host_fd, x->host_sha256, err) < 0) {
 		jv_free(entry);
 		goto fail;
 	}
@@ -357,6 +387,8 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 		x->paths[x->npaths++] = rps[i];
 	free(rps);
 
+	x->fail_rejected = false; /* admitted: what fails now is a restriction */
+	x->fail_binding = "landlock";
 	int abi = gl_landlock_abi();
 	if (abi < GL_LANDLOCK_ABI_REQUIRED) {
 		gl_err(err, "Landlock ABI %d is below the required %d; refusing to run with less", abi,
@@ -371,12 +403,14 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	x->enf.fs_enforced = !(x->off & GL_OFF_LANDLOCK);
 	x->enf.net_enforced = x->enf.fs_enforced;
 	x->enf.scoped_enforced = x->enf.fs_enforced;
+	x->fail_binding = "seccomp";
 	if (gl_seccomp_build(GL_FILTER_EXEC, &x->bpf, err) < 0)
 		goto fail;
 	gl_bpf_sha256(&x->bpf, x->enf.seccomp_filter_sha256);
 	x->enf.seccomp_enforced = !(x->off & GL_OFF_SECCOMP);
 	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
 	memcpy(x->enf.namespaces, ns, sizeof ns);
+	x->fail_binding = NULL;
 	return 0;
 fail:
 	gl_exec_close(x);
@@ -416,6 +450,11 @@ enum exec_step {
 };
 static const char *const step_name[] = {
     "ok", "userns", "mount", "loopback", "relay socket", "descriptors", "pdeathsig",
+    "landlock", "no_new_privs", "seccomp", "exec"};
+/* What a failed step leaves missing, as a bootstrap_failed receipt names it
+ * (lib/receipt.h gl_receipt_missing's names where they exist). */
+static const char *const step_missing[] = {
+    "ok", "user_namespace", "mount_namespace", "loopback", "relay", "descriptors", "pdeathsig",
     "landlock", "no_new_privs", "seccomp", "exec"};
 
 struct prep {
@@ -464,6 +503,13 @@ static int child_write(const char *path, const char *s)
 GL_NORETURN static void copy_child(const struct prep *p)
 {
 	int sfd = p->status_w;
+	/* A broker holding the host key (gl-run --host-key) is not dumpable,
+	 * which makes /proc/self/{setgroups,uid_map} root's and unwritable for
+	 * an unprivileged broker. This child holds no secret (the key's pages
+	 * are MADV_WIPEONFORK: lib/receipt.c) and execs next, as
+	 * lib/germline.c's launch child. */
+	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (child_write("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
 		child_fail(sfd, XS_USERNS);
 	if (child_write("/proc/self/uid_map", p->uid_map) < 0 ||
@@ -534,7 +580,7 @@ GL_NORETURN static void copy_child(const struct prep *p)
 	child_fail(sfd, XS_EXEC);
 }
 
-static int read_status(int fd, int64_t deadline, char **err)
+static int read_status(int fd, int64_t deadline, const char **missing, char **err)
 {
 	struct status_msg m;
 	size_t got = 0;
@@ -544,8 +590,10 @@ static int read_status(int fd, int64_t deadline, char **err)
 		int r = poll(&pf, 1, ms < 0 ? 0 : ms);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (r <= 0) {
+			*missing = "exec";
 			return gl_err(err, "exec copy: no exec observed within the time limit");
+		}
 		ssize_t n = read(fd, (char *)&m + got, sizeof m - got);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -555,8 +603,10 @@ static int read_status(int fd, int64_t deadline, char **err)
 	}
 	if (got == 0)
 		return 0;
+	*missing = "exec";
 	if (got != sizeof m || m.step <= XS_OK || m.step > XS_EXEC)
 		return gl_err(err, "exec copy: malformed status from the launch child");
+	*missing = step_missing[m.step];
 	const char *hint = m.step == XS_USERNS ? " (user namespaces disabled or exhausted)"
 			   : m.step == XS_LANDLOCK ? " (Landlock unavailable)"
 			   : m.step == XS_RELAY && m.err == EACCES ? " (port 80 needs the copy's own user namespace)"
@@ -602,13 +652,19 @@ static char *make_scratch(const struct gl_exec *x, const char *const *hosts, siz
 	return dir;
 }
 
-void gl_exec_copy_done(int pidfd, char *scratch)
+int gl_exec_copy_done(int pidfd, char *scratch)
 {
 	gl_copy_kill(pidfd);
 	siginfo_t si;
-	while (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 && errno == EINTR)
+	memset(&si, 0, sizeof si);
+	int r;
+	while ((r = waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED)) < 0 && errno == EINTR)
 		;
 	gl_exec_scratch_remove(scratch);
+	if (r < 0)
+		return -1;
+	/* as waitpid's status word */
+	return si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
 }
 
 void gl_exec_scratch_remove(char *scratch)
@@ -644,13 +700,20 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	*scratch = NULL;
 	autoclose int ch = chan;
 	uint64_t chan_ino = gl_proc_socket_ino(ch);
+	x->fail_rejected = false;
+	x->fail_binding = "exec";
 	if (x->target_fd < 0)
 		return gl_err(err, "exec copy: the release is not open");
-	if (tree_unchanged(x, err) < 0)
+	if (tree_unchanged(x, err) < 0) {
+		x->fail_rejected = true; /* a file changed since it was verified */
+		x->fail_binding = "tree";
 		return -1;
+	}
+	x->fail_binding = "scratch";
 	char *dir = make_scratch(x, hosts, nhost, err);
 	if (!dir)
 		return -1;
+	x->fail_binding = "landlock";
 	struct prep p = {.chan = ch, .devnull = -1, .status_w = -1, .ruleset = -1,
 			 .target = x->target_fd, .host = x->host_fd, .parent = getpid(),
 			 .release_dir = x->release_dir, .argv = x->argv, .envp = x->envp,
@@ -690,6 +753,7 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 		}
 	}
 	int sp[2] = {-1, -1};
+	x->fail_binding = "descriptors";
 	if (pipe2(sp, O_CLOEXEC) < 0 || (p.devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
 		gl_err(err, "exec copy: status pipe: %s", strerror(errno));
 		if (sp[0] >= 0)
@@ -719,11 +783,15 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	if (p.ruleset >= 0)
 		close(p.ruleset);
 	if (pid < 0) {
+		x->fail_binding = "user_namespace";
 		gl_exec_scratch_remove(dir);
 		return gl_err(err, "exec copy: clone3: %s%s", strerror(e),
 			      e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
 	}
-	int rc = read_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000, err);
+	int rc = read_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000,
+			     &x->fail_binding, err);
+	if (rc == 0)
+		x->fail_binding = "proc_check"; /* the exec was observed */
 	/* The check of a forked copy (lib/proc.c), once the host is up: its
 	 * dynamic loader may hold a library open for a moment after the exec,
 	 * so a descriptor or mapping finding is re-read for up to 500 ms (the
@@ -748,6 +816,7 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	}
 	*pidfd = pfd;
 	*scratch = dir;
+	x->fail_binding = NULL;
 	return 0;
 }
 

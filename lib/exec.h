@@ -46,6 +46,15 @@ struct gl_exec {
 	char target_path[4096];   /* resolved entry[0] */
 	char target_sha256[65];
 	char host_sha256[65];
+	char manifest_sha256[65]; /* manifest.json as verified (lib/admit.h's definition) */
+	char tree_sha256[65];     /* SHA-256 of the canonical JSON of the record's "files" */
+	/* Why the last gl_exec_open or gl_exec_copy failed, for its receipt
+	 * (lib/launch.h): fail_rejected (admission: the tree or the record)
+	 * with fail_binding ("release", "tree", "manifest_sha256",
+	 * "target_sha256", "interpreter_sha256"), else a restriction or launch
+	 * step (fail_binding: "userns", "landlock", "seccomp", "proc_check", …). */
+	const char *fail_binding;
+	bool fail_rejected;
 	char **argv;              /* host argv: gl-exec-host PROTO STATE -- entry… (owned) */
 	char **envp;              /* the target's environment (owned) */
 	char **paths;             /* Landlock read allowlist (owned) */
@@ -95,8 +104,9 @@ int gl_exec_session_start(struct gl_exec *x, const char *const *hosts, size_t nh
 
 /* After the broker is done with a copy: kill it with its descendants,
  * reap it (the broker is its parent) and remove its scratch directory
- * (freeing the string). Does not close pidfd. */
-void gl_exec_copy_done(int pidfd, char *scratch);
+ * (freeing the string). Does not close pidfd. Returns the copy's wait
+ * status (as waitpid's: WIFEXITED/WIFSIGNALED apply), -1 if not reaped. */
+int gl_exec_copy_done(int pidfd, char *scratch);
 
 /* Remove a copy's scratch directory (and free the string). */
 void gl_exec_scratch_remove(char *scratch);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "admit.h"
+#include "exec.h"
 #include "json.h"
 #include "manifest.h"
 #include "util.h"
@@ -171,4 +172,94 @@ void gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl
 		jv_free(ex);
 	free((char *)ev->target);
 	ev->target = NULL;
+}
+
+/* ---- runtime exec ------------------------------------------------------ */
+
+static jv exit_fields(int ws, bool stopped, const struct gl_launch_ev *ev)
+{
+	/* not reaped (cannot happen after gl_copy_kill): the SIGKILL it was sent */
+	jv ex = ws >= 0 && WIFEXITED(ws) ? JV_OBJECT(jv_string("code"), jv_number(WEXITSTATUS(ws)))
+					 : JV_OBJECT(jv_string("signal"),
+						     jv_number(ws >= 0 ? WTERMSIG(ws) : SIGKILL));
+	return JV_OBJECT(jv_string("exit"), ex, jv_string("stopped_by_host"), jv_bool(stopped),
+			 jv_string("closes"), jv_string(ev->launched_id), jv_string("launched_at"),
+			 jv_number((double)ev->launched_at));
+}
+
+static jv bootstrap_fields(const char *missing, const char *detail)
+{
+	autofree char *d = gl_sanitize(detail ? detail : "", strlen(detail ? detail : ""));
+	if (strlen(d) > 1024)
+		d[1024] = 0;
+	return JV_OBJECT(jv_string("step"), jv_string(missing), jv_string("missing"),
+			 JV_ARRAY(jv_string(missing)), jv_string("detail"), jv_string(d));
+}
+
+void gl_launch_exec_refused(const struct gl_launcher *L, const char *release,
+			    const struct gl_exec *x, const char *detail, jv *ids)
+{
+	const char *b = x->fail_binding ? x->fail_binding : "release";
+	if (x->fail_rejected) {
+		gl_launch_reject(L, release, b, detail, ids);
+		return;
+	}
+	if (!L->rc || !release || !gl_sha256_hex_ok(release, strlen(release)))
+		return;
+	struct gl_launch_ev ev;
+	gl_launch_ev_init(&ev, release);
+	write_or_die(L, &ev, "bootstrap_failed", bootstrap_fields(b, detail), ids);
+}
+
+/* entry[0] as the receipt names it: relative to the release, else absolute. */
+static char *exec_target(const struct gl_exec *x)
+{
+	size_t n = strlen(x->release_dir);
+	if (!strncmp(x->target_path, x->release_dir, n) && x->target_path[n] == '/')
+		return gl_xstrdup(x->target_path + n + 1);
+	return gl_xstrdup(x->target_path);
+}
+
+void gl_launch_exec_copy(const struct gl_launcher *L, const char *release,
+			 const struct gl_exec *x, int rc, const char *err, struct gl_launch_ev *ev,
+			 jv *ids)
+{
+	gl_launch_ev_init(ev, release);
+	if (!L->rc || !release || !gl_sha256_hex_ok(release, strlen(release)))
+		return;
+	if (rc < 0 && x->fail_rejected) {
+		write_or_die(L, ev, "rejected", why(x->fail_binding ? x->fail_binding : "tree", err),
+			     ids);
+		return;
+	}
+	/* Seed 002's bindings for this launch: what ran is gl-exec-host (the
+	 * "interpreter", executed from its retained descriptor) exec'ing
+	 * entry[0] (the "target") from its own (docs/receipts.md). */
+	memcpy(ev->target_sha256, x->target_sha256, 65);
+	memcpy(ev->interpreter_sha256, x->host_sha256, 65);
+	memcpy(ev->manifest_sha256, x->manifest_sha256, 65);
+	memcpy(ev->tree_sha256, x->tree_sha256, 65);
+	ev->target = exec_target(x);
+	ev->enf = &x->enf;
+	if (rc < 0)
+		write_or_die(L, ev, "bootstrap_failed",
+			     bootstrap_fields(x->fail_binding ? x->fail_binding : "exec", err), ids);
+	else
+		write_or_die(L, ev, "fully_enforced", jv_null(), ids); /* sets launched_id */
+	if (rc < 0) {
+		free((char *)ev->target);
+		ev->target = NULL;
+	}
+}
+
+void gl_launch_exec_end(const struct gl_launcher *L, struct gl_launch_ev *ev, int wstatus,
+			jv *ids)
+{
+	/* the broker ends every copy: SIGKILL after its result is a stop */
+	bool stopped = wstatus < 0 || (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);
+	if (L->rc && ev->launched_id[0])
+		write_or_die(L, ev, "exited", exit_fields(wstatus, stopped, ev), ids);
+	free((char *)ev->target);
+	ev->target = NULL;
+	ev->launched_id[0] = 0;
 }

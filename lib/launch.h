@@ -42,6 +42,29 @@ int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *
 void gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,
 		   jv *ids);
 
+/* ---- runtime exec (lib/exec.h): every copy is its own verified launch ----
+ *
+ * gl_exec_open refused: a "rejected" receipt (x->fail_rejected, binding
+ * x->fail_binding) or, when a restriction is unavailable, "bootstrap_failed".
+ * x is the failed (closed) gl_exec; nothing is written without receipts. */
+struct gl_exec;
+void gl_launch_exec_refused(const struct gl_launcher *L, const char *release,
+			    const struct gl_exec *x, const char *detail, jv *ids);
+
+/* One copy of an exec release: ev is initialised with the bindings of x
+ * (target_sha256 entry[0], interpreter_sha256 the retained gl-exec-host,
+ * manifest_sha256, tree_sha256, the enforcement); rc is gl_exec_copy's:
+ * 0 writes "fully_enforced", -1 "rejected" (a file changed since it was
+ * verified) or "bootstrap_failed" naming x->fail_binding, with err. */
+void gl_launch_exec_copy(const struct gl_launcher *L, const char *release,
+			 const struct gl_exec *x, int rc, const char *err, struct gl_launch_ev *ev,
+			 jv *ids);
+
+/* The copy of ev was reaped with wait status wstatus (gl_exec_copy_done;
+ * -1: unknown): its "exited" receipt, closing the launch receipt. */
+void gl_launch_exec_end(const struct gl_launcher *L, struct gl_launch_ev *ev, int wstatus,
+			jv *ids);
+
 /* Append id to *ids unless present or empty. */
 void gl_ids_add(jv *ids, const char *id);
 

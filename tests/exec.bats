@@ -46,6 +46,9 @@ call() {
     '{id:$id,release:$r,function:$f,args:$a,items:[],consumers:$c}'
 }
 
+# receipts_in DIR STATE — receipt files in DIR whose state is STATE
+receipts_in() { for f in "$1"/*.json; do [ "$(jq -r .signed.state "$f")" = "$2" ] && echo "$f"; done; true; }
+
 # direct FUNCTION ARGS_JSON — the probe run by node with nothing in the way
 direct() {
   jq -cn --arg f "$1" --argjson a "$2" '{function:$f,args:$a,items:[]}' |
@@ -147,7 +150,7 @@ direct() {
   call c1 "$sha" read '{"paths":[]}' >calls
   run session calls
   [ "$status" -eq 1 ]
-  json '.ok == false and .error == "rejected"'
+  json '.ok == false and .error == "rejected"'   # admission refused it (docs/gl-run.md)
   json '.detail | test("verified launch: probe.js changed after install")'
   [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
@@ -158,17 +161,25 @@ direct() {
   call c1 "$sha" read '{"paths":[]}' >c1
   call c2 "$sha" read '{"paths":[]}' >c2
   out=$BATS_TEST_TMPDIR/out
+  gl-sign keygen --no-passphrase host >/dev/null
+  mkdir rc
   {
     gl-plan --policy "$POLICY" <c1
     for _ in $(seq 300); do [ -s "$out" ] && break; sleep 0.1; done
     chmod u+w "$f" "$(dirname "$f")"
     cp "$f" "$f.new" && echo '// swapped' >>"$f.new" && mv "$f.new" "$f"
     gl-plan --policy "$POLICY" <c2
-  } | gl-run --policy "$POLICY" >"$out" 3>&- || true
+  } | gl-run --policy "$POLICY" --receipts rc --host-key host >"$out" 3>&- || true
   cat "$out"
   [ "$(jq -s length "$out")" -eq 2 ]
   jq -se '.[0].ok == true' "$out"
   jq -se '.[1].ok == false and (.[1].detail | test("probe.js changed after it was verified"))' "$out"
+  # the refused copy's receipt: rejected, binding tree, named by the second record
+  r=$(receipts_in rc rejected)
+  [ "$(echo "$r" | wc -l)" -eq 1 ] && [ -n "$r" ]
+  jq -e '.signed.binding == "tree"' "$r"
+  jq -se --arg id "$(basename "$r" .json)" '.[1].receipts == [$id]' "$out"
+  [ "$(receipts_in rc fully_enforced | wc -l)" -eq 1 ]
 }
 
 @test "exec: a copied interpreter inside the release is verified too" {
@@ -250,4 +261,90 @@ direct() {
   jq '.env = {"MEMORY_FILE_PATH":"${GL_STATE_DIR}/m"} | .state_dir = true' "$EX/probe/manifest.json" >"$rel/manifest.json"
   run install_release "$rel"
   [ "$status" -eq 0 ]
+}
+
+
+@test "exec: every copy is a verified launch with its own receipts: fully_enforced, then exited" {
+  sha=$(install_release "$EX/probe")
+  gl-sign keygen --no-passphrase host >/dev/null
+  mkdir rc
+  call c1 "$sha" read "{\"paths\":[\"$D/pub.txt\",\"$D/hr/salary.txt\"]}" '["agent","pubagent"]' >calls
+  run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' --receipts rc --host-key host 3>&-"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  json '.ok and .copies == 2'
+  launched=$(receipts_in rc fully_enforced)
+  exited=$(receipts_in rc exited)
+  [ "$(echo "$launched" | wc -l)" -eq 2 ] && [ "$(echo "$exited" | wc -l)" -eq 2 ]
+  [ "$(ls rc | wc -l)" -eq 4 ]
+  # the call's record names exactly these four
+  [ "$(json -c '.receipts | sort')" = "$(ls rc | sed 's/\.json$//' | jq -Rsc 'split("\n") | map(select(. != "")) | sort')" ]
+  node=$(sha256sum "$(readlink -f /usr/bin/node)" | cut -c1-64)
+  rec=$GL_HOME/releases/$sha.json
+  for f in $launched; do
+    jq -e --arg n "$node" --arg m "$(jq -r '.files["manifest.json"]' "$rec")" '.signed |
+      .target_sha256 == $n and .target == "/usr/bin/node" and .manifest_sha256 == $m
+      and (.tree_sha256 | length == 64) and (.interpreter_sha256 | length == 64)
+      and .filesystem == "enforced" and .seccomp == "enforced" and .network == "enforced"
+      and .namespaces == ["ipc","mnt","net","pid","user"] and .profile == "full"' "$f"
+    id=$(basename "$f" .json)
+    # its exited receipt closes it, and the pair verifies with the public key only
+    ex=$(for e in $exited; do [ "$(jq -r .signed.closes "$e")" = "$id" ] && echo "$e"; done; true)
+    [ -n "$ex" ]
+    jq -e '.signed.exit | has("code") or has("signal")' "$ex"
+    run gl-verify receipt "$f" "$ex" --host host.pub --expect-release "$sha" --expect-target-sha256 "$node"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    printf '%s\n' "$output" | jq -se 'map(.ok) | all'
+    printf '%s\n' "$output" | jq -se '.[1].checks | index("closes_launch")'
+  done
+  # two launches, not one: their launch ids differ
+  [ "$(for f in $launched; do jq -r .signed.launch "$f"; done | sort -u | wc -l)" -eq 2 ]
+  # another target hash: the verifier exits 1
+  other=$(printf x | sha256sum | cut -c1-64)
+  run gl-verify receipt $(echo "$launched" | head -1) --host host.pub --expect-release "$sha" --expect-target-sha256 "$other"
+  [ "$status" -eq 1 ] && [ "$(json .failed)" = target_sha256_binding ]
+  # without --receipts nothing is written
+  rm rc/*
+  gl-plan --policy "$POLICY" <calls | gl-run --policy "$POLICY" 3>&- >/dev/null
+  [ -z "$(ls rc)" ]
+}
+
+@test "exec: a release file changed after install gives a rejected receipt naming the binding; nothing ran" {
+  sha=$(install_release "$EX/probe")
+  gl-sign keygen --no-passphrase host >/dev/null
+  mkdir rc
+  f=$GL_HOME/releases/$sha/probe.js
+  chmod u+w "$f" "$(dirname "$f")"
+  printf '\nrequire("fs").writeFileSync("%s/ran", "x");\n' "$BATS_TEST_TMPDIR" >>"$f"
+  call c1 "$sha" read '{"paths":[]}' >calls
+  run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' --receipts rc --host-key host 3>&-"
+  [ "$status" -eq 1 ]
+  json '.ok == false'
+  [ "$(ls rc | wc -l)" -eq 1 ]
+  r=$(receipts_in rc rejected)
+  [ -n "$r" ]
+  jq -e '.signed | .binding == "tree" and (.detail | test("probe.js changed after install"))' "$r"
+  [ "$(json -c .receipts)" = "[\"$(basename "$r" .json)\"]" ]
+  run gl-verify receipt "$r" --host host.pub --expect-release "$sha" --expect-state rejected
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "exec: a kernel without the required Landlock ABI: bootstrap_failed naming it, no copy launched" {
+  sha=$(install_release "$EX/probe")
+  gl-sign keygen --no-passphrase host >/dev/null
+  mkdir rc
+  call c1 "$sha" read '{"paths":[]}' >calls
+  run bash -c "gl-plan --policy '$POLICY' <calls | GL_TEST_LANDLOCK_ABI=5 '$GL_ROOT/build/testing/bin/gl-run' --policy '$POLICY' --receipts rc --host-key host 3>&-"
+  [ "$status" -eq 1 ] || { echo "$output"; false; }
+  json '.ok == false and .error == "bootstrap_failed"'
+  [ "$(ls rc | wc -l)" -eq 1 ]
+  r=$(receipts_in rc bootstrap_failed)
+  [ -n "$r" ]
+  jq -e '.signed | .missing == ["landlock"] and (.detail | test("Landlock ABI 5"))' "$r"
+  run gl-verify receipt "$r" --host host.pub --expect-release "$sha" --expect-state bootstrap_failed
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # the same binary and kernel with nothing lowered: the copy launches
+  rm rc/*
+  run bash -c "gl-plan --policy '$POLICY' <calls | '$GL_ROOT/build/testing/bin/gl-run' --policy '$POLICY' --receipts rc --host-key host 3>&-"
+  [ -n "$(receipts_in rc fully_enforced)" ]
 }

@@ -181,15 +181,17 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 	if (rt && !strcmp(rt, "exec")) {
 		/* runtime exec: no germline; the release is verified and its
 		 * executables retained here, each copy is a verified launch
-		 * (lib/exec.h, docs/exec.md). No receipts yet (docs/receipts.md). */
+		 * (lib/exec.h, docs/exec.md). Its receipts are per copy, written
+		 * by the broker (docs/receipts.md); a refusal here is one. */
 		memset(g, 0, sizeof *g);
 		g->pid = g->pidfd = g->ctl = -1;
 		g->exec = gl_xcalloc(1, sizeof *g->exec);
 		autofree char *host = gl_xasprintf("%s/gl-exec-host", s->host_dir);
 		if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, err) < 0) {
+			gl_launch_exec_refused(&s->launcher, r->release, g->exec, *err, &s->ids);
+			*code = g->exec->fail_rejected ? "rejected" : "bootstrap_failed";
 			free(g->exec);
 			g->exec = NULL;
-			*code = "rejected";
 			return -1;
 		}
 		g->enf = g->exec->enf;
@@ -656,6 +658,8 @@ int main(int argc, char **argv)
 	s.host_dir = host_dir;
 	s.rel = gl_releases_new(dir);
 	s.launcher.releases_dir = dir;
+	s.broker.launcher = &s.launcher; /* exec copies' receipts (lib/launch.h) */
+	s.broker.ids = &s.ids;
 	rc.mode = s.mode_name;
 
 	struct gl_lines in;
