@@ -30,29 +30,6 @@ const char *gl_admit_binding(enum gl_admit_status s)
 	return "?";
 }
 
-static int hash_fd(int fd, char out[65])
-{
-	crypto_hash_sha256_state st;
-	crypto_hash_sha256_init(&st);
-	unsigned char buf[65536];
-	off_t off = 0;
-	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof buf, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		crypto_hash_sha256_update(&st, buf, (size_t)n);
-		off += n;
-	}
-	unsigned char h[crypto_hash_sha256_BYTES];
-	crypto_hash_sha256_final(&st, h);
-	gl_hex(h, sizeof h, out);
-	return 0;
-}
-
 void gl_admit_close(struct gl_admit *a)
 {
 	for (size_t i = 0; i < a->n; i++) {
@@ -203,7 +180,7 @@ enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256,
 				    ? -1
 				    : openat(a->dirfd, f->rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 			if (f->fd < 0 || fstat(f->fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-			    hash_fd(f->fd, f->sha256) < 0) {
+			    gl_sha256_fd_hex(f->fd, f->sha256) < 0) {
 				st = GL_ADMIT_TREE;
 				autofree char *s = gl_sanitize(f->rel, strlen(f->rel));
 				gl_err(err, "%s: missing or unreadable (%s)", s,
@@ -250,7 +227,7 @@ enum gl_admit_status gl_admit_recheck(const struct gl_admit *a, char **err)
 		bool same = fstat(f->fd, &held) == 0 &&
 			    fstatat(a->dirfd, f->rel, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    held.st_dev == now.st_dev && held.st_ino == now.st_ino;
-		if (!same || hash_fd(f->fd, h) < 0 || strcmp(h, f->sha256)) {
+		if (!same || gl_sha256_fd_hex(f->fd, h) < 0 || strcmp(h, f->sha256)) {
 			autofree char *s = gl_sanitize(f->rel, strlen(f->rel));
 			gl_err(err, "%s changed during the launch (%s)", s,
 			       same ? "its bytes differ" : "the path names another file now");

@@ -52,29 +52,6 @@ struct gl_exec_file {
 	bool is_dir;
 };
 
-static int hash_fd(int fd, char out[65])
-{
-	crypto_hash_sha256_state st;
-	crypto_hash_sha256_init(&st);
-	unsigned char buf[65536];
-	off_t off = 0;
-	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof buf, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		crypto_hash_sha256_update(&st, buf, (size_t)n);
-		off += n;
-	}
-	unsigned char h[crypto_hash_sha256_BYTES];
-	crypto_hash_sha256_final(&st, h);
-	gl_hex(h, sizeof h, out);
-	return 0;
-}
-
 /* ---- the release tree: verified once, re-checked before every copy ------ */
 
 struct walk {
@@ -141,7 +118,7 @@ static int walk_dir(struct walk *w, int dirfd, const char *rel)
 				/* the manifest is checked by its own hash in the record */
 			} else if (!want) {
 				rc = gl_err(w->err, "verified launch: %s was added after install", q);
-			} else if (hash_fd(fd, got) < 0) {
+			} else if (gl_sha256_fd_hex(fd, got) < 0) {
 				rc = gl_err(w->err, "verified launch: %s: %s", q, strerror(errno));
 			} else if (strcmp(got, want)) {
 				w->x->fail_binding = !strcmp(sub, "manifest.json") ? "manifest_sha256"
@@ -225,7 +202,7 @@ static int open_hashed(const char *path, char *real, int *fd, char sha[65], char
 		return gl_err(err, "verified launch: %s: %s", path, strerror(errno));
 	*fd = open(real, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	if (*fd < 0 || fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || hash_fd(*fd, sha) < 0)
+	if (*fd < 0 || fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || gl_sha256_fd_hex(*fd, sha) < 0)
 		return gl_err(err, "verified launch: %s: %s", real,
 			      *fd < 0 || errno ? strerror(errno) : "not a regular file");
 	return 0;
@@ -483,22 +460,6 @@ GL_NORETURN static void child_fail(int sfd, enum exec_step step)
 	_exit(127);
 }
 
-static int child_write(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t n = strlen(s);
-	ssize_t w;
-	do
-		w = write(fd, s, n);
-	while (w < 0 && errno == EINTR);
-	int e = errno;
-	close(fd);
-	errno = e;
-	return w == (ssize_t)n ? 0 : -1;
-}
-
 /* PID 1 of the copy's namespaces, between clone and execveat. */
 GL_NORETURN static void copy_child(const struct prep *p)
 {
@@ -510,10 +471,10 @@ GL_NORETURN static void copy_child(const struct prep *p)
 	 * lib/germline.c's launch child. */
 	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
 		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	if (child_write("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+	if (gl_write_file_str("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
 		child_fail(sfd, XS_USERNS);
-	if (child_write("/proc/self/uid_map", p->uid_map) < 0 ||
-	    child_write("/proc/self/gid_map", p->gid_map) < 0)
+	if (gl_write_file_str("/proc/self/uid_map", p->uid_map) < 0 ||
+	    gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
 		child_fail(sfd, XS_USERNS);
 	/* Mount namespace: nothing propagates back; the declared hosts resolve
 	 * to the relay (the copy's own /etc/hosts, read-only). */

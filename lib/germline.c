@@ -10,7 +10,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sodium.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -79,22 +78,6 @@ GL_NORETURN static void child_fail(int sfd, enum gl_launch_step step, int what)
 	_exit(127);
 }
 
-static int child_write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t n = strlen(s);
-	ssize_t w;
-	do
-		w = write(fd, s, n);
-	while (w < 0 && errno == EINTR);
-	int e = errno;
-	close(fd);
-	errno = e;
-	return w == (ssize_t)n ? 0 : -1;
-}
-
 /* The launch child, between fork and execveat (SPEC §9 verified launch). */
 GL_NORETURN static void launch_child(const struct launch_prep *p)
 {
@@ -113,11 +96,11 @@ GL_NORETURN static void launch_child(const struct launch_prep *p)
 	 * for an unprivileged broker alike. */
 	if (unshare(CLONE_NEWUSER) < 0)
 		child_fail(sfd, GL_LAUNCH_USERNS, W_NONE);
-	if (child_write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+	if (gl_write_file_str("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
 		child_fail(sfd, GL_LAUNCH_USERNS, W_SETGROUPS);
-	if (child_write_file("/proc/self/uid_map", p->uid_map) < 0)
+	if (gl_write_file_str("/proc/self/uid_map", p->uid_map) < 0)
 		child_fail(sfd, GL_LAUNCH_USERNS, W_UID_MAP);
-	if (child_write_file("/proc/self/gid_map", p->gid_map) < 0)
+	if (gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
 		child_fail(sfd, GL_LAUNCH_USERNS, W_GID_MAP);
 	/* No network, no System V / POSIX IPC shared with anything (A1). */
 	int ns = CLONE_NEWNET | CLONE_NEWIPC;
@@ -180,29 +163,6 @@ GL_NORETURN static void launch_child(const struct launch_prep *p)
 }
 
 /* ---- parent side ------------------------------------------------------- */
-
-static int hash_fd(int fd, char out[65])
-{
-	crypto_hash_sha256_state st;
-	crypto_hash_sha256_init(&st);
-	unsigned char buf[65536];
-	off_t off = 0;
-	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof buf, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		crypto_hash_sha256_update(&st, buf, (size_t)n);
-		off += n;
-	}
-	unsigned char h[crypto_hash_sha256_BYTES];
-	crypto_hash_sha256_final(&st, h);
-	gl_hex(h, sizeof h, out);
-	return 0;
-}
 
 /* "python3.11" -> "3.11", from the interpreter's real name; NULL if not. */
 static const char *py_version(const char *real)
@@ -361,7 +321,7 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 	p->interp = open(interp_real, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (p->interp < 0 || fstat(p->interp, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    hash_fd(p->interp, g->interpreter_sha256) < 0) {
+	    gl_sha256_fd_hex(p->interp, g->interpreter_sha256) < 0) {
 		*err = gl_xasprintf("interpreter %s: %s", interp_real,
 				    p->interp < 0 || errno ? strerror(errno) : "not a regular file");
 		return GL_LAUNCH_OPEN_INTERPRETER;

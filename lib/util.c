@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sodium.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -485,4 +486,43 @@ const char *gl_flag_value(int argc, char **argv, int *i, const char *name, const
 		exit(GL_EXIT_USAGE);
 	}
 	return argv[*i];
+}
+
+int gl_sha256_fd_hex(int fd, char out[65])
+{
+	crypto_hash_sha256_state st;
+	crypto_hash_sha256_init(&st);
+	unsigned char buf[65536];
+	off_t off = 0;
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof buf, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		crypto_hash_sha256_update(&st, buf, (size_t)n);
+		off += n;
+	}
+	unsigned char h[crypto_hash_sha256_BYTES];
+	crypto_hash_sha256_final(&st, h);
+	gl_hex(h, sizeof h, out);
+	return 0;
+}
+
+int gl_write_file_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(s);
+	ssize_t w;
+	do
+		w = write(fd, s, n);
+	while (w < 0 && errno == EINTR);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return w == (ssize_t)n ? 0 : -1;
 }

@@ -90,6 +90,15 @@ ssize_t gl_read_full(int fd, void *p, size_t n);
 int gl_read_fd_capped(int fd, size_t cap, char **out, size_t *len);
 int gl_read_file_capped(const char *path, size_t cap, char **out, size_t *len);
 
+/* SHA-256 of a regular file's whole contents, read from fd with pread (the
+ * offset is untouched), as 64 lowercase hex digits. 0, or -1 (errno). */
+int gl_sha256_fd_hex(int fd, char out[65]);
+
+/* Write s to an existing file (open O_WRONLY, one write, close): for
+ * /proc/self/{uid_map,gid_map,setgroups} in a launch child between fork
+ * and exec (no allocation). 0, or -1 with errno. */
+int gl_write_file_str(const char *path, const char *s);
+
 /* Atomic replacement (SPEC §2): write a temporary file in the same directory,
  * fsync it, rename over path, fsync the directory. A crash at any instant
  * leaves the previous or the new contents, never a torn file. */
