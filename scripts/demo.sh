@@ -232,7 +232,9 @@ cp host.pub receipts/*.json auditor/
 ) || { echo "demo: a receipt of the session did not verify offline" >&2; exit 1; }
 jq -c '{receipt: .receipt[0:16], state, profile, ok}' auditor/verified.jsonl
 id=$(jq -r 'select(.id == "c1") | .receipts[0]' results.jsonl)
-jq -e --arg id "$id" 'select(.receipt == $id) | .state == "fully_enforced"' auditor/verified.jsonl >/dev/null ||
+# -s: jq 1.6's -e exit status follows the last input, which may select nothing
+jq -s -e --arg id "$id" 'any(.[]; .receipt == $id and .state == "fully_enforced")' \
+  auditor/verified.jsonl >/dev/null ||
   { echo "demo: call c1 does not name its fully_enforced launch receipt" >&2; exit 1; }
 echo "call c1 was served by launch receipt ${id:0:16}…: fully_enforced, signed by the host"
 
