@@ -35,19 +35,6 @@ teardown() {
   true
 }
 
-# sink NAME — tests/fixtures/sink.py (replies {"text": body}), routed in $POLICY
-sink() {
-  local name=$1 i port
-  : >"$BATS_TEST_TMPDIR/$name.log"
-  "$SYSPY" "$FIX/sink.py" --port-file "$BATS_TEST_TMPDIR/$name.port" \
-    --log "$BATS_TEST_TMPDIR/$name.log" </dev/null >/dev/null 2>&1 3>&- &
-  echo $! >>"$PIDS"
-  for i in $(seq 200); do [ -s "$BATS_TEST_TMPDIR/$name.port" ] && break; sleep 0.05; done
-  port=$(cat "$BATS_TEST_TMPDIR/$name.port")
-  [ -n "$port" ]
-  jq --arg h "$name" --arg a "127.0.0.1:$port" '.routes[$h] = $a' "$POLICY" >"$POLICY.new"
-  mv "$POLICY.new" "$POLICY"
-}
 
 item() { jq -cn --arg n "$1" --argjson l "$2" --arg d "$(b64 "$3")" '{name:$n,label:$l,data:$d}'; }
 

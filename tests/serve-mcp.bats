@@ -40,19 +40,6 @@ teardown() {
   release_cleanup
 }
 
-sink() {
-  local name=$1 i port
-  : >"$BATS_TEST_TMPDIR/$name.log"
-  "$SYSPY" "$FIX/sink.py" --port-file "$BATS_TEST_TMPDIR/$name.port" \
-    --log "$BATS_TEST_TMPDIR/$name.log" </dev/null >/dev/null 2>&1 3>&- &
-  echo $! >>"$PIDS"
-  for i in $(seq 200); do [ -s "$BATS_TEST_TMPDIR/$name.port" ] && break; sleep 0.05; done
-  port=$(cat "$BATS_TEST_TMPDIR/$name.port")
-  [ -n "$port" ]
-  jq --arg h "$name" --arg a "127.0.0.1:$port" '.routes[$h] = $a' "$POLICY" >"$POLICY.new"
-  mv "$POLICY.new" "$POLICY"
-}
-bodies() { jq -r .body "$BATS_TEST_TMPDIR/$1.log" | while read -r b; do echo "$b" | base64 -d; echo; done; }
 
 # serve REL [flags…] — raw lines on stdin to gl-run --serve-mcp; answers in $output
 serve() {
