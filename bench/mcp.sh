@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # bench/mcp.sh (make bench): per-call P50/P99 of a Python MCP server
-# (tests/fixtures/mcp/notes, 5 tools) under germline (gl-run --serve-mcp),
+# (tests/fixtures/mcp/notes, 5 tools) under germline (gl-run --serve-mcp,
+# with and without --pool),
 # as one persistent unprotected process, and as a fresh
 # `bwrap --unshare-all` launch per call (Debian bubblewrap), in one run;
 # prints the ratios (issue 7 "Benchmark": germline MCP calls at least 10x
 # faster than the bwrap launch). Figures are kept in docs/mcp.md.
-#   GL_BENCH_MCP_CALLS (per tool, default 100), GL_BENCH_MCP_BWRAP (100)
+#   GL_BENCH_MCP_CALLS (per tool, default 100), GL_BENCH_MCP_BWRAP (100),
+#   GL_BENCH_MCP_GAP_MS (20: the untimed pause before each call)
 set -euo pipefail
 root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 export PATH="$root/bin:$PATH"
@@ -31,4 +33,5 @@ echo "machine: $(nproc) CPUs, $(uname -sr), $(/usr/bin/python3 -V 2>&1), $(bwrap
 echo "server: tests/fixtures/mcp/notes, $(wc -l <"$work/calls.jsonl") calls over its 5 tools"
 /usr/bin/python3 "$root/bench/mcp/driver.py" --gl-run "$root/bin/gl-run" \
   --release "$GL_HOME/releases/$sha" --sha "$sha" --policy "$work/policy.json" \
-  --calls "$work/calls.jsonl" --data "$work/data" --bwrap-calls "${GL_BENCH_MCP_BWRAP:-100}"
+  --calls "$work/calls.jsonl" --data "$work/data" --bwrap-calls "${GL_BENCH_MCP_BWRAP:-100}" \
+  --gap-ms "${GL_BENCH_MCP_GAP_MS:-20}"

@@ -450,11 +450,16 @@ enum outcome gl_broker_serve(struct run *r, struct gl_msg *result)
 }
 
 /* Line 8: the germline must still be data-free (A2). jv_invalid() or a
- * refusal of the call naming the check. */
-static jv check_germline(struct gl_germline *gm)
+ * refusal of the call naming the check. With gl-run --pool the next copy
+ * is the pooled one when it is alive: the germline passed this check just
+ * before that copy was forked (gl_germline_prefork). */
+static jv check_germline(struct run *r, struct gl_germline *gm)
 {
 	if (gm->exec)
 		return jv_invalid(); /* no germline: each copy is a verified launch */
+	if (r->b->pool && gm->pooled)
+		return jv_invalid();
+	gl_germline_settle(gm); /* the last copy is gone before G1 looks (A1) */
 	char *err = NULL;
 	if (gl_germline_check(gm, &err) < 0) {
 		jv out = refuse("germline_check", "%s", err);
@@ -488,17 +493,24 @@ static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, cha
 	return rc;
 }
 
-/* Line 27 for one copy: it and its descendants are gone (A1). */
+/* Line 27 for one copy: it and its descendants are gone (A1). With gl-run
+ * --pool the copy is killed here and awaited before the next copy starts
+ * (gl_copy_retire), so the call's record need not wait for the kernel's
+ * teardown of its namespaces. */
 static void end_copy(struct run *r, struct gl_germline *gm, int pidfd)
 {
 	if (gm->exec) {
 		int ws = gl_exec_copy_done(pidfd, r->scratch);
 		if (r->b->launcher)
 			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
-	} else
+		close(pidfd);
+	} else if (r->b->pool) {
+		gl_copy_retire(gm, pidfd);
+	} else {
 		gl_copy_kill(pidfd);
+		close(pidfd);
+	}
 	r->scratch = NULL;
-	close(pidfd);
 }
 
 /* Line 9: fork a copy on a fresh channel (r->sock); its absolute budget
@@ -508,17 +520,27 @@ static jv fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *c
 {
 	char *err = NULL;
 	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-		gl_die_errno(GL_EXIT_USAGE, "socketpair");
 	*pidfd = -1;
-	if (gm->exec ? exec_copy(r, gm->exec, sp[1], pidfd, &err) < 0
-		     : gl_germline_fork(gm, sp[1], pidfd, &err) < 0) {
-		close(sp[0]);
-		*lost = true;
-		jv out = gm->exec ? refuse("launch", "%s", err) /* an exec copy's verified launch */
-				  : refuse("germline", "fork request failed: %s", err);
-		free(err);
-		return out;
+	bool pooled = !gm->exec && r->b->pool && gm->pooled;
+	if (pooled && gl_germline_take(gm, &sp[0], pidfd)) {
+		/* the pooled copy: forked, confined and checked before this call */
+	} else {
+		if (pooled) { /* it died while it waited: line 8 for a fork now */
+			jv out = check_germline(r, gm);
+			if (jv_is_valid(out))
+				return out;
+		}
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+			gl_die_errno(GL_EXIT_USAGE, "socketpair");
+		if (gm->exec ? exec_copy(r, gm->exec, sp[1], pidfd, &err) < 0
+			     : gl_germline_fork(gm, sp[1], sp[0], pidfd, &err) < 0) {
+			close(sp[0]);
+			*lost = true;
+			jv out = gm->exec ? refuse("launch", "%s", err) /* an exec copy's launch */
+					  : refuse("germline", "fork request failed: %s", err);
+			free(err);
+			return out;
+		}
 	}
 	(*copies)++;
 	r->sock = sp[0];
@@ -534,7 +556,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	const struct gl_plan_group *g = &r->plan->group[r->gi];
 	const struct gl_call *c = r->c;
 	char *err = NULL;
-	jv out = check_germline(gm); /* line 8 */
+	jv out = check_germline(r, gm); /* line 8 */
 	if (jv_is_valid(out))
 		return out;
 	if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &err) < 0) {
@@ -628,7 +650,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 static jv lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies)
 {
 	const struct gl_call *c = r->c;
-	jv out = check_germline(gm);
+	jv out = check_germline(r, gm);
 	if (jv_is_valid(out))
 		return out;
 	int pidfd;

@@ -53,6 +53,7 @@ struct gl_broker {
 	bool no_twin;       /* ablation (gl-run --no-twin): a fresh τ per copy */
 	bool witness_items; /* gl-run --witness-items: contents in witnesses */
 	bool lazy;          /* gl-run --mode lazy: the Lemma 2 ablation (gl_broker_call) */
+	bool pool;          /* gl-run --pool: take pooled copies, retire ended ones (germline.h) */
 	/* Receipts of exec copies (each its own verified launch, lib/launch.h):
 	 * the launcher (NULL: none written) and the call's receipt ids. */
 	const struct gl_launcher *launcher;

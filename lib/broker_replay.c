@@ -66,7 +66,7 @@ int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		gl_die_errno(GL_EXIT_USAGE, "socketpair");
 	int pidfd = -1;
-	if (gl_germline_fork(g, sp[1], &pidfd, err) < 0) {
+	if (gl_germline_fork(g, sp[1], sp[0], &pidfd, err) < 0) {
 		close(sp[0]);
 		*germline_lost = true;
 		jv_free(r.replay_seq);

@@ -120,7 +120,7 @@ int gl_session_fork(struct gl_germline *g, struct gl_session_proc *p, bool *germ
 			return -1;
 		}
 		p->exec = true;
-	} else if (gl_germline_fork(g, sp[1], &p->pidfd, err) < 0) {
+	} else if (gl_germline_fork(g, sp[1], sp[0], &p->pidfd, err) < 0) {
 		close(sp[0]);
 		*germline_lost = true;
 		return -1;

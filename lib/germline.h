@@ -74,6 +74,14 @@ struct gl_germline {
 	bool exec_observed;        /* the status pipe closed without a failure */
 	bool reaped;               /* launch failed after the exec: wait_status is its end */
 	int wait_status;
+	/* gl-run --pool (paper §VI: "An optional pool keeps pre-forked,
+	 * data-free copies ready"): one copy forked, confined and checked
+	 * ahead of its call, with the broker's end of its channel. */
+	bool pooled;
+	int pool_pidfd, pool_sock;
+	/* A copy killed whose end is still to be awaited (gl_copy_retire). */
+	bool retiring;
+	int retired_pidfd;
 };
 
 /* Where the Python host is (germline_host.py, _germline.so): PREFIX/lib/germline
@@ -102,17 +110,49 @@ int gl_germline_check(const struct gl_germline *g, char **err);
  * Before returning 0 the broker has checked the copy from outside through
  * /proc (lib/proc.c: its own namespaces, no_new_privs, two seccomp
  * filters, no capability, fds 0-2 /dev/null and 3 the channel, no shared
- * writable mapping): send the copy nothing before this returns. A
+ * writable mapping), and then written the byte 'g' on broker_sock (its
+ * end of the channel), for which the copy waits before it runs any Python
+ * code: send the copy nothing before this returns. A
  * germline that answers late, malformed, or forks a copy that fails the
  * check is killed here (fail closed); gl_germline_stop still reaps it and
  * the next launch replaces it. An {"op":"error"} answer (clone failed)
  * leaves the germline running. */
-int gl_germline_fork(struct gl_germline *g, int copy_sock, int *copy_pidfd, char **err);
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+		     char **err);
 
 /* Kill a copy and all its descendants, and wait until they are gone
  * (A1: "each ending with its descendants before the next starts"; O3).
  * Does not close copy_pidfd: the caller does. */
 void gl_copy_kill(int copy_pidfd);
+
+/* ---- the pool (gl-run --pool; docs/performance.md "The pool") ------------
+ *
+ * A pooled copy is an ordinary copy (gl_germline_fork: G1–G3 before the
+ * fork, the copy check after it) that waits, holding nothing, for its
+ * call message; it is forked only after the previous copy has ended with
+ * its descendants, and is the next copy to run, so copies still run one
+ * at a time (A1). Its twin inputs come with the call message as always. */
+
+/* Fill the pool if it is empty: await a retired copy, check the germline
+ * (G1–G3) and fork one copy. 0, or -1 with *err (the germline may then be
+ * killed, as by gl_germline_fork; the next call reports it). */
+int gl_germline_prefork(struct gl_germline *g, char **err);
+
+/* Take the pooled copy: true with *sock (the broker's end of its channel)
+ * and *pidfd, both owned by the caller; false when the pool is empty or
+ * its copy died while it waited (then discarded). */
+bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd);
+
+/* Kill a copy now (SIGKILL is final: it runs no further instruction of its
+ * own) and leave the wait for its PID namespace to empty to
+ * gl_germline_settle, which every fork, check and stop runs first, so that
+ * a copy still ends with its descendants before the next starts (A1, O3)
+ * while its caller's record need not wait for the kernel's teardown.
+ * Takes ownership of copy_pidfd. */
+void gl_copy_retire(struct gl_germline *g, int copy_pidfd);
+
+/* Await the retired copy, if any (gl_copy_kill's wait). */
+void gl_germline_settle(struct gl_germline *g);
 
 /* Stop the germline (SIGKILL through its pidfd, wait) and close everything.
  * Its copies die with it (PR_SET_PDEATHSIG). The germline itself dies with

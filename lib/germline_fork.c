@@ -194,11 +194,18 @@ static int pidfd_is(int fd, pid_t pid)
 	return p && sscanf(p + 5, " %ld", &got) == 1 && got == (long)pid;
 }
 
-int gl_germline_fork(struct gl_germline *g, int copy_sock, int *copy_pidfd, char **err)
+static void pool_drop(struct gl_germline *g);
+
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+		     char **err)
 {
 	*err = NULL;
 	*copy_pidfd = -1;
 	autoclose int sock = copy_sock; /* closed here whatever happens */
+	/* One copy at a time (A1): the last one has ended, and a pooled copy
+	 * nobody took is not left beside this one. */
+	gl_germline_settle(g);
+	pool_drop(g);
 	uint64_t chan_ino = gl_proc_socket_ino(sock);
 	if (!chan_ino) {
 		*err = gl_xstrdup("fork: the copy's channel is not a socket");
@@ -273,6 +280,17 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int *copy_pidfd, char
 		germline_kill(g);
 		return -1;
 	}
+	/* Checked: the copy may now run (it waits in _germline.c for this byte
+	 * before any Python code, the release's at-fork hooks included). */
+	ssize_t w;
+	do
+		w = write(broker_sock, "g", 1);
+	while (w < 0 && errno == EINTR);
+	if (w != 1) {
+		*err = gl_xasprintf("fork: cannot start the copy: %s", strerror(errno));
+		gl_copy_kill(pidfd);
+		return -1;
+	}
 	*copy_pidfd = gl_steal_fd(&pidfd);
 	return 0;
 }
@@ -300,8 +318,84 @@ void gl_copy_kill(int copy_pidfd)
 	}
 }
 
+/* ---- the pool (germline.h) ------------------------------------------------ */
+
+static void pool_drop(struct gl_germline *g)
+{
+	if (!g->pooled)
+		return;
+	g->pooled = false;
+	close(g->pool_sock);
+	gl_copy_kill(g->pool_pidfd);
+	close(g->pool_pidfd);
+}
+
+int gl_germline_prefork(struct gl_germline *g, char **err)
+{
+	*err = NULL;
+	gl_germline_settle(g);
+	if (g->exec || g->pooled || g->ctl < 0)
+		return 0;
+	if (gl_germline_check(g, err) < 0) /* line 8, before this fork as before any */
+		return -1;
+	int sp[2], pidfd;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		*err = gl_xasprintf("socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (gl_germline_fork(g, sp[1], sp[0], &pidfd, err) < 0) {
+		close(sp[0]);
+		return -1;
+	}
+	g->pool_sock = sp[0];
+	g->pool_pidfd = pidfd;
+	g->pooled = true;
+	return 0;
+}
+
+bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd)
+{
+	if (!g->pooled)
+		return false;
+	g->pooled = false;
+	/* A pidfd is readable once its process has exited: a copy that died
+	 * while it waited (its own at-fork code, the OOM killer) is dropped. */
+	struct pollfd pf = {.fd = g->pool_pidfd, .events = POLLIN};
+	if (poll(&pf, 1, 0) != 0) {
+		close(g->pool_sock);
+		gl_copy_kill(g->pool_pidfd);
+		close(g->pool_pidfd);
+		return false;
+	}
+	*sock = g->pool_sock;
+	*pidfd = g->pool_pidfd;
+	return true;
+}
+
+void gl_copy_retire(struct gl_germline *g, int copy_pidfd)
+{
+	gl_germline_settle(g);
+	if (copy_pidfd < 0)
+		return;
+	if (syscall(SYS_pidfd_send_signal, copy_pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+		gl_warn_errno("cannot kill a copy");
+	g->retired_pidfd = copy_pidfd;
+	g->retiring = true;
+}
+
+void gl_germline_settle(struct gl_germline *g)
+{
+	if (!g->retiring)
+		return;
+	g->retiring = false;
+	gl_copy_kill(g->retired_pidfd); /* killed already: this is the wait */
+	close(g->retired_pidfd);
+}
+
 void gl_germline_stop(struct gl_germline *g)
 {
+	gl_germline_settle(g);
+	pool_drop(g);
 	if (g->exec) { /* runtime exec: no process, the retained release */
 		gl_exec_close(g->exec);
 		free(g->exec);

@@ -1,18 +1,23 @@
 #!/usr/bin/python3
-"""bench/mcp.sh's driver: per-call latency of a Python MCP server three ways,
+"""bench/mcp.sh's driver: per-call latency of a Python MCP server four ways,
 in one run on one machine (issue 7 "Benchmark"; docs/mcp.md).
 
-  germline   gl-run --serve-mcp (every tools/call planned, a copy forked from
-             the server's germline, the server's stdio loop continued in it)
-  persistent the same server as one unprotected process (python3 server.py)
-  bwrap      a fresh `bwrap --unshare-all` launch of the server per call:
-             process start, import, initialize, notifications/initialized,
-             tools/call, exit
+  germline       gl-run --serve-mcp (every tools/call planned, a copy forked
+                 from the server's germline, the server's stdio loop
+                 continued in it)
+  germline+pool  the same with --pool: the copy was forked, checked and
+                 had the server start and the MCP handshake run before the
+                 call came (docs/gl-run.md "--pool")
+  persistent     the same server as one unprotected process
+  bwrap          a fresh `bwrap --unshare-all` launch of the server per
+                 call: process start, import, initialize,
+                 notifications/initialized, tools/call, exit
 
 Each call is timed by the client from sending tools/call (for bwrap: from
-the launch) to its answer; the three ways run interleaved, call by call, so
-the machine's noise falls on all of them alike. Prints P50/P99 per way and
-the ratios.
+the launch) to its answer; the ways run interleaved, call by call, so the
+machine's noise falls on all of them alike, each call --gap-ms after the
+previous one (an agent's time between calls; untimed). Prints P50/P99 per
+way and the ratios.
 """
 import argparse
 import json
@@ -81,22 +86,27 @@ def bwrap_call(cmd, call):
     c.close()
 
 
-def measure(germline_cmd, plain_cmd, bwrap, calls, warmup, nbwrap):
-    """The three ways interleaved call by call, so that the machine's noise
-    falls on all of them alike."""
-    g, p = Conn(germline_cmd).start(), Conn(plain_cmd).start()
+def measure(germline_cmd, plain_cmd, bwrap, calls, warmup, nbwrap, gap):
+    """The four ways interleaved call by call, so that the machine's noise
+    falls on all of them alike. Every call starts `gap` seconds after the
+    previous one of any way (an agent's time between tool calls, in which
+    gl-run --pool forks the next copy); the gap is not timed."""
+    g, gp, p = (Conn(germline_cmd).start(), Conn(germline_cmd + ["--pool"]).start(),
+                Conn(plain_cmd).start())
     for call in calls[:warmup]:
-        g.rpc("tools/call", call)
-        p.rpc("tools/call", call)
-    res = {"germline": [], "persistent": [], "bwrap": []}
+        for c in (g, gp, p):
+            c.rpc("tools/call", call)
+    res = {"germline": [], "germline+pool": [], "persistent": [], "bwrap": []}
     every = max(1, len(calls) // max(1, nbwrap))
     for i, call in enumerate(calls):
-        res["germline"].append(timed(lambda: g.rpc("tools/call", call)))
-        res["persistent"].append(timed(lambda: p.rpc("tools/call", call)))
+        for name, c in (("germline", g), ("germline+pool", gp), ("persistent", p)):
+            time.sleep(gap)
+            res[name].append(timed(lambda: c.rpc("tools/call", call)))
         if i % every == 0 and len(res["bwrap"]) < nbwrap:
+            time.sleep(gap)
             res["bwrap"].append(timed(lambda: bwrap_call(bwrap, call)))
-    g.close()
-    p.close()
+    for c in (g, gp, p):
+        c.close()
     return res
 
 
@@ -110,21 +120,25 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--bwrap-calls", type=int, default=100)
+    ap.add_argument("--gap-ms", type=float, default=20)
     a = ap.parse_args()
     calls = [json.loads(l) for l in open(a.calls) if l.strip()]
     server = json.load(open(os.path.join(a.release, "manifest.json")))["entry"] + ".py"
     res = measure([a.gl_run, "--serve-mcp", "--release", a.sha, "--policy", a.policy],
                   ["/usr/bin/python3", os.path.join(a.release, server)],
-                  bwrap_cmd(server, a.release, a.data), calls, a.warmup, a.bwrap_calls)
-    print("%-11s %6s %9s %9s" % ("way", "calls", "P50 ms", "P99 ms"))
+                  bwrap_cmd(server, a.release, a.data), calls, a.warmup, a.bwrap_calls,
+                  a.gap_ms / 1000)
+    print("every call %.0f ms after the previous one (untimed)" % a.gap_ms)
+    print("%-14s %6s %9s %9s" % ("way", "calls", "P50 ms", "P99 ms"))
     for k, v in res.items():
-        print("%-11s %6d %9.2f %9.2f" % (k, len(v), pct(v, .5), pct(v, .99)))
-    g50, g99 = pct(res["germline"], .5), pct(res["germline"], .99)
+        print("%-14s %6d %9.2f %9.2f" % (k, len(v), pct(v, .5), pct(v, .99)))
     b50, b99 = pct(res["bwrap"], .5), pct(res["bwrap"], .99)
     p50 = pct(res["persistent"], .5)
-    print("bwrap launch / germline call: P50 %.1fx, P99 %.1fx (goal: at least 10x) %s"
-          % (b50 / g50, b99 / g99, "MET" if b50 / g50 >= 10 else "NOT MET"))
-    print("germline call / persistent unprotected call: P50 %.1fx" % (g50 / p50))
+    for way in ("germline", "germline+pool"):
+        g50, g99 = pct(res[way], .5), pct(res[way], .99)
+        print("bwrap launch / %s call: P50 %.1fx, P99 %.1fx (goal: at least 10x) %s"
+              % (way, b50 / g50, b99 / g99, "MET" if b50 / g50 >= 10 else "NOT MET"))
+        print("%s call / persistent unprotected call: P50 %.1fx" % (way, g50 / p50))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ static const char usage[] =
     "usage: gl-run --policy FILE [--mode MODE] [--deadline SECONDS]\n"
     "              [--damp FILE] [--releases DIR] [--witness-items] [--no-twin]\n"
     "              [--receipts DIR --host-key KEY] [--profile full|no-scope]\n"
+    "              [--pool]\n"
     "\n"
     "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
     "call in sandboxed copies forked from the release's germline, and writes one\n"
@@ -55,6 +56,9 @@ static const char usage[] =
     "                      sigifc (one persistent unconfined process, per-call\n"
     "                      labels), sigpin (the same, no labels)\n"
     "  --deadline SECONDS  budget of each copy from its fork (default 30)\n"
+    "  --pool              keep one data-free copy of each resident germline\n"
+    "                      forked ahead of its call (modes germline, nosplit,\n"
+    "                      lazy; python releases; docs/gl-run.md)\n"
     "  --damp FILE         refuse calls to releases this state suppresses\n"
     "  --releases DIR      releases in DIR/<sha256>/ (default: $GL_HOME/releases)\n"
     "  --witness-items     put the items' contents in witness records (for a\n"
@@ -533,6 +537,20 @@ done:
 	return out;
 }
 
+void gl_run_idle(struct session *s)
+{
+	if (!s->broker.pool)
+		return;
+	for (size_t i = 0; i < s->nres; i++) {
+		struct resident *r = &s->res[i];
+		char *err = NULL;
+		/* A failure here (the germline no longer passes G1–G3, or is gone)
+		 * is met again, and reported, by the next call's own fork. */
+		if (r->up && !r->g.exec && !r->refused && gl_germline_prefork(&r->g, &err) < 0)
+			free(err);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-run");
@@ -565,6 +583,8 @@ int main(int argc, char **argv)
 			s.broker.witness_items = true;
 		} else if (!strcmp(argv[i], "--no-twin")) {
 			s.broker.no_twin = true;
+		} else if (!strcmp(argv[i], "--pool")) {
+			s.broker.pool = true;
 		} else if (!strcmp(argv[i], "--serve-mcp")) {
 			serve_mcp = true;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--release", usage))) {
@@ -634,6 +654,9 @@ int main(int argc, char **argv)
 	s.run = modes[mi].run;
 	s.mode = modes[mi].plan;
 	s.broker.lazy = s.run == GL_RUN_LAZY;
+	if (s.broker.pool && baseline(s.run))
+		bad_usage(gl_xasprintf("--pool goes with modes germline, nosplit and lazy, not '%s'",
+				       s.mode_name));
 
 	struct gl_policy pol;
 	char *err = NULL;
@@ -679,6 +702,7 @@ int main(int argc, char **argv)
 		all_ok &= jv_get_kind(ok) == JV_KIND_TRUE;
 		jv_free(ok);
 		gl_json_emit(rec);
+		gl_run_idle(&s);
 	}
 	jv_free(s.ids);
 	s.ids = jv_array(); /* the exits at the end of the session belong to no call */

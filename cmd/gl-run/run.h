@@ -15,6 +15,10 @@ struct session;
  * JSON Lines front end runs it (plan recomputed, damping, germline). */
 jv gl_run_line(struct session *s, const struct gl_buf *line);
 
+/* Between records (gl-run --pool): fill each resident germline's pool,
+ * after the record is written, so that forking is off the call's path. */
+void gl_run_idle(struct session *s);
+
 /* The MCP tools/list result of a release ({"tools":[…]}, owned, from the
  * signed manifest; for an mcp-stdio release after its discovery check),
  * or jv_invalid() with *code and *detail (malloc'd). */

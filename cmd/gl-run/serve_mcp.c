@@ -184,6 +184,7 @@ int gl_serve_mcp(struct session *s, const char *release, const char *consumer)
 		}
 		jv_free(params);
 		jv_free(msg);
+		gl_run_idle(s); /* after the answer is out */
 	}
 	return refused;
 }

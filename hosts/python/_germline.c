@@ -183,6 +183,21 @@ static void confine_or_die(int chan, int abi, const struct gl_bpf *bpf, int sync
 	}
 }
 
+/* In the copy, confined: no Python code (not even the release's at-fork
+ * hooks) runs until the broker has checked the copy from outside and sent
+ * the one byte 'g' on its channel (docs/design/run.md "Fork"); anything
+ * else, or the channel closed, ends the copy. */
+static void wait_for_go(int chan)
+{
+	char go = 0;
+	ssize_t n;
+	do
+		n = read(chan, &go, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || go != 'g')
+		_exit(0);
+}
+
 static PyObject *gl_serve(PyObject *self, PyObject *args)
 {
 	int ctl;
@@ -247,6 +262,7 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 			close(sync[0]);
 			confine_or_die(chan, abi, &bpf, sync[1], off);
 			free(bpf.insns);
+			wait_for_go(3);
 			PyOS_AfterFork_Child();
 			return PyLong_FromLong(3);
 		}

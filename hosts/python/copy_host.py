@@ -55,6 +55,13 @@ _chan = None  # the copy's Channel
 _files = None  # the copy's file items: {absolute path: bytes, or None outside its view}
 _prepared = False
 MCP_ENTRY = None  # set by germline_host for a "protocol": "mcp-stdio" release
+# An MCP server's start and handshake need no data, so a copy runs them
+# before its call message arrives (a pooled copy while it waits: gl-run
+# --pool), under twin inputs drawn once in the germline by prepare(): the
+# same in every copy of the germline, so copies of one call still agree,
+# and no more predictable than what the release's own import drew
+# (docs/mcp.md "Before the call").
+_precall_twin = None  # (time, seed hex)
 
 
 # ---- the channel: 4-byte big-endian length + JSON -------------------------
@@ -497,9 +504,10 @@ def prepare():
     """Install the shims (in the germline, once, before the first fork).
     Rewrites every loaded module's globals that hold an original, including
     names the release imported with `from … import …`."""
-    global _prepared
+    global _prepared, _precall_twin
     if _prepared:
         return
+    _precall_twin = (_real_time(), _real_urandom(32).hex())
     random.Random.seed = _seed
     for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector",
                  "KqueueSelector"):
@@ -622,6 +630,24 @@ def _exception(e):
     return "exception: %s: %s" % (type(e).__name__, e)
 
 
+def _precall(module):
+    """An MCP server's own start and the MCP handshake, before the call
+    message: under the fixed PRECALL twin inputs (no channel yet, so no
+    HTTP). Returns the exception it raised, or None."""
+    global _twin
+    if MCP_ENTRY is None:
+        return None
+    _twin = Twin(*_precall_twin)
+    _twin.install()
+    try:
+        import mcp_host
+
+        mcp_host.start(module, MCP_ENTRY).initialize()
+    except BaseException as e:  # noqa: BLE001 — the call's result says it
+        return e
+    return None
+
+
 def run(fd, module):
     """Serve one call on fd (the copy's channel); never returns."""
     global _twin, _chan
@@ -629,12 +655,15 @@ def run(fd, module):
     me = os.getpid()
     try:
         prepare()  # a no-op when the germline did it
+        early = _precall(module)
         msg = chan.recv()
         if not isinstance(msg, dict) or msg.get("type") != "call":
             raise RuntimeError("first message is not a call")
         session = msg.get("session") is True
         state = None
         if session:  # a baseline's persistent process: its state is its memory
+            _twin = None  # real clocks and randomness from here on
+            random.seed()
             state = State(chan, None)
         else:
             _twin = Twin(msg["twin"]["time"], msg["twin"]["seed"])
@@ -644,6 +673,8 @@ def run(fd, module):
             _set_files(msg)
             call = Call(msg, chan, state)
             try:
+                if early is not None:  # the server failed before its call
+                    raise early
                 if MCP_ENTRY is not None:  # an unmodified MCP server (mcp_host)
                     import mcp_host
 

@@ -173,7 +173,7 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 		gl_die_errno(2, "socketpair");
 	autoclose int mine = sv[0];
 	int pidfd;
-	if (gl_germline_fork(g, sv[1], &pidfd, &err) < 0) {
+	if (gl_germline_fork(g, sv[1], sv[0], &pidfd, &err) < 0) {
 		gl_buf_adds(o, ",\"ok\":false,\"error\":\"fork\"");
 		out_str(o, "detail", err);
 		free(err);
