@@ -31,7 +31,7 @@ ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
 units: $(UNITS) $(BUILD)/testing/bin/gl-run
 
-.PHONY: all deps build host units asan check test demo bench install clean matrix
+.PHONY: all deps build host units asan check test demo bench install clean matrix e7
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -46,10 +46,15 @@ build: $(BINS) host
 # lib/; germline_host.py is the tool glue. Both land in build/host, which
 # gl-run finds through GL_BUILD_HOST_DIR (or PREFIX/lib/germline once installed).
 PYTHON    := /usr/bin/python3
+JOBS      := $(shell nproc 2>/dev/null || echo 2)
 PY_INC    := $(shell /usr/bin/python3-config --includes 2>/dev/null)
 HOST_PY   := $(patsubst hosts/python/%,$(BUILD)/host/%,$(wildcard hosts/python/*.py))
 HOST_EXT  := $(if $(wildcard hosts/python/_germline.c),$(BUILD)/host/_germline.so)
-host: $(HOST_PY) $(HOST_EXT) $(BUILD)/host/gl-exec-host
+host: $(HOST_PY) $(HOST_EXT) $(BUILD)/host/gl-exec-host $(BUILD)/host/twin.cjs
+# twin.cjs: the twin inputs of a Node.js exec copy (docs/exec.md "Twin inputs")
+$(BUILD)/host/twin.cjs: hosts/exec/twin.cjs
+	@mkdir -p $(@D)
+	cp $< $@
 # gl-exec-host: the host half of a runtime "exec" copy (hosts/exec, docs/exec.md)
 $(BUILD)/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(BUILD)/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -115,8 +120,14 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/libgermline.a $(LIB_HDR)
 
 # ---- tests -------------------------------------------------------------------
 check: deps
-	@$(MAKE) --no-print-directory build units asan
+	@$(MAKE) --no-print-directory -j$(JOBS) build units asan
 	@tests/run.sh
+
+# E7 at the issue's counts (issue 7: at least 30 calls per tool of the npm
+# servers); make check runs the same suite with fewer calls per tool.
+e7: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) build units
+	@GL_E7_CALLS=30 GL_TEST_ONLY=tests/mcp-node.bats GL_TEST_NO_SAN=1 GL_TEST_NO_UNPRIV=1 tests/run.sh
 
 test: check
 

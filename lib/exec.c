@@ -218,6 +218,7 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 		 const char *home, char **err)
 {
 	*err = NULL;
+	autofree char *twin_js = NULL; /* hosts/exec/twin.cjs beside gl-exec-host */
 	memset(x, 0, sizeof *x);
 	x->target_fd = x->host_fd = -1;
 	autofree char *recpath = NULL, *rec = NULL, *tpath = NULL, *e0rel = NULL;
@@ -326,7 +327,13 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	jv_free(fns);
 	x->declared = strv_from(all);
 
-	/* The target's environment: a fixed base and the manifest's "env". */
+	/* The target's environment: a fixed base, the twin shim for a Node.js
+	 * target (hosts/exec/twin.cjs, required before anything the manifest
+	 * asks node to load; gl-exec-host adds the call's twin inputs), and the
+	 * manifest's "env". */
+	char *slash = strrchr(host_path, '/');
+	twin_js = slash ? gl_xasprintf("%.*s/twin.cjs", (int)(slash - host_path), host_path)
+			: gl_xstrdup("twin.cjs");
 	jv env = gl_json_get(manifest, "env");
 	size_t nenv = jv_get_kind(env) == JV_KIND_OBJECT ? (size_t)jv_object_length(jv_copy(env)) : 0;
 	x->envp = gl_xcalloc(nenv + 5, sizeof *x->envp);
@@ -334,10 +341,15 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	x->envp[k++] = gl_xstrdup("PATH=/usr/bin:/bin");
 	x->envp[k++] = gl_xstrdup("HOME=/nonexistent");
 	x->envp[k++] = gl_xstrdup("LANG=C.UTF-8");
+	const char *node_opts = gl_json_get_str(env, "NODE_OPTIONS");
+	x->envp[k++] = gl_xasprintf("NODE_OPTIONS=--require=%s%s%s", twin_js, node_opts ? " " : "",
+				    node_opts ? node_opts : "");
 	if (nenv) {
 		jv_object_foreach(env, key, val)
 		{
-			x->envp[k++] = gl_xasprintf("%s=%s", jv_string_value(key), jv_string_value(val));
+			if (strcmp(jv_string_value(key), "NODE_OPTIONS"))
+				x->envp[k++] = gl_xasprintf("%s=%s", jv_string_value(key),
+							    jv_string_value(val));
 			jv_free(key);
 			jv_free(val);
 		}
@@ -360,6 +372,7 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	for (size_t i = 0; i < nb; i++)
 		x->paths[x->npaths++] = gl_xstrdup(base[i]);
 	x->paths[x->npaths++] = gl_xstrdup(x->release_dir);
+	x->paths[x->npaths++] = gl_xstrdup(twin_js);
 	for (size_t i = 0; i < nrp; i++)
 		x->paths[x->npaths++] = rps[i];
 	free(rps);

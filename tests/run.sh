@@ -17,13 +17,16 @@
 #   GL_TEST_PASS=unprivileged tests/run.sh     run one pass (plain|sanitizers|unprivileged)
 #   GL_TEST_NO_SAN=1 tests/run.sh              skip the sanitizer pass
 #   GL_TEST_NO_UNPRIV=1 tests/run.sh           skip the unprivileged pass
+#   GL_TEST_JOBS=1 tests/run.sh                passes one after the other (default 2:
+#                                              the sanitizer pass beside the others)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 log=$(mktemp)
 unpriv_dir=
 cleanup() {
-  rm -f "$log"
+  if [ -n "${san_pid:-}" ]; then kill "$san_pid" 2>/dev/null; fi
+  rm -f "$log" "${san_out:-}" "${san_log:-}"
   if [ -n "$unpriv_dir" ]; then chmod -R u+w "$unpriv_dir" 2>/dev/null; rm -rf "$unpriv_dir"; fi
 }
 trap cleanup EXIT
@@ -59,11 +62,12 @@ run_pass() {
 # fails without reporting a failed test (it could not start, a setup_file
 # failed) counts as one failure, never as nothing.
 run_bats() {
-  local name=$1 out rc
+  local name=$1 out rc t0=$SECONDS
   shift
   out=$(mktemp)
   "$@" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
+  echo "   ($name: $((SECONDS - t0)) s)"
   cat "$out" >>"$log"
   if [ "$rc" -ne 0 ] && ! grep -qE '^not ok [0-9]+' "$out"; then
     echo "not ok 1 $name: bats exited $rc without a failed test" | tee -a "$log"
@@ -138,14 +142,46 @@ run_unprivileged() {
   done
 }
 
-want plain && run_pass plain "$root/bin"
-if want sanitizers && [ "${GL_TEST_NO_SAN:-0}" != 1 ]; then
+sanitizers() {
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87"
   run_pass sanitizers "$root/build/asan/bin"
+}
+
+# The npm packages some suites use are fetched once, before passes that may
+# run side by side (each suite would otherwise fetch into build/npm itself).
+if command -v npm >/dev/null && grep -qlE 'mcp-sdk.sh|npm-releases.sh' "${suites[@]}"; then
+  npm_tmp=$(mktemp -d)
+  scripts/mcp-sdk.sh >/dev/null 2>&1 || true
+  scripts/npm-releases.sh "$npm_tmp" >/dev/null 2>&1 || true
+  chmod -R u+w "$npm_tmp" 2>/dev/null
+  rm -rf "$npm_tmp"
 fi
+
+# GL_TEST_JOBS (default 2): with 2, the sanitizer pass runs beside the plain
+# and unprivileged passes (its output is shown when it ends); with 1, the
+# passes run one after the other. Suites share nothing but the build.
+san_pid=
+if want sanitizers && [ "${GL_TEST_NO_SAN:-0}" != 1 ]; then
+  if [ "${GL_TEST_JOBS:-2}" -gt 1 ] && { want plain || want unprivileged; }; then
+    san_out=$(mktemp)
+    san_log=$(mktemp)
+    (log=$san_log sanitizers) >"$san_out" 2>&1 &
+    san_pid=$!
+    echo "== the sanitizer pass runs beside this one (pid $san_pid); its output follows at the end"
+  else
+    sanitizers
+  fi
+fi
+want plain && run_pass plain "$root/bin"
 if want unprivileged && [ "${GL_TEST_NO_UNPRIV:-0}" != 1 ]; then
   run_unprivileged
+fi
+if [ -n "$san_pid" ]; then
+  wait "$san_pid"
+  cat "$san_out"
+  cat "$san_log" >>"$log"
+  rm -f "$san_out" "$san_log"
 fi
 
 passed=$(grep -cE '^ok [0-9]+' "$log" | tr -d ' ' || true)

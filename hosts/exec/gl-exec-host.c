@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@
 
 #include "json.h"
 #include "jsonrpc.h"
+#include "manifest.h"
 #include "msg.h"
 #include "util.h"
 
@@ -464,6 +466,25 @@ static char *subst(const char *s, const char *dir)
 	return b.data;
 }
 
+/* The call's twin inputs for the target (hosts/exec/twin.cjs reads them,
+ * loaded through the NODE_OPTIONS lib/exec.c sets; paper §IV-F, A4):
+ * "GL_TWIN_TIME=…" and "GL_TWIN_SEED=…", or NULL (a session: real clocks). */
+static char *twin_env[2];
+
+static void twin_from(jv call)
+{
+	jv tw = gl_json_get(call, "twin");
+	jv tm = gl_json_get(tw, "time");
+	const char *seed = gl_json_get_str(tw, "seed");
+	if (jv_get_kind(tm) == JV_KIND_NUMBER && isfinite(jv_number_value(tm)) && seed &&
+	    gl_sha256_hex_ok(seed, strlen(seed))) {
+		twin_env[0] = gl_xasprintf("GL_TWIN_TIME=%.6f", jv_number_value(tm));
+		twin_env[1] = gl_xasprintf("GL_TWIN_SEED=%s", seed);
+	}
+	jv_free(tm);
+	jv_free(tw);
+}
+
 static int start_target(char **targv, const char *dir)
 {
 	int sv[2], ep[2];
@@ -474,9 +495,11 @@ static int start_target(char **targv, const char *dir)
 	size_t ne = 0;
 	while (environ[ne])
 		ne++;
-	char **envp = gl_xcalloc(ne + 1, sizeof *envp);
+	char **envp = gl_xcalloc(ne + 3, sizeof *envp);
 	for (size_t i = 0; i < ne; i++)
 		envp[i] = subst(environ[i], dir);
+	for (size_t i = 0; i < 2 && twin_env[i]; i++)
+		envp[ne++] = twin_env[i];
 	size_t na = 0;
 	while (targv[na])
 		na++;
@@ -777,6 +800,8 @@ int main(int argc, char **argv)
 	jv_free(sess);
 	free(function);
 	function = gl_xstrdup(fn);
+	if (!session && !twin_env[0])
+		twin_from(call);
 	if (sd && !session) {
 		jv st = gl_json_get(call, "state");
 		state_restore(sd, st);
