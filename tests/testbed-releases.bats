@@ -7,6 +7,10 @@
 # disclose a canary under sigpin and not under germline, run with its
 # server's scripted session (testbed/sessions, testbed/session.py) over a
 # fresh world with the real recording sinks and oracle.
+#
+# sanitizers: no — its sessions drive the same gl-plan | gl-run paths as
+# tests/runtimes.bats, broker.bats and matrix.bats, which run under ASan; here
+# under ASan it would only repeat them (about 4 minutes) with Python doing the work
 load helpers
 load fixtures/run/helpers
 load fixtures/run/copies
