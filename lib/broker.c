@@ -143,7 +143,8 @@ jv gl_broker_load_items(struct run *r)
 
 /* m, the contents of V(g) (other items: name and label, empty data), the
  * whole slot σ[κ(g)] (kept for a witness: σ as delivered) and τ. */
-static void call_message(struct run *r, const struct gl_plan_group *g, struct gl_buf *out)
+static void call_message(struct run *r, const struct gl_germline *gm,
+			 const struct gl_plan_group *g, struct gl_buf *out)
 {
 	const struct gl_call *c = r->c;
 	for (size_t x = 0; x < c->nitem; x++)
@@ -151,7 +152,12 @@ static void call_message(struct run *r, const struct gl_plan_group *g, struct gl
 	jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
 	jv_free(r->snap[r->gi]);
 	r->snap[r->gi] = gl_slot_view(&r->slot);
-	gl_callmsg(out, c->function, args, r->items, c->nitem, r->snap[r->gi], &r->twin[r->gi]);
+	/* An exec copy that is its call's only copy has no twin to agree with
+	 * (no comparison, so no trigger): its target runs with the real clocks
+	 * and skips the twin shim's start-up (docs/exec.md "Twin inputs"). */
+	bool alone = gm->exec && r->plan->ngroup == 1 && !r->b->lazy;
+	gl_callmsg(out, c->function, args, r->items, c->nitem, r->snap[r->gi],
+		   alone ? NULL : &r->twin[r->gi]);
 	jv_free(args);
 }
 
@@ -583,7 +589,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 
 	/* Line 10: m, τ, the whole slot, the contents of V(g). */
 	autobuf struct gl_buf msg = {0};
-	call_message(r, g, &msg);
+	call_message(r, gm, g, &msg);
 	enum outcome o = gl_broker_reply_status(gl_msg_write(r->sock, r->deadline, msg.data, msg.len));
 	struct gl_msg result = {.doc = jv_invalid(), .value = jv_invalid()};
 	if (o == COPY_RESULT)

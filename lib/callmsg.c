@@ -47,10 +47,12 @@ void gl_callmsg(struct gl_buf *out, const char *function, jv args,
 	}
 	gl_buf_adds(out, "],\"state\":");
 	gl_json_dump(out, state);
-	jv tw = JV_OBJECT(jv_string("seed"), jv_string(twin->seed), jv_string("time"),
-			  jv_number(gl_twin_time(twin)));
-	gl_buf_adds(out, ",\"twin\":");
-	gl_json_dump(out, tw);
-	jv_free(tw);
+	if (twin) {
+		jv tw = JV_OBJECT(jv_string("seed"), jv_string(twin->seed), jv_string("time"),
+				  jv_number(gl_twin_time(twin)));
+		gl_buf_adds(out, ",\"twin\":");
+		gl_json_dump(out, tw);
+		jv_free(tw);
+	}
 	gl_buf_adds(out, ",\"type\":\"call\"}");
 }

@@ -31,7 +31,8 @@ struct gl_callmsg_item {
 	const char *b64; /* contents (base64), or NULL outside the view */
 };
 
-/* Append {"args","function","items","state","twin","type":"call"} to out.
+/* Append {"args","function","items","state","twin","type":"call"} to out
+ * ("twin" left out when twin is NULL: an exec copy alone in its call).
  * Borrows args (an object) and state (the slot view). Item contents are
  * copied once, without a jv round trip. */
 void gl_callmsg(struct gl_buf *out, const char *function, jv args,
