@@ -678,11 +678,6 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	x->fail_binding = "exec";
 	if (x->target_fd < 0)
 		return gl_err(err, "exec copy: the release is not open");
-	if (tree_unchanged(x, err) < 0) {
-		x->fail_rejected = true; /* a file changed since it was verified */
-		x->fail_binding = "tree";
-		return -1;
-	}
 	x->fail_binding = "scratch";
 	char *dir = make_scratch(x, hosts, nhost, err);
 	if (!dir)
@@ -761,6 +756,17 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 		gl_exec_scratch_remove(dir);
 		return gl_err(err, "exec copy: clone3: %s%s", strerror(e),
 			      e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
+	}
+	/* The tree is re-checked while the child sets itself up on the other
+	 * CPU: gl-exec-host starts the target only once it has the call
+	 * message, which is sent only after this returns 0, so nothing of the
+	 * release runs before the check has passed. */
+	if (tree_unchanged(x, err) < 0) {
+		gl_exec_copy_done(pfd, dir);
+		close(pfd);
+		x->fail_rejected = true; /* a file changed since it was verified */
+		x->fail_binding = "tree";
+		return -1;
 	}
 	int rc = read_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000,
 			     &x->fail_binding, err);
