@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "exec.h"
 #include "http.h"
@@ -96,6 +97,44 @@ static int item_index(const struct gl_call *c, const char *name)
 	return -1;
 }
 
+/* The contents of an item's path into *raw: opened with no symlink in any
+ * component (an item is labelled by its path, so /pub/x -> /hr/salary.csv
+ * must not pass as /pub/x), a file item a regular file of at most
+ * GL_ITEM_MAX bytes, a directory item ("dir": true) a directory, whose
+ * contents are empty (an exec copy lists it through its Landlock rule,
+ * lib/exec.c). NULL, or why not (malloc'd). */
+static char *read_path_item(const char *path, bool dir, char **raw, size_t *len)
+{
+	autofree char *qp = gl_quote(path, strlen(path));
+	autoclose int fd = gl_open_no_symlinks(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 && errno == ELOOP)
+		return gl_xasprintf("%s resolves through a symlink; an item is labelled by its "
+				    "path, so name the real path",
+				    qp);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return gl_xasprintf("%s: %s", qp, strerror(errno));
+	if (dir && !S_ISDIR(st.st_mode))
+		return gl_xasprintf("%s is not a directory (\"dir\": true)", qp);
+	if (!dir && S_ISDIR(st.st_mode))
+		return gl_xasprintf("%s is a directory; a directory item says \"dir\": true "
+				    "(dirs_from_args)",
+				    qp);
+	if (dir) {
+		*raw = gl_xstrdup("");
+		*len = 0;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode))
+		return gl_xasprintf("%s is not a regular file", qp);
+	if ((uint64_t)st.st_size > GL_ITEM_MAX || gl_read_fd_capped(fd, GL_ITEM_MAX, raw, len) < 0)
+		return gl_xasprintf("%s: %s", qp,
+				    errno == EFBIG || (uint64_t)st.st_size > GL_ITEM_MAX
+					? "larger than 32 MiB"
+					: strerror(errno));
+	return NULL;
+}
+
 /* Contents of every item as base64 (the call message's encoding). Read
  * here, never by Plan (Definition 7). A path is opened by the broker; data
  * must be strict base64. NULL-or-error via *out. */
@@ -115,11 +154,12 @@ jv gl_broker_load_items(struct run *r)
 		autofree char *raw = NULL;
 		size_t len = 0;
 		autofree unsigned char *dec = NULL;
+		autofree char *why = NULL;
 		if (jv_is_valid(out) || x < 0 || r->b64[x]) {
 			/* an earlier error, or an item gl_call_read did not keep */
-		} else if (path && gl_read_file_capped(path, GL_ITEM_MAX, &raw, &len) < 0) {
-			out = refuse("bad_item", "item %s: %s: %s", q, path,
-				     errno == EFBIG ? "larger than 32 MiB" : strerror(errno));
+		} else if (path && (why = read_path_item(path, gl_json_get_bool(it, "dir", 0), &raw,
+							 &len))) {
+			out = refuse("bad_item", "item %s: %s", q, why);
 		} else if (!path && !(dec = gl_b64_decode(data, strlen(data), &len))) {
 			out = refuse("bad_item", "item %s: data is not standard base64", q);
 		} else if (len > GL_ITEM_MAX) {
@@ -476,22 +516,26 @@ static jv check_germline(struct run *r, struct gl_germline *gm)
 }
 
 /* An exec release's copy (lib/exec.h): a verified launch that can read
- * exactly the item files of its view (all of them for lazy's probe). */
+ * exactly the item files and directories of its view (all of them for
+ * lazy's probe); a directory item's path is passed with a trailing '/'. */
 static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, char **err)
 {
 	const struct gl_call *c = r->c;
-	const char **paths = gl_xcalloc(c->nitem + 1, sizeof *paths);
+	char **paths = gl_xcalloc(c->nitem + 1, sizeof *paths);
 	size_t n = 0;
 	jv_array_foreach(c->items, i, it)
 	{
 		const char *name = gl_json_get_str(it, "name"), *path = gl_json_get_str(it, "path");
 		int k = name ? item_index(c, name) : -1;
 		if (path && k >= 0 && (r->probe || in_view(&r->plan->group[r->gi], (size_t)k)))
-			paths[n++] = path; /* c->items holds the string */
+			paths[n++] = gl_xasprintf("%s%s", path,
+						  gl_json_get_bool(it, "dir", 0) ? "/" : "");
 		jv_free(it);
 	}
-	int rc = gl_exec_copy(x, paths, n, (const char *const *)c->dest, c->ndest, chan, pidfd,
-			      &r->scratch, err);
+	int rc = gl_exec_copy(x, (const char *const *)paths, n, (const char *const *)c->dest,
+			      c->ndest, chan, pidfd, &r->scratch, err);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
 	free(paths);
 	/* One signed receipt per launch (SPEC §9, seed 002): this copy's. */
 	if (r->b->launcher)

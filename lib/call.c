@@ -65,6 +65,7 @@ static int read_item(struct gl_call *c, jv it, int i, struct gl_call_error *e)
 	if (jv_get_kind(it) != JV_KIND_OBJECT)
 		return fail(e, GL_ERR_BAD_ENVELOPE, "items[%d]: not an object", i);
 	int contents = 0;
+	bool has_path = false, dir = false;
 	jv nm = jv_invalid(), lb = jv_invalid();
 	jv_object_foreach(it, k, v)
 	{
@@ -75,15 +76,21 @@ static int read_item(struct gl_call *c, jv it, int i, struct gl_call_error *e)
 			nm = jv_copy(v);
 		} else if (!strcmp(key, "label")) {
 			lb = jv_copy(v);
+		} else if (!strcmp(key, "dir")) {
+			/* a directory item (docs/exec.md "Directory items") */
+			dir = jv_get_kind(v) == JV_KIND_TRUE;
+			if (!dir && jv_get_kind(v) != JV_KIND_FALSE && !e->code)
+				fail(e, GL_ERR_BAD_ENVELOPE, "items[%d].dir: not a boolean", i);
 		} else if (!strcmp(key, "path") || !strcmp(key, "data")) {
 			contents++;
+			has_path = has_path || key[0] == 'p';
 			if ((!s || (key[0] == 'p' && len == 0)) && !e->code)
 				fail(e, GL_ERR_BAD_ENVELOPE, "items[%d].%s: not a %sstring", i, key,
 				     key[0] == 'p' ? "non-empty " : "");
 		} else if (!e->code) {
 			autofree char *q = gl_quote(key, strlen(key));
 			fail(e, GL_ERR_BAD_ENVELOPE,
-			     "items[%d]: unknown field %s (name, label, path, data)", i, q);
+			     "items[%d]: unknown field %s (name, label, path, data, dir)", i, q);
 		}
 		jv_free(k);
 		jv_free(v);
@@ -97,6 +104,8 @@ static int read_item(struct gl_call *c, jv it, int i, struct gl_call_error *e)
 	} else if (contents != 1) {
 		fail(e, GL_ERR_BAD_ENVELOPE,
 		     "items[%d]: needs exactly one of \"path\" or \"data\"", i);
+	} else if (dir && !has_path) {
+		fail(e, GL_ERR_BAD_ENVELOPE, "items[%d]: \"dir\": true needs a \"path\"", i);
 	} else if (!name || !name_ok(name, len, GL_PATH_MAX)) {
 		fail(e, GL_ERR_BAD_ENVELOPE,
 		     "items[%d].name: not a string of 1..%d bytes without control characters", i,
@@ -286,36 +295,11 @@ static int read_dests(struct gl_call *c, struct gl_call_error *e)
 	return r;
 }
 
-/* One file named by an argument becomes an item labelled by the policy's
- * first matching glob (SPEC §11); no match refuses the call. */
-static int add_path_item(struct gl_call *c, const char *arg, jv path, size_t first,
-			 const struct gl_policy *p, struct gl_call_error *e)
+/* add_path_item's second half: the item of path (consumed; its string s)
+ * labelled l. */
+static int add_labelled(struct gl_call *c, jv path, const char *s, size_t first, bool dir,
+			const struct gl_labels *l, struct gl_call_error *e)
 {
-	size_t len = 0;
-	const char *s = str_or_null(path, &len);
-	if (!s || !gl_path_clean(s, len)) {
-		autofree char *q = s ? gl_quote(s, len) : gl_xstrdup("(not a string)");
-		jv_free(path);
-		return fail(e, GL_ERR_BAD_ARGS,
-			    "args.%s: %s is not an absolute normalised path (no '.', '..', '//' "
-			    "or trailing '/')",
-			    arg, q);
-	}
-	/* The same file named twice by arguments is one item; a file also
-	 * given as an explicit item is a duplicate_item below, so the caller's
-	 * label can never stand in for the policy's. */
-	for (size_t i = first; i < c->nitem; i++)
-		if (!strcmp(c->item[i].name, s)) {
-			jv_free(path);
-			return 0;
-		}
-	const struct gl_labels *l = gl_policy_label_for(p, s);
-	if (!l) {
-		autofree char *q = gl_quote(s, len);
-		jv_free(path);
-		return fail(e, GL_ERR_UNLABELLED_PATH,
-			    "args.%s: no glob of the policy's \"labels\" matches %s", arg, q);
-	}
 	/* gl-plan | gl-run: a planned envelope already holds the items gl-plan
 	 * added. An explicit item that is exactly the one this path makes (the
 	 * same name and path, the policy's label) is that item; any other
@@ -324,7 +308,7 @@ static int add_path_item(struct gl_call *c, const char *arg, jv path, size_t fir
 		if (!strcmp(c->item[i].name, s) && gl_labels_equal(&c->item[i].label, l)) {
 			jv it = jv_array_get(jv_copy(c->items), (int)i);
 			const char *ip = gl_json_get_str(it, "path");
-			bool same = ip && !strcmp(ip, s);
+			bool same = ip && !strcmp(ip, s) && gl_json_get_bool(it, "dir", 0) == dir;
 			jv_free(it);
 			if (same) {
 				jv_free(path);
@@ -343,6 +327,8 @@ static int add_path_item(struct gl_call *c, const char *arg, jv path, size_t fir
 	it = jv_object_set(it, jv_string("name"), jv_copy(path));
 	it = jv_object_set(it, jv_string("label"), gl_labels_to_jv(l));
 	it = jv_object_set(it, jv_string("path"), path);
+	if (dir)
+		it = jv_object_set(it, jv_string("dir"), jv_true());
 	struct gl_call_item *x = &c->item[c->nitem++];
 	x->name = s; /* the string lives in c->items from here on */
 	gl_labels_copy(&x->label, l);
@@ -350,14 +336,81 @@ static int add_path_item(struct gl_call *c, const char *arg, jv path, size_t fir
 	return 0;
 }
 
-static int read_arg_items(struct gl_call *c, const struct gl_policy *p, struct gl_call_error *e)
+/* Is item i of c->items a directory item ("dir": true)? */
+static bool item_is_dir(const struct gl_call *c, size_t i)
 {
-	jv names = gl_json_get(c->fn, "items_from_args");
+	jv it = jv_array_get(jv_copy(c->items), (int)i);
+	bool d = gl_json_get_bool(it, "dir", 0);
+	jv_free(it);
+	return d;
+}
+
+/* One file named by an argument becomes an item labelled by the policy's
+ * first matching glob (SPEC §11); no match refuses the call. A directory
+ * (dir: dirs_from_args) becomes an item with "dir": true labelled by
+ * gl_policy_label_for_dir: every glob that may match it or a path beneath
+ * it, up to the first that matches them all; none refuses the call. */
+static int add_path_item(struct gl_call *c, const char *arg, jv path, size_t first, bool dir,
+			 const struct gl_policy *p, struct gl_call_error *e)
+{
+	size_t len = 0;
+	const char *s = str_or_null(path, &len);
+	if (!s || !gl_path_clean(s, len)) {
+		autofree char *q = s ? gl_quote(s, len) : gl_xstrdup("(not a string)");
+		jv_free(path);
+		return fail(e, GL_ERR_BAD_ARGS,
+			    "args.%s: %s is not an absolute normalised path (no '.', '..', '//' "
+			    "or trailing '/')",
+			    arg, q);
+	}
+	/* The same file named twice by arguments is one item; a file also
+	 * given as an explicit item is a duplicate_item below, so the caller's
+	 * label can never stand in for the policy's. */
+	for (size_t i = first; i < c->nitem; i++)
+		if (!strcmp(c->item[i].name, s)) {
+			bool was_dir = item_is_dir(c, i);
+			autofree char *q = gl_quote(s, len);
+			jv_free(path);
+			if (was_dir == dir)
+				return 0;
+			return fail(e, GL_ERR_BAD_ARGS,
+				    "args.%s: %s is named both as a file (items_from_args) and as a "
+				    "directory (dirs_from_args)",
+				    arg, q);
+		}
+	struct gl_labels dl = {0};
+	const struct gl_labels *l = dir ? NULL : gl_policy_label_for(p, s);
+	if (dir && gl_policy_label_for_dir(p, s, &dl) == 0)
+		l = &dl;
+	if (!l) {
+		autofree char *q = gl_quote(s, len);
+		autofree char *all = gl_xasprintf("%s/**", s);
+		autofree char *qa = gl_quote(all, strlen(all));
+		jv_free(path);
+		if (dir)
+			return fail(e, GL_ERR_UNLABELLED_PATH,
+				    "args.%s: directory %s: no glob of the policy's \"labels\" "
+				    "matches it and every path beneath it, so a file it holds could "
+				    "be listed unlabelled (a glob such as %s covers it all)",
+				    arg, q, qa);
+		return fail(e, GL_ERR_UNLABELLED_PATH,
+			    "args.%s: no glob of the policy's \"labels\" matches %s", arg, q);
+	}
+	int r = add_labelled(c, path, s, first, dir, l, e);
+	gl_labels_free(&dl);
+	return r;
+}
+
+/* The items of the arguments the function's field (items_from_args or
+ * dirs_from_args) names; before: c->nitem before any of them. */
+static int read_arg_list(struct gl_call *c, const char *field, bool dir, size_t before,
+			 const struct gl_policy *p, struct gl_call_error *e)
+{
+	jv names = gl_json_get(c->fn, field);
 	if (!jv_is_valid(names)) {
 		jv_free(names);
 		return 0;
 	}
-	size_t before = c->nitem;
 	jv args = jv_copy(c->args);
 	int r = 0;
 	jv_array_foreach(names, i, an)
@@ -366,27 +419,35 @@ static int read_arg_items(struct gl_call *c, const struct gl_policy *p, struct g
 		const char *arg = jv_string_value(an);
 		jv v = gl_json_get(args, arg);
 		if (r == 0 && jv_get_kind(v) == JV_KIND_STRING) {
-			r = add_path_item(c, arg, jv_copy(v), before, p, e);
+			r = add_path_item(c, arg, jv_copy(v), before, dir, p, e);
 		} else if (r == 0 && jv_get_kind(v) == JV_KIND_ARRAY) {
 			jv_array_foreach(v, j, pj)
 			{
 				(void)j;
 				if (r == 0)
-					r = add_path_item(c, arg, pj, before, p, e);
+					r = add_path_item(c, arg, pj, before, dir, p, e);
 				else
 					jv_free(pj);
 			}
 		} else if (r == 0 && jv_is_valid(v)) {
 			r = fail(e, GL_ERR_BAD_ARGS,
-				 "args.%s: names files (items_from_args), so it must be a path or "
-				 "an array of paths",
-				 arg);
+				 "args.%s: names %s (%s), so it must be a path or an array of paths",
+				 arg, dir ? "directories" : "files", field);
 		}
 		jv_free(v);
 		jv_free(an);
 	}
 	jv_free(args);
 	jv_free(names);
+	return r;
+}
+
+static int read_arg_items(struct gl_call *c, const struct gl_policy *p, struct gl_call_error *e)
+{
+	size_t before = c->nitem;
+	int r = read_arg_list(c, "items_from_args", false, before, p, e);
+	if (r == 0)
+		r = read_arg_list(c, "dirs_from_args", true, before, p, e);
 	if (r == 0 && c->nitem > before) {
 		c->env = jv_object_set(c->env, jv_string("items"), jv_copy(c->items));
 		c->env_changed = true;

@@ -665,6 +665,35 @@ void gl_exec_scratch_remove(char *scratch)
 	free(scratch);
 }
 
+/* Landlock rules for the items of a copy's view, each added from a
+ * descriptor opened with no symlink in its path, as the broker read it
+ * (lib/broker.c read_path_item): a file item READ_FILE on the file, a
+ * directory item (its path ends in '/') READ_FILE|READ_DIR beneath it.
+ * 0, or -1 with *err. */
+static int allow_items(int rs, const char *const *item_paths, size_t nitem, char **err)
+{
+	for (size_t i = 0; i < nitem; i++) {
+		size_t len = strlen(item_paths[i]);
+		bool dir = len > 1 && item_paths[i][len - 1] == '/';
+		autofree char *path = gl_xasprintf("%.*s", (int)(dir ? len - 1 : len), item_paths[i]);
+		autofree char *q = gl_quote(path, strlen(path));
+		autoclose int fd = gl_open_no_symlinks(path, O_PATH | (dir ? O_DIRECTORY : 0));
+		struct stat st;
+		if (fd < 0 && errno == ELOOP)
+			return gl_err(err, "exec copy: item %s resolves through a symlink; an item is "
+					   "labelled by its path",
+				      q);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			return gl_err(err, "exec copy: item %s: %s", q, strerror(errno));
+		if (!dir && !S_ISREG(st.st_mode))
+			return gl_err(err, "exec copy: item %s is not a regular file", q);
+		if (gl_landlock_allow_item(rs, fd, dir) < 0)
+			return gl_err(err, "exec copy: Landlock rule for item %s: %s", q,
+				      strerror(errno));
+	}
+	return 0;
+}
+
 static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem,
 		  const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
 		  bool unconfined, char **err)
@@ -699,15 +728,14 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	p.argv = argv;
 
 	/* Landlock: the allowlist, the hosts file, exactly the view's item
-	 * files, and the scratch state directory writable when kept. */
+	 * files and directories, and the scratch state directory writable
+	 * when kept. */
 	if (!(x->off & GL_OFF_LANDLOCK) && !unconfined) {
-		const char **list = gl_xcalloc(x->npaths + nitem + 1, sizeof *list);
+		const char **list = gl_xcalloc(x->npaths + 1, sizeof *list);
 		size_t n = 0;
 		for (size_t i = 0; i < x->npaths; i++)
 			list[n++] = x->paths[i];
 		list[n++] = p.hosts;
-		for (size_t i = 0; i < nitem; i++)
-			list[n++] = item_paths[i];
 		int fds[2] = {x->target_fd, x->host_fd};
 		const char *bad = NULL;
 		p.ruleset = gl_landlock_exec_ruleset(x->enf.landlock_abi, list, n, fds, 2,
@@ -717,6 +745,11 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 		if (p.ruleset < 0) {
 			gl_err(err, "exec copy: Landlock ruleset (%s): %s", bad ? bad : "create",
 			       strerror(errno));
+			gl_exec_scratch_remove(dir);
+			return -1;
+		}
+		if (allow_items(p.ruleset, item_paths, nitem, err) < 0) {
+			close(p.ruleset);
 			gl_exec_scratch_remove(dir);
 			return -1;
 		}

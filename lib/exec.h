@@ -79,7 +79,10 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 void gl_exec_close(struct gl_exec *x);
 
 /* Launch one copy (Algorithm 1 line 9 for an exec release): item_paths
- * are the files of its view (readable, nothing else of the user's is),
+ * are the files of its view (readable, nothing else of the user's is) and
+ * its directory items, each with a trailing '/' (readable and listable
+ * beneath; gl_path_clean item paths never end in '/'); each is opened with
+ * no symlink in its path (a symlink refuses the copy),
  * hosts the declared destinations (they resolve to the relay). chan is the
  * copy's end of its channel (closed here). Returns 0 with the copy's
  * pidfd and *scratch (malloc'd, or NULL: the caller removes it with

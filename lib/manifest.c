@@ -311,10 +311,54 @@ static int check_entry(jv m, bool exec, char **err)
 	return r;
 }
 
-static int check_function(jv fn, const char *name, char **err)
+/* "dirs_from_args" (docs/exec.md "Directory items"): argument names like
+ * items_from_args, none of them also there, and only for runtime exec,
+ * whose copies read a directory item through their Landlock rules. */
+static int check_dirs(jv fn, const char *where, bool exec, char **err)
+{
+	jv d = gl_json_get(fn, "dirs_from_args");
+	jv a = gl_json_get(fn, "items_from_args");
+	autofree char *w = gl_xasprintf("%s.dirs_from_args", where);
+	int r = 0;
+	if (!jv_is_valid(d)) {
+		/* none */
+	} else if (!exec) {
+		*err = gl_xasprintf("%s: only for runtime exec (a copy reads a directory item "
+				    "through its Landlock rules)",
+				    w);
+		r = -1;
+	} else {
+		r = check_str_array(d, w, GL_MANIFEST_ARGS_MAX, false, arg_name_ok,
+				    "an argument name", err);
+	}
+	if (r == 0 && jv_is_valid(d) && jv_get_kind(a) == JV_KIND_ARRAY) {
+		jv_array_foreach(d, i, s)
+		{
+			jv_array_foreach(a, j, t)
+			{
+				if (r == 0 && jv_equal(jv_copy(s), jv_copy(t))) {
+					autofree char *q = gl_quote(jv_string_value(s),
+								    strlen(jv_string_value(s)));
+					*err = gl_xasprintf("%s[%d]: %s is also in items_from_args "
+							    "(an argument names files or directories)",
+							    w, i, q);
+					r = -1;
+				}
+				(void)j;
+				jv_free(t);
+			}
+			jv_free(s);
+		}
+	}
+	jv_free(d);
+	jv_free(a);
+	return r;
+}
+
+static int check_function(jv fn, const char *name, bool exec, char **err)
 {
 	static const char *const keys[] = {"destinations", "destinations_from_call",
-					   "items_from_args", NULL};
+					   "items_from_args", "dirs_from_args", NULL};
 	autofree char *where = gl_xasprintf("functions.%s", name);
 	if (jv_get_kind(fn) != JV_KIND_OBJECT) {
 		*err = gl_xasprintf("%s: not an object", where);
@@ -345,10 +389,12 @@ static int check_function(jv fn, const char *name, char **err)
 				    "an argument name", err);
 	}
 	jv_free(a);
+	if (r == 0)
+		r = check_dirs(fn, where, exec, err);
 	return r;
 }
 
-static int check_functions(jv m, bool mcp, char **err)
+static int check_functions(jv m, bool mcp, bool exec, char **err)
 {
 	jv fns = gl_json_get(m, "functions");
 	int r = 0;
@@ -383,7 +429,7 @@ static int check_functions(jv m, bool mcp, char **err)
 			r = -1;
 		}
 		if (r == 0)
-			r = check_function(v, s, err);
+			r = check_function(v, s, exec, err);
 		jv_free(k);
 		jv_free(v);
 	}
@@ -466,7 +512,8 @@ int gl_manifest_check(jv m, char **err)
 	const char *rt = gl_json_get_str(m, "runtime");
 	const char *proto = gl_json_get_str(m, "protocol");
 	if (check_entry(m, strcmp(rt, "exec") == 0, err) < 0 ||
-	    check_functions(m, proto && strcmp(proto, "mcp-stdio") == 0, err) < 0)
+	    check_functions(m, proto && strcmp(proto, "mcp-stdio") == 0, strcmp(rt, "exec") == 0,
+			    err) < 0)
 		return -1;
 	jv rp = gl_json_get(m, "read_paths");
 	int r = 0;

@@ -9,7 +9,8 @@
  *   is public ([]). routes (optional): destination host → "addr:port", where
  *   the broker connects (the host compared stays the tool's). labels
  *   (optional): absolute glob → tags for files named by items_from_args,
- *   first match in document order wins; no match is a refusal.
+ *   first match in document order wins; no match is a refusal. Directories
+ *   named by dirs_from_args: gl_policy_label_for_dir.
  * Every field is validated when the file is loaded; docs/formats.md lists
  * the rules. */
 #ifndef GL_POLICY_H
@@ -77,5 +78,24 @@ const struct gl_labels *gl_policy_label_for(const struct gl_policy *p, const cha
  * [...] match within one path component (fnmatch(3)); a component "**"
  * matches zero or more whole components. */
 bool gl_glob_match(const struct gl_policy_glob *g, const char *path);
+
+/* Directory items (dirs_from_args; docs/exec.md "Directory items"). A
+ * directory dir (gl_path_clean) stands for itself and every path beneath
+ * it. Its label is the join of the tags of every glob that may match dir
+ * or a path beneath it, in document order, up to and including the first
+ * glob that matches dir and every path beneath it (no later glob can
+ * apply). 0 with *out (owned: gl_labels_free; the tags live in p), or -1
+ * when no glob matches the whole subtree (a file beneath dir could be
+ * unlabelled: refuse the directory). Never touches the file system. */
+int gl_policy_label_for_dir(const struct gl_policy *p, const char *dir, struct gl_labels *out);
+
+/* The two tests gl_policy_label_for_dir is built on, on gl_glob_match's
+ * semantics. may: could g match dir or some path beneath it (never false
+ * when one exists; may be true when none does: a component other than
+ * '*'/'?' is assumed to match some name). all: does g match dir and every
+ * path beneath it (never true unless so: beyond dir, only "**" and
+ * components of '*' with at most one '?' count as matching every name). */
+bool gl_glob_may_match_under(const struct gl_policy_glob *g, const char *dir);
+bool gl_glob_matches_all_under(const struct gl_policy_glob *g, const char *dir);
 
 #endif

@@ -200,6 +200,15 @@ int gl_landlock_copy_ruleset(int abi)
 	return create_ruleset(abi, fs_rights(abi) & ~(LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR));
 }
 
+int gl_landlock_allow_item(int ruleset_fd, int fd, bool dir)
+{
+	struct gl_ll_path_beneath pb = {
+		.allowed_access = dir ? LL_FS_READ_FILE | LL_FS_READ_DIR : LL_FS_READ_FILE,
+		.parent_fd = fd,
+	};
+	return (int)syscall(SYS_landlock_add_rule, ruleset_fd, LL_RULE_PATH_BENEATH, &pb, 0);
+}
+
 int gl_landlock_restrict(int ruleset_fd)
 {
 	return (int)syscall(SYS_landlock_restrict_self, ruleset_fd, 0);

@@ -11,6 +11,7 @@
 #ifndef GL_SANDBOX_H
 #define GL_SANDBOX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,10 @@ int gl_landlock_copy_ruleset(int abi);
  * and *bad. */
 int gl_landlock_exec_ruleset(int abi, const char *const *paths, size_t n, const int *extra_fds,
 			     size_t nfd, const char *write_dir, int connect_port, const char **bad);
+/* An item of an exec copy's view (lib/exec.c): READ_FILE on the file fd,
+ * or READ_FILE|READ_DIR beneath the directory fd (dir). Nothing else: no
+ * execute, no write. 0, or -1 with errno. */
+int gl_landlock_allow_item(int ruleset_fd, int fd, bool dir);
 /* landlock_restrict_self(ruleset, 0). Async-signal-safe. */
 int gl_landlock_restrict(int ruleset_fd);
 

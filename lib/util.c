@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <sodium.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 const char *gl_prog = "gl";
@@ -245,6 +247,17 @@ int gl_read_file_capped(const char *path, size_t cap, char **out, size_t *len)
 		return -1;
 	}
 	return gl_read_fd_capped(fd, cap, out, len);
+}
+
+int gl_open_no_symlinks(const char *path, int flags)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+			       .resolve = RESOLVE_NO_SYMLINKS};
+	long fd;
+	do
+		fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	while (fd < 0 && errno == EINTR);
+	return (int)fd;
 }
 
 static int fsync_dir_of(const char *path)

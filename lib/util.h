@@ -89,6 +89,11 @@ ssize_t gl_read_full(int fd, void *p, size_t n);
  * The buffer is NUL-terminated (not counted in *len). */
 int gl_read_fd_capped(int fd, size_t cap, char **out, size_t *len);
 int gl_read_file_capped(const char *path, size_t cap, char **out, size_t *len);
+/* open(2) of path (flags, O_CLOEXEC added) resolving no symlink in any of
+ * its components (openat2 RESOLVE_NO_SYMLINKS): an item is labelled by its
+ * path, so it must be what that path names (docs/exec.md "Directory
+ * items"). The descriptor, or -1 with errno (ELOOP: a symlink). */
+int gl_open_no_symlinks(const char *path, int flags);
 
 /* SHA-256 of a regular file's whole contents, read from fd with pread (the
  * offset is untouched), as 64 lowercase hex digits. 0, or -1 (errno). */

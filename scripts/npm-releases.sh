@@ -11,8 +11,8 @@
 # manifest is written: runtime exec, entry ["/usr/bin/node",
 # "node_modules/@modelcontextprotocol/NAME/dist/index.js", …], protocol
 # mcp-stdio, functions = the names of the server's own tools/list (asked of
-# the unmodified server once, here), items_from_args for the path arguments
-# of server-filesystem, and for server-memory a state directory holding its
+# the unmodified server once, here), items_from_args for the file arguments
+# of server-filesystem and dirs_from_args for its directory tools' path, and for server-memory a state directory holding its
 # graph (MEMORY_FILE_PATH). Sign and install the trees with gl-sign pack /
 # gl-verify install as any release. The only network access is npm's
 # registry (npm install). Versions: GL_NPM_VERSION (default "latest" at the
@@ -71,10 +71,14 @@ for name in server-filesystem server-memory server-everything; do
     # the path arguments of server-filesystem name files: labelled items
     def items($t): {read_file:["path"], read_text_file:["path"], read_media_file:["path"],
                     read_multiple_files:["paths"], get_file_info:["path"]}[$t];
+    # and the path arguments of its directory tools name directories
+    def dirs($t): {list_directory:["path"], list_directory_with_sizes:["path"],
+                   directory_tree:["path"], search_files:["path"]}[$t];
     {name:$name, version:$version, runtime:"exec", protocol:"mcp-stdio",
      entry:([$node, $entry] + $extra),
      functions:(reduce $fns[] as $t ({}; .[$t] = ({destinations:[]} +
-       (if $name == "server-filesystem" and items($t) then {items_from_args:items($t)} else {} end)))),
+       (if $name == "server-filesystem" and items($t) then {items_from_args:items($t)} else {} end) +
+       (if $name == "server-filesystem" and dirs($t) then {dirs_from_args:dirs($t)} else {} end)))),
      read_paths:[], deterministic:false}
     + (if $env != {} then {env:$env} else {} end)
     + (if $state then {state_dir:true} else {} end)' >"$d/manifest.json"

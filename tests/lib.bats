@@ -13,3 +13,8 @@ unit() {
   run "$(unit json_test)"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
+
+@test "policy: directory items are labelled by every glob that can match beneath them (dirglob_test)" {
+  run "$(unit dirglob_test)"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+}

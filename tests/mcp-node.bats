@@ -53,6 +53,9 @@ setup() {
   printf 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' |
     base64 -d >"$D/pixel.png"
   echo "SALARY-$RANDOM" >"$D/hr/salary.txt"
+  mkdir -p "$D/sub/deep" # for the directory tools (dirs_from_args)
+  printf '# notes\n' >"$D/sub/notes.md"
+  printf 'deep\n' >"$D/sub/deep/deep.md"
   POLICY=$BATS_TEST_TMPDIR/policy.json
   jq -n --arg d "$D" '{clearances:{agent:["hr"],pubagent:[]},
     labels:{($d + "/hr/**"):["hr"], ($d + "/**"):[]}}' >"$POLICY"
@@ -88,6 +91,9 @@ e7() {
   done
   jq -e '.functions.read_file.items_from_args == ["path"]' \
     "$GL_HOME/releases/$(sha server-filesystem)/manifest.json"
+  jq -e '[.functions | (.list_directory, .list_directory_with_sizes, .directory_tree,
+    .search_files) | .dirs_from_args == ["path"]] | all' \
+    "$GL_HOME/releases/$(sha server-filesystem)/manifest.json"
   jq -e '.state_dir == true' "$GL_HOME/releases/$(sha server-memory)/manifest.json"
 }
 
@@ -106,10 +112,12 @@ e7() {
   grep -v '^total' cmp.out | awk -v n="$N" '{split($2,a,"/"); if (a[2] < n) exit 1}'
 }
 
-@test "E7: server-filesystem's read tools under gl-run answer as the unprotected server" {
+@test "E7: server-filesystem's read and directory tools under gl-run answer as the unprotected server" {
   e7 server-filesystem
   tail -1 cmp.out | awk '{split($2,a,"/"); if (a[1] != a[2]) exit 1}'
   grep -v '^total' cmp.out | awk -v n="$N" '{split($2,a,"/"); if (a[2] < n) exit 1}'
+  # equal, and not merely equally refused: every call answered, with no tool error
+  jq -se 'all(.[]; .ok and (.results[0].value.isError | not))' run
 }
 
 @test "server-memory keeps its graph across calls of one horizon and never shows an hr entity to a public-only call" {
@@ -157,4 +165,27 @@ e7() {
   # nothing is writable in a copy (SPEC §5)
   rec w | jq -e '.results[0].value.isError == true'
   [ ! -e "$D/new.txt" ]
+}
+
+@test "server-filesystem: a directory holding an hr file is hr; a copy without it in its view cannot list it (Landlock on, then off)" {
+  f=$(sha server-filesystem)
+  jq -cn --arg r "$f" --arg d "$D" \
+    '{id:"l",release:$r,function:"list_directory",args:{path:$d},items:[],consumers:["agent","pubagent"]}' >calls
+  jq -cn --arg r "$f" --arg d "$D/sub" \
+    '{id:"s",release:$r,function:"search_files",args:{path:$d,pattern:"**/*.md"},items:[],consumers:["pubagent"]}' >>calls
+  gl-plan --policy "$POLICY" <calls >planned
+  # labelled without opening it: data/hr/** can match beneath data
+  jq -se --arg d "$D" '.[0].items == [{name:$d,label:["hr"],path:$d,dir:true}]' planned
+  jq -se '.[1].items[0].label == []' planned
+  run bash -c "gl-run --policy '$POLICY' <planned 3>&-"
+  rec() { jq -sc ".[] | select(.id == \"$1\")" <<<"$output"; }
+  rec l | jq -e '.results[] | select(.consumer == "agent") | .label == ["hr"] and (.value.content[0].text | test("\\[DIR\\] hr"))'
+  # the public consumer's copy has no view of it: the server's own error, EACCES
+  rec l | jq -e '.results[] | select(.consumer == "pubagent") | .label == [] and .value.isError and (.value.content[0].text | test("EACCES"))'
+  rec s | jq -e '.results[0].value.content[0].text | test("sub/notes.md") and test("deep/deep.md")'
+  # mechanism off (the test build, no Landlock for exec copies): it lists hr
+  tglrun=$GL_ROOT/build/testing/bin/gl-run
+  [ -x "$tglrun" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  run bash -c "head -1 planned | GL_TEST_EXEC_OFF=1 '$tglrun' --policy '$POLICY' 3>&-"
+  rec l | jq -e '.results[] | select(.consumer == "pubagent") | .value.content[0].text | test("\\[DIR\\] hr")'
 }
