@@ -27,8 +27,7 @@
 
 const char *const gl_broker_outcome_name[] = {"ok", "deadline", "crash", "protocol"};
 
-GL_PRINTF(2, 3)
-static jv refuse(const char *code, const char *fmt, ...)
+jv gl_broker_refuse(const char *code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -77,106 +76,6 @@ static void join(struct gl_labels *L, const struct gl_labels *add)
 	gl_labels_union(&u, L, add);
 	gl_labels_free(L);
 	*L = u;
-}
-
-/* ---- items: contents read once per call, after Plan ------------------- */
-
-static int item_index(const struct gl_call *c, const char *name)
-{
-	size_t lo = 0, hi = c->nitem;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int r = strcmp(c->item[mid].name, name);
-		if (r == 0)
-			return (int)mid;
-		if (r < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
-/* The contents of an item's path into *raw: opened with no symlink in any
- * component (an item is labelled by its path, so /pub/x -> /hr/salary.csv
- * must not pass as /pub/x), a file item a regular file of at most
- * GL_ITEM_MAX bytes, a directory item ("dir": true) a directory, whose
- * contents are empty (an exec copy lists it through its Landlock rule,
- * lib/exec.c). NULL, or why not (malloc'd). */
-static char *read_path_item(const char *path, bool dir, char **raw, size_t *len)
-{
-	autofree char *qp = gl_quote(path, strlen(path));
-	autoclose int fd = gl_open_no_symlinks(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-	struct stat st;
-	if (fd < 0 && errno == ELOOP)
-		return gl_xasprintf("%s resolves through a symlink; an item is labelled by its "
-				    "path, so name the real path",
-				    qp);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return gl_xasprintf("%s: %s", qp, strerror(errno));
-	if (dir && !S_ISDIR(st.st_mode))
-		return gl_xasprintf("%s is not a directory (\"dir\": true)", qp);
-	if (!dir && S_ISDIR(st.st_mode))
-		return gl_xasprintf("%s is a directory; a directory item says \"dir\": true "
-				    "(dirs_from_args)",
-				    qp);
-	if (dir) {
-		*raw = gl_xstrdup("");
-		*len = 0;
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode))
-		return gl_xasprintf("%s is not a regular file", qp);
-	if ((uint64_t)st.st_size > GL_ITEM_MAX || gl_read_fd_capped(fd, GL_ITEM_MAX, raw, len) < 0)
-		return gl_xasprintf("%s: %s", qp,
-				    errno == EFBIG || (uint64_t)st.st_size > GL_ITEM_MAX
-					? "larger than 32 MiB"
-					: strerror(errno));
-	return NULL;
-}
-
-/* Contents of every item as base64 (the call message's encoding). Read
- * here, never by Plan (Definition 7). A path is opened by the broker; data
- * must be strict base64. NULL-or-error via *out. */
-jv gl_broker_load_items(struct run *r)
-{
-	const struct gl_call *c = r->c;
-	r->b64 = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r->b64);
-	size_t total = 0;
-	jv out = jv_invalid();
-	jv_array_foreach(c->items, i, it)
-	{
-		const char *name = gl_json_get_str(it, "name");
-		const char *data = gl_json_get_str(it, "data");
-		const char *path = gl_json_get_str(it, "path");
-		int x = name ? item_index(c, name) : -1;
-		autofree char *q = name ? gl_quote(name, strlen(name)) : gl_xstrdup("?");
-		autofree char *raw = NULL;
-		size_t len = 0;
-		autofree unsigned char *dec = NULL;
-		autofree char *why = NULL;
-		if (jv_is_valid(out) || x < 0 || r->b64[x]) {
-			/* an earlier error, or an item gl_call_read did not keep */
-		} else if (path && (why = read_path_item(path, gl_json_get_bool(it, "dir", 0), &raw,
-							 &len))) {
-			out = refuse("bad_item", "item %s: %s", q, why);
-		} else if (!path && !(dec = gl_b64_decode(data, strlen(data), &len))) {
-			out = refuse("bad_item", "item %s: data is not standard base64", q);
-		} else if (len > GL_ITEM_MAX) {
-			out = refuse("bad_item", "item %s: larger than 32 MiB", q);
-		} else {
-			struct gl_buf b = {0};
-			gl_b64_encode(&b, path ? (unsigned char *)raw : dec, len);
-			gl_buf_addc(&b, 0);
-			r->b64[x] = b.data;
-			total += b.len;
-		}
-		jv_free(it);
-	}
-	if (!jv_is_valid(out) && total > GL_MSG_MAX - (4u << 20))
-		out = refuse("bad_item", "items hold more than %u bytes of base64 in all",
-			     GL_MSG_MAX - (4u << 20));
-	return out;
 }
 
 /* ---- the call message (line 10) ------------------------------------------ */
@@ -495,110 +394,6 @@ enum outcome gl_broker_serve(struct run *r, struct gl_msg *result)
 	}
 }
 
-/* Line 8: the germline must still be data-free (A2). jv_invalid() or a
- * refusal of the call naming the check. With gl-run --pool the next copy
- * is the pooled one when it is alive: the germline passed this check just
- * before that copy was forked (gl_germline_prefork). */
-static jv check_germline(struct run *r, struct gl_germline *gm)
-{
-	if (gm->exec)
-		return jv_invalid(); /* no germline: each copy is a verified launch */
-	if (r->b->pool && gm->pooled)
-		return jv_invalid();
-	gl_germline_settle(gm); /* the last copy is gone before G1 looks (A1) */
-	char *err = NULL;
-	if (gl_germline_check(gm, &err) < 0) {
-		jv out = refuse("germline_check", "%s", err);
-		free(err);
-		return out;
-	}
-	return jv_invalid();
-}
-
-/* An exec release's copy (lib/exec.h): a verified launch that can read
- * exactly the item files and directories of its view (all of them for
- * lazy's probe); a directory item's path is passed with a trailing '/'. */
-static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, char **err)
-{
-	const struct gl_call *c = r->c;
-	char **paths = gl_xcalloc(c->nitem + 1, sizeof *paths);
-	size_t n = 0;
-	jv_array_foreach(c->items, i, it)
-	{
-		const char *name = gl_json_get_str(it, "name"), *path = gl_json_get_str(it, "path");
-		int k = name ? item_index(c, name) : -1;
-		if (path && k >= 0 && (r->probe || in_view(&r->plan->group[r->gi], (size_t)k)))
-			paths[n++] = gl_xasprintf("%s%s", path,
-						  gl_json_get_bool(it, "dir", 0) ? "/" : "");
-		jv_free(it);
-	}
-	int rc = gl_exec_copy(x, (const char *const *)paths, n, (const char *const *)c->dest,
-			      c->ndest, chan, pidfd, &r->scratch, err);
-	for (size_t i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
-	/* One signed receipt per launch (SPEC §9, seed 002): this copy's. */
-	if (r->b->launcher)
-		gl_launch_exec_copy(r->b->launcher, c->release, x, rc, *err, &r->ev, r->b->ids);
-	return rc;
-}
-
-/* Line 27 for one copy: it and its descendants are gone (A1). With gl-run
- * --pool the copy is killed here and awaited before the next copy starts
- * (gl_copy_retire), so the call's record need not wait for the kernel's
- * teardown of its namespaces. */
-static void end_copy(struct run *r, struct gl_germline *gm, int pidfd)
-{
-	if (gm->exec) {
-		int ws = gl_exec_copy_done(pidfd, r->scratch);
-		if (r->b->launcher)
-			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
-		close(pidfd);
-	} else if (r->b->pool) {
-		gl_copy_retire(gm, pidfd);
-	} else {
-		gl_copy_kill(pidfd);
-		close(pidfd);
-	}
-	r->scratch = NULL;
-}
-
-/* Line 9: fork a copy on a fresh channel (r->sock); its absolute budget
- * starts now. jv_invalid() with *pidfd, or a refusal (*lost: the germline
- * is to be relaunched). */
-static jv fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies, int *pidfd)
-{
-	char *err = NULL;
-	int sp[2];
-	*pidfd = -1;
-	bool pooled = !gm->exec && r->b->pool && gm->pooled;
-	if (pooled && gl_germline_take(gm, &sp[0], pidfd)) {
-		/* the pooled copy: forked, confined and checked before this call */
-	} else {
-		if (pooled) { /* it died while it waited: line 8 for a fork now */
-			jv out = check_germline(r, gm);
-			if (jv_is_valid(out))
-				return out;
-		}
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-			gl_die_errno(GL_EXIT_USAGE, "socketpair");
-		if (gm->exec ? exec_copy(r, gm->exec, sp[1], pidfd, &err) < 0
-			     : gl_germline_fork(gm, sp[1], sp[0], pidfd, &err) < 0) {
-			close(sp[0]);
-			*lost = true;
-			jv out = gm->exec ? refuse("launch", "%s", err) /* an exec copy's launch */
-					  : refuse("germline", "fork request failed: %s", err);
-			free(err);
-			return out;
-		}
-	}
-	(*copies)++;
-	r->sock = sp[0];
-	fcntl(r->sock, F_SETFL, O_NONBLOCK);
-	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);
-	return jv_invalid();
-}
-
 /* Lines 8–28 for group gi. Appends the consumers' results to *results.
  * Returns jv_invalid(), or a refusal of the whole call. */
 static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lost, size_t *copies)
@@ -606,11 +401,11 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	const struct gl_plan_group *g = &r->plan->group[r->gi];
 	const struct gl_call *c = r->c;
 	char *err = NULL;
-	jv out = check_germline(r, gm); /* line 8 */
+	jv out = gl_broker_check_germline(r, gm); /* line 8 */
 	if (jv_is_valid(out))
 		return out;
 	if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &err) < 0) {
-		out = refuse("bad_slot", "%s", err);
+		out = gl_broker_refuse("bad_slot", "%s", err);
 		free(err);
 		gl_slot_free(&r->slot);
 		return out;
@@ -627,7 +422,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 
 	int from = jv_array_length(jv_copy(r->triggers));
 	int pidfd;
-	out = fork_copy(r, gm, lost, copies, &pidfd); /* line 9 */
+	out = gl_broker_fork_copy(r, gm, lost, copies, &pidfd); /* line 9 */
 	if (jv_is_valid(out))
 		return out;
 
@@ -651,7 +446,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	}
 	/* Line 27: the copy and all its descendants are gone before anything
 	 * else happens (A1). */
-	end_copy(r, gm, pidfd);
+	gl_broker_end_copy(r, gm, pidfd);
 	close(r->sock);
 	r->sock = -1;
 	gl_broker_witnesses(r, from);
@@ -700,12 +495,12 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 static jv lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies)
 {
 	const struct gl_call *c = r->c;
-	jv out = check_germline(r, gm);
+	jv out = gl_broker_check_germline(r, gm);
 	if (jv_is_valid(out))
 		return out;
 	int pidfd;
 	r->probe = true; /* an exec copy: every item file readable */
-	out = fork_copy(r, gm, lost, copies, &pidfd);
+	out = gl_broker_fork_copy(r, gm, lost, copies, &pidfd);
 	r->probe = false;
 	if (jv_is_valid(out))
 		return out;
@@ -724,7 +519,7 @@ static jv lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *
 	if (o == COPY_RESULT)
 		o = gl_broker_serve(r, &result);
 	r->probe = false;
-	end_copy(r, gm, pidfd);
+	gl_broker_end_copy(r, gm, pidfd);
 	close(r->sock);
 	r->sock = -1;
 	if (o != COPY_RESULT)

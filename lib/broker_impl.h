@@ -1,4 +1,5 @@
-/* broker_impl.h — what lib/broker.c (Algorithm 1, the live call) and
+/* broker_impl.h — what lib/broker.c (Algorithm 1, the live call), its
+ * parts lib/broker_items.c and lib/broker_copy.c, and
  * lib/broker_replay.c (replay mode, for gl-replay) share: the state of a
  * running copy and the loop that serves its messages. Not a public
  * interface: broker.h is. */
@@ -111,9 +112,32 @@ jv gl_broker_denied(void);
  * then "(other)"; "(invalid)" for NULL or a bad name). */
 void gl_broker_tally(struct denied *a, size_t *n, const char *host);
 
+/* {"ok":false,"error":code,"detail":…}: a refusal of the whole call. */
+GL_PRINTF(2, 3)
+jv gl_broker_refuse(const char *code, const char *fmt, ...);
+
+/* ---- items (broker_items.c) ---- */
+
+/* The index of item name in c->item (sorted by name), or -1. */
+int gl_broker_item_index(const struct gl_call *c, const char *name);
+
 /* Contents of every item as base64 into r->b64 (read here, never by Plan).
  * jv_invalid(), or a refusal ("bad_item"). */
 jv gl_broker_load_items(struct run *r);
+
+/* ---- one copy's life (broker_copy.c) ---- */
+
+/* Line 8: G1–G3 before a fork (or nothing to check: runtime exec, or the
+ * pooled copy, checked before it was forked). jv_invalid() or a refusal. */
+jv gl_broker_check_germline(struct run *r, struct gl_germline *gm);
+
+/* Line 9: a copy on a fresh channel (r->sock, nonblocking, with its
+ * deadline), or a refusal (*lost: the germline is to be relaunched). */
+jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies,
+		       int *pidfd);
+
+/* Line 27: the copy and its descendants end (A1); closes or keeps pidfd. */
+void gl_broker_end_copy(struct run *r, struct gl_germline *gm, int pidfd);
 
 /* Deliver q (its route from the policy) within r->deadline: the reply for
  * the copy, or jv_invalid() with *no_time when the budget ran out. */

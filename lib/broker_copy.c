@@ -1,0 +1,120 @@
+/* broker_copy.c — one copy's life for the broker (Algorithm 1 lines 8, 9
+ * and 27): the germline's G1–G3 check, the fork (or, for runtime exec, a
+ * verified launch; or with gl-run --pool the pooled copy), and the end of
+ * the copy with its descendants (A1). See broker_impl.h. */
+#define _GNU_SOURCE
+#include "broker_impl.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "json.h"
+#include "launch.h"
+#include "util.h"
+
+/* Line 8: the germline must still be data-free (A2). jv_invalid() or a
+ * refusal of the call naming the check. With gl-run --pool the next copy
+ * is the pooled one when it is alive: the germline passed this check just
+ * before that copy was forked (gl_germline_prefork). */
+jv gl_broker_check_germline(struct run *r, struct gl_germline *gm)
+{
+	if (gm->exec)
+		return jv_invalid(); /* no germline: each copy is a verified launch */
+	if (r->b->pool && gm->pooled)
+		return jv_invalid();
+	gl_germline_settle(gm); /* the last copy is gone before G1 looks (A1) */
+	char *err = NULL;
+	if (gl_germline_check(gm, &err) < 0) {
+		jv out = gl_broker_refuse("germline_check", "%s", err);
+		free(err);
+		return out;
+	}
+	return jv_invalid();
+}
+
+/* An exec release's copy (lib/exec.h): a verified launch that can read
+ * exactly the item files and directories of its view (all of them for
+ * lazy's probe); a directory item's path is passed with a trailing '/'. */
+static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, char **err)
+{
+	const struct gl_call *c = r->c;
+	char **paths = gl_xcalloc(c->nitem + 1, sizeof *paths);
+	size_t n = 0;
+	jv_array_foreach(c->items, i, it)
+	{
+		const char *name = gl_json_get_str(it, "name"), *path = gl_json_get_str(it, "path");
+		int k = name ? gl_broker_item_index(c, name) : -1;
+		if (path && k >= 0 && (r->probe || in_view(&r->plan->group[r->gi], (size_t)k)))
+			paths[n++] = gl_xasprintf("%s%s", path,
+						  gl_json_get_bool(it, "dir", 0) ? "/" : "");
+		jv_free(it);
+	}
+	int rc = gl_exec_copy(x, (const char *const *)paths, n, (const char *const *)c->dest,
+			      c->ndest, chan, pidfd, &r->scratch, err);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	/* One signed receipt per launch (SPEC §9, seed 002): this copy's. */
+	if (r->b->launcher)
+		gl_launch_exec_copy(r->b->launcher, c->release, x, rc, *err, &r->ev, r->b->ids);
+	return rc;
+}
+
+/* Line 27 for one copy: it and its descendants are gone (A1). With gl-run
+ * --pool the copy is killed here and awaited before the next copy starts
+ * (gl_copy_retire), so the call's record need not wait for the kernel's
+ * teardown of its namespaces. */
+void gl_broker_end_copy(struct run *r, struct gl_germline *gm, int pidfd)
+{
+	if (gm->exec) {
+		int ws = gl_exec_copy_done(pidfd, r->scratch);
+		if (r->b->launcher)
+			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
+		close(pidfd);
+	} else if (r->b->pool) {
+		gl_copy_retire(gm, pidfd);
+	} else {
+		gl_copy_kill(pidfd);
+		close(pidfd);
+	}
+	r->scratch = NULL;
+}
+
+/* Line 9: fork a copy on a fresh channel (r->sock); its absolute budget
+ * starts now. jv_invalid() with *pidfd, or a refusal (*lost: the germline
+ * is to be relaunched). */
+jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies, int *pidfd)
+{
+	char *err = NULL;
+	int sp[2];
+	*pidfd = -1;
+	bool pooled = !gm->exec && r->b->pool && gm->pooled;
+	if (pooled && gl_germline_take(gm, &sp[0], pidfd)) {
+		/* the pooled copy: forked, confined and checked before this call */
+	} else {
+		if (pooled) { /* it died while it waited: line 8 for a fork now */
+			jv out = gl_broker_check_germline(r, gm);
+			if (jv_is_valid(out))
+				return out;
+		}
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+			gl_die_errno(GL_EXIT_USAGE, "socketpair");
+		if (gm->exec ? exec_copy(r, gm->exec, sp[1], pidfd, &err) < 0
+			     : gl_germline_fork(gm, sp[1], sp[0], pidfd, &err) < 0) {
+			close(sp[0]);
+			*lost = true;
+			jv out = gm->exec ? gl_broker_refuse("launch", "%s", err) /* an exec copy's launch */
+					  : gl_broker_refuse("germline", "fork request failed: %s", err);
+			free(err);
+			return out;
+		}
+	}
+	(*copies)++;
+	r->sock = sp[0];
+	fcntl(r->sock, F_SETFL, O_NONBLOCK);
+	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);
+	return jv_invalid();
+}
