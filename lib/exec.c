@@ -5,6 +5,7 @@
  * descriptor) and only makes syscalls: everything is prepared before clone. */
 #define _GNU_SOURCE
 #include "exec.h"
+#include "exec_tree.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -41,130 +42,6 @@
 #endif
 #define EXEC_TIMEOUT_MS 30000 /* exec observed */
 #define INSIDE_UID 1000       /* not 0: the exec of gl-exec-host drops every capability */
-
-/* One file or directory of the verified tree. */
-struct gl_exec_file {
-	char *rel; /* path relative to the release root ("" for the root) */
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime, ctime;
-	bool is_dir;
-};
-
-/* ---- the release tree: verified once, re-checked before every copy ------ */
-
-struct walk {
-	struct gl_exec *x;
-	jv files; /* borrowed: the install record's {"path": sha256} */
-	const char *target; /* entry[0] relative to the release root, or NULL */
-	size_t seen;
-	char **err;
-};
-
-static void add_file(struct gl_exec *x, const char *rel, const struct stat *st)
-{
-	if (x->nfile % 256 == 0)
-		x->file = gl_xrealloc(x->file, (x->nfile + 256) * sizeof *x->file);
-	x->file[x->nfile++] = (struct gl_exec_file){gl_xstrdup(rel), st->st_dev, st->st_ino,
-						    st->st_size, st->st_mtim, st->st_ctim,
-						    S_ISDIR(st->st_mode)};
-}
-
-/* Walk dirfd (relative path rel), hashing every regular file against the
- * record. 0 or -1 with *w->err. */
-static int walk_dir(struct walk *w, int dirfd, const char *rel)
-{
-	struct stat st;
-	if (fstat(dirfd, &st) < 0)
-		return gl_err(w->err, "verified launch: %s: %s", rel, strerror(errno));
-	add_file(w->x, rel, &st);
-	int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
-	if (!d) {
-		if (dup >= 0)
-			close(dup);
-		return gl_err(w->err, "verified launch: %s: %s", rel, strerror(errno));
-	}
-	int rc = 0;
-	struct dirent *e;
-	while (rc == 0 && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		autofree char *sub = *rel ? gl_xasprintf("%s/%s", rel, e->d_name) : gl_xstrdup(e->d_name);
-		if (w->x->nfile >= GL_EXEC_FILES_MAX) {
-			rc = gl_err(w->err, "verified launch: more than %d files", GL_EXEC_FILES_MAX);
-			break;
-		}
-		autoclose int fd = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		struct stat fs;
-		if (fd < 0 && errno == ELOOP && fstatat(dirfd, e->d_name, &fs, AT_SYMLINK_NOFOLLOW) == 0) {
-			add_file(w->x, sub, &fs); /* a symlink the archive created: its inode is checked */
-			continue;
-		}
-		if (fd < 0 || fstat(fd, &fs) < 0) {
-			autofree char *q = gl_sanitize(sub, strlen(sub));
-			rc = gl_err(w->err, "verified launch: %s: %s", q, strerror(errno));
-		} else if (S_ISDIR(fs.st_mode)) {
-			rc = walk_dir(w, fd, sub);
-		} else if (!S_ISREG(fs.st_mode)) {
-			autofree char *q = gl_sanitize(sub, strlen(sub));
-			rc = gl_err(w->err, "verified launch: %s is not a regular file", q);
-		} else {
-			const char *want = gl_json_get_str(w->files, sub);
-			char got[65];
-			autofree char *q = gl_sanitize(sub, strlen(sub));
-			if (!strcmp(sub, "manifest.json") && !want) {
-				/* the manifest is checked by its own hash in the record */
-			} else if (!want) {
-				rc = gl_err(w->err, "verified launch: %s was added after install", q);
-			} else if (gl_sha256_fd_hex(fd, got) < 0) {
-				rc = gl_err(w->err, "verified launch: %s: %s", q, strerror(errno));
-			} else if (strcmp(got, want)) {
-				w->x->fail_binding = !strcmp(sub, "manifest.json") ? "manifest_sha256"
-						     : w->target && !strcmp(sub, w->target) ? "target_sha256"
-											 : "tree";
-				rc = gl_err(w->err, "verified launch: %s changed after install (sha256 %s, "
-						    "installed %.64s); refusing to run it",
-					    q, got, want);
-			} else {
-				if (!strcmp(sub, "manifest.json"))
-					memcpy(w->x->manifest_sha256, got, 65);
-				w->seen++;
-				add_file(w->x, sub, &fs);
-			}
-		}
-	}
-	closedir(d);
-	return rc;
-}
-
-/* Has any file of the verified tree changed since gl_exec_open? */
-static int tree_unchanged(const struct gl_exec *x, char **err)
-{
-	autoclose int root = open(x->release_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno));
-	/* files first, so that a swapped file is named rather than its directory */
-	for (size_t k = 0; k < 2 * x->nfile; k++) {
-		const struct gl_exec_file *f = &x->file[k % x->nfile];
-		bool dir_pass = k >= x->nfile;
-		if (f->is_dir != dir_pass)
-			continue;
-		struct stat st;
-		int r = *f->rel ? fstatat(root, f->rel, &st, AT_SYMLINK_NOFOLLOW)
-				: fstat(root, &st);
-		if (r < 0 || st.st_dev != f->dev || st.st_ino != f->ino || st.st_size != f->size ||
-		    st.st_mtim.tv_sec != f->mtime.tv_sec || st.st_mtim.tv_nsec != f->mtime.tv_nsec ||
-		    st.st_ctim.tv_sec != f->ctime.tv_sec || st.st_ctim.tv_nsec != f->ctime.tv_nsec) {
-			autofree char *q = gl_sanitize(*f->rel ? f->rel : ".", strlen(*f->rel ? f->rel : "."));
-			return gl_err(err, "verified launch: %s changed after it was verified%s; "
-					   "refusing to run the release",
-				      q, r < 0 ? " (gone)" : "");
-		}
-	}
-	return 0;
-}
 
 /* ---- open: once per session ---------------------------------------------- */
 
@@ -267,15 +144,10 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 			: NULL;
 	jv_free(e0j);
 	x->fail_binding = "tree";
-	struct walk w = {.x = x, .files = files, .target = e0rel, .err = err};
 	root = open(x->release_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = root < 0 ? gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno))
-			  : walk_dir(&w, root, "");
-	size_t want = (size_t)jv_object_length(jv_copy(files));
+			  : gl_exec_tree_record(x, root, files, e0rel, err);
 	jv_free(files);
-	if (rc == 0 && w.seen != want)
-		rc = gl_err(err, "verified launch: %zu installed files are missing",
-			    want - (w.seen < want ? w.seen : want));
 	if (rc < 0)
 		goto fail;
 
@@ -422,9 +294,7 @@ void gl_exec_close(struct gl_exec *x)
 	for (size_t i = 0; i < x->npaths; i++)
 		free(x->paths[i]);
 	free(x->paths);
-	for (size_t i = 0; i < x->nfile; i++)
-		free(x->file[i].rel);
-	free(x->file);
+	gl_exec_tree_free(x);
 	gl_bpf_free(&x->bpf);
 	x->release_dir = x->home = NULL;
 	x->argv = x->envp = x->paths = x->declared = NULL;
@@ -794,7 +664,7 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	 * CPU: gl-exec-host starts the target only once it has the call
 	 * message, which is sent only after this returns 0, so nothing of the
 	 * release runs before the check has passed. */
-	if (tree_unchanged(x, err) < 0) {
+	if (gl_exec_tree_unchanged(x, err) < 0) {
 		gl_exec_copy_done(pfd, dir);
 		close(pfd);
 		x->fail_rejected = true; /* a file changed since it was verified */
