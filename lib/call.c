@@ -345,6 +345,16 @@ static bool item_is_dir(const struct gl_call *c, size_t i)
 	return d;
 }
 
+/* Is s (a clean absolute path) the release's workspace or beneath it? Its
+ * files are the horizon's state, restored from the copy's own slot and
+ * labelled by the slot's label join (paper §IV-E, Algorithm 1 lines 11–28),
+ * not the user's files: neither labelled by the policy nor read here. */
+static bool in_workspace(const struct gl_call *c, const char *s)
+{
+	size_t n = strlen(GL_WORKSPACE_DIR);
+	return c->workspace && !strncmp(s, GL_WORKSPACE_DIR, n) && (s[n] == 0 || s[n] == '/');
+}
+
 /* One file named by an argument becomes an item labelled by the policy's
  * first matching glob (SPEC §11); no match refuses the call. A directory
  * (dir: dirs_from_args) becomes an item with "dir": true labelled by
@@ -362,6 +372,10 @@ static int add_path_item(struct gl_call *c, const char *arg, jv path, size_t fir
 			    "args.%s: %s is not an absolute normalised path (no '.', '..', '//' "
 			    "or trailing '/')",
 			    arg, q);
+	}
+	if (in_workspace(c, s)) { /* the horizon's state, not an item */
+		jv_free(path);
+		return 0;
 	}
 	/* The same file named twice by arguments is one item; a file also
 	 * given as an explicit item is a duplicate_item below, so the caller's
@@ -477,6 +491,9 @@ int gl_call_read(struct gl_call *c, jv env, const struct gl_policy *p, struct gl
 	case GL_MANIFEST_OK:
 		break;
 	}
+	jv sd = gl_json_get(m, "state_dir");
+	c->workspace = jv_get_kind(sd) == JV_KIND_TRUE;
+	jv_free(sd);
 	c->fn = gl_manifest_function(m, c->function);
 	if (!jv_is_valid(c->fn)) {
 		autofree char *q = gl_quote(c->function, strlen(c->function));

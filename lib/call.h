@@ -50,6 +50,7 @@ struct gl_call {
 	jv args;  /* owned: the envelope's args, or jv_invalid() */
 	jv given; /* owned: the envelope's destinations, or jv_invalid() */
 	const char *release, *function;
+	bool workspace; /* the release keeps a workspace ("state_dir": true) */
 	struct gl_call_item *item; /* X_k, sorted by name, names unique */
 	size_t nitem, cap;
 	const char **dest; /* D_f, sorted, unique */

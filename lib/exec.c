@@ -305,17 +305,18 @@ void gl_exec_close(struct gl_exec *x)
 /* ---- one copy ---------------------------------------------------------------- */
 
 enum exec_step {
-	XS_OK = 0, XS_USERNS, XS_MOUNT, XS_LOOPBACK, XS_RELAY, XS_DESCRIPTORS, XS_PDEATHSIG,
-	XS_LANDLOCK, XS_NO_NEW_PRIVS, XS_SECCOMP, XS_EXEC,
+	XS_OK = 0, XS_USERNS, XS_MOUNT, XS_WS_TMPFS, XS_WS_MKDIR, XS_WS_BIND, XS_LOOPBACK,
+	XS_RELAY, XS_DESCRIPTORS, XS_PDEATHSIG, XS_LANDLOCK, XS_NO_NEW_PRIVS, XS_SECCOMP, XS_EXEC,
 };
 static const char *const step_name[] = {
-    "ok", "userns", "mount", "loopback", "relay socket", "descriptors", "pdeathsig",
+    "ok", "userns", "mount", "workspace tmpfs on /run", "workspace directory " GL_WORKSPACE_DIR,
+    "workspace bind mount", "loopback", "relay socket", "descriptors", "pdeathsig",
     "landlock", "no_new_privs", "seccomp", "exec"};
 /* What a failed step leaves missing, as a bootstrap_failed receipt names it
  * (lib/receipt.h gl_receipt_missing's names where they exist). */
 static const char *const step_missing[] = {
-    "ok", "user_namespace", "mount_namespace", "loopback", "relay", "descriptors", "pdeathsig",
-    "landlock", "no_new_privs", "seccomp", "exec"};
+    "ok", "user_namespace", "mount_namespace", "workspace", "workspace", "workspace", "loopback",
+    "relay", "descriptors", "pdeathsig", "landlock", "no_new_privs", "seccomp", "exec"};
 
 struct prep {
 	int chan, devnull, status_w, ruleset, target, host;
@@ -323,6 +324,7 @@ struct prep {
 	const char *release_dir;
 	char uid_map[64], gid_map[64];
 	char hosts[PATH_MAX];
+	char state[PATH_MAX]; /* the scratch state/ bound on GL_WORKSPACE_DIR, or "" */
 	char *const *argv, *const *envp;
 	const struct gl_bpf *bpf;
 	unsigned off;
@@ -341,6 +343,23 @@ GL_NORETURN static void child_fail(int sfd, enum exec_step step)
 		r = write(sfd, &m, sizeof m);
 	while (r < 0 && errno == EINTR);
 	_exit(127);
+}
+
+/* The workspace (docs/exec.md "File state through slots"): a fresh tmpfs
+ * on /run (the host's /run is hidden), GL_WORKSPACE_DIR created on it and
+ * the copy's scratch state/ bound there, then /run read-only. Landlock
+ * gives the copy all rights but execute beneath state/'s inode only. */
+static void mount_workspace(int sfd, const char *state)
+{
+	if (mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") < 0)
+		child_fail(sfd, XS_WS_TMPFS);
+	if (mkdir("/run/germline", 0755) < 0 || mkdir(GL_WORKSPACE_DIR, 0700) < 0)
+		child_fail(sfd, XS_WS_MKDIR);
+	if (mount(state, GL_WORKSPACE_DIR, NULL, MS_BIND, NULL) < 0)
+		child_fail(sfd, XS_WS_BIND);
+	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0755,size=64k") < 0)
+		child_fail(sfd, XS_WS_TMPFS);
 }
 
 /* PID 1 of the copy's namespaces, between clone and execveat. */
@@ -365,6 +384,8 @@ GL_NORETURN static void copy_child(const struct prep *p)
 	    mount(p->hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0 ||
 	    mount(NULL, "/etc/hosts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
 		child_fail(sfd, XS_MOUNT);
+	if (p->state[0])
+		mount_workspace(sfd, p->state);
 	/* The network namespace holds only lo, brought up for the relay. */
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;
@@ -511,22 +532,60 @@ int gl_exec_copy_done(int pidfd, char *scratch)
 	return si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
 }
 
+/* Empty the directory fd, whatever the copy left in it: no symlink is
+ * followed, and a tree of any depth is removed with two descriptors (the
+ * entries of a non-empty subdirectory are moved up into fd, then it is
+ * removed), within a bound on the work. */
+static void remove_contents(int fd)
+{
+	unsigned long moved = 0;
+	for (bool again = true; again && moved < 4000000;) {
+		again = false;
+		int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+		if (!d) {
+			if (dup_fd >= 0)
+				close(dup_fd);
+			return;
+		}
+		rewinddir(d);
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+			    unlinkat(fd, e->d_name, 0) == 0 || unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0)
+				continue;
+			int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
+			if (!sd) {
+				if (sub >= 0)
+					close(sub);
+				continue;
+			}
+			struct dirent *c;
+			while ((c = readdir(sd)) && moved < 4000000) {
+				if (!strcmp(c->d_name, ".") || !strcmp(c->d_name, ".."))
+					continue;
+				char up[40];
+				do
+					snprintf(up, sizeof up, ".gl-rm-%lu", moved++);
+				while (renameat2(sub, c->d_name, fd, up, RENAME_NOREPLACE) < 0 &&
+				       errno == EEXIST && moved < 4000000);
+				again = true;
+			}
+			closedir(sd);
+		}
+		closedir(d);
+	}
+}
+
 void gl_exec_scratch_remove(char *scratch)
 {
 	if (!scratch)
 		return;
 	autofree char *sp = gl_xasprintf("%s/state", scratch);
-	autoclose int fd = open(sp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		DIR *d = fdopendir(dup(fd));
-		struct dirent *e;
-		while (d && (e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-			    unlinkat(fd, e->d_name, 0) < 0)
-				unlinkat(fd, e->d_name, AT_REMOVEDIR); /* the host keeps it flat */
-		if (d)
-			closedir(d);
-	}
+	autoclose int fd = open(sp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		remove_contents(fd); /* the workspace: any tree the copy made */
 	rmdir(sp);
 	autofree char *hp = gl_xasprintf("%s/hosts", scratch);
 	unlink(hp);
@@ -593,8 +652,19 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	size_t na = strv_len(x->argv);
 	autofree char **argv = gl_xcalloc(na + 1, sizeof *argv); /* strings borrowed */
 	memcpy(argv, x->argv, na * sizeof *argv);
-	if (x->state_dir)
-		argv[2] = state;
+	if (x->state_dir) {
+		argv[2] = (char *)GL_WORKSPACE_DIR;
+		if (snprintf(p.state, sizeof p.state, "%s", state) >= (int)sizeof p.state) {
+			gl_err(err, "exec copy: %s: path too long", state);
+			gl_exec_scratch_remove(dir);
+			return -1;
+		}
+#ifdef GL_TESTING
+		const char *bad = getenv("GL_TEST_WORKSPACE_SOURCE"); /* a failing bind */
+		if (bad)
+			snprintf(p.state, sizeof p.state, "%s", bad);
+#endif
+	}
 	p.argv = argv;
 
 	/* Landlock: the allowlist, the hosts file, exactly the view's item

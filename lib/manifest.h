@@ -17,6 +17,9 @@
 #define GL_MANIFEST_ARGS_MAX 16    /* items_from_args of one function */
 #define GL_MANIFEST_PATHS_MAX 64   /* read_paths */
 #define GL_MANIFEST_ARGV_MAX 64    /* exec entry */
+/* The workspace of an exec release with "state_dir": true, at this fixed
+ * path in every copy (docs/exec.md "File state through slots"). */
+#define GL_WORKSPACE_DIR "/run/germline/state"
 #define GL_PATH_MAX 4096
 #define GL_HOST_MAX 253
 

@@ -125,15 +125,28 @@ int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_la
 		     jv_object_has(jv_copy(s->puts), jv_copy(k));
 	size_t n = (size_t)jv_object_length(jv_copy(s->entries)) +
 		   (size_t)jv_object_length(jv_copy(s->puts));
-	if (s->bytes + add > GL_SLOT_MAX || (!known && n >= GL_SLOT_ENTRIES_MAX)) {
+	/* An entry of the slot as read that this put replaces no longer counts
+	 * (an exec copy's workspace, "gl.files", is rewritten on every call). */
+	size_t drop = 0;
+	if (!jv_object_has(jv_copy(s->puts), jv_copy(k)) &&
+	    jv_object_has(jv_copy(s->entries), jv_copy(k))) {
+		autobuf struct gl_buf ob = {0};
+		jv old = jv_object_get(jv_copy(s->entries), jv_copy(k));
+		gl_json_dump(&ob, old);
+		jv_free(old);
+		drop = ob.len + strlen(key) + 4;
+	}
+	if (drop > s->bytes)
+		drop = s->bytes;
+	if (s->bytes - drop + add > GL_SLOT_MAX || (!known && n >= GL_SLOT_ENTRIES_MAX)) {
 		jv_free(k);
 		jv_free(entry);
 		return gl_err(err, "the slot would exceed %u bytes or %d entries", GL_SLOT_MAX,
 			    GL_SLOT_ENTRIES_MAX);
 	}
-	/* Counted conservatively: an overwritten entry's old bytes stay counted
-	 * until the next copy reads the slot afresh. */
-	s->bytes += add;
+	/* Otherwise counted conservatively: an entry this copy overwrites
+	 * again keeps its earlier bytes counted. */
+	s->bytes = s->bytes - drop + add;
 	s->puts = jv_object_set(s->puts, k, entry);
 	return 0;
 }

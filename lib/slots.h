@@ -29,7 +29,7 @@
 
 #include "labels.h"
 
-#define GL_SLOT_MAX (16u << 20)  /* bytes of a slot file */
+#define GL_SLOT_MAX (48u << 20)  /* bytes of a slot file: an exec workspace of 32 MiB in base64 */
 #define GL_SLOT_ENTRIES_MAX 4096
 
 struct gl_slot {

@@ -12,8 +12,10 @@
 # "node_modules/@modelcontextprotocol/NAME/dist/index.js", …], protocol
 # mcp-stdio, functions = the names of the server's own tools/list (asked of
 # the unmodified server once, here), items_from_args for the file arguments
-# of server-filesystem and dirs_from_args for its directory tools' path, and for server-memory a state directory holding its
-# graph (MEMORY_FILE_PATH). Sign and install the trees with gl-sign pack /
+# of server-filesystem and dirs_from_args for its directory tools' path, and a
+# workspace ("state_dir": true, /run/germline/state in each copy) for
+# server-filesystem's write tools and server-memory's graph
+# (MEMORY_FILE_PATH). Sign and install the trees with gl-sign pack /
 # gl-verify install as any release. The only network access is npm's
 # registry (npm install). Versions: GL_NPM_VERSION (default "latest" at the
 # time of the cached install).
@@ -60,7 +62,11 @@ for name in server-filesystem server-memory server-everything; do
   entry="node_modules/@modelcontextprotocol/$name/dist/index.js"
   extra='[]' env='{}' state=false
   case $name in
-    server-filesystem) extra='["/"]' ;; # every path allowed; Landlock lets a copy read its items only
+    # every path allowed; Landlock lets a copy read its items and write its workspace
+    # only. The workspace is named too: the server resolves a new file's path by
+    # listing each directory from the longest allowed directory that holds it,
+    # and a copy may list nothing outside its workspace.
+    server-filesystem) extra='["/","/run/germline/state"]' state=true ;;
     server-memory) env='{"MEMORY_FILE_PATH":"${GL_STATE_DIR}/memory.jsonl"}' state=true ;;
   esac
   # shellcheck disable=SC2046

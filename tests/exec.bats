@@ -364,6 +364,7 @@ direct() {
   call c1 "$sha" read '{"paths":[]}' >calls
   run bash -c "gl-plan --policy '$POLICY' <calls | GL_TEST_LANDLOCK_ABI=5 '$GL_ROOT/build/testing/bin/gl-run' --policy '$POLICY' --receipts rc --host-key host 3>&-"
   [ "$status" -eq 1 ] || { echo "$output"; false; }
+  echo "$output"
   json '.ok == false and .error == "bootstrap_failed"'
   [ "$(ls rc | wc -l)" -eq 1 ]
   r=$(receipts_in rc bootstrap_failed)
@@ -374,5 +375,108 @@ direct() {
   # the same binary and kernel with nothing lowered: the copy launches
   rm rc/*
   run bash -c "gl-plan --policy '$POLICY' <calls | '$GL_ROOT/build/testing/bin/gl-run' --policy '$POLICY' --receipts rc --host-key host 3>&-"
+  [ -n "$(receipts_in rc fully_enforced)" ]
+}
+
+# ---- the workspace: "state_dir": true (docs/exec.md "File state through slots") ----
+
+# ws_slot SHA — the one slot file of release SHA
+ws_slot() { ls "$GL_HOME/slots/$1"/*.json; }
+
+# ws_set SHA PY_EXPR — replace the slot's "gl.files" value with the JSON of
+# a Python expression (b is base64 of a str)
+ws_set() {
+  "$SYSPY" - "$(ws_slot "$1")" "$2" <<'PY'
+import base64, json, sys
+b = lambda s: base64.b64encode(s.encode()).decode()
+p = sys.argv[1]
+s = json.load(open(p))
+s["gl.files"]["value"] = eval(sys.argv[2])
+json.dump(s, open(p, "w"))
+PY
+}
+
+@test "exec: the workspace is /run/germline/state, nested, and kept through the horizon's slot; symlinks are not" {
+  sha=$(install_release "$EX/workspace")
+  ops=$(jq -cn --arg d "$D/pub.txt" '{ops:[{op:"mkdir",path:"a/b/c"},{op:"write",path:"a/b/c/f.txt",data:"deep"},
+    {op:"mkdir",path:"empty"},{op:"write",path:"top.txt",data:"top"},{op:"symlink",path:"l",data:"/etc/passwd"},
+    {op:"write",path:"/run/germline/x",data:"no"},{op:"write",path:$d,data:"no"}]}')
+  { call c1 "$sha" do "$ops"; call c2 "$sha" ls '{}'; } >calls
+  run session calls
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  rec() { jq -sc ".[] | select(.id == \"$1\") | .results[0]" <<<"$output"; }
+  rec c1 | jq -e '.value.ws == "/run/germline/state"'
+  # inside the workspace everything; beside it on /run and outside it nothing
+  rec c1 | jq -e '.value.done[0:5] == ["ok","ok","ok","ok","ok"] and (.value.done[5:7] | all(startswith("denied")))'
+  [ "$(cat "$D/pub.txt")" = "public notes" ]
+  # the next copy has the tree back, empty directory included, but not the symlink
+  rec c2 | jq -e '.value.tree == {"a":"dir","a/b":"dir","a/b/c":"dir","a/b/c/f.txt":"deep","empty":"dir","top.txt":"top"}'
+  jq -e '.["gl.files"].value | keys == ["a/","a/b/","a/b/c/","a/b/c/f.txt","empty/","top.txt"]' "$(ws_slot "$sha")"
+  [ -z "$(ls -A "$GL_HOME/scratch")" ]
+}
+
+@test "exec: a hostile workspace slot is refused and nothing stored; a well-formed one, old flat ones too, restores" {
+  sha=$(install_release "$EX/workspace")
+  call c1 "$sha" do '{"ops":[{"op":"write","path":"x.txt","data":"x"}]}' >calls
+  session calls >/dev/null
+  # control: a nested slot written by hand, and a flat one as server-memory's
+  ws_set "$sha" '{"memory.jsonl": b("old flat"), "p/q/r.txt": b("nested"), "e/": "", "p/0": ""}'
+  call c2 "$sha" ls '{}' >calls
+  run session calls
+  json '.results[0].value.tree == {"e":"dir","memory.jsonl":"old flat","p":"dir","p/0":"","p/q":"dir","p/q/r.txt":"nested"}'
+  deep=$(printf 'a/%.0s' $(seq 16))x
+  for bad in '{"../x": ""}' '{"a/../../x": b("x")}' '{"/abs": b("x")}' '{"a//b": b("x")}' \
+             '{"sp ace": b("x")}' '{".": ""}' '{"d/": b("x")}' '{"x": 5}' '{"x": "!!!"}' '"flat"' \
+             '{"f%d" % i: "" for i in range(1025)}' "{\"$deep\": b(\"x\")}" \
+             '{"big": "eHh4" * ((8 << 20) // 3 + 2)}' '{"x": b("x"), "x/y": b("y")}'; do
+    ws_set "$sha" "$bad"
+    before=$(sha256sum <"$(ws_slot "$sha")")
+    run session calls
+    [ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+    json '.results[0].ok == false' || { echo "accepted: $bad: $output"; false; }
+    json '.results[0].detail | test("workspace not restored")' || { echo "$bad: $output"; false; }
+    [ "$before" = "$(sha256sum <"$(ws_slot "$sha")")" ]
+  done
+  [ -z "$(ls -A "$GL_HOME/scratch")" ]
+}
+
+@test "exec: a workspace out of bounds is not stored: the call fails, the slot keeps what it had" {
+  sha=$(install_release "$EX/workspace")
+  many=$(jq -cn '{ops:[range(1025) | {op:"write",path:"f\(.)",data:""}]}')
+  deep=$(jq -cn '{ops:[{op:"mkdir",path:([range(17) | "d"] | join("/"))}]}')
+  total=$(jq -cn '{ops:[range(5) | {op:"big",path:"b\(.)",bytes:(7 * 1048576)}]}')
+  {
+    call c0 "$sha" do '{"ops":[{"op":"write","path":"keep.txt","data":"kept"}]}'
+    call c1 "$sha" do '{"ops":[{"op":"big","path":"big","bytes":8388609}]}'
+    call c2 "$sha" do "$many"
+    call c3 "$sha" do "$deep"
+    call c4 "$sha" do '{"ops":[{"op":"write","path":"sp ace","data":"x"}]}'
+    call c5 "$sha" do "$total"
+    call c6 "$sha" ls '{}'
+  } >calls
+  run session calls
+  rec() { jq -sc ".[] | select(.id == \"$1\") | .results[0]" <<<"$output"; }
+  for c in c1 c2 c3 c4 c5; do
+    rec $c | jq -e '.ok == false and (.detail | test("workspace not stored"))' || { rec $c; false; }
+  done
+  rec c6 | jq -e '.value.tree == {"keep.txt":"kept"}'
+  jq -e '.["gl.files"].value | keys == ["keep.txt"]' "$(ws_slot "$sha")"
+  [ -z "$(ls -A "$GL_HOME/scratch")" ]
+}
+
+@test "exec: a workspace that cannot be mounted is a bootstrap failure naming it; nothing runs" {
+  sha=$(install_release "$EX/workspace")
+  gl-sign keygen --no-passphrase host >/dev/null
+  mkdir rc
+  call c1 "$sha" ls '{}' >calls
+  run bash -c "gl-plan --policy '$POLICY' <calls | GL_TEST_WORKSPACE_SOURCE=/nonexistent '$GL_ROOT/build/testing/bin/gl-run' --policy '$POLICY' --receipts rc --host-key host 3>&-"
+  [ "$status" -eq 1 ] || { echo "$output"; false; }
+  json '.ok == false and .error == "launch" and (.detail | test("launch failed at workspace bind mount"))'
+  r=$(receipts_in rc bootstrap_failed)
+  jq -e '.signed | .missing == ["workspace"] and (.detail | test("workspace bind mount"))' "$r"
+  # the same binary with the scratch directory bound: the copy runs
+  rm rc/*
+  run bash -c "gl-plan --policy '$POLICY' <calls | '$GL_ROOT/build/testing/bin/gl-run' --policy '$POLICY' --receipts rc --host-key host 3>&-"
+  json '.ok and .results[0].value.ws == "/run/germline/state"'
   [ -n "$(receipts_in rc fully_enforced)" ]
 }

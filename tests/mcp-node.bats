@@ -7,16 +7,17 @@
 # E7 (paper §VII-D): every call returns the same output under gl-run as from
 # the unprotected server — ONE persistent process driven by a tiny JSON-RPC
 # client (tests/fixtures/exec/mcp_ref.py) — apart from clock values; each test
-# prints its per-tool counts. GL_E7_CALLS (default 30) calls per tool,
-# GL_E7_CHEAP (default GL_E7_CALLS) for the cheap ones (200 for the paper's
-# count). File state through slots: server-memory's graph persists across the
+# prints its per-tool counts. GL_E7_CALLS calls per tool: 5 by default, so
+# that make check stays short (each call starts node); `make e7` runs the
+# issue's 30. GL_E7_CHEAP (default GL_E7_CALLS) for the cheap ones (200 for
+# the paper's count). File state through slots: server-memory's graph persists across the
 # calls of one horizon and never crosses horizons.
 # sanitizers: no — node's own start-up is the wall time (about 0.5 s a call); the broker's exec paths run under ASan in tests/exec.bats
 load helpers
 load fixtures/run/helpers
 bats_require_minimum_version 1.5.0
 
-N=${GL_E7_CALLS:-30}
+N=${GL_E7_CALLS:-5}
 CHEAP=${GL_E7_CHEAP:-$N}
 
 setup_file() {
@@ -69,16 +70,22 @@ e7() {
   local s=$1 r
   shift
   r=$GL_HOME/releases/$(sha "$s")
-  "$SYSPY" "$FIX/exec/e7.py" calls "$s" "$N" "$D" --cheap "$CHEAP" >calls
-  local argv=(/usr/bin/node "node_modules/@modelcontextprotocol/$s/dist/index.js")
-  [ "$s" = server-filesystem ] && argv+=(/)
+  "$SYSPY" "$FIX/exec/e7.py" calls "${E7_PROFILE:-$s}" "$N" "$D" --cheap "$CHEAP" >calls
+  local argv wrap=()
+  mapfile -t argv < <(jq -r '.entry[]' "$r/manifest.json")
+  # a release with a workspace: the reference sees the copies' paths, in its
+  # own user+mount namespaces (tmpfs on /run, a directory on /run/germline/state)
+  if jq -e '.state_dir == true' "$r/manifest.json" >/dev/null; then
+    mkdir -p "$BATS_TEST_TMPDIR/ref-ws"
+    wrap=("$FIX/exec/in_workspace.sh" "$BATS_TEST_TMPDIR/ref-ws")
+  fi
   local envs=(--env PATH=/usr/bin:/bin --env HOME=/nonexistent --env LANG=C.UTF-8)
   for e in "$@"; do envs+=(--env "$e"); done
-  "$SYSPY" "$FIX/exec/mcp_ref.py" --cwd "$r" "${envs[@]}" -- "${argv[@]}" <calls >ref
+  "${wrap[@]}" "$SYSPY" "$FIX/exec/mcp_ref.py" --cwd "$r" "${envs[@]}" -- "${argv[@]}" <calls >ref
   jq -c --arg r "$(sha "$s")" '{id:"e7",release:$r,function:.function,args:.args,items:[],
     consumers:["agent"]}' calls | gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" >run 3>&-
   "$SYSPY" "$FIX/exec/e7.py" compare calls ref run >cmp.out 2>cmp.err || true
-  echo "# E7 $s (GL_E7_CALLS=$N, cheap $CHEAP):" >&3
+  echo "# E7 ${E7_PROFILE:-$s} (GL_E7_CALLS=$N, cheap $CHEAP):" >&3
   sed 's/^/#   /' cmp.out >&3
   cat cmp.out cmp.err
 }
@@ -95,6 +102,9 @@ e7() {
     .search_files) | .dirs_from_args == ["path"]] | all' \
     "$GL_HOME/releases/$(sha server-filesystem)/manifest.json"
   jq -e '.state_dir == true' "$GL_HOME/releases/$(sha server-memory)/manifest.json"
+  # server-filesystem: every path allowed (Landlock decides), its workspace too
+  jq -e '.state_dir == true and .entry[2:] == ["/","/run/germline/state"]' \
+    "$GL_HOME/releases/$(sha server-filesystem)/manifest.json"
 }
 
 @test "E7: server-everything under gl-run answers as the unprotected server" {
@@ -188,4 +198,55 @@ e7() {
   [ -x "$tglrun" ] || skip "build/testing/bin/gl-run is not built (make units)"
   run bash -c "head -1 planned | GL_TEST_EXEC_OFF=1 '$tglrun' --policy '$POLICY' 3>&-"
   rec l | jq -e '.results[] | select(.consumer == "pubagent") | .value.content[0].text | test("\\[DIR\\] hr")'
+}
+
+@test "E7: server-filesystem's write tools on its workspace answer as the unprotected server" {
+  E7_PROFILE=server-filesystem-ws e7 server-filesystem
+  tail -1 cmp.out | awk '{split($2,a,"/"); if (a[1] != a[2]) exit 1}'
+  [ "$(grep -cE '^(write_file|edit_file|create_directory|move_file) ' cmp.out)" -eq 4 ]
+  grep -E '^(write_file|edit_file|create_directory|move_file) ' cmp.out |
+    awk -v n="$N" '{split($2,a,"/"); if (a[2] < n) exit 1}'
+  # the sequence exercised the workspace: writes, moves and directories
+  # succeeded, and reads returned what earlier calls wrote
+  for t in write_file edit_file create_directory move_file read_text_file; do
+    paste -d '\n' calls ref | jq -se --arg t "$t" '[range(0; length; 2) as $i | select(.[$i].function == $t
+      and (.[$i + 1].value.isError | not))] | length > 0' || { echo "$t never succeeded"; false; }
+  done
+  jq -se '[.[] | .value.content[0].text? // "" | select(test("^text-"))] | length > 0' ref
+}
+
+@test "server-filesystem: workspace writes stay in their horizon; a write outside it fails (off: --mode sigpin)" {
+  f=$(sha server-filesystem)
+  W=/run/germline/state
+  cp "$D/doc1.txt" "$D/victim.txt"
+  secret="HR-WS-$RANDOM$RANDOM"
+  mk() { # ID CONSUMER FUNCTION ARGS [ITEMS]
+    jq -cn --arg id "$1" --arg r "$f" --arg c "$2" --arg f "$3" --argjson a "$4" \
+      --argjson it "${5:-[]}" '{id:$id,release:$r,function:$f,args:$a,items:$it,consumers:[$c]}'
+  }
+  hr_item="[{\"name\":\"salary.txt\",\"label\":[\"hr\"],\"path\":\"$D/hr/salary.txt\"}]"
+  victim="[{\"name\":\"victim\",\"label\":[],\"path\":\"$D/victim.txt\"}]"
+  {
+    mk 1 agent write_file "{\"path\":\"$W/secret.txt\",\"content\":\"$secret\"}" "$hr_item"
+    mk 2 pubagent read_text_file "{\"path\":\"$W/secret.txt\"}"
+    mk 3 pubagent get_file_info "{\"path\":\"$W/secret.txt\"}"
+    mk 4 agent read_text_file "{\"path\":\"$W/secret.txt\"}"
+    mk 5 agent write_file "{\"path\":\"$D/victim.txt\",\"content\":\"overwritten\"}" "$victim"
+  } >calls
+  rec() { jq -sc ".[] | select(.id == \"$1\") | .results[0]" <<<"$output"; }
+  run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' 3>&-"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # the public horizon has its own workspace: the hr write is not there
+  rec 2 | jq -e '.value.isError == true and (.value.content[0].text | test("ENOENT"))'
+  rec 3 | jq -e '.value.isError == true'
+  ! grep -q "$secret" <<<"$(rec 2)$(rec 3)"
+  # a later call of the same horizon reads it, labelled with what flowed in
+  rec 4 | jq -e --arg s "$secret" '.value.content[0].text == $s and .label == ["hr"]'
+  # a file the copy can read (an item of its view) is still not writable
+  rec 5 | jq -e '.value.isError == true and (.value.content[0].text | test("EACCES"))'
+  [ "$(cat "$D/victim.txt")" = "$(cat "$D/doc1.txt")" ]
+  # mechanism off: one unconfined process for every call (--mode sigpin)
+  run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' --mode sigpin 3>&-"
+  rec 2 | jq -e --arg s "$secret" '.value.content[0].text == $s'
+  [ "$(cat "$D/victim.txt")" = overwritten ]
 }

@@ -41,6 +41,7 @@
 #include "manifest.h"
 #include "msg.h"
 #include "util.h"
+#include "workspace.h"
 
 #define CHAN 3
 #define RELAY 4
@@ -48,9 +49,6 @@
 #define OUT_MAX (32u << 20)      /* bytes of the target's output kept */
 #define HEAD_MAX (64u << 10)     /* bytes of one HTTP request head */
 #define BODY_MAX (16u << 20)     /* bytes of one HTTP request body */
-#define STATE_FILES_MAX 64
-#define STATE_FILE_MAX (8u << 20)
-#define STATE_KEY "gl.files"
 #define MCP_VERSION "2025-06-18"
 #define IO_MS 10000              /* one HTTP connection's reads and writes */
 
@@ -116,77 +114,6 @@ static jv recv_msg(void) /* the broker's answer (owned object) */
 	if (jv_get_kind(v) != JV_KIND_OBJECT)
 		_exit(3);
 	return v;
-}
-
-/* ---- file state: the state directory <-> the slot key "gl.files" --------- */
-
-static bool state_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-	return n && n <= 128 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-					  "0123456789._-") == n && strcmp(s, ".") && strcmp(s, "..");
-}
-
-static void state_restore(const char *dir, jv state) /* borrows state */
-{
-	jv ent = gl_json_get(state, STATE_KEY);
-	jv files = jv_get_kind(ent) == JV_KIND_OBJECT ? gl_json_get(ent, "value") : jv_invalid();
-	jv_free(ent);
-	if (jv_get_kind(files) == JV_KIND_OBJECT) {
-		jv_object_foreach(files, k, v)
-		{
-			const char *name = jv_string_value(k);
-			const char *b64 = jv_get_kind(v) == JV_KIND_STRING ? jv_string_value(v) : NULL;
-			size_t len = 0;
-			unsigned char *data = b64 && state_name_ok(name) ? gl_b64_decode(b64, strlen(b64), &len) : NULL;
-			if (data) {
-				autofree char *path = gl_xasprintf("%s/%s", dir, name);
-				int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-				if (fd >= 0) {
-					gl_write_all(fd, data, len);
-					close(fd);
-				}
-			}
-			free(data);
-			jv_free(k);
-			jv_free(v);
-		}
-	}
-	jv_free(files);
-}
-
-/* The state directory as {"name": base64} (regular files at its top). */
-static jv state_collect(const char *dir)
-{
-	jv out = jv_object();
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	struct dirent *e;
-	int n = 0;
-	while (d && (e = readdir(d)) && n < STATE_FILES_MAX) {
-		if (!state_name_ok(e->d_name))
-			continue;
-		int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		struct stat st;
-		char *buf = NULL;
-		size_t len = 0;
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    gl_read_fd_capped(fd, STATE_FILE_MAX, &buf, &len) == 0) {
-			struct gl_buf b = {0};
-			gl_b64_encode(&b, (unsigned char *)buf, len);
-			out = jv_object_set(out, jv_string(e->d_name), jv_string_sized(b.data ? b.data : "", (int)b.len));
-			free(b.data);
-			n++;
-		}
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-	}
-	if (d)
-		closedir(d);
-	else if (dfd >= 0)
-		close(dfd);
-	return out;
 }
 
 /* ---- the HTTP relay: one request per connection -> one effect -------------- */
@@ -749,11 +676,24 @@ GL_NORETURN static void finish(const char *error, jv value)
 		target = -1;
 		mcp_up = false;
 	}
-	if (state_dir && !error && !session) {
+	autofree char *ws_err = NULL;
+	jv files = state_dir && !error && !session ? gl_ws_collect(state_dir, &ws_err) : jv_invalid();
+	if (ws_err) {
+		/* out of bounds: the call fails and nothing is stored */
+		jv_free(value);
+		autofree char *e = gl_xasprintf("workspace not stored: %s", ws_err);
+		send_msg(JV_OBJECT(jv_string("type"), jv_string("result"), jv_string("error"), jv_string(e)));
+		if (session)
+			longjmp(next_call, 1);
+		_exit(0);
+	}
+	if (jv_is_valid(files)) {
 		send_msg(JV_OBJECT(jv_string("type"), jv_string("state_put"), jv_string("key"),
-				   jv_string(STATE_KEY), jv_string("value"), state_collect(state_dir)));
+				   jv_string(GL_WS_KEY), jv_string("value"), files));
 		jv ok = recv_msg();
 		jv_free(ok);
+	} else {
+		jv_free(files);
 	}
 	if (error) {
 		drain_stderr();
@@ -802,10 +742,17 @@ int main(int argc, char **argv)
 	function = gl_xstrdup(fn);
 	if (!session && !twin_env[0])
 		twin_from(call);
+	state_dir = NULL; /* nothing to store until the workspace is restored */
 	if (sd && !session) {
 		jv st = gl_json_get(call, "state");
-		state_restore(sd, st);
+		autofree char *why = gl_ws_restore(sd, st);
 		jv_free(st);
+		if (why) {
+			jv_free(call);
+			autofree char *e = gl_xasprintf("workspace not restored: the slot's %s is refused: %s",
+							GL_WS_KEY, why);
+			finish(e, jv_invalid());
+		}
 	}
 	state_dir = sd;
 	if (target <= 0) {
