@@ -9,9 +9,9 @@
 # client (tests/fixtures/exec/mcp_ref.py) — apart from clock values; each test
 # prints its per-tool counts. GL_E7_CALLS calls per tool: 5 by default, so
 # that make check stays short (each call starts node); `make e7` runs the
-# issue's 30. GL_E7_CHEAP (default GL_E7_CALLS) for the cheap ones (200 for
-# the paper's count). File state through slots: server-memory's graph persists across the
-# calls of one horizon and never crosses horizons.
+# issue's 30, and GL_E7_CHEAP=200 for the cheap ones (default GL_E7_CALLS).
+# File state through slots: server-memory's graph persists across the calls
+# of one horizon and never crosses horizons.
 # sanitizers: no — node's own start-up is the wall time (about 0.5 s a call); the broker's exec paths run under ASan in tests/exec.bats
 load helpers
 load fixtures/run/helpers
