@@ -1,10 +1,13 @@
 /* exec.c — runtime "exec": the verified launch of one copy per plan group
  * (SPEC §5, §9; seed 002; paper §VI "For an MCP server…"). See exec.h and
- * docs/exec.md. The launch child follows lib/germline.c's (typed steps, a
+ * docs/exec.md. Everything is prepared here before the clone; the launch
+ * child (lib/exec_child.c) follows lib/germline.c's (typed steps, a
  * close-on-exec status pipe, restrictions before execveat of a retained
- * descriptor) and only makes syscalls: everything is prepared before clone. */
+ * descriptor) and only makes syscalls. The verified tree is
+ * lib/exec_tree.c. */
 #define _GNU_SOURCE
 #include "exec.h"
+#include "exec_child.h"
 #include "exec_tree.h"
 
 #include <arpa/inet.h>
@@ -304,182 +307,6 @@ void gl_exec_close(struct gl_exec *x)
 
 /* ---- one copy ---------------------------------------------------------------- */
 
-enum exec_step {
-	XS_OK = 0, XS_USERNS, XS_MOUNT, XS_WS_TMPFS, XS_WS_MKDIR, XS_WS_BIND, XS_LOOPBACK,
-	XS_RELAY, XS_DESCRIPTORS, XS_PDEATHSIG, XS_LANDLOCK, XS_NO_NEW_PRIVS, XS_SECCOMP, XS_EXEC,
-};
-static const char *const step_name[] = {
-    "ok", "userns", "mount", "workspace tmpfs on /run", "workspace directory " GL_WORKSPACE_DIR,
-    "workspace bind mount", "loopback", "relay socket", "descriptors", "pdeathsig",
-    "landlock", "no_new_privs", "seccomp", "exec"};
-/* What a failed step leaves missing, as a bootstrap_failed receipt names it
- * (lib/receipt.h gl_receipt_missing's names where they exist). */
-static const char *const step_missing[] = {
-    "ok", "user_namespace", "mount_namespace", "workspace", "workspace", "workspace", "loopback",
-    "relay", "descriptors", "pdeathsig", "landlock", "no_new_privs", "seccomp", "exec"};
-
-struct prep {
-	int chan, devnull, status_w, ruleset, target, host;
-	pid_t parent;
-	const char *release_dir;
-	char uid_map[64], gid_map[64];
-	char hosts[PATH_MAX];
-	char state[PATH_MAX]; /* the scratch state/ bound on GL_WORKSPACE_DIR, or "" */
-	char *const *argv, *const *envp;
-	const struct gl_bpf *bpf;
-	unsigned off;
-	bool unconfined; /* the sigpin/sigifc baseline: namespaces for the relay only */
-};
-
-struct status_msg {
-	int32_t step, err;
-};
-
-GL_NORETURN static void child_fail(int sfd, enum exec_step step)
-{
-	struct status_msg m = {(int32_t)step, errno};
-	ssize_t r;
-	do
-		r = write(sfd, &m, sizeof m);
-	while (r < 0 && errno == EINTR);
-	_exit(127);
-}
-
-/* The workspace (docs/exec.md "File state through slots"): a fresh tmpfs
- * on /run (the host's /run is hidden), GL_WORKSPACE_DIR created on it and
- * the copy's scratch state/ bound there, then /run read-only. Landlock
- * gives the copy all rights but execute beneath state/'s inode only. */
-static void mount_workspace(int sfd, const char *state)
-{
-	if (mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") < 0)
-		child_fail(sfd, XS_WS_TMPFS);
-	if (mkdir("/run/germline", 0755) < 0 || mkdir(GL_WORKSPACE_DIR, 0700) < 0)
-		child_fail(sfd, XS_WS_MKDIR);
-	if (mount(state, GL_WORKSPACE_DIR, NULL, MS_BIND, NULL) < 0)
-		child_fail(sfd, XS_WS_BIND);
-	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  "mode=0755,size=64k") < 0)
-		child_fail(sfd, XS_WS_TMPFS);
-}
-
-/* PID 1 of the copy's namespaces, between clone and execveat. */
-GL_NORETURN static void copy_child(const struct prep *p)
-{
-	int sfd = p->status_w;
-	/* A broker holding the host key (gl-run --host-key) is not dumpable,
-	 * which makes /proc/self/{setgroups,uid_map} root's and unwritable for
-	 * an unprivileged broker. This child holds no secret (the key's pages
-	 * are MADV_WIPEONFORK: lib/receipt.c) and execs next, as
-	 * lib/germline.c's launch child. */
-	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
-		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	if (gl_write_file_str("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
-		child_fail(sfd, XS_USERNS);
-	if (gl_write_file_str("/proc/self/uid_map", p->uid_map) < 0 ||
-	    gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
-		child_fail(sfd, XS_USERNS);
-	/* Mount namespace: nothing propagates back; the declared hosts resolve
-	 * to the relay (the copy's own /etc/hosts, read-only). */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount(p->hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0 ||
-	    mount(NULL, "/etc/hosts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
-		child_fail(sfd, XS_MOUNT);
-	if (p->state[0])
-		mount_workspace(sfd, p->state);
-	/* The network namespace holds only lo, brought up for the relay. */
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof ifr);
-	memcpy(ifr.ifr_name, "lo", 3);
-	ifr.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
-	if (s < 0 || ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-		child_fail(sfd, XS_LOOPBACK);
-	close(s);
-	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int one = 1;
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(GL_EXEC_RELAY_PORT),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 16) < 0)
-		child_fail(sfd, XS_RELAY);
-
-	/* Descriptors: /dev/null on 0-2, the channel on 3, the relay on 4, the
-	 * target on 5 (kept across the host's exec), the host on 6, the status
-	 * pipe on 7 and the ruleset on 8 (close-on-exec); nothing else. */
-	int keep[7] = {p->devnull, p->chan, lfd, p->target, p->host, p->status_w, p->ruleset};
-	for (int i = 0; i < 7; i++) {
-		if (keep[i] < 0)
-			continue;
-		keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 20);
-		if (keep[i] < 0)
-			child_fail(sfd, XS_DESCRIPTORS);
-		if (i == 5)
-			sfd = keep[5];
-	}
-	if (dup2(keep[0], 0) < 0 || dup2(keep[0], 1) < 0 || dup2(keep[0], 2) < 0 ||
-	    dup2(keep[1], 3) < 0 || dup2(keep[2], 4) < 0 || dup2(keep[3], 5) < 0 ||
-	    dup3(keep[4], 6, O_CLOEXEC) < 0 || dup3(keep[5], 7, O_CLOEXEC) < 0)
-		child_fail(sfd, XS_DESCRIPTORS);
-	sfd = 7;
-	if (keep[6] >= 0 && dup3(keep[6], 8, O_CLOEXEC) < 0)
-		child_fail(sfd, XS_DESCRIPTORS);
-	if (syscall(SYS_close_range, 9u, ~0u, 0u) < 0)
-		child_fail(sfd, XS_DESCRIPTORS);
-	if (chdir(p->release_dir) < 0)
-		child_fail(sfd, XS_DESCRIPTORS);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		child_fail(sfd, XS_PDEATHSIG);
-	/* A broker gone before this line closed the channel's other end: the
-	 * host reads EOF on fd 3 and exits. */
-	if (p->ruleset >= 0) {
-		if (gl_landlock_restrict(8) < 0)
-			child_fail(sfd, XS_LANDLOCK);
-		close(8);
-	}
-	if (!p->unconfined && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(sfd, XS_NO_NEW_PRIVS);
-	if (!p->unconfined && !(p->off & GL_OFF_SECCOMP) && gl_seccomp_install(p->bpf) < 0)
-		child_fail(sfd, XS_SECCOMP);
-	/* The retained descriptor, never the path (SPEC §9). */
-	syscall(SYS_execveat, 6, "", p->argv, p->envp, AT_EMPTY_PATH);
-	child_fail(sfd, XS_EXEC);
-}
-
-static int read_status(int fd, int64_t deadline, const char **missing, char **err)
-{
-	struct status_msg m;
-	size_t got = 0;
-	while (got < sizeof m) {
-		int ms = (int)((deadline - gl_mono_ns()) / 1000000);
-		struct pollfd pf = {.fd = fd, .events = POLLIN};
-		int r = poll(&pf, 1, ms < 0 ? 0 : ms);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			*missing = "exec";
-			return gl_err(err, "exec copy: no exec observed within the time limit");
-		}
-		ssize_t n = read(fd, (char *)&m + got, sizeof m - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (got == 0)
-		return 0;
-	*missing = "exec";
-	if (got != sizeof m || m.step <= XS_OK || m.step > XS_EXEC)
-		return gl_err(err, "exec copy: malformed status from the launch child");
-	*missing = step_missing[m.step];
-	const char *hint = m.step == XS_USERNS ? " (user namespaces disabled or exhausted)"
-			   : m.step == XS_LANDLOCK ? " (Landlock unavailable)"
-			   : m.step == XS_RELAY && m.err == EACCES ? " (port 80 needs the copy's own user namespace)"
-							       : "";
-	return gl_err(err, "exec copy: launch failed at %s: %s%s", step_name[m.step], strerror(m.err),
-		      hint);
-}
-
 static char *make_scratch(const struct gl_exec *x, const char *const *hosts, size_t nhost,
 			  char **err)
 {
@@ -641,7 +468,7 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	if (!dir)
 		return -1;
 	x->fail_binding = "landlock";
-	struct prep p = {.chan = ch, .devnull = -1, .status_w = -1, .ruleset = -1,
+	struct gl_exec_prep p = {.chan = ch, .devnull = -1, .status_w = -1, .ruleset = -1,
 			 .target = x->target_fd, .host = x->host_fd, .parent = getpid(),
 			 .release_dir = x->release_dir, .argv = x->argv, .envp = x->envp,
 			 .bpf = &x->bpf, .off = x->off, .unconfined = unconfined};
@@ -718,7 +545,7 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	};
 	long pid = syscall(SYS_clone3, &ca, sizeof ca);
 	if (pid == 0)
-		copy_child(&p);
+		gl_exec_child(&p);
 	int e = errno;
 	close(p.status_w);
 	close(p.devnull);
@@ -741,7 +568,7 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 		x->fail_binding = "tree";
 		return -1;
 	}
-	int rc = read_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000,
+	int rc = gl_exec_child_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000,
 			     &x->fail_binding, err);
 	if (rc == 0)
 		x->fail_binding = "proc_check"; /* the exec was observed */
