@@ -632,7 +632,7 @@ def _exception(e):
 
 def _precall(module):
     """An MCP server's own start and the MCP handshake, before the call
-    message: under the fixed PRECALL twin inputs (no channel yet, so no
+    message: under the twin inputs the germline drew (no channel yet, so no
     HTTP). Returns the exception it raised, or None."""
     global _twin
     if MCP_ENTRY is None:
