@@ -357,16 +357,14 @@ bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd)
 {
 	if (!g->pooled)
 		return false;
-	g->pooled = false;
 	/* A pidfd is readable once its process has exited: a copy that died
 	 * while it waited (its own at-fork code, the OOM killer) is dropped. */
 	struct pollfd pf = {.fd = g->pool_pidfd, .events = POLLIN};
 	if (poll(&pf, 1, 0) != 0) {
-		close(g->pool_sock);
-		gl_copy_kill(g->pool_pidfd);
-		close(g->pool_pidfd);
+		pool_drop(g);
 		return false;
 	}
+	g->pooled = false;
 	*sock = g->pool_sock;
 	*pidfd = g->pool_pidfd;
 	return true;

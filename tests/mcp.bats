@@ -73,23 +73,7 @@ mcp_call() {
   # keeps counting.
   mkdir -p "$BATS_TEST_TMPDIR/rel"
   cp -r "$FIX/mcp/notes" "$BATS_TEST_TMPDIR/rel/token"
-  cat >>"$BATS_TEST_TMPDIR/rel/token/notes_server.py" <<'PY'
-
-
-import os as _os
-
-TOKEN = _os.urandom(8).hex()  # at import: the germline's initialisation
-COUNT = [0]
-
-
-def _bump(a):
-    COUNT[0] += 1
-    return {"token": TOKEN, "count": COUNT[0]}
-
-
-HANDLERS["bump"] = _bump
-TOOLS.append({"name": "bump", "inputSchema": {"type": "object"}})
-PY
+  cat "$FIX/mcp/bump_tail.py" >>"$BATS_TEST_TMPDIR/rel/token/notes_server.py"
   jq '.functions.bump = {"destinations":[]}' "$FIX/mcp/notes/manifest.json" \
     >"$BATS_TEST_TMPDIR/rel/token/manifest.json"
   REL=$(install_release "$BATS_TEST_TMPDIR/rel/token")

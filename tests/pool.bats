@@ -38,23 +38,7 @@ teardown() {
 bump_release() {
   mkdir -p "$BATS_TEST_TMPDIR/rel"
   cp -r "$FIX/mcp/notes" "$BATS_TEST_TMPDIR/rel/bump"
-  cat >>"$BATS_TEST_TMPDIR/rel/bump/notes_server.py" <<'PY'
-
-
-import os as _os
-
-TOKEN = _os.urandom(8).hex()
-COUNT = [0]
-
-
-def _bump(a):
-    COUNT[0] += 1
-    return {"token": TOKEN, "count": COUNT[0], "pid": _os.getpid()}
-
-
-HANDLERS["bump"] = _bump
-TOOLS.append({"name": "bump", "inputSchema": {"type": "object"}})
-PY
+  cat "$FIX/mcp/bump_tail.py" >>"$BATS_TEST_TMPDIR/rel/bump/notes_server.py"
   jq '.functions.bump = {"destinations":[]}' "$FIX/mcp/notes/manifest.json" \
     >"$BATS_TEST_TMPDIR/rel/bump/manifest.json"
   install_release "$BATS_TEST_TMPDIR/rel/bump"
