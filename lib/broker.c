@@ -613,11 +613,9 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 	} else {
 		jv_free(results);
 	}
-	for (size_t i = 0; i < c->nitem; i++) {
-		free(r.b64[i]);
+	gl_broker_items_free(&r);
+	for (size_t i = 0; i < c->nitem; i++)
 		jv_free(r.items[i].label);
-	}
-	free(r.b64);
 	free(r.items);
 	for (size_t gi = 0; gi < ng; gi++) {
 		jv_free(r.snap[gi]);

@@ -41,22 +41,20 @@ jv gl_broker_check_germline(struct run *r, struct gl_germline *gm)
 static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, char **err)
 {
 	const struct gl_call *c = r->c;
-	char **paths = gl_xcalloc(c->nitem + 1, sizeof *paths);
+	struct gl_exec_item *items = gl_xcalloc(c->nitem + 1, sizeof *items);
 	size_t n = 0;
 	jv_array_foreach(c->items, i, it)
 	{
-		const char *name = gl_json_get_str(it, "name"), *path = gl_json_get_str(it, "path");
+		const char *name = gl_json_get_str(it, "name");
 		int k = name ? gl_broker_item_index(c, name) : -1;
-		if (path && k >= 0 && (r->probe || in_view(&r->plan->group[r->gi], (size_t)k)))
-			paths[n++] = gl_xasprintf("%s%s", path,
-						  gl_json_get_bool(it, "dir", 0) ? "/" : "");
+		if (k >= 0 && r->item_fd[k] >= 0 &&
+		    (r->probe || in_view(&r->plan->group[r->gi], (size_t)k)))
+			items[n++] = (struct gl_exec_item){r->item_fd[k], gl_json_get_bool(it, "dir", 0)};
 		jv_free(it);
 	}
-	int rc = gl_exec_copy(x, (const char *const *)paths, n, (const char *const *)c->dest,
-			      c->ndest, chan, pidfd, &r->scratch, err);
-	for (size_t i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
+	int rc = gl_exec_copy(x, items, n, (const char *const *)c->dest, c->ndest, chan, pidfd,
+			      &r->scratch, err);
+	free(items);
 	/* One signed receipt per launch (SPEC §9, seed 002): this copy's. */
 	if (r->b->launcher)
 		gl_launch_exec_copy(r->b->launcher, c->release, x, rc, *err, &r->ev, r->b->ids);

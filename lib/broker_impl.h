@@ -47,6 +47,7 @@ struct run {
 	const struct gl_call *c;
 	const struct gl_plan *plan;
 	char **b64;               /* base64 contents per c->item index */
+	int *item_fd;             /* per c->item index: the path item opened once, or -1 */
 	struct gl_callmsg_item *items; /* per c->item: name, label (owned jv), b64 */
 	struct dest_state *dest;  /* per c->dest index */
 	struct denied denied[GL_BROKER_DENIED_NAMES + 1];
@@ -121,9 +122,14 @@ jv gl_broker_refuse(const char *code, const char *fmt, ...);
 /* The index of item name in c->item (sorted by name), or -1. */
 int gl_broker_item_index(const struct gl_call *c, const char *name);
 
-/* Contents of every item as base64 into r->b64 (read here, never by Plan).
- * jv_invalid(), or a refusal ("bad_item"). */
+/* Contents of every item as base64 into r->b64 (read here, never by Plan),
+ * and each path item's descriptor into r->item_fd, so that an exec copy's
+ * Landlock rule is for the file the broker read. jv_invalid(), or a
+ * refusal ("bad_item"). */
 jv gl_broker_load_items(struct run *r);
+
+/* Free r->b64 and close r->item_fd (both may be NULL). */
+void gl_broker_items_free(struct run *r);
 
 /* ---- one copy's life (broker_copy.c) ---- */
 

@@ -38,7 +38,7 @@ int gl_broker_item_index(const struct gl_call *c, const char *name)
  * GL_ITEM_MAX bytes, a directory item ("dir": true) a directory, whose
  * contents are empty (an exec copy lists it through its Landlock rule,
  * lib/exec.c). NULL, or why not (malloc'd). */
-static char *read_path_item(const char *path, bool dir, char **raw, size_t *len)
+static char *read_path_item(const char *path, bool dir, char **raw, size_t *len, int *keep)
 {
 	autofree char *qp = gl_quote(path, strlen(path));
 	autoclose int fd = gl_open_no_symlinks(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
@@ -58,6 +58,7 @@ static char *read_path_item(const char *path, bool dir, char **raw, size_t *len)
 	if (dir) {
 		*raw = gl_xstrdup("");
 		*len = 0;
+		*keep = gl_steal_fd(&fd);
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode))
@@ -67,6 +68,7 @@ static char *read_path_item(const char *path, bool dir, char **raw, size_t *len)
 				    errno == EFBIG || (uint64_t)st.st_size > GL_ITEM_MAX
 					? "larger than 32 MiB"
 					: strerror(errno));
+	*keep = gl_steal_fd(&fd);
 	return NULL;
 }
 
@@ -77,6 +79,9 @@ jv gl_broker_load_items(struct run *r)
 {
 	const struct gl_call *c = r->c;
 	r->b64 = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r->b64);
+	r->item_fd = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r->item_fd);
+	for (size_t k = 0; k < c->nitem; k++)
+		r->item_fd[k] = -1;
 	size_t total = 0;
 	jv out = jv_invalid();
 	jv_array_foreach(c->items, i, it)
@@ -93,7 +98,7 @@ jv gl_broker_load_items(struct run *r)
 		if (jv_is_valid(out) || x < 0 || r->b64[x]) {
 			/* an earlier error, or an item gl_call_read did not keep */
 		} else if (path && (why = read_path_item(path, gl_json_get_bool(it, "dir", 0), &raw,
-							 &len))) {
+							 &len, &r->item_fd[x]))) {
 			out = gl_broker_refuse("bad_item", "item %s: %s", q, why);
 		} else if (!path && !(dec = gl_b64_decode(data, strlen(data), &len))) {
 			out = gl_broker_refuse("bad_item", "item %s: data is not standard base64", q);
@@ -112,4 +117,18 @@ jv gl_broker_load_items(struct run *r)
 		out = gl_broker_refuse("bad_item", "items hold more than %u bytes of base64 in all",
 			     GL_MSG_MAX - (4u << 20));
 	return out;
+}
+
+void gl_broker_items_free(struct run *r)
+{
+	for (size_t i = 0; i < r->c->nitem; i++) {
+		if (r->b64)
+			free(r->b64[i]);
+		if (r->item_fd && r->item_fd[i] >= 0)
+			close(r->item_fd[i]);
+	}
+	free(r->b64);
+	free(r->item_fd);
+	r->b64 = NULL;
+	r->item_fd = NULL;
 }

@@ -295,12 +295,9 @@ jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 				tallied(r.denied, r.ndenied), jv_string("triggers"), jv_array());
 		p->started = false;
 	}
-	for (size_t i = 0; i < c->nitem; i++) {
-		if (r.b64)
-			free(r.b64[i]);
+	gl_broker_items_free(&r);
+	for (size_t i = 0; i < c->nitem; i++)
 		jv_free(r.items[i].label);
-	}
-	free(r.b64);
 	free(r.items);
 	for (size_t i = 0; i < r.ndenied; i++)
 		free(r.denied[i].host);

@@ -426,31 +426,16 @@ void gl_exec_scratch_remove(char *scratch)
  * (lib/broker.c read_path_item): a file item READ_FILE on the file, a
  * directory item (its path ends in '/') READ_FILE|READ_DIR beneath it.
  * 0, or -1 with *err. */
-static int allow_items(int rs, const char *const *item_paths, size_t nitem, char **err)
+static int allow_items(int rs, const struct gl_exec_item *items, size_t nitem, char **err)
 {
-	for (size_t i = 0; i < nitem; i++) {
-		size_t len = strlen(item_paths[i]);
-		bool dir = len > 1 && item_paths[i][len - 1] == '/';
-		autofree char *path = gl_xasprintf("%.*s", (int)(dir ? len - 1 : len), item_paths[i]);
-		autofree char *q = gl_quote(path, strlen(path));
-		autoclose int fd = gl_open_no_symlinks(path, O_PATH | (dir ? O_DIRECTORY : 0));
-		struct stat st;
-		if (fd < 0 && errno == ELOOP)
-			return gl_err(err, "exec copy: item %s resolves through a symlink; an item is "
-					   "labelled by its path",
-				      q);
-		if (fd < 0 || fstat(fd, &st) < 0)
-			return gl_err(err, "exec copy: item %s: %s", q, strerror(errno));
-		if (!dir && !S_ISREG(st.st_mode))
-			return gl_err(err, "exec copy: item %s is not a regular file", q);
-		if (gl_landlock_allow_item(rs, fd, dir) < 0)
-			return gl_err(err, "exec copy: Landlock rule for item %s: %s", q,
+	for (size_t i = 0; i < nitem; i++)
+		if (gl_landlock_allow_item(rs, items[i].fd, items[i].dir) < 0)
+			return gl_err(err, "exec copy: Landlock rule for item %zu of its view: %s", i + 1,
 				      strerror(errno));
-	}
 	return 0;
 }
 
-static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem,
+static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t nitem,
 		  const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
 		  bool unconfined, char **err)
 {
@@ -515,7 +500,7 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 			gl_exec_scratch_remove(dir);
 			return -1;
 		}
-		if (allow_items(p.ruleset, item_paths, nitem, err) < 0) {
+		if (allow_items(p.ruleset, items, nitem, err) < 0) {
 			close(p.ruleset);
 			gl_exec_scratch_remove(dir);
 			return -1;
@@ -600,11 +585,11 @@ static int launch(struct gl_exec *x, const char *const *item_paths, size_t nitem
 	return 0;
 }
 
-int gl_exec_copy(struct gl_exec *x, const char *const *item_paths, size_t nitem,
+int gl_exec_copy(struct gl_exec *x, const struct gl_exec_item *items, size_t nitem,
 		 const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
 		 char **err)
 {
-	return launch(x, item_paths, nitem, hosts, nhost, chan, pidfd, scratch, false, err);
+	return launch(x, items, nitem, hosts, nhost, chan, pidfd, scratch, false, err);
 }
 
 int gl_exec_launch_unconfined(struct gl_exec *x, const char *const *hosts, size_t nhost,

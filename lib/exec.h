@@ -78,16 +78,20 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 		 const char *home, char **err);
 void gl_exec_close(struct gl_exec *x);
 
-/* Launch one copy (Algorithm 1 line 9 for an exec release): item_paths
- * are the files of its view (readable, nothing else of the user's is) and
- * its directory items, each with a trailing '/' (readable and listable
- * beneath; gl_path_clean item paths never end in '/'); each is opened with
- * no symlink in its path (a symlink refuses the copy),
- * hosts the declared destinations (they resolve to the relay). chan is the
+/* An item of a copy's view: the descriptor the broker opened (with no
+ * symlink in its path) and read, so the rule is for the file it read. */
+struct gl_exec_item {
+	int fd;   /* borrowed */
+	bool dir; /* a directory item: readable and listable beneath */
+};
+
+/* Launch one copy (Algorithm 1 line 9 for an exec release): items are the
+ * files and directories of its view (readable, nothing else of the user's
+ * is), hosts the declared destinations (they resolve to the relay). chan is the
  * copy's end of its channel (closed here). Returns 0 with the copy's
  * pidfd and *scratch (malloc'd, or NULL: the caller removes it with
  * gl_exec_scratch_remove once the copy is gone), or -1 with *err. */
-int gl_exec_copy(struct gl_exec *x, const char *const *item_paths, size_t nitem,
+int gl_exec_copy(struct gl_exec *x, const struct gl_exec_item *items, size_t nitem,
 		 const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
 		 char **err);
 
