@@ -38,6 +38,7 @@
 #include "manifest.h"
 #include "msg.h"
 #include "proc.h"
+#include "root.h"
 #include "util.h"
 
 #ifndef P_PIDFD
@@ -435,6 +436,35 @@ static int allow_items(int rs, const struct gl_exec_item *items, size_t nitem, c
 	return 0;
 }
 
+/* An exec copy's minimal root (lib/root.h; docs/sandbox.md "The germline
+ * contained"): the Landlock allowlist bound read-only, the copy's hosts
+ * file on /etc/hosts, its workspace writable on GL_WORKSPACE_DIR, and the
+ * files and directories of its view, each the inode the broker read. */
+static int exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts,
+		     const char *state, const struct gl_exec_item *items, size_t nitem, char **err)
+{
+	if (gl_root_add_system(r, err) < 0)
+		return -1;
+	for (size_t i = 0; i < x->npaths; i++) {
+		bool dev = !strcmp(x->paths[i], "/dev/null") || !strcmp(x->paths[i], "/dev/urandom");
+		if ((dev ? gl_root_add_dev(r, x->paths[i], err) : gl_root_add_bind(r, x->paths[i], err)) < 0)
+			return -1;
+	}
+	if (gl_root_add_bind(r, x->target_path, err) < 0 ||
+	    gl_root_add_bind_at(r, hosts, "/etc/hosts", false, err) < 0)
+		return -1;
+	char *werr = NULL;
+	if (state && gl_root_add_bind_at(r, state, GL_WORKSPACE_DIR, true, &werr) < 0) {
+		gl_err(err, "exec copy: launch failed at workspace bind mount: %s", werr);
+		free(werr);
+		return -2; /* named as the workspace's own step (receipts: "workspace") */
+	}
+	for (size_t i = 0; i < nitem; i++)
+		if (gl_root_add_fd(r, items[i].fd, err) < 0)
+			return -1;
+	return 0;
+}
+
 static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t nitem,
 		  const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
 		  bool unconfined, char **err)
@@ -506,6 +536,21 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 			return -1;
 		}
 	}
+	struct gl_root root = {0};
+	if (!unconfined && !(x->off & GL_OFF_ROOT)) {
+		x->fail_binding = "minimal_root";
+		int rc = exec_root(x, &root, p.hosts, x->state_dir ? p.state : NULL, items, nitem, err);
+		if (rc == -2)
+			x->fail_binding = "workspace";
+		if (rc < 0) {
+			gl_root_free(&root);
+			if (p.ruleset >= 0)
+				close(p.ruleset);
+			gl_exec_scratch_remove(dir);
+			return -1;
+		}
+		p.root = &root;
+	}
 	int sp[2] = {-1, -1};
 	x->fail_binding = "descriptors";
 	if (pipe2(sp, O_CLOEXEC) < 0 || (p.devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
@@ -514,6 +559,7 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 			close(sp[0]), close(sp[1]);
 		if (p.ruleset >= 0)
 			close(p.ruleset);
+		gl_root_free(&root);
 		gl_exec_scratch_remove(dir);
 		return -1;
 	}
@@ -536,6 +582,7 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 	close(p.devnull);
 	if (p.ruleset >= 0)
 		close(p.ruleset);
+	gl_root_free(&root);
 	if (pid < 0) {
 		x->fail_binding = "user_namespace";
 		gl_exec_scratch_remove(dir);

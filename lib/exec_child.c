@@ -26,22 +26,25 @@
 #include "exec.h"
 #include "manifest.h"
 #include "msg.h"
+#include "root.h"
 #include "sandbox.h"
 #include "util.h"
 
 enum exec_step {
 	XS_OK = 0, XS_USERNS, XS_MOUNT, XS_WS_TMPFS, XS_WS_MKDIR, XS_WS_BIND, XS_LOOPBACK,
 	XS_RELAY, XS_DESCRIPTORS, XS_PDEATHSIG, XS_LANDLOCK, XS_NO_NEW_PRIVS, XS_SECCOMP, XS_EXEC,
+	XS_ROOT,
 };
 static const char *const step_name[] = {
     "ok", "userns", "mount", "workspace tmpfs on /run", "workspace directory " GL_WORKSPACE_DIR,
     "workspace bind mount", "loopback", "relay socket", "descriptors", "pdeathsig",
-    "landlock", "no_new_privs", "seccomp", "exec"};
+    "landlock", "no_new_privs", "seccomp", "exec", "minimal root"};
 /* What a failed step leaves missing, as a bootstrap_failed receipt names it
  * (lib/receipt.h gl_receipt_missing's names where they exist). */
 static const char *const step_missing[] = {
     "ok", "user_namespace", "mount_namespace", "workspace", "workspace", "workspace", "loopback",
-    "relay", "descriptors", "pdeathsig", "landlock", "no_new_privs", "seccomp", "exec"};
+    "relay", "descriptors", "pdeathsig", "landlock", "no_new_privs", "seccomp", "exec",
+    "minimal_root"};
 
 
 struct status_msg {
@@ -91,13 +94,21 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 	    gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
 		child_fail(sfd, XS_USERNS);
 	/* Mount namespace: nothing propagates back; the declared hosts resolve
-	 * to the relay (the copy's own /etc/hosts, read-only). */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount(p->hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0 ||
-	    mount(NULL, "/etc/hosts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
-		child_fail(sfd, XS_MOUNT);
-	if (p->state[0])
-		mount_workspace(sfd, p->state);
+	 * to the relay (the copy's own /etc/hosts, read-only). With the
+	 * minimal root (lib/root.h) the hosts file and the workspace are two of
+	 * its binds, and nothing else of the host is there. */
+	if (p->root) {
+		int bad;
+		if (gl_root_enter(p->root, "/tmp", &bad) != GL_ROOT_OK)
+			child_fail(sfd, XS_ROOT);
+	} else {
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(p->hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0 ||
+		    mount(NULL, "/etc/hosts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+			child_fail(sfd, XS_MOUNT);
+		if (p->state[0])
+			mount_workspace(sfd, p->state);
+	}
 	/* The network namespace holds only lo, brought up for the relay. */
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;
@@ -181,7 +192,7 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, char **
 	if (got == 0)
 		return 0;
 	*missing = "exec";
-	if (got != sizeof m || m.step <= XS_OK || m.step > XS_EXEC)
+	if (got != sizeof m || m.step <= XS_OK || m.step > XS_ROOT)
 		return gl_err(err, "exec copy: malformed status from the launch child");
 	*missing = step_missing[m.step];
 	const char *hint = m.step == XS_USERNS ? " (user namespaces disabled or exhausted)"

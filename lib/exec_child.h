@@ -11,6 +11,7 @@
 #include "util.h"
 
 struct gl_bpf;
+struct gl_root;
 
 /* Everything the child needs, prepared before the clone. */
 struct gl_exec_prep {
@@ -22,6 +23,7 @@ struct gl_exec_prep {
 	char state[PATH_MAX]; /* the scratch state/ bound on GL_WORKSPACE_DIR, or "" */
 	char *const *argv, *const *envp;
 	const struct gl_bpf *bpf;
+	const struct gl_root *root; /* the minimal root (lib/root.h), or NULL: the host's tree */
 	unsigned off;
 	bool unconfined; /* the sigpin/sigifc baseline: namespaces for the relay only */
 };

@@ -18,9 +18,11 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "germline_child.h"
 #include "germline_impl.h"
 #include "json.h"
 #include "proc.h"
+#include "root.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -41,126 +43,13 @@ const char *gl_launch_step_name(enum gl_launch_step s)
 	case GL_LAUNCH_NO_NEW_PRIVS: return "no_new_privs";
 	case GL_LAUNCH_EXEC: return "exec";
 	case GL_LAUNCH_HANDSHAKE: return "handshake";
+	case GL_LAUNCH_ROOT: return "minimal_root";
 	}
 	return "?";
 }
 
-/* What the child writes on the status pipe before _exit (SPEC §9). */
-struct launch_status {
-	int32_t step, err, what;
-};
-enum { W_NONE, W_SETGROUPS, W_UID_MAP, W_GID_MAP, W_CHDIR, W_PDEATHSIG, W_PARENT_GONE };
 static const char *const what_name[] = {"", "setgroups", "uid_map", "gid_map", "chdir",
-					"PR_SET_PDEATHSIG", "the broker exited"};
-
-/* Everything the child needs, prepared before fork: the child only makes
- * syscalls (the broker may have threads; malloc after fork is unsafe). */
-struct launch_prep {
-	int interp, ctl_child, devnull, status_w, ruleset;
-	pid_t parent;
-	const char *release_dir;
-	char uid_map[64], gid_map[64];
-	char *argv[7];
-	char *envp[12];
-	struct gl_bpf bpf;
-	unsigned off; /* GL_TESTING only */
-	unsigned sim; /* GL_TESTING only: SIM_* kernel features pretended missing */
-};
-enum { SIM_NO_USERNS = 1u << 0, SIM_NO_NETNS = 1u << 1 };
-
-GL_NORETURN static void child_fail(int sfd, enum gl_launch_step step, int what)
-{
-	struct launch_status m = {(int32_t)step, errno, what};
-	ssize_t r;
-	do
-		r = write(sfd, &m, sizeof m);
-	while (r < 0 && errno == EINTR);
-	_exit(127);
-}
-
-/* The launch child, between fork and execveat (SPEC §9 verified launch). */
-GL_NORETURN static void launch_child(const struct launch_prep *p)
-{
-	int sfd = p->status_w;
-	/* A broker holding a secret (gl-run --host-key) is not dumpable, which
-	 * makes /proc/self/{setgroups,uid_map} root's and unwritable for an
-	 * unprivileged broker. The child holds no secret (the key's pages are
-	 * MADV_WIPEONFORK: lib/receipt.c) and execs next; exec resets it anyway. */
-	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
-		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	if (p->sim & SIM_NO_USERNS) { /* GL_TESTING builds only: p->sim is 0 otherwise */
-		errno = EPERM;
-		child_fail(sfd, GL_LAUNCH_USERNS, W_NONE);
-	}
-	/* Own user namespace (root inside, our uid outside): works for root and
-	 * for an unprivileged broker alike. */
-	if (unshare(CLONE_NEWUSER) < 0)
-		child_fail(sfd, GL_LAUNCH_USERNS, W_NONE);
-	if (gl_write_file_str("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
-		child_fail(sfd, GL_LAUNCH_USERNS, W_SETGROUPS);
-	if (gl_write_file_str("/proc/self/uid_map", p->uid_map) < 0)
-		child_fail(sfd, GL_LAUNCH_USERNS, W_UID_MAP);
-	if (gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
-		child_fail(sfd, GL_LAUNCH_USERNS, W_GID_MAP);
-	/* No network, no System V / POSIX IPC shared with anything (A1). */
-	int ns = CLONE_NEWNET | CLONE_NEWIPC;
-	if (p->off & GL_OFF_NEWNET)
-		ns &= ~CLONE_NEWNET; /* GL_TESTING builds only: p->off is 0 otherwise */
-	if (p->sim & SIM_NO_NETNS)
-		errno = EPERM;
-	if ((p->sim & SIM_NO_NETNS) || unshare(ns) < 0)
-		child_fail(sfd, GL_LAUNCH_NAMESPACES, W_NONE);
-
-	/* Descriptors (O1): first every keeper above 10, then /dev/null on 0-2,
-	 * the control socket on 3, the retained interpreter on 4, the status
-	 * pipe on 5 and the ruleset on 6 (all three close-on-exec), then close
-	 * everything else. */
-	int keep[5] = {p->devnull, p->ctl_child, p->interp, p->status_w, p->ruleset};
-	for (int i = 0; i < 5; i++) {
-		if (keep[i] < 0)
-			continue;
-		keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 10);
-		if (keep[i] < 0)
-			child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
-		if (i == 3)
-			sfd = keep[3];
-	}
-	if (dup2(keep[0], 0) < 0 || dup2(keep[0], 1) < 0 || dup2(keep[0], 2) < 0 ||
-	    dup2(keep[1], 3) < 0 || dup3(keep[2], 4, O_CLOEXEC) < 0)
-		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
-	if (dup3(keep[3], 5, O_CLOEXEC) < 0)
-		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
-	sfd = 5;
-	if (keep[4] >= 0 && dup3(keep[4], 6, O_CLOEXEC) < 0)
-		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
-	if (syscall(SYS_close_range, 7u, ~0u, 0u) < 0)
-		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
-	if (chdir(p->release_dir) < 0)
-		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_CHDIR);
-
-	/* The germline dies with the broker (the thread that launched it). */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_PDEATHSIG);
-	if (getppid() != p->parent) {
-		errno = ESRCH;
-		child_fail(sfd, GL_LAUNCH_FORK, W_PARENT_GONE);
-	}
-	/* Read-only allowlist, TCP denied, scoped (A1, A2). Allowed without
-	 * no_new_privs: we hold CAP_SYS_ADMIN in the new user namespace. */
-	if (p->ruleset >= 0) {
-		if (gl_landlock_restrict(6) < 0)
-			child_fail(sfd, GL_LAUNCH_LANDLOCK, W_NONE);
-		close(6);
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(sfd, GL_LAUNCH_NO_NEW_PRIVS, W_NONE);
-	if (p->bpf.len && gl_seccomp_install(&p->bpf) < 0)
-		child_fail(sfd, GL_LAUNCH_SECCOMP, W_NONE);
-	/* The retained descriptor, never the path (SPEC §9): a file swapped
-	 * after it was hashed never runs. */
-	syscall(SYS_execveat, 4, "", p->argv, p->envp, AT_EMPTY_PATH);
-	child_fail(sfd, GL_LAUNCH_EXEC, W_NONE);
-}
+					"PR_SET_PDEATHSIG", "the broker exited", ""};
 
 /* ---- parent side ------------------------------------------------------- */
 
@@ -174,12 +63,21 @@ static const char *py_version(const char *real)
 	return b + 6;
 }
 
-static int reap(pid_t pid)
+/* The init exits with the germline's code, or 128 + the signal that
+ * killed it (mirror_status): back to a wait status of the germline. */
+static int germline_status(int st, bool init)
+{
+	if (init && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) < 128 + 65)
+		return WEXITSTATUS(st) - 128; /* as if killed by that signal */
+	return st;
+}
+
+static int reap(pid_t pid, bool init)
 {
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	return st;
+	return germline_status(st, init);
 }
 
 static const char *launch_hint(enum gl_launch_step step, int e)
@@ -199,11 +97,15 @@ static const char *launch_hint(enum gl_launch_step step, int e)
 		return " (the kernel lacks seccomp filters: CONFIG_SECCOMP_FILTER)";
 	if (step == GL_LAUNCH_EXEC && e == EACCES)
 		return " (the interpreter is not executable, or Landlock denied its execution)";
+	if (step == GL_LAUNCH_ROOT && (e == EPERM || e == ENOSYS || e == EINVAL))
+		return " (mount namespaces or the new mount API (open_tree, move_mount, "
+		       "mount_setattr: Linux 5.12) are unavailable)";
 	return "";
 }
 
 /* Read the status pipe: 0 = exec observed (EOF, no bytes), else the failed step. */
-static enum gl_launch_step read_status(int fd, const struct timespec *deadline, char **err)
+static enum gl_launch_step read_status(int fd, const struct timespec *deadline,
+				       const struct gl_root *root, char **err)
 {
 	struct launch_status m;
 	size_t got = 0;
@@ -226,14 +128,17 @@ static enum gl_launch_step read_status(int fd, const struct timespec *deadline, 
 	}
 	if (got == 0)
 		return GL_LAUNCH_OK;
-	if (got != sizeof m || m.step <= GL_LAUNCH_OK || m.step > GL_LAUNCH_HANDSHAKE ||
-	    m.what < 0 || m.what > W_PARENT_GONE) {
+	if (got != sizeof m || m.step <= GL_LAUNCH_OK || m.step > GL_LAUNCH_ROOT || m.what < 0 ||
+	    m.what > W_ROOT + GL_ROOT_READONLY || m.bad < -1 || m.bad >= (int32_t)root->n) {
 		*err = gl_xstrdup("launch: malformed status from the launch child");
 		return GL_LAUNCH_EXEC;
 	}
 	enum gl_launch_step step = (enum gl_launch_step)m.step;
-	*err = gl_xasprintf("launch failed at %s%s%s: %s%s", gl_launch_step_name(step),
-			    m.what ? " " : "", what_name[m.what], strerror(m.err),
+	const char *what = m.what >= W_ROOT ? gl_root_step_name((enum gl_root_step)(m.what - W_ROOT))
+					     : what_name[m.what];
+	*err = gl_xasprintf("launch failed at %s%s%s%s%s: %s%s", gl_launch_step_name(step),
+			    *what ? " " : "", what, m.bad >= 0 ? " " : "",
+			    m.bad >= 0 ? root->e[m.bad].path : "", strerror(m.err),
 			    launch_hint(step, m.err));
 	return step;
 }
@@ -279,7 +184,8 @@ static size_t allowlist(const struct gl_launch_spec *spec, const char *interp_re
 
 static void launch_cleanup(struct launch_prep *p)
 {
-	int *fds[] = {&p->interp, &p->ctl_child, &p->devnull, &p->status_w, &p->ruleset};
+	int *fds[] = {&p->interp, &p->ctl_child, &p->devnull, &p->status_w, &p->ruleset,
+		      &p->parent_pidfd};
 	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
 		if (*fds[i] >= 0) {
 			close(*fds[i]);
@@ -292,12 +198,21 @@ static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep
 				       enum gl_launch_step step, char **err, char *msg)
 {
 	launch_cleanup(p);
+	gl_root_free(&p->root);
+	if (g->has_init && g->exec_observed && g->pidfd >= 0) {
+		/* A germline that exited by itself (its import failed) takes its
+		 * init with it a moment later: let the init report its code
+		 * rather than the SIGKILL below (bounded: it may also hang). */
+		struct pollfd pf = {.fd = g->pidfd, .events = POLLIN};
+		while (poll(&pf, 1, 200) < 0 && errno == EINTR)
+			;
+	}
 	if (g->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
 	else if (g->pid > 0)
 		kill(g->pid, SIGKILL);
 	if (g->pid > 0) {
-		g->wait_status = reap(g->pid);
+		g->wait_status = reap(g->pid, g->has_init);
 		g->reaped = true;
 	}
 	if (g->pidfd >= 0)
@@ -362,12 +277,18 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 		return GL_LAUNCH_LANDLOCK;
 	}
 	g->enf.landlock_abi = abi;
+	struct path_bufs bufs;
+	const char *list[64];
+	size_t n = allowlist(spec, interp_real, &bufs, list, 64);
 	if (!(off & GL_OFF_LANDLOCK)) {
-		struct path_bufs bufs;
-		const char *list[64];
-		size_t n = allowlist(spec, interp_real, &bufs, list, 64);
 		const char *bad;
 		p->ruleset = gl_landlock_germline_ruleset(abi, list, n, p->interp, &bad);
+		/* /dev/null read and write: each copy opens its own (gl_confine_copy) */
+		if (p->ruleset >= 0 && gl_landlock_allow_rw_file(p->ruleset, "/dev/null") < 0) {
+			bad = "/dev/null";
+			close(p->ruleset);
+			p->ruleset = -1;
+		}
 		if (p->ruleset < 0) {
 			int e = errno;
 			*err = gl_xasprintf("Landlock ruleset (%s): %s%s", bad ? bad : "create", strerror(e),
@@ -377,6 +298,24 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 		g->enf.fs_enforced = true;
 		g->enf.net_enforced = abi >= 4;
 		g->enf.scoped_enforced = abi >= 6;
+	}
+	/* The minimal root holds the same paths (lib/root.h): what Landlock
+	 * lets the germline open is all it can see. */
+	if (!(off & GL_OFF_ROOT)) {
+		char *rerr = NULL;
+		int rc = gl_root_add_system(&p->root, &rerr);
+		for (size_t i = 0; rc == 0 && i < n; i++)
+			rc = gl_root_add_bind(&p->root, list[i], &rerr);
+		if (rc == 0)
+			rc = gl_root_add_bind(&p->root, spec->interpreter, &rerr);
+		if (rc == 0)
+			rc = gl_root_add_dev(&p->root, "/dev/null", &rerr);
+		if (rc == 0)
+			rc = gl_root_add_dev(&p->root, "/dev/urandom", &rerr);
+		if (rc < 0) {
+			*err = rerr;
+			return GL_LAUNCH_ROOT;
+		}
 	}
 
 	/* seccomp: the germline's program, and the hash of the copies'. */
@@ -419,13 +358,13 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 {
 	*err = NULL;
 	memset(g, 0, sizeof *g);
-	g->pid = -1;
+	g->pid = g->gpid = -1;
 	g->pidfd = g->ctl = -1;
-	static const char *const ns[] = {"ipc", "net", "pid", "user", NULL};
+	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
 	memcpy(g->enf.namespaces, ns, sizeof ns);
 
 	struct launch_prep p = {.interp = -1, .ctl_child = -1, .devnull = -1, .status_w = -1,
-				.ruleset = -1, .parent = getpid()};
+				.ruleset = -1, .parent_pidfd = -1, .parent = getpid()};
 	/* Absolute, resolved once: the germline runs in the release dir. */
 	char interp_real[PATH_MAX], release_real[PATH_MAX], host_real[PATH_MAX];
 	if (!realpath(spec->release_dir, release_real) || !realpath(spec->host_dir, host_real))
@@ -463,11 +402,30 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 			"NUMEXPR_NUM_THREADS=1", "VECLIB_MAXIMUM_THREADS=1", prof, NULL};
 	memcpy(p.envp, envp, sizeof envp);
 
-	g->pid = fork();
-	if (g->pid < 0)
-		return launch_fail(g, &p, GL_LAUNCH_FORK, err, gl_xasprintf("fork: %s", strerror(errno)));
-	if (g->pid == 0)
-		launch_child(&p);
+	if (p.off & GL_OFF_PIDNS) {
+		g->pid = fork();
+	} else {
+		/* The init's PID namespace is owned by its new user namespace, so
+		 * an unprivileged broker may create both in one clone. The raw
+		 * syscall runs no at-fork handler: the child makes syscalls only. */
+		p.parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		if (p.parent_pidfd < 0)
+			return launch_fail(g, &p, GL_LAUNCH_FORK, err,
+					   gl_xasprintf("pidfd_open: %s", strerror(errno)));
+		g->pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+		g->has_init = true;
+	}
+	if (g->pid < 0) {
+		int e = errno;
+		return launch_fail(g, &p, g->has_init ? GL_LAUNCH_USERNS : GL_LAUNCH_FORK, err,
+				   gl_xasprintf("clone: %s%s", strerror(e),
+						launch_hint(GL_LAUNCH_USERNS, e)));
+	}
+	if (g->pid == 0) {
+		if (p.off & GL_OFF_PIDNS)
+			gl_launch_child(&p);
+		gl_launch_init(&p);
+	}
 	launch_cleanup(&p); /* our copies of the child's descriptors */
 	g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
 	if (g->pidfd < 0)
@@ -475,10 +433,14 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 
 	struct timespec deadline;
 	gl_ctl_deadline_in(&deadline, LAUNCH_TIMEOUT_MS);
-	step = read_status(status_r, &deadline, &msg);
+	step = read_status(status_r, &deadline, &p.root, &msg);
 	if (step != GL_LAUNCH_OK)
 		return launch_fail(g, &p, step, err, msg);
+	gl_root_free(&p.root);
 	g->exec_observed = true; /* SPEC §9: every restriction installed, the exec seen */
+	/* The status pipe's EOF came after the init closed its end, which it
+	 * does right after forking the germline: the germline is its child. */
+	g->gpid = g->has_init ? gl_proc_first_child(g->pid) : g->pid;
 
 	/* Exec observed. Now the host's handshake: the entry module imported. */
 	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
@@ -526,6 +488,9 @@ void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
 				;
 		}
 		*code = si.si_code == CLD_EXITED ? si.si_status : -si.si_status;
+		/* the init's 128 + N: the germline was killed by signal N */
+		if (g->has_init && *code > 128 && *code < 128 + 65)
+			*code = -(*code - 128);
 	}
 	gl_germline_stop(g);
 }

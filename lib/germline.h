@@ -9,7 +9,8 @@
  * data exists: assumption A2) and only serves fork requests on its control
  * socket. See docs/design/run.md for the protocol.
  *
- * Implemented by lib/germline.c (launch), lib/germline_fork.c (fork
+ * Implemented by lib/germline.c (launch), lib/germline_child.c (the init
+ * and the launch child), lib/germline_fork.c (fork
  * requests, kill, stop), lib/proc.c
  * (G1–G3), lib/sandbox.c (namespaces, Landlock, seccomp); the fork itself
  * runs inside the germline in hosts/python/_germline.c, built from lib/. */
@@ -34,6 +35,7 @@ enum gl_launch_step {
 	GL_LAUNCH_NO_NEW_PRIVS,
 	GL_LAUNCH_EXEC,       /* execveat failed */
 	GL_LAUNCH_HANDSHAKE,  /* the host did not report "ready" (import failed, crashed) */
+	GL_LAUNCH_ROOT,       /* the minimal root (lib/root.h): mount namespace, binds, pivot */
 };
 const char *gl_launch_step_name(enum gl_launch_step s);
 
@@ -65,8 +67,17 @@ struct gl_germline {
 	 * verified launch of this release, and the fields below are unused
 	 * except enf. NULL for a python germline. */
 	struct gl_exec *exec;
-	pid_t pid;                 /* in the broker's PID namespace */
-	int pidfd;                 /* of the germline */
+	/* The germline runs as PID 2 of its own PID namespace, under an init
+	 * (PID 1) that only reaps: every process it ever starts stays in that
+	 * namespace, visible to G1 and killed with it, and its copies are the
+	 * init's children (CLONE_PARENT), so the germline never learns how a
+	 * copy ended nor what it used (docs/sandbox.md "The germline's PID
+	 * namespace"). pid and pidfd are the init's (kill, wait, exit status:
+	 * the init exits as the germline did); gpid is the germline's. */
+	pid_t pid;                 /* the init, in the broker's PID namespace */
+	int pidfd;                 /* of the init */
+	pid_t gpid;                /* the germline (Python), in the broker's PID namespace; -1: gone */
+	bool has_init;             /* false only in GL_TESTING builds with GL_OFF_PIDNS */
 	int ctl;                   /* broker's end of the control socket (SOCK_SEQPACKET) */
 	uint64_t ctl_ino;          /* inode of the germline's end, for G2 */
 	char interpreter_sha256[65];

@@ -180,8 +180,13 @@ static int send_fork_request(int ctl, int sock)
 	return n == (ssize_t)iov.iov_len ? 0 : -1;
 }
 
-/* Is fd a pidfd of pid? (its fdinfo names the process) */
-static int pidfd_is(int fd, pid_t pid)
+/* fd is a pidfd of the process the germline calls pid (its number in the
+ * germline's PID namespace, the next-to-last of the pidfd's NSpid list, or
+ * the last when the copy shares that namespace); *host is its number here,
+ * *fixed whether the list is exactly [host, GL_COPY_PID, 1] (a copy in its
+ * own namespace under a germline under its init: the pid counter of the
+ * germline's namespace says nothing). */
+static int pidfd_is(int fd, pid_t pid, pid_t *host, bool *fixed)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
@@ -189,9 +194,21 @@ static int pidfd_is(int fd, pid_t pid)
 	size_t len;
 	if (gl_read_file_capped(path, 64 * 1024, &info, &len) < 0)
 		return 0;
-	const char *p = strstr(info, "\nPid:");
-	long got;
-	return p && sscanf(p + 5, " %ld", &got) == 1 && got == (long)pid;
+	const char *p = strstr(info, "\nNSpid:");
+	if (!p)
+		return 0;
+	p += 7;
+	long lv[8];
+	int n = 0, used;
+	while (n < 8 && sscanf(p, " %ld%n", &lv[n], &used) == 1) {
+		p += used;
+		n++;
+	}
+	if (n < 1 || lv[0] <= 0 || lv[0] > INT32_MAX)
+		return 0;
+	*host = (pid_t)lv[0];
+	*fixed = n == 3 && lv[1] == GL_COPY_PID && lv[2] == 1;
+	return (n >= 2 && lv[n - 2] == (long)pid) || lv[n - 1] == (long)pid;
 }
 
 static void pool_drop(struct gl_germline *g);
@@ -238,6 +255,8 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	const char *op;
 	jv v = gl_ctl_parse(buf, (size_t)n, &op);
 	int64_t pid = 0;
+	pid_t host = -1;
+	bool fixed = false;
 	if (op && !strcmp(op, "error") && nfds == 0) {
 		autofree char *d = gl_ctl_detail(v);
 		jv_free(v);
@@ -246,7 +265,7 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	}
 	int ok = op && !strcmp(op, "forked") && jv_object_length(jv_copy(v)) == 2 &&
 		 gl_json_get_int(v, "pid", &pid) == 0 && pid > 0 && pid <= INT32_MAX && pidfd >= 0 &&
-		 pidfd_is(pidfd, (pid_t)pid);
+		 pidfd_is(pidfd, (pid_t)pid, &host, &fixed);
 	jv_free(v);
 	if (ok) {
 		/* {"op":"idle"}: the germline closed its pidfd of the copy, so the
@@ -273,7 +292,16 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 #ifdef GL_TESTING
 	check = !gl_launch_test.no_copy_check;
 #endif
-	if (check && gl_proc_check_copy((pid_t)pid, g->pid, chan_ino, &msg) < 0) {
+	if (check && g->has_init && !fixed) {
+		*err = gl_xasprintf("fork: copy: its number in the germline's PID namespace is not %d "
+				    "(a growing number would count earlier copies' processes)",
+				    GL_COPY_PID);
+		gl_copy_kill(pidfd);
+		germline_kill(g);
+		return -1;
+	}
+	if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &msg) < 0 ||
+		      gl_proc_check_quiet(g->gpid, &msg) < 0)) {
 		*err = gl_xasprintf("fork: %s", msg);
 		free(msg);
 		gl_copy_kill(pidfd);

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "germline.h"
 #include "util.h"
@@ -52,10 +55,10 @@ static int check_threads(pid_t pid, const char *what, char **err)
 	return 0;
 }
 
-/* Strengthening of G1 (docs/sandbox.md): no live child process. A copy
- * the broker has killed stays a zombie child until the germline reaps it;
- * a zombie holds no memory and no descriptor, so it is not counted. */
-static int check_children(pid_t pid, char **err)
+/* Each entry of /proc/P/task/P/children that is alive and not allow:
+ * refused. A zombie holds no memory and no descriptor, so it is not
+ * counted (a copy the broker has killed stays one until its init reaps it). */
+static int check_children_of(pid_t pid, pid_t allow, const char *what, char **err)
 {
 	char path[96];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
@@ -66,11 +69,13 @@ static int check_children(pid_t pid, char **err)
 	int n = 0;
 	for (char *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
 		if (++n > GL_PROC_MAX_FDS)
-			return gl_err(err, "G1: the germline has too many children");
+			return gl_err(err, "G1: the %s has too many children", what);
 		char *end;
 		long child = strtol(t, &end, 10);
 		if (*end || child <= 0)
 			return gl_err(err, "G1: unreadable children list");
+		if (child == (long)allow)
+			continue;
 		char sp[64];
 		snprintf(sp, sizeof sp, "/proc/%ld/stat", child);
 		autofree char *st = NULL;
@@ -85,9 +90,53 @@ static int check_children(pid_t pid, char **err)
 		if (ppid != pid)
 			continue; /* reaped, and the number reused by another process */
 		if (state != 'Z' && state != 'X')
-			return gl_err(err, "G1: the germline has a live child process (pid %ld)", child);
+			return gl_err(err, "G1: %s (pid %ld)", what, child);
 	}
 	return 0;
+}
+
+pid_t gl_proc_first_child(pid_t pid)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	autofree char *buf = NULL;
+	if (read_small(path, &buf, 64 * 1024) < 0)
+		return -1;
+	char *end;
+	long child = strtol(buf, &end, 10);
+	return child > 0 && child <= INT32_MAX && (*end == ' ' || *end == '\n' || !*end) ? (pid_t)child
+											  : -1;
+}
+
+/* G1, no code between fork requests (SPEC §10): every signal that can be
+ * blocked is blocked in the germline, so no handler — a C one installed
+ * through ctypes included — and no timer's signal can run its code while
+ * it waits or while a copy runs (hosts/python/_germline.c blocks them
+ * before it reports ready). */
+static int check_signals(pid_t pid, const char *check, char **err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	autofree char *status = NULL;
+	if (read_small(path, &status, 64 * 1024) < 0)
+		return gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+	const char *p = strstr(status, "\nSigBlk:");
+	unsigned long long blk;
+	if (!p || sscanf(p + 8, " %llx", &blk) != 1)
+		return gl_err(err, "%s: unreadable %s", check, path);
+	const unsigned long long unblockable = (1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1));
+	unsigned long long open_ = ~(blk | unblockable);
+	if (open_)
+		return gl_err(err, "%s: signal %d is not blocked: code could run in the germline "
+				   "between fork requests",
+			      check, __builtin_ctzll(open_) + 1);
+	return 0;
+}
+
+int gl_proc_check_quiet(pid_t germline, char **err)
+{
+	*err = NULL;
+	return check_signals(germline, "G1", err);
 }
 
 /* G2 for one descriptor. ctl_ino == 0: no socket is allowed at fd >= 4. */
@@ -109,6 +158,16 @@ static int check_fd(pid_t pid, int fd, uint64_t sock_ino, const char *check, cha
 	}
 	if (S_ISFIFO(st.st_mode))
 		return gl_err(err, "%s: fd %d is a pipe", check, fd);
+	if (fd <= 2) {
+		/* 0-2 are the host's /dev/null, by device and inode (SPEC §10): a
+		 * release file there would be an open file description (offset,
+		 * flags, locks) shared with every copy. */
+		struct stat null;
+		if (!S_ISCHR(st.st_mode) || stat("/dev/null", &null) < 0 || st.st_rdev != null.st_rdev ||
+		    st.st_dev != null.st_dev || st.st_ino != null.st_ino)
+			return gl_err(err, "%s: fd %d is not /dev/null", check, fd);
+		return 0;
+	}
 	if (S_ISCHR(st.st_mode)) {
 		if (major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
 			return 0; /* /dev/null */
@@ -221,11 +280,24 @@ static int check_maps(pid_t pid, const char *check, char **err)
 	return 0;
 }
 
-int gl_proc_check_germline(pid_t pid, uint64_t ctl_ino, char **err)
+int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, char **err)
 {
 	*err = NULL;
-	if (check_threads(pid, "germline", err) < 0 || check_children(pid, err) < 0 ||
-	    check_fds(pid, ctl_ino, "G2", err) < 0 || check_maps(pid, "G3", err) < 0)
+	if (pid <= 0)
+		return gl_err(err, "G1: the germline has exited");
+	if (check_threads(pid, "germline", err) < 0 ||
+	    check_children_of(pid, 0, "the germline has a live child process", err) < 0)
+		return -1;
+	/* Its PID namespace holds the init, the germline, and nothing else
+	 * alive: a process the release double-forked is re-parented to the
+	 * init, not away from G1's sight (SPEC §10). */
+	if (init != pid && (check_threads(init, "germline's init", err) < 0 ||
+			    check_children_of(init, pid,
+					      "a process other than the germline lives in its PID "
+					      "namespace", err) < 0))
+		return -1;
+	if (check_signals(pid, "G1", err) < 0 || check_fds(pid, ctl_ino, "G2", err) < 0 ||
+	    check_maps(pid, "G3", err) < 0)
 		return -1;
 	return 0;
 }
@@ -236,7 +308,7 @@ int gl_germline_check(const struct gl_germline *g, char **err)
 		*err = NULL;
 		return 0; /* runtime exec: no germline; each copy is checked by gl_proc_check_exec */
 	}
-	return gl_proc_check_germline(g->pid, g->ctl_ino, err);
+	return gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, err);
 }
 
 /* ---- the copy check ------------------------------------------------------ */
@@ -272,9 +344,46 @@ static const char *status_field(const char *status, const char *key, char out[64
 	return NULL;
 }
 
-int gl_proc_check_copy(pid_t copy, pid_t germline, uint64_t chan_ino, char **err)
+/* Are fd a of process A and fd b of process B one open file description?
+ * 1 yes, 0 no, -1 with errno (kcmp unavailable: the caller refuses). */
+static int same_file(pid_t a, int fa, pid_t b, int fb)
+{
+	long r = syscall(SYS_kcmp, a, b, 0 /* KCMP_FILE */, (unsigned long)fa, (unsigned long)fb);
+	if (r < 0)
+		return errno == EBADF ? 0 : -1;
+	return r == 0;
+}
+
+int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, char **err)
 {
 	*err = NULL;
+	/* The init's child, not the germline's (CLONE_PARENT): the germline
+	 * never reaps a copy, so neither its exit status nor its resource use
+	 * reaches germline memory that later copies inherit (SPEC §10). */
+	if (init != germline) {
+		char sp[64];
+		snprintf(sp, sizeof sp, "/proc/%d/stat", (int)copy);
+		autofree char *st = NULL;
+		if (read_small(sp, &st, 4096) < 0)
+			return gl_err(err, "copy: cannot read %s: %s", sp, strerror(errno));
+		char *rp = strrchr(st, ')');
+		char state;
+		long ppid = 0;
+		if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2 || ppid != (long)init)
+			return gl_err(err, "copy: its parent is not the germline's init");
+	}
+	/* Its 0-2 are its own /dev/null, not open file descriptions shared
+	 * with the germline (their flags and owner would be a channel). */
+	for (int i = 0; i <= 2; i++)
+		for (int j = 0; j <= 2; j++) {
+			int r = same_file(copy, i, germline, j);
+			if (r < 0)
+				return gl_err(err, "copy: cannot compare its descriptors (kcmp): %s",
+					      strerror(errno));
+			if (r)
+				return gl_err(err, "copy: fd %d is the germline's fd %d (a shared open file)",
+					      i, j);
+		}
 	static const char *const fresh[] = {"pid", "net", "ipc"};
 	for (size_t i = 0; i < 3; i++) {
 		char a[64], b[64];

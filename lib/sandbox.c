@@ -209,6 +209,16 @@ int gl_landlock_allow_item(int ruleset_fd, int fd, bool dir)
 	return (int)syscall(SYS_landlock_add_rule, ruleset_fd, LL_RULE_PATH_BENEATH, &pb, 0);
 }
 
+int gl_landlock_allow_rw_file(int ruleset_fd, const char *path)
+{
+	autoclose int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct gl_ll_path_beneath pb = {.allowed_access = LL_FS_READ_FILE | LL_FS_WRITE_FILE,
+					.parent_fd = fd};
+	return (int)syscall(SYS_landlock_add_rule, ruleset_fd, LL_RULE_PATH_BENEATH, &pb, 0);
+}
+
 int gl_landlock_restrict(int ruleset_fd)
 {
 	return (int)syscall(SYS_landlock_restrict_self, ruleset_fd, 0);
@@ -263,8 +273,12 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
 			return -1;
 
 	/* clone3 passes its flags in memory the filter cannot read: ENOSYS
-	 * makes libc fall back to clone, whose flags it can. */
-	if (deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err) < 0)
+	 * makes libc fall back to clone, whose flags it can. The germline
+	 * itself keeps clone3 for set_tid (one pid for every copy:
+	 * hosts/python/_germline.c); the mount API, unshare and setns stay
+	 * denied whatever namespace it may make with it, and every copy's own
+	 * filter denies clone3. */
+	if (which != GL_FILTER_GERMLINE && deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err) < 0)
 		return -1;
 	/* connect: only an exec copy, whose sockets can only be AF_INET ones
 	 * (below) in a network namespace holding its relay alone. */
@@ -389,6 +403,16 @@ enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c)
 	/* Its channel on fd 3; this replaces the germline's control socket. */
 	if (dup2(c->channel, 3) < 0)
 		return GL_CONFINE_CHANNEL;
+	/* Its own /dev/null on 0-2: the germline's are open file descriptions
+	 * every copy would share (status flags, owner: a channel; A1). Opened
+	 * before the copy's Landlock layer, which allows no write. */
+	if (!(c->off & GL_OFF_STDIO)) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			return GL_CONFINE_STDIO;
+		if (fd > 2)
+			close(fd);
+	}
 	if (!(c->off & GL_OFF_LANDLOCK)) {
 		int rs = gl_landlock_copy_ruleset(c->landlock_abi);
 		if (rs < 0 || gl_landlock_restrict(rs) < 0)
@@ -417,6 +441,7 @@ const char *gl_confine_step_name(enum gl_confine_step s)
 	case GL_CONFINE_OK: return "ok";
 	case GL_CONFINE_PDEATHSIG: return "pdeathsig";
 	case GL_CONFINE_CHANNEL: return "channel";
+	case GL_CONFINE_STDIO: return "stdio";
 	case GL_CONFINE_LANDLOCK: return "landlock";
 	case GL_CONFINE_NO_NEW_PRIVS: return "no_new_privs";
 	case GL_CONFINE_CAPS: return "capabilities";

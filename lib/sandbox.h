@@ -55,6 +55,9 @@ int gl_landlock_exec_ruleset(int abi, const char *const *paths, size_t n, const 
  * or READ_FILE|READ_DIR beneath the directory fd (dir). Nothing else: no
  * execute, no write. 0, or -1 with errno. */
 int gl_landlock_allow_item(int ruleset_fd, int fd, bool dir);
+/* READ_FILE|WRITE_FILE on the file at path (the germline's /dev/null, which
+ * each copy opens for its own 0-2). 0, or -1 with errno. */
+int gl_landlock_allow_rw_file(int ruleset_fd, const char *path);
 /* landlock_restrict_self(ruleset, 0). Async-signal-safe. */
 int gl_landlock_restrict(int ruleset_fd);
 
@@ -87,12 +90,18 @@ int gl_seccomp_install(const struct gl_bpf *b);
  * the calling thread. Async-signal-safe. */
 int gl_caps_drop_all(void);
 
+/* A copy's number in its germline's PID namespace, the same for every copy
+ * (init 1, germline 2): hosts/python/_germline.c clones with set_tid, the
+ * broker checks it (lib/germline_fork.c). */
+#define GL_COPY_PID 3
+
 /* Confinement of a freshly cloned copy (Algorithm 1 line 9), in order.
  * Each step that fails is named so the child can die with a reason. */
 enum gl_confine_step {
 	GL_CONFINE_OK = 0,
 	GL_CONFINE_PDEATHSIG,
 	GL_CONFINE_CHANNEL,   /* channel to fd 3 */
+	GL_CONFINE_STDIO,     /* its own /dev/null on 0-2 */
 	GL_CONFINE_LANDLOCK,
 	GL_CONFINE_NO_NEW_PRIVS,
 	GL_CONFINE_CAPS,
@@ -108,6 +117,14 @@ enum {
 	GL_OFF_NEWPID = 1u << 3,
 	GL_OFF_NEWNET = 1u << 4,
 	GL_OFF_NEWIPC = 1u << 5,
+	/* the germline's containment (lib/germline.c, hosts/python/_germline.c) */
+	GL_OFF_PIDNS = 1u << 6,   /* germline: no PID namespace and init of its own */
+	GL_OFF_ROOT = 1u << 7,    /* germline: the host's filesystem, not the minimal root */
+	GL_OFF_PARENT = 1u << 8,  /* copy: the germline's child (no CLONE_PARENT) */
+	GL_OFF_SIGNALS = 1u << 9, /* copy: the germline's signals unblocked while it runs */
+	GL_OFF_ATFORK = 1u << 10, /* copy: the release's before/after_in_parent hooks run */
+	GL_OFF_STDIO = 1u << 11,  /* copy: keeps the germline's 0-2 (shared open files) */
+	GL_OFF_PIDFIX = 1u << 12, /* copy: the next pid of the germline's namespace, not GL_COPY_PID */
 };
 struct gl_copy_confine {
 	int channel;              /* the copy's end of its socketpair */

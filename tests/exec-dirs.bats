@@ -4,7 +4,8 @@
 # labelled by every policy glob that can match it or a path beneath it,
 # without gl-plan touching the file system; an exec copy whose view holds it
 # can list and read beneath it (Landlock), a copy whose view lacks it cannot
-# (shown with Landlock off: the test build's GL_TEST_EXEC_OFF=1); an item
+# (shown with Landlock and the minimal root off: the test build's
+# GL_TEST_EXEC_OFF=129, GL_OFF_LANDLOCK|GL_OFF_ROOT); an item
 # path, file or directory, never resolves through a symlink. Real node, real
 # namespaces and Landlock (tests/fixtures/exec/lister).
 # unprivileged: yes
@@ -121,21 +122,22 @@ of() { jq -c ".results[] | select(.consumer == \"$1\")"; }
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   # the cleared consumer's copy lists data (an hr directory) and reads beneath it
   rec top | of agent | jq -e '.label == ["hr"] and .value.entries == ["hr","pub"]'
-  # the public consumer's copy has no view of it: the kernel refuses the listing
-  rec top | of pubagent | jq -e '.label == [] and .value == "denied:EACCES"'
+  # the public consumer's copy has no view of it: not even in its minimal root
+  rec top | of pubagent | jq -e '.label == [] and .value == "denied:ENOENT"'
   # a public directory of its view: listed, its files read, a subdirectory seen
   rec pub | of pubagent | jq -e '.label == [] and .value.entries == ["a.txt","b.txt","sub"]'
   rec pub | of pubagent | jq -e '.value.files["a.txt"] == "public a\n"'
   # a hostile tool listing directories it was not given: nothing, hr or public
-  rec peek | jq -e '.results[0].value == "denied:EACCES"'
-  rec peekpub | jq -e '.results[0].value == "denied:EACCES"'
+  rec peek | jq -e '.results[0].value == "denied:ENOENT"'
+  rec peekpub | jq -e '.results[0].value == "denied:ENOENT"'
   ! grep -q "$CANARY" <<<"$output"
   [ -z "$(ls -A "$GL_HOME/scratch")" ]
 
-  # Mechanism off (the test build, Landlock not applied to exec copies): the
+  # Mechanism off (the test build, neither Landlock nor the minimal root
+  # applied to exec copies): the
   # same calls list the hr directory and read the salary.
   [ -x "$TGLRUN" ] || skip "build/testing/bin/gl-run is not built (make units)"
-  run bash -c "gl-plan --policy '$POLICY' <calls | GL_TEST_EXEC_OFF=1 '$TGLRUN' --policy '$POLICY' 3>&-"
+  run bash -c "gl-plan --policy '$POLICY' <calls | GL_TEST_EXEC_OFF=129 '$TGLRUN' --policy '$POLICY' 3>&-"
   rec top | of pubagent | jq -e '.value.entries == ["hr","pub"]'
   rec peek | jq -e --arg c "$CANARY" '.results[0].value.files["salary.txt"] == $c + "\n"'
 }
@@ -164,10 +166,10 @@ of() { jq -c ".results[] | select(.consumer == \"$1\")"; }
   call pub list "{\"path\":\"$D/pub\"}" '["pubagent"]' >calls
   run session calls
   rec pub | jq -e '.results[0].value.entries | index("link.txt")'
-  rec pub | jq -e '.results[0].value.files["link.txt"] == "denied:EACCES"'
+  rec pub | jq -e '.results[0].value.files["link.txt"] == "denied:ENOENT"'
   ! grep -q "$CANARY" <<<"$output"
   [ -x "$TGLRUN" ] || skip "build/testing/bin/gl-run is not built (make units)"
-  run bash -c "gl-plan --policy '$POLICY' <calls | GL_TEST_EXEC_OFF=1 '$TGLRUN' --policy '$POLICY' 3>&-"
+  run bash -c "gl-plan --policy '$POLICY' <calls | GL_TEST_EXEC_OFF=129 '$TGLRUN' --policy '$POLICY' 3>&-"
   rec pub | jq -e --arg c "$CANARY" '.results[0].value.files["link.txt"] == $c + "\n"'
 }
 

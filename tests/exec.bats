@@ -73,8 +73,9 @@ direct() {
   call c1 "$sha" read "{\"paths\":[\"$D/pub.txt\",\"$D/hr/salary.txt\"]}" '["agent","pubagent"]' >calls
   run session calls
   [ "$status" -eq 0 ]
-  # the public consumer's copy cannot open the hr file although it names it
-  json ".results[] | select(.consumer == \"pubagent\") | .value[\"$D/hr/salary.txt\"] | startswith(\"denied:EACCES\")"
+  # the public consumer's copy cannot open the hr file although it names it:
+  # the file is not even in its minimal root (ENOENT), only its view's are
+  json ".results[] | select(.consumer == \"pubagent\") | .value[\"$D/hr/salary.txt\"] | startswith(\"denied:ENOENT\")"
   json ".results[] | select(.consumer == \"pubagent\") | .label == []"
   json ".results[] | select(.consumer == \"agent\") | .value[\"$D/hr/salary.txt\"] == \"$CANARY\n\""
   json ".results[] | select(.consumer == \"agent\") | .label == [\"hr\"]"
@@ -87,7 +88,7 @@ direct() {
   [ "$(jq -r .read_secret <<<"$output")" = "$CANARY" ]
 }
 
-@test "exec: no writable path, no network, no other program, no /proc of the host" {
+@test "exec: no writable path, no network, no other program, no /proc of the host, no host path to stat" {
   sha=$(install_release "$EX/probe")
   start_sink_for sink.example
   args=$(jq -cn --arg h "$HOME" --argjson p "$SINK_PORT" '{home:$h,port:$p,secret:"/nonexistent"}')
@@ -95,12 +96,14 @@ direct() {
   run session calls
   echo "$output"
   [ "$status" -eq 0 ]
-  for k in write_tmp write_release write_home read_passwd list_proc tcp_host exec_sh; do
+  for k in write_tmp write_release write_home read_passwd list_proc tcp_host exec_sh stat_shadow stat_home; do
     json ".results[0].value.$k | startswith(\"denied\")" || { echo "$k: $output"; false; }
   done
+  # the host's paths are not even there (the minimal root)
+  json '.results[0].value.stat_shadow == "denied:ENOENT" and .results[0].value.stat_home == "denied:ENOENT"'
   # mechanism off: directly, node can do all of it
   run direct escape "$args"
-  for k in write_tmp write_home read_passwd list_proc tcp_host exec_sh; do
+  for k in write_tmp write_home read_passwd list_proc tcp_host exec_sh stat_shadow stat_home; do
     [ "$(jq -r ".$k" <<<"$output")" = ok ] || { echo "$k not ok directly: $output"; false; }
   done
   rm -f /tmp/gl-exec-probe-* "$HOME/gl-exec-probe"

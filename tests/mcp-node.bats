@@ -190,13 +190,16 @@ e7() {
   run bash -c "gl-run --policy '$POLICY' <planned 3>&-"
   rec() { jq -sc ".[] | select(.id == \"$1\")" <<<"$output"; }
   rec l | jq -e '.results[] | select(.consumer == "agent") | .label == ["hr"] and (.value.content[0].text | test("\\[DIR\\] hr"))'
-  # the public consumer's copy has no view of it: the server's own error, EACCES
-  rec l | jq -e '.results[] | select(.consumer == "pubagent") | .label == [] and .value.isError and (.value.content[0].text | test("EACCES"))'
+  # the public consumer's copy has no view of it: the server's own error (the
+  # directory is not in the copy's minimal root, so the server falls back to
+  # listing "/", which Landlock refuses: EACCES)
+  rec l | jq -e '.results[] | select(.consumer == "pubagent") | .label == [] and .value.isError and (.value.content[0].text | test("EACCES|ENOENT")) and (.value.content[0].text | test("doc0") | not)' || { rec l; false; }
   rec s | jq -e '.results[0].value.content[0].text | test("sub/notes.md") and test("deep/deep.md")'
-  # mechanism off (the test build, no Landlock for exec copies): it lists hr
+  # mechanism off (the test build, no Landlock and no minimal root for exec
+  # copies: GL_OFF_LANDLOCK|GL_OFF_ROOT): it lists hr
   tglrun=$GL_ROOT/build/testing/bin/gl-run
   [ -x "$tglrun" ] || skip "build/testing/bin/gl-run is not built (make units)"
-  run bash -c "head -1 planned | GL_TEST_EXEC_OFF=1 '$tglrun' --policy '$POLICY' 3>&-"
+  run bash -c "head -1 planned | GL_TEST_EXEC_OFF=129 '$tglrun' --policy '$POLICY' 3>&-"
   rec l | jq -e '.results[] | select(.consumer == "pubagent") | .value.content[0].text | test("\\[DIR\\] hr")'
 }
 
@@ -243,7 +246,7 @@ e7() {
   # a later call of the same horizon reads it, labelled with what flowed in
   rec 4 | jq -e --arg s "$secret" '.value.content[0].text == $s and .label == ["hr"]'
   # a file the copy can read (an item of its view) is still not writable
-  rec 5 | jq -e '.value.isError == true and (.value.content[0].text | test("EACCES"))'
+  rec 5 | jq -e '.value.isError == true and (.value.content[0].text | test("EROFS"))' || { rec 5; false; }
   [ "$(cat "$D/victim.txt")" = "$(cat "$D/doc1.txt")" ]
   # mechanism off: one unconfined process for every call (--mode sigpin)
   run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' --mode sigpin 3>&-"

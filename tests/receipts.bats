@@ -187,7 +187,7 @@ PY
   run bash -c "$(declare -f call envelope); call c1 $R | GL_TEST_INTERPRETER=$PWD/py/python3.11 $TGLRUN --policy pol.json --receipts rc --host-key host"
   [ "$status" -eq 1 ] && [ "$(json .error)" = launch ]
   [ "$(jq -r .signed.interpreter_sha256 "$(receipts_of fully_enforced)")" = "$(sha /bin/false)" ]
-  jq -e '.signed.binding == "initialisation" and .signed.exit.code == 1' "$(receipts_of exited)"
+  jq -e '.signed.binding == "initialisation" and .signed.exit.code == 1' "$(receipts_of exited)" || { cat "$(receipts_of exited)"; false; }
 }
 
 @test "a lowered Landlock ABI without network rules: bootstrap_failed and no tool code ran" {

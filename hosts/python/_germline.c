@@ -22,6 +22,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <linux/sched.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -198,6 +201,34 @@ static void wait_for_go(int chan)
 		_exit(0);
 }
 
+/* Clone a copy. In its own PID namespace (the germline is PID 2 under its
+ * init) every copy gets the same number there, GL_COPY_PID, through
+ * clone3's set_tid: the number a plain clone returns grows with every
+ * process earlier copies started, a count the germline would learn (the
+ * broker checks the number from outside). The previous copy is gone but
+ * may not be reaped by the init yet: EEXIST is retried for a moment. */
+static long clone_copy(unsigned long flags, unsigned off)
+{
+	if (getpid() != 2 || !(flags & CLONE_NEWPID) || (off & GL_OFF_PIDFIX))
+		return syscall(SYS_clone, flags, 0, 0, 0, 0); /* GL_TESTING's off switches */
+	pid_t tids[2] = {1, GL_COPY_PID}; /* the copy's own namespace, then the germline's */
+	struct clone_args ca = {
+		.flags = flags & ~(unsigned long)0xff,
+		/* with CLONE_PARENT the child takes the germline's own exit signal
+		 * (SIGCHLD, to the init), and clone3 refuses one given here */
+		.exit_signal = flags & CLONE_PARENT ? 0 : flags & 0xff,
+		.set_tid = (uint64_t)(uintptr_t)tids,
+		.set_tid_size = 2,
+	};
+	for (int tries = 0;; tries++) {
+		long pid = syscall(SYS_clone3, &ca, sizeof ca);
+		if (pid >= 0 || errno != EEXIST || tries == 400)
+			return pid;
+		struct timespec ts = {0, 250000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static PyObject *gl_serve(PyObject *self, PyObject *args)
 {
 	int ctl;
@@ -223,13 +254,32 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 		free(err);
 		return NULL;
 	}
+	/* No code but this loop runs in the germline from here on (SPEC §10):
+	 * every signal is blocked (the raw syscall: glibc's sigprocmask keeps
+	 * two of its own open), so no handler the release installed — a C one
+	 * through ctypes included — runs while the germline waits or a copy
+	 * runs; its interval timers are disarmed (POSIX timers are not
+	 * inherited, and their signals are blocked too). The broker checks the
+	 * mask from outside (lib/proc.c, G1). A copy gets the release's mask
+	 * back before its own Python code runs. */
+	uint64_t all = ~0ull, release_mask = 0;
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &release_mask, sizeof all) < 0) {
+		PyErr_SetFromErrno(PyExc_OSError);
+		return NULL;
+	}
+	static const int timers[] = {ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF};
+	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++) {
+		struct itimerval zero = {{0, 0}, {0, 0}};
+		setitimer(timers[i], &zero, NULL);
+	}
 	static const char ready[] = "{\"op\":\"ready\"}";
 	if (send_msg(ctl, ready, sizeof ready - 1, -1) < 0)
 		_exit(1);
 
-	/* No Python code runs from here on in the germline, except the
-	 * release's os.register_at_fork hooks inside PyOS_BeforeFork and
-	 * PyOS_AfterFork_Parent (docs/sandbox.md: why that is harmless). */
+	/* Not even the release's os.register_at_fork hooks run here: there is
+	 * no PyOS_BeforeFork / PyOS_AfterFork_Parent in the germline (its one
+	 * thread holds no lock a copy could inherit locked), only
+	 * PyOS_AfterFork_Child in the copy, after the broker's check. */
 	for (;;) {
 		int chan = -1;
 		unsigned off = 0;
@@ -249,25 +299,36 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 			send_error(ctl, "pipe2 failed", 12);
 			continue;
 		}
-		unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | SIGCHLD;
+		/* CLONE_PARENT: the copy is the init's child, never the germline's
+		 * (how it ended and what it used never reach germline memory). */
+		unsigned long flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | SIGCHLD;
+		if (off & GL_OFF_PARENT)
+			flags &= ~(unsigned long)CLONE_PARENT;
 		if (off & GL_OFF_NEWPID)
 			flags &= ~(unsigned long)CLONE_NEWPID;
 		if (off & GL_OFF_NEWNET)
 			flags &= ~(unsigned long)CLONE_NEWNET;
 		if (off & GL_OFF_NEWIPC)
 			flags &= ~(unsigned long)CLONE_NEWIPC;
-		PyOS_BeforeFork();
-		long pid = syscall(SYS_clone, flags, 0, 0, 0, 0);
+		if (off & GL_OFF_ATFORK)
+			PyOS_BeforeFork(); /* GL_TESTING builds only: off is 0 otherwise */
+		long pid = clone_copy(flags, off);
 		if (pid == 0) {
 			close(sync[0]);
 			confine_or_die(chan, abi, &bpf, sync[1], off);
 			free(bpf.insns);
 			wait_for_go(3);
+			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &release_mask, NULL, sizeof release_mask);
 			PyOS_AfterFork_Child();
 			return PyLong_FromLong(3);
 		}
 		int e = errno;
-		PyOS_AfterFork_Parent();
+		if (off & GL_OFF_ATFORK)
+			PyOS_AfterFork_Parent();
+		if (off & GL_OFF_SIGNALS) /* GL_TESTING: the release's handlers run while the copy runs */
+			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &release_mask, NULL, sizeof release_mask);
+		else
+			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof all);
 		close(sync[1]);
 		close(chan);
 		if (pid < 0) {
@@ -281,8 +342,11 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 		int got = read_sync(sync[0], st);
 		close(sync[0]);
 		if (got != 0) {
-			while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
-				;
+			if (flags & CLONE_PARENT)
+				; /* the init reaps it */
+			else
+				while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
+					;
 			char m[160];
 			int k = snprintf(m, sizeof m, "copy confinement failed at %s: %s",
 					 gl_confine_step_name((enum gl_confine_step)st[0]), strerror(st[1]));
@@ -300,6 +364,11 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 		if (send_msg(ctl, m, (size_t)k, pidfd) < 0)
 			_exit(1);
 		close(pidfd);
+		/* The copy's number in the germline's PID namespace moves with the
+		 * processes earlier copies made: keep it out of the memory later
+		 * copies inherit (docs/sandbox.md "pid counter"). */
+		explicit_bzero(m, sizeof m);
+		pid = 0;
 		/* Only now is the germline back to its descriptors of G2: the
 		 * broker waits for this before it checks us again (a pidfd
 		 * still open here would fail G2 under load). */

@@ -287,7 +287,8 @@ def _counting_select(real):
 # os.open and pathlib serve exactly those paths from a fresh memfd holding
 # the contents. An item outside the copy's view raises PermissionError
 # (EACCES), as Landlock would; any other path goes to the real open, where
-# Landlock decides (the user's files are not in the germline's ruleset).
+# the minimal root and Landlock decide (the user's files are in neither:
+# such a path does not exist in the copy, FileNotFoundError).
 
 _WRITE_MODES = set("wax+")
 

@@ -1,6 +1,6 @@
 /* germline_drive — a test driver for germline.h (tests/sandbox.bats).
  *
- * It compiles lib/sandbox.c, lib/proc.c, lib/germline.c and
+ * It compiles lib/sandbox.c, lib/proc.c, lib/germline.c, lib/germline_child.c and
  * lib/germline_fork.c itself with GL_TESTING defined, so the switches that
  * turn mechanisms off (for the reference runs of Table XII) exist in this
  * program only: the linker takes these definitions and never pulls the
@@ -10,9 +10,13 @@
  *     --host DIR            host dir (default: build/host)
  *     --interpreter PATH    (default /usr/bin/python3)
  *     --swap FILE           rename FILE over the interpreter after it was opened
- *     --germline-off LIST   landlock,seccomp,newnet: the germline's own restrictions
- *     --copy-off LIST       landlock,seccomp,fdclose,newpid,newnet,newipc (needs
- *                           a GL_TESTING build of _germline.so in --host)
+ *     --germline-off LIST   landlock,seccomp,newnet,pidns,root: the germline's own
+ *                           restrictions (pidns: no PID namespace and init; root:
+ *                           the host's filesystem instead of the minimal root)
+ *     --copy-off LIST       landlock,seccomp,fdclose,newpid,newnet,newipc,parent,
+ *                           signals,atfork,stdio,pidfix (needs a GL_TESTING build of
+ *                           _germline.so in --host)
+ *     --copy-off-checked LIST  the same, with the broker's copy check still on
  *     --no-g-check          fork without checking G1–G3
  *     --no-copy-check       do not check a copy from outside (implied by --copy-off)
  *   ACTION: info | fds | check | FUNCTION[=ARGS_JSON] (one copy per call; "@child"
@@ -24,6 +28,7 @@
 #include "proc.c"
 #include "germline.c"
 #include "germline_fork.c"
+#include "germline_child.c"
 
 #include <dirent.h>
 
@@ -59,6 +64,20 @@ static unsigned parse_off(const char *list, int copy)
 			off |= GL_OFF_NEWNET;
 		else if (copy && !strcmp(t, "newipc"))
 			off |= GL_OFF_NEWIPC;
+		else if (!copy && !strcmp(t, "pidns"))
+			off |= GL_OFF_PIDNS;
+		else if (!copy && !strcmp(t, "root"))
+			off |= GL_OFF_ROOT;
+		else if (copy && !strcmp(t, "parent"))
+			off |= GL_OFF_PARENT;
+		else if (copy && !strcmp(t, "signals"))
+			off |= GL_OFF_SIGNALS;
+		else if (copy && !strcmp(t, "atfork"))
+			off |= GL_OFF_ATFORK;
+		else if (copy && !strcmp(t, "stdio"))
+			off |= GL_OFF_STDIO;
+		else if (copy && !strcmp(t, "pidfix"))
+			off |= GL_OFF_PIDFIX;
 		else
 			gl_die(2, "unknown mechanism %s", t);
 	}
@@ -73,9 +92,10 @@ static void do_swap(const char *interp)
 }
 
 /* Live (non-zombie) processes in the germline's user namespace other than
- * the germline itself; killed too if kill_them. */
-static int count_userns(pid_t germline, int kill_them)
+ * the germline itself and its init; killed too if kill_them. */
+static int count_userns(const struct gl_germline *g, int kill_them)
 {
+	pid_t germline = g->gpid;
 	char mine[64];
 	if (ns_of(germline, "user", mine) < 0)
 		return -1;
@@ -87,7 +107,7 @@ static int count_userns(pid_t germline, int kill_them)
 	while ((e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == germline)
+		if (*end || pid <= 0 || pid == germline || pid == g->pid)
 			continue;
 		char ns[64], sp[64];
 		if (ns_of((pid_t)pid, "user", ns) < 0 || strcmp(ns, mine))
@@ -195,19 +215,21 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 	if (ok) {
 		jv v = gl_json_parse(reply.data, reply.len);
 		ok = jv_get_kind(v) == JV_KIND_OBJECT;
-		if (ok) {
-			jv c = jv_object_get(jv_object_get(jv_copy(v), jv_string("value")), jv_string("child"));
+		jv val = ok ? jv_object_get(jv_copy(v), jv_string("value")) : jv_invalid();
+		if (jv_get_kind(val) == JV_KIND_OBJECT) {
+			jv c = jv_object_get(jv_copy(val), jv_string("child"));
 			if (jv_get_kind(c) == JV_KIND_NUMBER)
 				last_child = (long)jv_number_value(c);
 			jv_free(c);
 		}
+		jv_free(val);
 		jv_free(v);
 	}
 	if (ok)
 		gl_buf_printf(o, ",\"ok\":true,\"reply\":%s", reply.data);
 	else
 		gl_buf_adds(o, ",\"ok\":false,\"error\":\"protocol\"");
-	gl_buf_printf(o, ",\"survivors\":%d", count_userns(g->pid, 0));
+	gl_buf_printf(o, ",\"survivors\":%d", count_userns(g, 0));
 	gl_buf_free(&reply);
 	emit(o);
 }
@@ -216,7 +238,7 @@ static void do_fds(const struct gl_germline *g, struct gl_buf *o)
 {
 	gl_buf_adds(o, "{\"action\":\"fds\",\"fds\":{");
 	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/fd", (int)g->pid);
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)g->gpid);
 	DIR *d = opendir(path);
 	int first = 1;
 	struct dirent *e;
@@ -242,10 +264,10 @@ static void do_fds(const struct gl_germline *g, struct gl_buf *o)
 static void do_info(const struct gl_germline *g, struct gl_buf *o)
 {
 	char exe[64], link[PATH_MAX];
-	snprintf(exe, sizeof exe, "/proc/%d/exe", (int)g->pid);
+	snprintf(exe, sizeof exe, "/proc/%d/exe", (int)g->gpid);
 	ssize_t n = readlink(exe, link, sizeof link - 1);
 	link[n < 0 ? 0 : n] = 0;
-	gl_buf_printf(o, "{\"action\":\"info\",\"pid\":%d,\"interpreter_sha256\":\"%s\"", (int)g->pid,
+	gl_buf_printf(o, "{\"action\":\"info\",\"pid\":%d,\"interpreter_sha256\":\"%s\"", (int)g->gpid,
 		      g->interpreter_sha256);
 	out_str(o, "exe", link);
 	const struct gl_enforcement *e = &g->enf;
@@ -288,6 +310,8 @@ int main(int argc, char **argv)
 			gl_launch_test.off = parse_off(v, 0);
 		else if (!strcmp(a, "--copy-off"))
 			gl_launch_test.copy_off = parse_off(v, 1), gl_launch_test.no_copy_check = 1;
+		else if (!strcmp(a, "--copy-off-checked")) /* the broker's copy check stays on */
+			gl_launch_test.copy_off = parse_off(v, 1);
 		else
 			gl_die(2, "unknown option %s", a);
 	}
@@ -343,7 +367,7 @@ int main(int argc, char **argv)
 			do_call(&g, argv[i], gcheck, &o);
 	}
 	if (step == GL_LAUNCH_OK) {
-		count_userns(g.pid, 1);
+		count_userns(&g, 1);
 		gl_germline_stop(&g);
 	}
 	while (waitpid(-1, NULL, WNOHANG) > 0)
