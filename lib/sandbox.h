@@ -98,6 +98,7 @@ enum gl_confine_step {
 	GL_CONFINE_CAPS,
 	GL_CONFINE_SECCOMP,
 	GL_CONFINE_DESCRIPTORS, /* close_range(4, ~0U) */
+	GL_CONFINE_DEVNULL,     /* a /dev/null of its own on 0-2 */
 };
 /* Test-only switches (compiled in only where GL_TESTING is defined: the
  * test build of the extension, never build/host/_germline.so). */
@@ -108,6 +109,7 @@ enum {
 	GL_OFF_NEWPID = 1u << 3,
 	GL_OFF_NEWNET = 1u << 4,
 	GL_OFF_NEWIPC = 1u << 5,
+	GL_OFF_DEVNULL = 1u << 6, /* keep the germline's /dev/null on 0-2 */
 };
 struct gl_copy_confine {
 	int channel;              /* the copy's end of its socketpair */

@@ -11,7 +11,7 @@
  *     --interpreter PATH    (default /usr/bin/python3)
  *     --swap FILE           rename FILE over the interpreter after it was opened
  *     --germline-off LIST   landlock,seccomp,newnet: the germline's own restrictions
- *     --copy-off LIST       landlock,seccomp,fdclose,newpid,newnet,newipc (needs
+ *     --copy-off LIST       landlock,seccomp,fdclose,newpid,newnet,newipc,devnull (needs
  *                           a GL_TESTING build of _germline.so in --host)
  *     --no-g-check          fork without checking G1–G3
  *     --no-copy-check       do not check a copy from outside (implied by --copy-off)
@@ -59,6 +59,8 @@ static unsigned parse_off(const char *list, int copy)
 			off |= GL_OFF_NEWNET;
 		else if (copy && !strcmp(t, "newipc"))
 			off |= GL_OFF_NEWIPC;
+		else if (copy && !strcmp(t, "devnull"))
+			off |= GL_OFF_DEVNULL;
 		else
 			gl_die(2, "unknown mechanism %s", t);
 	}
