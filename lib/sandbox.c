@@ -312,6 +312,11 @@ static const struct {
 	 * one (A1); the germline's RUSAGE_CHILDREN and times() add up its
 	 * copies' CPU time, a carrier from a copy into the germline (A2) */
 	{"getrusage", -1},
+	/* a pending SIGCHLD carries the dead copy's pid and CPU time in its
+	 * siginfo: a germline that blocked SIGCHLD at initialisation takes it
+	 * with rt_sigtimedwait (or a signalfd opened and closed between two
+	 * checks) in an at-fork hook, and the next copy inherits it (A2) */
+	{"rt_sigtimedwait", -1}, {"signalfd", -1}, {"signalfd4", -1},
 	/* access and modify events of files other copies open (A1) */
 	{"inotify_init", -1}, {"inotify_init1", -1}, {"fanotify_init", -1},
 	{"fanotify_mark", -1},

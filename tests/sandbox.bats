@@ -306,6 +306,14 @@ print(",".join(got), flush=True)
   [ "$(stat -c %a "$v")" = 600 ]
 }
 
+@test "shared state: a copy's SIGCHLD (pid, CPU time) taken by the germline's at-fork hook; seccomp off: the next copy reads it" {
+  run drive "$(rel sigchld)" burn report
+  [ "$(at 2 .reply.value.seen)" = '["EPERM","EPERM"]' ] || { echo "$output"; false; }
+  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$(rel sigchld)" burn report
+  [ "$(at 2 '.reply.value.seen[0]')" = '"EAGAIN"' ] || { echo "$output"; false; }
+  at 2 '.reply.value.seen[1]|(.signo == 17 and (.pid|type) == "number" and (.cpu_ticks|type) == "number")'
+}
+
 @test "unprivileged (nobody): launch, descriptors, G2 refusal, O3" {
   command -v setpriv >/dev/null || skip "setpriv missing"
   [ "$(id -u)" = 0 ] || skip "already unprivileged (uid $(id -u)): needs root to switch to nobody"
