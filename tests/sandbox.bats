@@ -314,6 +314,18 @@ print(",".join(got), flush=True)
   at 2 '.reply.value.seen[1]|(.signo == 17 and (.pid|type) == "number" and (.cpu_ticks|type) == "number")'
 }
 
+@test "shared state: a copy's core dump is not written; Landlock off: it lands in the release, which every copy reads" {
+  [ "$(cat /proc/sys/kernel/core_pattern)" = core ] && [ "$(cat /proc/sys/kernel/core_uses_pid)" = 0 ] ||
+    skip "core_pattern is not a plain 'core' (a pipe handler: docs/sandbox.md)"
+  [ "$(ulimit -Hc)" != 0 ] || skip "hard RLIMIT_CORE is 0"
+  own_probe && chmod 777 "$P"
+  run drive "$P" crash "read_path={\"path\":\"$P/core\"}"
+  [ "$(at 1 .error)" = '"protocol"' ] && [ ! -e "$P/core" ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value.error)" = '"ENOENT"' ]
+  run drive --host "$TESTHOST" --germline-off landlock --copy-off landlock "$P" crash
+  [ -s "$P/core" ]
+}
+
 @test "unprivileged (nobody): launch, descriptors, G2 refusal, O3" {
   command -v setpriv >/dev/null || skip "setpriv missing"
   [ "$(id -u)" = 0 ] || skip "already unprivileged (uid $(id -u)): needs root to switch to nobody"
