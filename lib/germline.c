@@ -283,12 +283,6 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 	if (!(off & GL_OFF_LANDLOCK)) {
 		const char *bad;
 		p->ruleset = gl_landlock_germline_ruleset(abi, list, n, p->interp, &bad);
-		/* /dev/null read and write: each copy opens its own (gl_confine_copy) */
-		if (p->ruleset >= 0 && gl_landlock_allow_rw_file(p->ruleset, "/dev/null") < 0) {
-			bad = "/dev/null";
-			close(p->ruleset);
-			p->ruleset = -1;
-		}
 		if (p->ruleset < 0) {
 			int e = errno;
 			*err = gl_xasprintf("Landlock ruleset (%s): %s%s", bad ? bad : "create", strerror(e),

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -134,6 +136,18 @@ int gl_landlock_germline_ruleset(int abi, const char *const *paths, size_t n, in
 		*bad = "(retained interpreter)";
 		return -1;
 	}
+	{
+		/* /dev/null read and write: each copy opens its own for 0-2
+		 * (gl_confine_copy), and runtimes open it O_RDWR for a child's
+		 * stdio. Nothing written there is kept. */
+		autoclose int fd = open("/dev/null", O_PATH | O_CLOEXEC);
+		struct gl_ll_path_beneath pb = {.allowed_access = LL_FS_READ_FILE | LL_FS_WRITE_FILE,
+						.parent_fd = fd};
+		if (fd < 0 || syscall(SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+			*bad = "/dev/null";
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		autoclose int fd = open(paths[i], O_PATH | O_CLOEXEC);
 		if (fd < 0) {
@@ -171,16 +185,7 @@ int gl_landlock_exec_ruleset(int abi, const char *const *paths, size_t n, const 
 			return -1;
 		}
 	}
-	{
-		/* /dev/null writable: runtimes open it O_RDWR for a child's stdio */
-		autoclose int fd = open("/dev/null", O_PATH | O_CLOEXEC);
-		struct gl_ll_path_beneath pb = {.allowed_access = LL_FS_READ_FILE | LL_FS_WRITE_FILE,
-						.parent_fd = fd};
-		if (fd < 0 || syscall(SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
-			*bad = "/dev/null";
-			return -1;
-		}
-	}
+	/* /dev/null read and write: in gl_landlock_germline_ruleset */
 	if (connect_port > 0 && abi >= 4) {
 		struct {
 			uint64_t allowed_access, port;
@@ -206,16 +211,6 @@ int gl_landlock_allow_item(int ruleset_fd, int fd, bool dir)
 		.allowed_access = dir ? LL_FS_READ_FILE | LL_FS_READ_DIR : LL_FS_READ_FILE,
 		.parent_fd = fd,
 	};
-	return (int)syscall(SYS_landlock_add_rule, ruleset_fd, LL_RULE_PATH_BENEATH, &pb, 0);
-}
-
-int gl_landlock_allow_rw_file(int ruleset_fd, const char *path)
-{
-	autoclose int fd = open(path, O_PATH | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	struct gl_ll_path_beneath pb = {.allowed_access = LL_FS_READ_FILE | LL_FS_WRITE_FILE,
-					.parent_fd = fd};
 	return (int)syscall(SYS_landlock_add_rule, ruleset_fd, LL_RULE_PATH_BENEATH, &pb, 0);
 }
 
@@ -251,18 +246,177 @@ static const char *const deny_always[] = {
 	"bind", "listen",
 };
 
-static int deny(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
-		const struct scmp_arg_cmp *cmp, char **err)
+static int deny_nr(scmp_filter_ctx ctx, uint32_t action, const char *name, int fallback,
+		   unsigned n, const struct scmp_arg_cmp *cmp, char **err)
 {
 	int nr = seccomp_syscall_resolve_name(name);
 	if (nr == __NR_SCMP_ERROR)
-		return 0;
+		nr = fallback; /* a call newer than this libseccomp: its x86_64 number */
+	if (nr < 0)
+		return 0;  /* absent on this architecture */
 	int rc = seccomp_rule_add_array(ctx, action, nr, n, cmp);
 	if (rc < 0) {
 		*err = gl_xasprintf("seccomp rule for %s: %s", name, strerror(-rc));
 		return -1;
 	}
 	return 0;
+}
+
+static int deny(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
+		const struct scmp_arg_cmp *cmp, char **err)
+{
+	return deny_nr(ctx, action, name, -1, n, cmp, err);
+}
+
+/* ---- shared kernel state (docs/sandbox.md "What a copy shares") --------
+ * Copies run one at a time, but every copy shares kernel objects with the
+ * germline and with every later copy: the inodes of the files it may read,
+ * their page cache, the germline's process and its counters. Nothing a
+ * copy does may reach a later copy except through the broker (SPEC §10;
+ * A1: copies are isolated; A2: the germline's image depends only on r, so
+ * nothing of one call may flow into it). Each rule below names the object
+ * it closes. All answer with an errno, never kill: ordinary code (a
+ * library probing for a lock or a cache hint) fails cleanly.
+ *
+ * int arguments: the kernel reads only their low 32 bits, so every
+ * comparison of one is masked to them (a value with high bits set must not
+ * slip past a rule). */
+#define LOW32 0xffffffffull
+
+/* name's int argument arg equal to each of vals[0..n): denied with action. */
+static int deny_values(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned arg,
+		       const uint64_t *vals, size_t n, char **err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct scmp_arg_cmp c = {arg, SCMP_CMP_MASKED_EQ, LOW32, vals[i] & LOW32};
+		if (deny(ctx, action, name, 1, &c, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Whole calls denied with EPERM, and the x86_64 number of those a libseccomp
+ * of Debian 12 (2.5.4) cannot name. */
+static const struct {
+	const char *name;
+	int nr;
+} deny_state[] = {
+	/* page-cache residency of the files copies share: evicting chosen
+	 * pages (fadvise DONTNEED), bringing them in (readahead), reading
+	 * which are resident (mincore, cachestat), or doing either to another
+	 * process's mappings (process_madvise); Linux AIO takes RWF_NOWAIT in
+	 * memory the filter cannot read (A1) */
+	{"fadvise64", -1}, {"readahead", -1}, {"mincore", -1}, {"cachestat", 451},
+	{"process_madvise", -1}, {"io_setup", -1}, {"io_submit", -1},
+	/* rusage: a copy's own ru_majflt tells a resident page from an evicted
+	 * one (A1); the germline's RUSAGE_CHILDREN and times() add up its
+	 * copies' CPU time, a carrier from a copy into the germline (A2) */
+	{"getrusage", -1},
+	/* a pending SIGCHLD carries the dead copy's pid and CPU time in its
+	 * siginfo: a germline that blocked SIGCHLD at initialisation takes it
+	 * with rt_sigtimedwait (or a signalfd opened and closed between two
+	 * checks) in an at-fork hook, and the next copy inherits it (A2) */
+	{"rt_sigtimedwait", -1}, {"signalfd", -1}, {"signalfd4", -1},
+	/* access and modify events of files other copies open (A1) */
+	{"inotify_init", -1}, {"inotify_init1", -1}, {"fanotify_init", -1},
+	{"fanotify_mark", -1},
+	/* inode metadata of files the copy owns in its user namespace (the
+	 * release, and with a root broker every root-owned host file):
+	 * mode, owner, times, extended attributes. Landlock mediates none of
+	 * them; stat() reads them back in a later copy (A1), and a changed
+	 * release is a changed image (A2) */
+	{"chmod", -1}, {"fchmod", -1}, {"fchmodat", -1}, {"fchmodat2", 452},
+	{"chown", -1}, {"fchown", -1}, {"lchown", -1}, {"fchownat", -1},
+	{"utime", -1}, {"utimes", -1}, {"futimesat", -1}, {"utimensat", -1},
+	{"setxattr", -1}, {"lsetxattr", -1}, {"fsetxattr", -1}, {"setxattrat", 463},
+	{"removexattr", -1}, {"lremovexattr", -1}, {"fremovexattr", -1}, {"removexattrat", 466},
+	/* the kernel log (dmesg): host-global, read by every copy (A1) */
+	{"syslog", -1},
+};
+
+static int add_meta_rules(scmp_filter_ctx ctx, char **err);
+
+static int add_state_rules(scmp_filter_ctx ctx, char **err)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	for (size_t i = 0; i < sizeof deny_state / sizeof *deny_state; i++)
+		if (deny_nr(ctx, eperm, deny_state[i].name, deny_state[i].nr, 0, NULL, err) < 0)
+			return -1;
+	/* Record (process-owned) and OFD locks, and leases, on any file a copy
+	 * can open: the lock is on the shared inode, so it is seen by F_GETLK
+	 * from any process that can open the file — a later copy while an
+	 * earlier one's process lingers, another session's copy, the host —
+	 * and an OFD lock on a description the germline holds outlives the
+	 * copy (A1). Landlock does not mediate locks. ENOLCK, "no locks
+	 * available", is what a kernel without lock support answers: a library
+	 * that probes for locking falls back or reports it. (glibc's *64
+	 * names are F_GETLK/F_SETLK/F_SETLKW on x86_64; 12-14, the kernel's
+	 * 32-bit F_*LK64, are refused by a 64-bit kernel anyway.) */
+	static const uint64_t lock_cmds[] = {F_GETLK,     F_SETLK,     F_SETLKW,     12, 13, 14,
+					     F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
+					     F_SETLEASE,  F_GETLEASE};
+	const uint32_t enolck = SCMP_ACT_ERRNO(ENOLCK);
+	if (deny_values(ctx, enolck, "fcntl", 1, lock_cmds, sizeof lock_cmds / sizeof *lock_cmds,
+			err) < 0 ||
+	    deny(ctx, enolck, "flock", 0, NULL, err) < 0)
+		return -1;
+	/* dnotify: directory access events, as inotify (A1) */
+	static const uint64_t notify[] = {F_NOTIFY};
+	if (deny_values(ctx, eperm, "fcntl", 1, notify, 1, err) < 0)
+		return -1;
+	/* madvise on file mappings: evict (COLD, PAGEOUT), read ahead
+	 * (WILLNEED), collapse into a huge page (COLLAPSE) or punch (REMOVE)
+	 * page cache pages of a shared file; MERGEABLE lets KSM merge pages
+	 * with another process's, which a write then times (A1). DONTNEED,
+	 * FREE and the rest, which malloc and V8 use, act on the process's own
+	 * memory only. */
+	static const uint64_t advice[] = {MADV_WILLNEED, MADV_REMOVE, MADV_MERGEABLE,
+					  20 /* MADV_COLD */, 21 /* MADV_PAGEOUT */,
+					  25 /* MADV_COLLAPSE */};
+	if (deny_values(ctx, eperm, "madvise", 2, advice, sizeof advice / sizeof *advice, err) < 0)
+		return -1;
+	/* preadv2/pwritev2 with RWF_NOWAIT: EAGAIN for a page not in the page
+	 * cache, a residency read without a fault (A1). The flags are the
+	 * sixth argument on x86_64 (fd, iov, iovcnt, pos_l, pos_h, flags). */
+	struct scmp_arg_cmp nowait = SCMP_A5(SCMP_CMP_MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT);
+	if (deny(ctx, eperm, "preadv2", 1, &nowait, err) < 0 ||
+	    deny(ctx, eperm, "pwritev2", 1, &nowait, err) < 0)
+		return -1;
+	/* wait4/waitid with a rusage pointer, times() with a buffer: the CPU
+	 * time and faults of the children reaped, seen by the germline (A2).
+	 * waitpid() and times(NULL) pass 0 and stay allowed. */
+	struct scmp_arg_cmp ru4 = SCMP_A3(SCMP_CMP_NE, 0), ru5 = SCMP_A4(SCMP_CMP_NE, 0),
+			    tms = SCMP_A0(SCMP_CMP_NE, 0);
+	if (deny(ctx, eperm, "wait4", 1, &ru4, err) < 0 || deny(ctx, eperm, "waitid", 1, &ru5, err) < 0 ||
+	    deny(ctx, eperm, "times", 1, &tms, err) < 0)
+		return -1;
+	return add_meta_rules(ctx, err);
+}
+
+/* The rest of add_state_rules: inode flags, datagram socketpairs,
+ * personality. */
+static int add_meta_rules(scmp_filter_ctx ctx, char **err)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	/* inode flags (chattr: append-only, no-dump, no-atime, …) and
+	 * FS_IOC_FSSETXATTR, by ioctl on a read-only descriptor the copy owns:
+	 * metadata a later copy reads back with FS_IOC_GETFLAGS (A1) */
+	static const uint64_t setflags[] = {FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR};
+	if (deny_values(ctx, eperm, "ioctl", 1, setflags, sizeof setflags / sizeof *setflags, err) < 0)
+		return -1;
+	/* a datagram socketpair: an AF_UNIX datagram socket sendmsg()s to any
+	 * pathname socket named in msg_name (syslog, journald, another
+	 * session's), even when connected, and the filter cannot read msg_name
+	 * (A1). Stream sockets refuse an address (EISCONN/EOPNOTSUPP) and
+	 * SEQPACKET ones ignore it, so those stay; socket() is stream-only
+	 * already (add_rules). */
+	struct scmp_arg_cmp dgram = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM);
+	if (deny(ctx, eperm, "socketpair", 1, &dgram, err) < 0)
+		return -1;
+	/* personality: only the query (0xffffffff); READ_IMPLIES_EXEC or
+	 * ADDR_NO_RANDOMIZE set at initialisation would weaken every copy (A1) */
+	struct scmp_arg_cmp query = SCMP_A0(SCMP_CMP_NE, 0xffffffffull);
+	return deny(ctx, eperm, "personality", 1, &query, err);
 }
 
 static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
@@ -313,7 +467,7 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
 	struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0);
 	if (deny(ctx, eperm, "sendto", 1, &addr, err) < 0)
 		return -1;
-	return 0;
+	return add_state_rules(ctx, err);
 }
 
 int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, char **err)
@@ -403,14 +557,17 @@ enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c)
 	/* Its channel on fd 3; this replaces the germline's control socket. */
 	if (dup2(c->channel, 3) < 0)
 		return GL_CONFINE_CHANNEL;
-	/* Its own /dev/null on 0-2: the germline's are open file descriptions
-	 * every copy would share (status flags, owner: a channel; A1). Opened
-	 * before the copy's Landlock layer, which allows no write. */
-	if (!(c->off & GL_OFF_STDIO)) {
+	/* A /dev/null of its own on 0-2, opened before the copy's Landlock
+	 * layer takes write rights away. The germline's description would be
+	 * shared with it and with every later copy: its status flags
+	 * (F_SETFL O_NONBLOCK|O_APPEND|O_ASYNC, FIONBIO), its F_SETSIG
+	 * signal, its OFD locks and flock outlive the copy and are read back
+	 * with F_GETFL/F_GETSIG/F_GETLK by the next one (A1). */
+	if (!(c->off & GL_OFF_DEVNULL)) {
 		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			return GL_CONFINE_STDIO;
-		if (fd > 2)
+			return GL_CONFINE_DEVNULL;
+		if (fd > 3)
 			close(fd);
 	}
 	if (!(c->off & GL_OFF_LANDLOCK)) {
@@ -441,12 +598,12 @@ const char *gl_confine_step_name(enum gl_confine_step s)
 	case GL_CONFINE_OK: return "ok";
 	case GL_CONFINE_PDEATHSIG: return "pdeathsig";
 	case GL_CONFINE_CHANNEL: return "channel";
-	case GL_CONFINE_STDIO: return "stdio";
 	case GL_CONFINE_LANDLOCK: return "landlock";
 	case GL_CONFINE_NO_NEW_PRIVS: return "no_new_privs";
 	case GL_CONFINE_CAPS: return "capabilities";
 	case GL_CONFINE_SECCOMP: return "seccomp";
 	case GL_CONFINE_DESCRIPTORS: return "descriptors";
+	case GL_CONFINE_DEVNULL: return "devnull";
 	}
 	return "?";
 }

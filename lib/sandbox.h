@@ -55,9 +55,6 @@ int gl_landlock_exec_ruleset(int abi, const char *const *paths, size_t n, const 
  * or READ_FILE|READ_DIR beneath the directory fd (dir). Nothing else: no
  * execute, no write. 0, or -1 with errno. */
 int gl_landlock_allow_item(int ruleset_fd, int fd, bool dir);
-/* READ_FILE|WRITE_FILE on the file at path (the germline's /dev/null, which
- * each copy opens for its own 0-2). 0, or -1 with errno. */
-int gl_landlock_allow_rw_file(int ruleset_fd, const char *path);
 /* landlock_restrict_self(ruleset, 0). Async-signal-safe. */
 int gl_landlock_restrict(int ruleset_fd);
 
@@ -101,12 +98,12 @@ enum gl_confine_step {
 	GL_CONFINE_OK = 0,
 	GL_CONFINE_PDEATHSIG,
 	GL_CONFINE_CHANNEL,   /* channel to fd 3 */
-	GL_CONFINE_STDIO,     /* its own /dev/null on 0-2 */
 	GL_CONFINE_LANDLOCK,
 	GL_CONFINE_NO_NEW_PRIVS,
 	GL_CONFINE_CAPS,
 	GL_CONFINE_SECCOMP,
 	GL_CONFINE_DESCRIPTORS, /* close_range(4, ~0U) */
+	GL_CONFINE_DEVNULL,     /* a /dev/null of its own on 0-2 */
 };
 /* Test-only switches (compiled in only where GL_TESTING is defined: the
  * test build of the extension, never build/host/_germline.so). */
@@ -123,7 +120,7 @@ enum {
 	GL_OFF_PARENT = 1u << 8,  /* copy: the germline's child (no CLONE_PARENT) */
 	GL_OFF_SIGNALS = 1u << 9, /* copy: the germline's signals unblocked while it runs */
 	GL_OFF_ATFORK = 1u << 10, /* copy: the release's before/after_in_parent hooks run */
-	GL_OFF_STDIO = 1u << 11,  /* copy: keeps the germline's 0-2 (shared open files) */
+	GL_OFF_DEVNULL = 1u << 11, /* copy: keeps the germline's /dev/null on 0-2 (shared open files) */
 	GL_OFF_PIDFIX = 1u << 12, /* copy: the next pid of the germline's namespace, not GL_COPY_PID */
 };
 struct gl_copy_confine {

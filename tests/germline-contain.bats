@@ -37,7 +37,7 @@ at() { printf '%s\n' "$output" | jq -sce ".[$1]$2"; }
   run drive --host "$TESTHOST" --no-g-check "$(rel stdio)" 'put={"secret":173}' get
   [ "$(at 2 .reply.value)" = 0 ]
   # both off: the later copy reads the earlier copy's secret
-  run drive --host "$TESTHOST" --no-g-check --copy-off stdio "$(rel stdio)" 'put={"secret":173}' get
+  run drive --host "$TESTHOST" --no-g-check --copy-off devnull "$(rel stdio)" 'put={"secret":173}' get
   [ "$(at 2 .reply.value)" = 173 ]
 }
 
@@ -46,7 +46,7 @@ at() { printf '%s\n' "$output" | jq -sce ".[$1]$2"; }
   cp -r "$(rel stdio)" "$r" && rm "$r/dup"
   run drive "$r" 'flags_put={"secret":3}' flags_get
   at 1 .ok && [ "$(at 2 .reply.value)" = 0 ]
-  run drive --host "$TESTHOST" --copy-off stdio "$r" 'flags_put={"secret":3}' flags_get
+  run drive --host "$TESTHOST" --copy-off devnull "$r" 'flags_put={"secret":3}' flags_get
   [ "$(at 2 .reply.value)" = 3 ]
 }
 

@@ -32,7 +32,7 @@ drive() {
 rel() { echo "$FIX/releases/sandbox-$1"; }
 # at N FILTER — jq FILTER on the N-th JSON line of $output (0 = the launch)
 at() { printf '%s\n' "$output" | jq -sce ".[$1]$2"; }
-ALL_OFF=(--germline-off landlock,seccomp,pidns,root --copy-off landlock,seccomp,newpid,newnet,newipc,parent,stdio)
+ALL_OFF=(--germline-off landlock,seccomp,pidns,root --copy-off landlock,seccomp,newpid,newnet,newipc,parent,devnull)
 
 @test "launch: fds 0-2 on /dev/null and 3 the control socket, restrictions recorded" {
   run drive "$(rel probe)" info fds check hello
@@ -194,6 +194,144 @@ for _ in range(2):
     --copy-off landlock,seccomp,newpid,newnet,newipc "$(rel probe)" "tcp_connect={\"port\":$port}"
   kill $lp 2>/dev/null || true
   [ "$(at 1 .reply.value.data)" = '"hello"' ]
+}
+
+# ---- shared kernel state (docs/sandbox.md "What a copy shares") ----------
+SECCOMP_OFF=(--germline-off seccomp --copy-off seccomp)
+# a writable copy of the probe release: files a copy may read, owned by us
+own_probe() { P=$BATS_TEST_TMPDIR/probe; cp -r "$(rel probe)" "$P"; }
+
+@test "shared state: fd 0's description (flags, F_SETSIG, OFD lock, flock); devnull/seccomp off: a later copy reads them" {
+  set_get=('ofd_set={"sig":42}' ofd_get 'lock_set={"mode":"ofd","offset":4242}' 'lock_get={"mode":"record"}'
+           'lock_set={"mode":"flock"}' 'lock_get={"mode":"flock"}')
+  run drive "$(rel probe)" "${set_get[@]}"
+  [ "$(at 1 .reply.value)" = '{"flags":"ok","sig":"ok"}' ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value)" = '{"nonblock":false,"append":false,"sig":0}' ]
+  [ "$(at 3 .reply.value.result)" = '"ENOLCK"' ] && [ "$(at 4 .reply.value.result)" = '"ENOLCK"' ]
+  [ "$(at 5 .reply.value.result)" = '"ENOLCK"' ] && [ "$(at 6 .reply.value.result)" = '"ENOLCK"' ]
+  # reference: the germline's /dev/null on 0-2 (devnull off) carries flags and signal
+  run drive --host "$TESTHOST" --copy-off devnull "$(rel probe)" "${set_get[@]}"
+  [ "$(at 2 .reply.value)" = '{"nonblock":true,"append":true,"sig":42}' ] || { echo "$output"; false; }
+  [ "$(at 3 .reply.value.result)" = '"ENOLCK"' ]
+  # and with seccomp off too, an OFD lock and a flock outlive the copy that set them
+  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp,devnull "$(rel probe)" "${set_get[@]}"
+  [ "$(at 4 .reply.value)" = '{"result":"locked","offset":4242}' ] || { echo "$output"; false; }
+  [ "$(at 6 .reply.value.result)" = '"EAGAIN"' ]
+  # seccomp off alone: the lock is on the copy's own description, gone with it
+  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$(rel probe)" "${set_get[@]}"
+  [ "$(at 3 .reply.value.result)" = '"ok"' ] && [ "$(at 4 .reply.value.result)" = '"unlocked"' ]
+  [ "$(at 5 .reply.value.result)" = '"ok"' ] && [ "$(at 6 .reply.value.result)" = '"unlocked"' ]
+}
+
+@test "shared state: record/OFD locks and flock held by a lingering process; seccomp off: a later copy reads them" {
+  own_probe
+  calls=("lock_set={\"mode\":\"record\",\"path\":\"$P/probe.py\",\"offset\":4242,\"linger\":true}"
+         "lock_get={\"mode\":\"record\",\"path\":\"$P/probe.py\"}"
+         "lock_set={\"mode\":\"ofd\",\"path\":\"$P/manifest.json\",\"offset\":77,\"linger\":true}"
+         "lock_get={\"mode\":\"ofd\",\"path\":\"$P/manifest.json\"}"
+         "lock_set={\"mode\":\"flock\",\"path\":\"$P/probe.py\",\"linger\":true}"
+         "lock_get={\"mode\":\"flock\",\"path\":\"$P/probe.py\"}")
+  # newpid off in both runs, so the holder outlives its copy (the reference of O3)
+  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp,newpid "$P" "${calls[@]}"
+  [ "$(at 2 .reply.value)" = '{"result":"locked","offset":4242}' ] || { echo "$output"; false; }
+  [ "$(at 4 .reply.value)" = '{"result":"locked","offset":77}' ]
+  [ "$(at 6 .reply.value.result)" = '"EAGAIN"' ]
+  run drive --host "$TESTHOST" --copy-off newpid "$P" "${calls[@]}"
+  [ "$(at 1 '.reply.value.result')" = '"ENOLCK"' ] || { echo "$output"; false; }
+  for n in 2 3 4 5 6; do [ "$(at $n .reply.value.result)" = '"ENOLCK"' ]; done
+}
+
+@test "shared state: page-cache residency (fadvise + RWF_NOWAIT, mincore, cachestat); seccomp off: a later copy reads the bits" {
+  own_probe
+  dd if=/dev/urandom of="$P/pages" bs=1M count=3 status=none && sync "$P/pages"
+  w="cache_write={\"path\":\"$P/pages\",\"bits\":\"10110010\"}"
+  r() { echo "cache_read={\"path\":\"$P/pages\",\"how\":\"$1\",\"n\":8}"; }
+  # nowait last: a miss it reports starts a read of that page
+  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$P" "$w" "$(r mincore)" "$(r cachestat)" "$(r nowait)"
+  [ "$(at 1 .reply.value.result)" = '"ok"' ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value.bits)" = '"10110010"' ] && [ "$(at 3 .reply.value.bits)" = '"10110010"' ]
+  [ "$(at 4 .reply.value.bits)" = '"10110010"' ]
+  run drive "$P" "$w" "$(r mincore)" "$(r cachestat)" "$(r nowait)"
+  [ "$(at 1 .reply.value.result)" = '"EPERM"' ] || { echo "$output"; false; }
+  for n in 2 3 4; do [ "$(at $n .reply.value.bits)" = '"EPERM"' ]; done
+}
+
+@test "shared state: rusage (getrusage, wait4, times) and inotify; seccomp off: each answers" {
+  i="inotify={\"path\":\"$(rel probe)/probe.py\"}"
+  run drive "$(rel probe)" rusage "$i"
+  [ "$(at 1 .reply.value)" = '{"getrusage":"EPERM","wait4":"EPERM","times":"EPERM"}' ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value.result)" = '"EPERM"' ]
+  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$(rel probe)" rusage "$i"
+  [ "$(at 1 .reply.value)" = '{"getrusage":"ok","wait4":"ok","times":"ok"}' ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value.result)" = '"event"' ]
+}
+
+@test "shared state: sendmsg with msg_name to a host datagram socket; Landlock lets it through, seccomp stops it" {
+  sock=$BATS_TEST_TMPDIR/log.sock
+  /usr/bin/python3 -c '
+import signal, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+print("ready", flush=True); signal.sigwait([signal.SIGUSR1]); s.setblocking(False)
+got = []
+try:
+    while True: got.append(s.recv(100).decode())
+except BlockingIOError: pass
+print(",".join(got), flush=True)
+' "$sock" > got &
+  lp=$!
+  while [ ! -s got ]; do sleep 0.05; done
+  send() { echo "dgram_send={\"path\":\"$sock\",\"type\":\"$1\",\"data\":\"$2\"}"; }
+  calls=("$(send dgram secret-d)" "$(send stream secret-s)" "$(send seqpacket secret-q)")
+  run drive "$(rel probe)" "${calls[@]}"
+  on=$output
+  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$(rel probe)" "${calls[@]}"
+  kill -USR1 $lp && wait $lp
+  # seccomp off, Landlock on: the datagram reaches the host socket
+  [ "$(at 1 .reply.value.result)" = '"ok"' ] || { echo "$output"; false; }
+  [ "$(sed -n 2p got)" = secret-d ]
+  output=$on
+  [ "$(at 1 .reply.value.result)" = '"socketpair EPERM"' ] || { echo "$output"; false; }
+  # the kernel itself refuses an address on a stream socket, ignores it on seqpacket
+  [ "$(at 2 .reply.value.result)" = '"sendmsg EISCONN"' ] && [ "$(at 3 .reply.value.result)" = '"ok"' ]
+}
+
+@test "shared state: chmod, utime, xattr of a release file and a host file; seccomp off: a later copy stats them" {
+  own_probe
+  v=$BATS_TEST_TMPDIR/victim && echo x > "$v" && chmod 600 "$v"
+  m() { echo "meta_set={\"path\":\"$1\",\"mode\":438,\"mtime\":1000000000,\"data\":\"secret\"}"; }
+  calls=("$(m "$P/probe.py")" "meta_get={\"path\":\"$P/probe.py\"}" "$(m "$v")")
+  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$P" "${calls[@]}"
+  [ "$(at 1 .reply.value)" = '{"chmod":"ok","utime":"ok","xattr":"ok"}' ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value)" = '{"mode":438,"mtime":1000000000,"xattr":"secret"}' ]
+  [ "$(stat -c %a "$v")" = 666 ]   # a host file outside every Landlock rule
+  rm -rf "$P" && own_probe && chmod 600 "$v"
+  run drive "$P" "${calls[@]}"
+  [ "$(at 1 .reply.value)" = '{"chmod":"EPERM","utime":"EPERM","xattr":"EPERM"}' ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value.mode)" = "$(printf %d 0$(stat -c %a "$P/probe.py"))" ]
+  [ "$(at 2 .reply.value.xattr)" = '"ENODATA"' ]
+  [ "$(at 3 .reply.value)" = '{"chmod":"EPERM","utime":"EPERM","xattr":"EPERM"}' ]
+  [ "$(stat -c %a "$v")" = 600 ]
+}
+
+@test "shared state: a copy's SIGCHLD (pid, CPU time) taken by the germline's at-fork hook; seccomp off: the next copy reads it" {
+  run drive "$(rel sigchld)" burn report
+  [ "$(at 2 .reply.value.seen)" = '["EPERM","EPERM"]' ] || { echo "$output"; false; }
+  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$(rel sigchld)" burn report
+  [ "$(at 2 '.reply.value.seen[0]')" = '"EAGAIN"' ] || { echo "$output"; false; }
+  at 2 '.reply.value.seen[1]|(.signo == 17 and (.pid|type) == "number" and (.cpu_ticks|type) == "number")'
+}
+
+@test "shared state: a copy's core dump is not written; Landlock off: it lands in the release, which every copy reads" {
+  [ "$(cat /proc/sys/kernel/core_pattern)" = core ] && [ "$(cat /proc/sys/kernel/core_uses_pid)" = 0 ] ||
+    skip "core_pattern is not a plain 'core' (a pipe handler: docs/sandbox.md)"
+  [ "$(ulimit -Hc)" != 0 ] || skip "hard RLIMIT_CORE is 0"
+  own_probe && chmod 777 "$P"
+  run drive "$P" crash "read_path={\"path\":\"$P/core\"}"
+  [ "$(at 1 .error)" = '"protocol"' ] && [ ! -e "$P/core" ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value.error)" = '"ENOENT"' ]
+  run drive --host "$TESTHOST" --germline-off landlock --copy-off landlock "$P" crash
+  [ -s "$P/core" ]
 }
 
 @test "unprivileged (nobody): launch, descriptors, G2 refusal, O3" {

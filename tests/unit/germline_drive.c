@@ -14,7 +14,7 @@
  *                           restrictions (pidns: no PID namespace and init; root:
  *                           the host's filesystem instead of the minimal root)
  *     --copy-off LIST       landlock,seccomp,fdclose,newpid,newnet,newipc,parent,
- *                           signals,atfork,stdio,pidfix (needs a GL_TESTING build of
+ *                           signals,atfork,devnull,pidfix (needs a GL_TESTING build of
  *                           _germline.so in --host)
  *     --copy-off-checked LIST  the same, with the broker's copy check still on
  *     --no-g-check          fork without checking G1–G3
@@ -74,8 +74,8 @@ static unsigned parse_off(const char *list, int copy)
 			off |= GL_OFF_SIGNALS;
 		else if (copy && !strcmp(t, "atfork"))
 			off |= GL_OFF_ATFORK;
-		else if (copy && !strcmp(t, "stdio"))
-			off |= GL_OFF_STDIO;
+		else if (copy && !strcmp(t, "devnull"))
+			off |= GL_OFF_DEVNULL;
 		else if (copy && !strcmp(t, "pidfix"))
 			off |= GL_OFF_PIDFIX;
 		else
