@@ -390,7 +390,13 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	if (jv_is_valid(out))
 		return out;
 	if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &err) < 0) {
-		out = gl_broker_refuse("bad_slot", "%s", err);
+		/* The reason may quote what a copy of an earlier call stored (a
+		 * key): the operator's stderr gets it, the record a fixed text
+		 * (SPEC §6; docs/gl-run.md "Field labels"). */
+		autofree char *q = gl_sanitize(err, strlen(err));
+		gl_warn("%s", q);
+		out = gl_broker_refuse("bad_slot", "the state slot of this call's horizon cannot "
+						   "be read (gl-run's stderr says why)");
 		free(err);
 		gl_slot_free(&r->slot);
 		return out;
