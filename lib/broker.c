@@ -451,7 +451,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	 * ended) carries its L; under lazy, whether it ran at all was the
 	 * full-view copy's choice (Lemma 2), so that copy's label joins. */
 	gl_labels_copy(&r->gL[r->gi], &r->L);
-	if (r->b->lazy)
+	if (r->b->lazy && !g->nconsumer && g->ndest) /* a group lazy_skip may skip */
 		join(&r->gL[r->gi], &r->gL[r->plan->ngroup]);
 
 	/* Line 28: each consumer of g gets the value with label L (Eq. 2). */
