@@ -66,6 +66,7 @@ mcp() {
     "$bin" --serve-mcp --release "$REL" --policy "$POLICY" --consumer "$consumer" --mode nosplit "$@" \
       >>"$BATS_TEST_TMPDIR/mcp.out" 2>>"$BATS_TEST_TMPDIR/mcp.err" 3>&- || true # a refused call: 1
   [ "$(wc -l <"$BATS_TEST_TMPDIR/mcp.out")" -eq 3 ]
+  ! grep -E 'Sanitizer|runtime error' "$BATS_TEST_TMPDIR/mcp.err" # the sanitizer pass
 }
 
 # recovered FILE — what of the secret a reader of FILE gets: the name, the
@@ -152,11 +153,12 @@ recovered() {
      {id:"c2",release:$r,function:"fail",args:$a,items:[],consumers:["pub"]},
      {id:"c3",release:$r,function:"nope",args:{},items:[],consumers:["pub"]},
      {id:"c4",release:("0" * 64),function:"leak",args:{},items:[],consumers:["pub"]}' >calls.jsonl
-  gl-run --policy "$POLICY" <calls.jsonl >out.jsonl 2>err.txt 3>&- || true
   local m
-  for m in nosplit lazy fresh; do
-    gl-run --policy "$POLICY" --mode $m <calls.jsonl >>out.jsonl 2>>err.txt 3>&- || true
+  for m in germline nosplit lazy fresh; do
+    # exit 1: c2–c4 are refused; anything else (a sanitizer's 86, 87) fails
+    gl-run --policy "$POLICY" --mode $m <calls.jsonl >>out.jsonl 2>>err.txt 3>&- || [ $? -eq 1 ]
   done
+  ! grep -E 'Sanitizer|runtime error' err.txt
   jq -se '[.[] | select(.id == "c1") | .mode] == ["germline", "nosplit", "lazy", "fresh"]
           and all(.[] | select(.id == "c1"); .ok and (.labels.denied | length) == (.denied | length))' out.jsonl
   mcp "$GL_ROOT/bin/gl-run" pub
