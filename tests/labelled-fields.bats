@@ -15,6 +15,9 @@
 # bin/gl-run) the public consumer gets none of it, while the record on
 # stdout (the operator's) keeps every field, each with its label.
 #
+# Denied names are tallied per copy (tests/unit/tally_test.c): an hr copy
+# flooding names cannot push a public copy's into "(other)".
+#
 # And the field table: every field gl-run emitted in these runs (record and
 # _meta.germline, as jq paths with array indices folded) must be a row of
 # the table in docs/gl-run.md, so that a new field cannot slip in
@@ -180,4 +183,12 @@ recovered() {
   [ -s emitted.txt ]
   comm -23 emitted.txt table.txt >missing.txt
   [ ! -s missing.txt ] || { echo "fields missing from docs/gl-run.md's table:"; cat missing.txt; false; }
+}
+
+@test "denied names are capped per copy: an hr copy's flood never pushes a public copy's name into (other) (tally_test)" {
+  local t=$GL_ROOT/build/tests/tally_test
+  case "$GL_BIN" in *asan*) t=$GL_ROOT/build/asan/tests/tally_test ;; esac
+  [ -x "$t" ] || skip "$t is not built (make units)"
+  run "$t"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
