@@ -593,8 +593,9 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 		out = gl_broker_record(&r, copies, results);
 	} else {
 		jv_free(results);
-		out = jv_object_set(out, jv_string("labels"),
-				    JV_OBJECT(jv_string("call"), gl_labels_to_jv(&r.callL)));
+		if (copies) /* before any copy, a refusal is the broker's own */
+			out = jv_object_set(out, jv_string("labels"),
+					    JV_OBJECT(jv_string("call"), gl_labels_to_jv(&r.callL)));
 	}
 	gl_broker_items_free(&r);
 	for (size_t i = 0; i < c->nitem; i++)

@@ -77,10 +77,10 @@ void gl_broker_tally_free(struct tally *t)
 	*t = (struct tally){0};
 }
 
-static const struct gl_labels *tally_lab; /* qsort's context (one call at a time) */
-
-static int cmp_entry(const void *a, const void *b)
+/* By name, then by the label of the copy (lab, qsort_r's context). */
+static int cmp_entry(const void *a, const void *b, void *ctx)
 {
+	const struct gl_labels *tally_lab = ctx;
 	const struct denied *x = a, *y = b;
 	int c = strcmp(x->host, y->host);
 	if (c)
@@ -91,9 +91,8 @@ static int cmp_entry(const void *a, const void *b)
 
 jv gl_broker_tally_out(struct tally *t, const struct gl_labels *lab, jv *labels)
 {
-	tally_lab = lab;
 	if (t->n)
-		qsort(t->e, t->n, sizeof *t->e, cmp_entry);
+		qsort_r(t->e, t->n, sizeof *t->e, cmp_entry, (void *)lab);
 	jv out = jv_array();
 	*labels = jv_array();
 	for (size_t i = 0; i < t->n;) {
