@@ -144,30 +144,15 @@ static void record_trigger(struct run *r, size_t e, size_t position, const char 
 	    JV_OBJECT(jv_string("id"), jv_string(id), jv_string("destination"),
 		      jv_string(r->c->dest[e]), jv_string("position"), jv_number((double)position),
 		      jv_string("kind"), jv_string(kind)));
-}
-
-void gl_broker_tally(struct denied *a, size_t *n, const char *host)
-{
-	if (!host || !gl_host_ok(host, strlen(host)))
-		host = "(invalid)";
-	/* Denied names come from the copy: at most GL_BROKER_DENIED_NAMES are
-	 * reported, the rest are counted under "(other)". */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < *n; i++)
-			if (!strcmp(a[i].host, host)) {
-				a[i].count++;
-				return;
-			}
-		if (*n < GL_BROKER_DENIED_NAMES)
-			break;
-		host = "(other)";
-	}
-	a[(*n)++] = (struct denied){gl_xstrdup(host), 1};
+	/* its label: the copies of g and of e's group (broker_record.c) */
+	r->trig_src = jv_array_append(r->trig_src, JV_ARRAY(jv_number((double)r->gi),
+							    jv_number((double)r->dest[e].group)));
 }
 
 static void count_denied(struct run *r, const char *host)
 {
-	gl_broker_tally(r->denied, &r->ndenied, host);
+	/* lazy's full-view copy is counted as group ngroup */
+	gl_broker_tally(&r->denied, r->probe ? r->plan->ngroup : r->gi, host);
 }
 
 jv gl_broker_placeholder(void)
@@ -405,7 +390,13 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	if (jv_is_valid(out))
 		return out;
 	if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &err) < 0) {
-		out = gl_broker_refuse("bad_slot", "%s", err);
+		/* The reason may quote what a copy of an earlier call stored (a
+		 * key): the operator's stderr gets it, the record a fixed text
+		 * (SPEC §6; docs/gl-run.md "Field labels"). */
+		autofree char *q = gl_sanitize(err, strlen(err));
+		gl_warn("%s", q);
+		out = gl_broker_refuse("bad_slot", "the state slot of this call's horizon cannot "
+						   "be read (gl-run's stderr says why)");
 		free(err);
 		gl_slot_free(&r->slot);
 		return out;
@@ -456,6 +447,12 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	}
 	if (o != COPY_RESULT)
 		gl_warn("copy %zu of %zu: %s", r->gi + 1, r->plan->ngroup, gl_broker_outcome_name[o]);
+	/* SPEC §6: what this copy chose (its requests, denied names, how it
+	 * ended) carries its L; under lazy, whether it ran at all was the
+	 * full-view copy's choice (Lemma 2), so that copy's label joins. */
+	gl_labels_copy(&r->gL[r->gi], &r->L);
+	if (r->b->lazy && !g->nconsumer && g->ndest) /* a group lazy_skip may skip */
+		join(&r->gL[r->gi], &r->gL[r->plan->ngroup]);
 
 	/* Line 28: each consumer of g gets the value with label L (Eq. 2). */
 	for (size_t i = 0; i < g->nconsumer; i++) {
@@ -472,10 +469,12 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 					jv_string("error"), jv_string("tool_error"), jv_string("detail"),
 					jv_string(d), jv_string("label"), gl_labels_to_jv(&r->L));
 		} else {
+			/* how the copy ended is its choice: labelled like a value */
 			rec = JV_OBJECT(jv_string("consumer"), u, jv_string("ok"), jv_false(),
 					jv_string("error"), jv_string(gl_broker_outcome_name[o]));
 			if (o == COPY_PROTOCOL)
 				rec = jv_object_set(rec, jv_string("detail"), jv_string(r->why));
+			rec = jv_object_set(rec, jv_string("label"), gl_labels_to_jv(&r->L));
 		}
 		*results = jv_array_append(*results, rec);
 	}
@@ -499,6 +498,9 @@ static jv lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *
 	if (jv_is_valid(out))
 		return out;
 	int pidfd;
+	/* its label: every item (its view), an empty slot, no reply */
+	for (size_t x = 0; x < c->nitem; x++)
+		join(&r->gL[r->plan->ngroup], &c->item[x].label);
 	r->probe = true; /* an exec copy: every item file readable */
 	out = gl_broker_fork_copy(r, gm, lost, copies, &pidfd);
 	r->probe = false;
@@ -542,27 +544,11 @@ static bool lazy_skip(const struct run *r, const struct gl_plan_group *g)
 
 /* ---- the call (lines 5–7) ------------------------------------------------- */
 
-static jv counts(struct run *r)
-{
-	jv out = jv_array();
-	for (size_t e = 0; e < r->c->ndest; e++)
-		if (r->dest[e].delivered)
-			out = jv_array_append(out, JV_OBJECT(jv_string("destination"),
-							      jv_string(r->c->dest[e]),
-							      jv_string("requests"),
-							      jv_number((double)r->dest[e].delivered)));
-	return out;
-}
-
-static int cmp_denied(const void *a, const void *b)
-{
-	return strcmp(((const struct denied *)a)->host, ((const struct denied *)b)->host);
-}
-
 jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct gl_call *c,
 		  const struct gl_plan *plan, bool *germline_lost)
 {
-	struct run r = {.b = b, .c = c, .plan = plan, .sock = -1, .triggers = jv_array()};
+	struct run r = {.b = b, .c = c, .plan = plan, .sock = -1, .triggers = jv_array(),
+			.trig_src = jv_array()};
 	*germline_lost = false;
 	/* Line 6: τ, chosen without reading contents: the broker's wall clock
 	 * at call start and a fresh seed, the same for every copy (under the
@@ -583,6 +569,7 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 	for (size_t x = 0; x < c->nitem; x++)
 		r.items[x] = (struct gl_callmsg_item){c->item[x].name,
 						      gl_labels_to_jv(&c->item[x].label), NULL};
+	r.gL = gl_xcalloc(plan->ngroup + 1, sizeof *r.gL); /* + lazy's full-view copy */
 	r.dest = gl_xcalloc(c->ndest ? c->ndest : 1, sizeof *r.dest);
 	for (size_t gi = 0; gi < plan->ngroup; gi++)
 		for (size_t i = 0; i < plan->group[gi].ndest; i++)
@@ -598,20 +585,17 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 		if (!lazy_skip(&r, &plan->group[r.gi]))
 			out = run_group(&r, g, &results, germline_lost, &copies);
 
+	/* SPEC §6: every field's label (broker_record.c). A refusal after a
+	 * copy ran carries the call's label too: which check failed, and when,
+	 * may follow what ran before it. */
+	gl_broker_call_label(&r, plan->ngroup + 1);
 	if (!jv_is_valid(out)) {
-		qsort(r.denied, r.ndenied, sizeof *r.denied, cmp_denied);
-		jv denied = jv_array();
-		for (size_t i = 0; i < r.ndenied; i++)
-			denied = jv_array_append(
-			    denied, JV_OBJECT(jv_string("destination"), jv_string(r.denied[i].host),
-					      jv_string("requests"),
-					      jv_number((double)r.denied[i].count)));
-		out = JV_OBJECT(jv_string("ok"), jv_true(), jv_string("copies"),
-				jv_number((double)copies), jv_string("results"), results,
-				jv_string("delivered"), counts(&r), jv_string("denied"), denied,
-				jv_string("triggers"), jv_copy(r.triggers));
+		out = gl_broker_record(&r, copies, results);
 	} else {
 		jv_free(results);
+		if (copies) /* before any copy, a refusal is the broker's own */
+			out = jv_object_set(out, jv_string("labels"),
+					    JV_OBJECT(jv_string("call"), gl_labels_to_jv(&r.callL)));
 	}
 	gl_broker_items_free(&r);
 	for (size_t i = 0; i < c->nitem; i++)
@@ -630,10 +614,14 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 		free(r.dest[e].rel);
 	}
 	free(r.dest);
-	for (size_t i = 0; i < r.ndenied; i++)
-		free(r.denied[i].host);
+	gl_broker_tally_free(&r.denied);
+	for (size_t gi = 0; gi <= plan->ngroup; gi++)
+		gl_labels_free(&r.gL[gi]);
+	free(r.gL);
+	gl_labels_free(&r.callL);
 	gl_labels_free(&r.L);
 	jv_free(r.triggers);
+	jv_free(r.trig_src);
 	free(r.why);
 	return out;
 }

@@ -63,8 +63,10 @@ struct gl_broker {
 /* Run call c (validated by gl_call_read) by plan (gl_plan_make of the same
  * call; the broker never takes a plan from the envelope) on the germline
  * g. Returns the body of the result record (owned): on success
- *   {"ok":true,"copies","results","delivered","denied","triggers"}
- * and on a refusal {"ok":false,"error","detail"} (errors: "bad_item",
+ *   {"ok":true,"copies","results","delivered","denied","triggers","labels"}
+ * (labels: the label of every field a copy chose, SPEC §6, lib/broker_record.c)
+ * and on a refusal {"ok":false,"error","detail"[,"labels":{"call"}]} (the
+ * call's label once a copy ran; errors: "bad_item",
  * "germline_check", "germline", "bad_slot"). *germline_lost is set when the
  * germline no longer answers fork requests (the caller relaunches it).
  * Every trigger gets a witness record (witness.h) under home/witnesses/:

@@ -32,9 +32,19 @@ struct dest_state {
 	bool contacted; /* lazy: the full-view copy sent e a request (Lemma 2) */
 };
 
+/* Requests to one host by one copy (group), counted for the record. The
+ * names are chosen by the copy: they are tallied per copy, so that one
+ * copy's names never crowd out another's (the cap is per copy), and each
+ * entry gets the label of the copy that sent them (SPEC §6; docs/gl-run.md
+ * "Field labels"). */
 struct denied {
 	char *host;
 	size_t count;
+	size_t group; /* the plan group whose copy sent them (ngroup: lazy's probe) */
+};
+struct tally {
+	struct denied *e;
+	size_t n, cap;
 };
 
 /* How a copy ended. */
@@ -50,9 +60,14 @@ struct run {
 	int *item_fd;             /* per c->item index: the path item opened once, or -1 */
 	struct gl_callmsg_item *items; /* per c->item: name, label (owned jv), b64 */
 	struct dest_state *dest;  /* per c->dest index */
-	struct denied denied[GL_BROKER_DENIED_NAMES + 1];
-	size_t ndenied;
+	struct tally denied;
 	jv triggers;
+	jv trig_src; /* per trigger: [g, group(e)], the copies whose requests it compares */
+	/* SPEC §6: the output label L of each group's copy once it ended
+	 * (index ngroup: lazy's full-view copy), and the call's label: every
+	 * item's label joined with every copy's L. */
+	struct gl_labels *gL;
+	struct gl_labels callL;
 	/* what a witness needs, per plan group (Definition 6) */
 	struct gl_twin *twin; /* τ of each group's copy (all equal unless no_twin) */
 	jv *snap;             /* σ[κ(g)] as delivered to the group's copy */
@@ -74,8 +89,7 @@ struct run {
 	/* the baselines (broker_session.c): one process, every item */
 	bool session;  /* effects by gl_broker_session_effect; state_put dropped */
 	bool any_host; /* sigpin, sigifc: deliver to any host, declared or not */
-	struct denied sent[GL_BROKER_DENIED_NAMES + 1]; /* delivered, per host */
-	size_t nsent;
+	struct tally sent; /* delivered, per host */
 	/* replay mode (broker_replay.c): nothing is delivered */
 	struct gl_replay_in *replay;
 	jv replay_seq; /* digests (hex) of the copy's requests to d */
@@ -109,9 +123,25 @@ enum outcome gl_broker_reply_status(enum gl_msg_status st);
 jv gl_broker_placeholder(void);
 jv gl_broker_denied(void);
 
-/* Count one request to host in a (at most GL_BROKER_DENIED_NAMES names,
- * then "(other)"; "(invalid)" for NULL or a bad name). */
-void gl_broker_tally(struct denied *a, size_t *n, const char *host);
+/* Count one request to host by the copy of group in t (at most
+ * GL_BROKER_DENIED_NAMES names per copy, then "(other)"; "(invalid)" for
+ * NULL or a bad name). */
+void gl_broker_tally(struct tally *t, size_t group, const char *host);
+
+/* The tally as the record's entries [{"destination","requests"}…] sorted
+ * by name, entries of one host whose copies' labels (lab, indexed by
+ * group) are equal merged, and *labels (owned) the label of each entry in
+ * the same order (SPEC §6). Frees t. */
+jv gl_broker_tally_out(struct tally *t, const struct gl_labels *lab, jv *labels);
+void gl_broker_tally_free(struct tally *t);
+
+/* r->callL ← the join of every item's label and of r->gL[0..groups). */
+void gl_broker_call_label(struct run *r, size_t groups);
+
+/* The body {"ok":true,"copies","results","delivered","denied","triggers",
+ * "labels"} of a call that ran (broker_record.c; consumes results, frees
+ * r->denied). r->gL and r->callL must be final. */
+jv gl_broker_record(struct run *r, size_t copies, jv results);
 
 /* {"ok":false,"error":code,"detail":…}: a refusal of the whole call. */
 GL_PRINTF(2, 3)

@@ -166,14 +166,14 @@ jv gl_broker_session_effect(struct run *r, const struct gl_msg *m, enum outcome 
 	char *err = NULL;
 	if (gl_http_req_init(&req, m, &err) < 0) {
 		free(err);
-		gl_broker_tally(r->denied, &r->ndenied, NULL);
+		gl_broker_tally(&r->denied, 0, NULL);
 		gl_http_req_free(&req);
 		return gl_broker_denied();
 	}
 	jv reply;
 	bool allowed = r->any_host || dest_index(r->c, req.host) >= 0;
 	if (!allowed || !req.http || req.host_header_conflict) {
-		gl_broker_tally(r->denied, &r->ndenied, req.host);
+		gl_broker_tally(&r->denied, 0, req.host);
 		reply = gl_broker_denied();
 	} else {
 		bool no_time = false;
@@ -181,30 +181,13 @@ jv gl_broker_session_effect(struct run *r, const struct gl_msg *m, enum outcome 
 		if (no_time)
 			*o = COPY_DEADLINE;
 		else
-			gl_broker_tally(r->sent, &r->nsent, req.host);
+			gl_broker_tally(&r->sent, 0, req.host);
 	}
 	gl_http_req_free(&req);
 	return reply;
 }
 
 /* ---- one call ----------------------------------------------------------------- */
-
-static jv tallied(struct denied *a, size_t n)
-{
-	jv out = jv_array();
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n; j++)
-			if (strcmp(a[j].host, a[i].host) < 0) {
-				struct denied t = a[i];
-				a[i] = a[j];
-				a[j] = t;
-			}
-	for (size_t i = 0; i < n; i++)
-		out = jv_array_append(out, JV_OBJECT(jv_string("destination"), jv_string(a[i].host),
-						     jv_string("requests"),
-						     jv_number((double)a[i].count)));
-	return out;
-}
 
 jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 			  struct gl_session_proc *p, const struct gl_call *c,
@@ -259,7 +242,7 @@ jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 			gl_labels_free(&L);
 			L = u;
 		}
-		bool labelled = mode != GL_RUN_SIGPIN;
+		const bool labelled = mode != GL_RUN_SIGPIN; /* Sig+Pin: no labels */
 		jv results = jv_array();
 		for (size_t i = 0; i < c->nconsumer; i++) {
 			jv rec = JV_OBJECT(jv_string("consumer"), jv_string(c->consumer[i]));
@@ -280,29 +263,33 @@ jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 				if (o == COPY_PROTOCOL)
 					rec = jv_object_set(rec, jv_string("detail"),
 							    jv_string(r.why));
-				labelled = false;
 			}
 			if (labelled)
 				rec = jv_object_set(rec, jv_string("label"), gl_labels_to_jv(&L));
-			labelled = mode != GL_RUN_SIGPIN;
 			results = jv_array_append(results, rec);
 		}
-		gl_labels_free(&L);
 		gl_msg_free(&result);
+		/* SPEC §6 for the baselines: every field the process chose
+		 * carries the per-call label, which (as for their values) does
+		 * not cover what it kept from earlier calls (docs/gl-run.md). */
+		jv ls, lx;
+		jv sent = gl_broker_tally_out(&r.sent, &L, &ls);
+		jv denied = gl_broker_tally_out(&r.denied, &L, &lx);
+		jv labels = JV_OBJECT(jv_string("call"), gl_labels_to_jv(&L), jv_string("delivered"),
+				      ls, jv_string("denied"), lx, jv_string("triggers"), jv_array());
+		gl_labels_free(&L);
 		out = JV_OBJECT(jv_string("ok"), jv_true(), jv_string("copies"),
 				jv_number(p->started ? 1 : 0), jv_string("results"), results,
-				jv_string("delivered"), tallied(r.sent, r.nsent), jv_string("denied"),
-				tallied(r.denied, r.ndenied), jv_string("triggers"), jv_array());
+				jv_string("delivered"), sent, jv_string("denied"), denied,
+				jv_string("triggers"), jv_array(), jv_string("labels"), labels);
 		p->started = false;
 	}
 	gl_broker_items_free(&r);
 	for (size_t i = 0; i < c->nitem; i++)
 		jv_free(r.items[i].label);
 	free(r.items);
-	for (size_t i = 0; i < r.ndenied; i++)
-		free(r.denied[i].host);
-	for (size_t i = 0; i < r.nsent; i++)
-		free(r.sent[i].host);
+	gl_broker_tally_free(&r.denied);
+	gl_broker_tally_free(&r.sent);
 	jv_free(r.triggers);
 	free(r.why);
 	return out;

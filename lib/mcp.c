@@ -221,7 +221,8 @@ static bool tool_result(jv v)
 	return ok;
 }
 
-static int error(const char *code, const char *detail, int *rpc, char **message, jv *data)
+static int error(const char *code, const char *detail, jv label, int *rpc, char **message,
+		 jv *data)
 {
 	static const char *const params[] = {"unknown_function", "bad_args", "unlabelled_path",
 					     "bad_envelope", "duplicate_item", "bad_label",
@@ -233,16 +234,134 @@ static int error(const char *code, const char *detail, int *rpc, char **message,
 	*message = gl_xasprintf("germline: %s: %s", code, detail ? detail : "refused");
 	*data = JV_OBJECT(jv_string("error"), jv_string(code), jv_string("detail"),
 			  jv_string(detail ? detail : ""));
+	if (jv_is_valid(label))
+		*data = jv_object_set(*data, jv_string("label"), label);
+	else
+		jv_free(label);
 	return -1;
 }
 
-int gl_mcp_result(jv record, const char *consumer, jv *result, int *code, char **message,
-		  jv *data)
+/* The one answer of a consumer whose clearance does not cover what it
+ * asked for (SPEC §6, §11): a fixed text, no label (the label's value
+ * beyond the clearance is itself chosen with data the consumer may not
+ * have; that it is beyond is decided by data below it, broker_record.c). */
+static int not_cleared(int *rpc, char **message, jv *data)
+{
+	*rpc = -32000;
+	*message = gl_xstrdup("germline: not_cleared: the result is labelled beyond this "
+			      "consumer's clearance");
+	*data = JV_OBJECT(jv_string("error"), jv_string("not_cleared"));
+	return -1;
+}
+
+/* label ⊑ clearance, both arrays of tag strings (borrowed). A label that
+ * is not an array is covered by nothing (fail closed). */
+static bool covers(jv clearance, jv label)
+{
+	if (jv_get_kind(label) != JV_KIND_ARRAY || jv_get_kind(clearance) != JV_KIND_ARRAY)
+		return false;
+	bool ok = true;
+	jv_array_foreach(label, i, t)
+	{
+		(void)i;
+		bool found = false;
+		jv_array_foreach(clearance, k, u)
+		{
+			(void)k;
+			found |= jv_get_kind(t) == JV_KIND_STRING && jv_equal(jv_copy(t), jv_copy(u));
+			jv_free(u);
+		}
+		ok &= found;
+		jv_free(t);
+	}
+	return ok;
+}
+
+/* The test build's switch (GL_TEST_META_UNLABELLED, tests/labelled-fields.bats):
+ * every field to every consumer, as before SPEC §6 said otherwise. */
+static bool unfiltered(void)
+{
+#ifdef GL_TESTING
+	return getenv("GL_TEST_META_UNLABELLED") != NULL;
+#else
+	return false;
+#endif
+}
+
+/* record.F filtered to the entries whose label (record.labels.F[i]) the
+ * clearance covers, with those labels as *labels (owned). */
+static jv filtered(jv record, const char *f, jv clearance, jv *labels)
+{
+	jv all = gl_json_get(record, f);
+	jv lab = gl_json_get(record, "labels");
+	jv ls = jv_get_kind(lab) == JV_KIND_OBJECT ? gl_json_get(lab, f) : jv_invalid();
+	jv_free(lab);
+	jv out = jv_array();
+	*labels = jv_array();
+	if (jv_get_kind(all) == JV_KIND_ARRAY) {
+		int n = jv_array_length(jv_copy(all));
+		bool have = jv_get_kind(ls) == JV_KIND_ARRAY && jv_array_length(jv_copy(ls)) == n;
+		for (int i = 0; i < n; i++) {
+			jv l = have ? jv_array_get(jv_copy(ls), i) : jv_invalid();
+			if (unfiltered() || covers(clearance, l)) {
+				out = jv_array_append(out, jv_array_get(jv_copy(all), i));
+				*labels = jv_array_append(*labels, jv_is_valid(l) ? l : jv_null());
+			} else {
+				jv_free(l);
+			}
+		}
+	}
+	jv_free(all);
+	jv_free(ls);
+	return out;
+}
+
+/* _meta.germline for a consumer cleared for clearance (docs/gl-run.md
+ * "Field labels"): the result's label, the plan-fixed release, copies
+ * where plan-fixed or covered, and the entries of delivered, denied and
+ * triggers whose labels are covered, with labels.{delivered,denied,
+ * triggers} naming each kept entry's label. */
+static jv meta_germline(jv record, jv mine, jv clearance)
+{
+	jv label = gl_json_get(mine, "label");
+	jv g = JV_OBJECT(jv_string("label"), jv_is_valid(label) ? label : jv_array(),
+			 jv_string("release"), gl_json_get(record, "release"));
+	const char *mode = gl_json_get_str(record, "mode");
+	jv lab = gl_json_get(record, "labels");
+	jv call = jv_get_kind(lab) == JV_KIND_OBJECT ? gl_json_get(lab, "call") : jv_invalid();
+	jv_free(lab);
+	/* copies: the plan's group count, but a lazy call's copies follow
+	 * what its full-view copy contacted (Lemma 2): labelled by the call */
+	if (unfiltered() || !mode || strcmp(mode, "lazy") || covers(clearance, call))
+		g = jv_object_set(g, jv_string("copies"), gl_json_get(record, "copies"));
+	jv_free(call);
+	static const char *const fields[] = {"delivered", "denied", "triggers", NULL};
+	jv labels = jv_object();
+	for (int i = 0; fields[i]; i++) {
+		jv l;
+		g = jv_object_set(g, jv_string(fields[i]), filtered(record, fields[i], clearance, &l));
+		labels = jv_object_set(labels, jv_string(fields[i]), l);
+	}
+	return jv_object_set(g, jv_string("labels"), labels);
+}
+
+int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
+		  char **message, jv *data)
 {
 	*result = jv_invalid();
 	if (gl_json_get_bool(record, "ok", 0) != 1) {
+		/* a refusal after a copy ran carries the call's label */
+		jv lab = gl_json_get(record, "labels");
+		jv call = jv_get_kind(lab) == JV_KIND_OBJECT ? gl_json_get(lab, "call")
+							     : jv_invalid();
+		jv_free(lab);
+		if (jv_is_valid(call) && !unfiltered() && !covers(clearance, call)) {
+			jv_free(call);
+			return not_cleared(code, message, data);
+		}
 		const char *e = gl_json_get_str(record, "error");
-		return error(e ? e : "failed", gl_json_get_str(record, "detail"), code, message, data);
+		return error(e ? e : "failed", gl_json_get_str(record, "detail"), call, code,
+			     message, data);
 	}
 	jv results = gl_json_get(record, "results");
 	jv mine = jv_invalid();
@@ -257,12 +376,20 @@ int gl_mcp_result(jv record, const char *consumer, jv *result, int *code, char *
 		}
 	jv_free(results);
 	int rc;
+	jv label = jv_is_valid(mine) ? gl_json_get(mine, "label") : jv_invalid();
+	/* Sig+Pin gives no label at all (the baseline, docs/gl-run.md "Modes"):
+	 * its results pass as they are. Any other result, value or error, goes
+	 * to the consumer only where its clearance covers the label. */
+	bool cleared = unfiltered() || !jv_is_valid(label) || covers(clearance, label);
 	if (!jv_is_valid(mine)) {
-		rc = error("protocol", "the call produced no result for this consumer", code,
-			   message, data);
+		rc = error("protocol", "the call produced no result for this consumer", jv_invalid(),
+			   code, message, data);
+	} else if (!cleared) {
+		rc = not_cleared(code, message, data);
 	} else if (gl_json_get_bool(mine, "ok", 0) != 1) {
 		const char *e = gl_json_get_str(mine, "error");
-		rc = error(e ? e : "failed", gl_json_get_str(mine, "detail"), code, message, data);
+		rc = error(e ? e : "failed", gl_json_get_str(mine, "detail"), jv_copy(label), code,
+			   message, data);
 	} else {
 		jv v = gl_json_get(mine, "value");
 		if (!tool_result(v)) { /* a germline-protocol function's value */
@@ -284,22 +411,12 @@ int gl_mcp_result(jv record, const char *consumer, jv *result, int *code, char *
 			jv_free(meta);
 			meta = jv_object();
 		}
-		jv label = gl_json_get(mine, "label");
-		jv g = jv_object_set(jv_object(), jv_string("label"),
-				     jv_is_valid(label) ? label : jv_array());
-		static const char *const fields[] = {"release", "copies", "delivered", "denied",
-						     "triggers", NULL};
-		for (int i = 0; fields[i]; i++) {
-			jv f = gl_json_get(record, fields[i]);
-			if (jv_is_valid(f))
-				g = jv_object_set(g, jv_string(fields[i]), f);
-			else
-				jv_free(f);
-		}
-		meta = jv_object_set(meta, jv_string("germline"), g);
+		meta = jv_object_set(meta, jv_string("germline"),
+				     meta_germline(record, mine, clearance));
 		*result = jv_object_set(v, jv_string("_meta"), meta);
 		rc = 0;
 	}
+	jv_free(label);
 	jv_free(mine);
 	return rc;
 }

@@ -46,13 +46,18 @@ enum gl_mcp_discovery gl_mcp_discover(struct gl_germline *g, jv manifest, double
  * schema of {"type":"object"} when it gave none. Returns {"tools":[…]}. */
 jv gl_mcp_tools_list(jv manifest, jv tools);
 
-/* Map one gl-run result record (borrowed) for consumer to the answer of
- * an MCP tools/call: 0 with *result (owned) — the tool's CallToolResult
- * (a value that is not one becomes a text content) with
- * _meta.germline = {label, release, copies, delivered, denied, triggers}
- * — or -1 with *code, *message and *data (owned) for an MCP error whose
- * data carries the SPEC §2 error code: {"error","detail"}. */
-int gl_mcp_result(jv record, const char *consumer, jv *result, int *code, char **message,
-		  jv *data);
+/* Map one gl-run result record (borrowed) for consumer, cleared for
+ * clearance (borrowed array of tags), to the answer of an MCP tools/call
+ * (SPEC §6, §11; docs/gl-run.md "Field labels"): 0 with *result (owned) —
+ * the tool's CallToolResult (a value that is not one becomes a text
+ * content) with _meta.germline = {label, release, copies, delivered,
+ * denied, triggers, labels}, holding only the fields and entries whose
+ * labels the clearance covers — or -1 with *code, *message and *data
+ * (owned) for an MCP error whose data carries the SPEC §2 error code:
+ * {"error","detail","label"}, or {"error":"not_cleared"} with a fixed
+ * text when the clearance does not cover the result's (or a refusal's)
+ * label. */
+int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
+		  char **message, jv *data);
 
 #endif

@@ -141,8 +141,9 @@ invoice() { jq -cn --arg d "$(b64 "${1:-INVOICE 2027-001 total 1200 EUR}")" \
     rsession "$m" calls.jsonl out.jsonl
     all_ok out.jsonl
     [ ! -s "$EVIL_LOG" ] || { echo "$m: evil.example reached"; false; }
-    # denied at the broker (germline: once per copy, 2 copies)
-    [ "$(jq -c '[.denied[].destination]' out.jsonl)" = '["evil.example"]' ]
+    # denied at the broker (germline: once per copy, 2 copies; one entry
+    # per copy label, docs/gl-run.md "Field labels")
+    [ "$(jq -c '[.denied[].destination] | unique' out.jsonl)" = '["evil.example"]' ]
     sink_has "invoice.pdf" # the declared OCR request still went out
   done
   [ "$(jq -r .enforcement.seccomp out.jsonl)" = enforced ]

@@ -537,6 +537,11 @@ done:
 	return out;
 }
 
+jv gl_run_clearance(struct session *s, const char *name)
+{
+	return gl_labels_to_jv(gl_policy_clearance(s->pol, name));
+}
+
 void gl_run_idle(struct session *s)
 {
 	if (!s->broker.pool)

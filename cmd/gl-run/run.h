@@ -24,6 +24,9 @@ void gl_run_idle(struct session *s);
  * or jv_invalid() with *code and *detail (malloc'd). */
 jv gl_run_tools(struct session *s, const char *release, char **code, char **detail);
 
+/* c(name) under the session's policy, as a JSON array (owned). */
+jv gl_run_clearance(struct session *s, const char *name);
+
 /* gl-run --serve-mcp: an MCP server on stdin/stdout for one release
  * until stdin ends (serve_mcp.c). 0, or 1 when some call was refused. */
 int gl_serve_mcp(struct session *s, const char *release, const char *consumer);

@@ -10,7 +10,9 @@
  *                   JSON Lines envelope (items from items_from_args, plan
  *                   recomputed, germline execution); the tool result with
  *                   its label in _meta.germline.label, a refusal as an MCP
- *                   error with the SPEC §2 code in data.error
+ *                   error with the SPEC §2 code in data.error and its label
+ *                   in data.label; only what the consumer's clearance
+ *                   covers (SPEC §6; lib/mcp.h), else "not_cleared"
  *   other requests  -32601; notifications and responses are ignored
  * A line that is not JSON is answered with -32700, one that is not a
  * JSON-RPC message with -32600 (id null), and the stream goes on. */
@@ -99,7 +101,10 @@ static int tools_call(struct session *s, const char *release, const char *consum
 	gl_json_dump(&line, env);
 	jv_free(env);
 	jv rec = gl_run_line(s, &line);
-	int r = gl_mcp_result(rec, consumer, result, code, message, data);
+	/* SPEC §6: what reaches the consumer is what its clearance covers */
+	jv clearance = gl_run_clearance(s, consumer);
+	int r = gl_mcp_result(rec, consumer, clearance, result, code, message, data);
+	jv_free(clearance);
 	jv_free(rec);
 	return r;
 }
