@@ -1,0 +1,167 @@
+/* readpaths.c — the deployer grants read_paths; see readpaths.h. */
+#define _GNU_SOURCE
+#include "readpaths.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "manifest.h"
+#include "util.h"
+
+/* Is p equal to or beneath dir (both clean absolute paths)? */
+static bool under(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (n == 1) /* "/" */
+		return true;
+	return !strncmp(p, dir, n) && (p[n] == 0 || p[n] == '/');
+}
+
+/* p resolved with realpath (malloc'd). A path that is not there (yet) is
+ * resolved through its deepest existing ancestor, the rest appended, so a
+ * symlink on the way is followed either way. NULL when nothing resolves
+ * (then only the literal path is checked: no ancestor, not even "/",
+ * could be opened). */
+static char *resolve(const char *p)
+{
+	char real[PATH_MAX];
+	autofree char *head = gl_xstrdup(p);
+	for (;;) {
+		if (realpath(head, real)) {
+			if (!strcmp(head, "/"))
+				return gl_xstrdup(p); /* nothing of p below "/" is there */
+			const char *rest = p + strlen(head); /* "" or "/…" */
+			if (!strcmp(real, "/") && *rest)
+				return gl_xstrdup(rest);
+			return gl_xasprintf("%s%s", real, rest);
+		}
+		if (errno != ENOENT && errno != ENOTDIR)
+			return NULL;
+		char *slash = strrchr(head, '/');
+		if (!slash)
+			return NULL;
+		if (slash == head) {
+			if (!head[1])
+				return NULL;
+			head[1] = 0;
+		} else {
+			*slash = 0;
+		}
+	}
+}
+
+/* The first deny rule path x breaks, or NULL. *glob names the labels glob
+ * of a "labelled" rule. */
+static const char *denied(const struct gl_policy *pol, const char *const *homes, const char *x,
+			  const char **glob)
+{
+	if (!strcmp(x, "/"))
+		return "root (every host path)";
+	if (under(x, "/proc") || under(x, "/sys"))
+		return "proc_sys (under /proc or /sys)";
+	for (size_t i = 0; homes[i]; i++)
+		if (under(x, homes[i]) || under(homes[i], x))
+			return "gl_home (GL_HOME, beneath it or an ancestor of it)";
+	if (!pol)
+		return NULL;
+	autofree char *pre = gl_xstrdup(x);
+	for (size_t i = 0; i < pol->nglob; i++) {
+		*glob = pol->glob[i].glob;
+		if (gl_glob_may_match_under(&pol->glob[i], x))
+			return "labelled (a labels glob matches it or a path beneath it)";
+		/* beneath a labelled path: a proper prefix of x that matches */
+		strcpy(pre, x);
+		for (char *s = strrchr(pre, '/'); s && s != pre; s = strrchr(pre, '/')) {
+			*s = 0;
+			if (gl_glob_match(&pol->glob[i], pre))
+				return "labelled (beneath a path a labels glob matches)";
+		}
+	}
+	*glob = NULL;
+	return NULL;
+}
+
+static bool granted(const struct gl_policy *pol, const char *x)
+{
+	for (size_t i = 0; pol && i < pol->nrpath; i++)
+		if (gl_glob_match(&pol->rpath[i], x))
+			return true;
+	return false;
+}
+
+static char *show(const char *s)
+{
+	size_t n = strlen(s);
+	autofree char *t = gl_sanitize(s, n > 512 ? 512 : n);
+	return gl_xasprintf("\"%s\"%s", t, n > 512 ? "…" : "");
+}
+
+/* One entry: 0, or -1 with *detail. */
+static int check_one(const struct gl_policy *pol, const char *const *homes, const char *p,
+		     int idx, char **detail)
+{
+	autofree char *real = resolve(p);
+	autofree char *qp = show(p);
+	autofree char *qr = real && strcmp(real, p) ? show(real) : NULL;
+	autofree char *via = qr ? gl_xasprintf(" (resolves to %s)", qr) : gl_xstrdup("");
+	const char *xs[] = {p, real};
+	for (size_t k = 0; k < 2; k++) {
+		if (!xs[k])
+			continue;
+		const char *glob = NULL;
+		const char *rule = denied(pol, homes, xs[k], &glob);
+		if (rule) {
+			autofree char *qg = glob ? show(glob) : NULL;
+			return gl_err(detail, "manifest read_paths[%d] %s%s: refused: %s%s%s", idx, qp,
+				      via, rule, qg ? " " : "", qg ? qg : "");
+		}
+		if (!granted(pol, xs[k]))
+			return gl_err(detail,
+				      "manifest read_paths[%d] %s%s: refused: not_granted (no glob "
+				      "of the policy's read_paths matches %s)",
+				      idx, qp, via, k ? "the resolved path" : "it");
+	}
+	return 0;
+}
+
+int gl_readpaths_check(const struct gl_policy *pol, const char *home, jv manifest, char **detail)
+{
+	*detail = NULL;
+#ifdef GL_TESTING
+	const char *off = getenv("GL_TEST_READPATHS_OFF");
+	if (off && !strcmp(off, "1"))
+		return 0; /* test build only: the release's read_paths as it asks */
+#endif
+	jv rp = gl_json_get(manifest, "read_paths");
+	if (!jv_is_valid(rp) || jv_get_kind(rp) == JV_KIND_NULL) {
+		jv_free(rp);
+		return 0;
+	}
+	if (jv_get_kind(rp) != JV_KIND_ARRAY) {
+		jv_free(rp);
+		return gl_err(detail, "manifest read_paths: not an array");
+	}
+	autofree char *home_real = home ? resolve(home) : NULL;
+	const char *homes[3] = {0};
+	size_t nh = 0;
+	if (home)
+		homes[nh++] = home;
+	if (home_real)
+		homes[nh++] = home_real;
+	int rc = 0;
+	jv_array_foreach(rp, i, v)
+	{
+		if (rc == 0 && (jv_get_kind(v) != JV_KIND_STRING ||
+				!gl_path_clean(jv_string_value(v),
+					       (size_t)jv_string_length_bytes(jv_copy(v)))))
+			rc = gl_err(detail, "manifest read_paths[%d]: not a clean absolute path", i);
+		else if (rc == 0)
+			rc = check_one(pol, homes, jv_string_value(v), i, detail);
+		jv_free(v);
+	}
+	jv_free(rp);
+	return rc;
+}
