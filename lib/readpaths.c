@@ -64,7 +64,8 @@ static const char *denied(const struct gl_policy *pol, const char *const *homes,
 		return "proc_sys (under /proc or /sys)";
 	for (size_t i = 0; homes[i]; i++)
 		if (under(x, homes[i]) || under(homes[i], x))
-			return "gl_home (GL_HOME, beneath it or an ancestor of it)";
+			return "gl_home (GL_HOME or another path of the host's state, beneath "
+			       "it or an ancestor of it)";
 	if (!pol)
 		return NULL;
 	autofree char *pre = gl_xstrdup(x);
@@ -127,7 +128,8 @@ static int check_one(const struct gl_policy *pol, const char *const *homes, cons
 	return 0;
 }
 
-int gl_readpaths_check(const struct gl_policy *pol, const char *home, jv manifest, char **detail)
+int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv manifest,
+		       char **detail)
 {
 	*detail = NULL;
 #ifdef GL_TESTING
@@ -144,13 +146,15 @@ int gl_readpaths_check(const struct gl_policy *pol, const char *home, jv manifes
 		jv_free(rp);
 		return gl_err(detail, "manifest read_paths: not an array");
 	}
-	autofree char *home_real = home ? resolve(home) : NULL;
-	const char *homes[3] = {0};
+	/* the host's state, as given and resolved */
+	char *homes[2 * GL_READPATHS_STATE_MAX + 1] = {0};
 	size_t nh = 0;
-	if (home)
-		homes[nh++] = home;
-	if (home_real)
-		homes[nh++] = home_real;
+	for (size_t i = 0; state && state[i] && i < GL_READPATHS_STATE_MAX; i++) {
+		homes[nh++] = gl_xstrdup(state[i]);
+		char *real = resolve(state[i]);
+		if (real)
+			homes[nh++] = real;
+	}
 	int rc = 0;
 	jv_array_foreach(rp, i, v)
 	{
@@ -159,9 +163,12 @@ int gl_readpaths_check(const struct gl_policy *pol, const char *home, jv manifes
 					       (size_t)jv_string_length_bytes(jv_copy(v)))))
 			rc = gl_err(detail, "manifest read_paths[%d]: not a clean absolute path", i);
 		else if (rc == 0)
-			rc = check_one(pol, homes, jv_string_value(v), i, detail);
+			rc = check_one(pol, (const char *const *)homes, jv_string_value(v), i,
+				       detail);
 		jv_free(v);
 	}
 	jv_free(rp);
+	for (size_t i = 0; i < nh; i++)
+		free(homes[i]);
 	return rc;
 }

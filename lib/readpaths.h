@@ -12,8 +12,9 @@
  *     not there yet is resolved through its deepest existing ancestor);
  * and neither P nor R is
  *   - "/" ("root"), or /proc, /sys or beneath them ("proc_sys"),
- *   - GL_HOME (as given or resolved), beneath it or an ancestor of it
- *     ("gl_home"),
+ *   - GL_HOME or another path of the host's state (--releases, --damp,
+ *     --receipts, --host-key, gl-replay's --items), as given or resolved,
+ *     beneath it or an ancestor of it ("gl_home"),
  *   - matched by a policy "labels" glob, or beneath a path one matches
  *     ("labelled"), or an ancestor of a path one may match
  *     ("labelled_ancestor": /data when /data/hr/ * .csv is labelled).
@@ -28,12 +29,16 @@
 
 #define GL_ERR_READ_PATHS "read_paths"
 
+#define GL_READPATHS_STATE_MAX 8
+
 /* 0 when every entry of manifest's read_paths (borrowed; absent or empty:
- * nothing asked) is admitted by pol (NULL: a policy granting none) with
- * GL_HOME home; else -1 with *detail (malloc'd) naming the entry
- * (sanitised), what it resolves to and the rule it broke.
+ * nothing asked) is admitted by pol (NULL: a policy granting none), state
+ * being the host's state paths (NULL-terminated, GL_HOME first, at most
+ * GL_READPATHS_STATE_MAX); else -1 with *detail (malloc'd) naming the
+ * entry (sanitised), what it resolves to and the rule it broke.
  * Test build only (GL_TESTING): GL_TEST_READPATHS_OFF=1 admits everything
  * (tests/read-paths.bats shows the disclosure with the check off). */
-int gl_readpaths_check(const struct gl_policy *pol, const char *home, jv manifest, char **detail);
+int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv manifest,
+		       char **detail);
 
 #endif

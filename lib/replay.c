@@ -288,7 +288,8 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha, const 
 	}
 	/* read_paths are granted as gl-run grants them: by --policy, none
 	 * without one (SPEC §7; lib/readpaths.h). */
-	if (gl_readpaths_check(x->pol, x->home, x->manifest, err) < 0) {
+	const char *state[] = {x->home, x->items_dir, NULL}; /* items_dir may be NULL */
+	if (gl_readpaths_check(x->pol, state, x->manifest, err) < 0) {
 		*code = GL_ERR_READ_PATHS;
 		stop(x);
 		return NULL;

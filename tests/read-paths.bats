@@ -61,11 +61,19 @@ read_call() {
     '{id:$id,release:$r,function:"read",args:{paths:$p},items:[],consumers:[$c]}'
 }
 
-# run_calls FILE [GL-RUN] [ENV…] — gl-plan | gl-run (default bin/gl-run)
+# run_calls FILE [GL-RUN [FLAGS…|ENV…]] — gl-plan | gl-run (default bin/gl-run);
+# words after GL-RUN starting with "--" are its flags, the others env settings
 run_calls() {
-  local f=$1 bin=${2:-gl-run}
+  local f=$1 bin=${2:-gl-run} w envs=() flags=()
   shift 2 || shift
-  run bash -c "gl-plan --policy '$POLICY' <'$f' | env $* '$bin' --policy '$POLICY' 3>&-"
+  for w in "$@"; do
+    if [[ $w == --* || ${#flags[@]} -gt 0 && ${flags[-1]} == --* && $w != *=* ]]; then
+      flags+=("$w")
+    else
+      envs+=("$w")
+    fi
+  done
+  run bash -c "gl-plan --policy '$POLICY' <'$f' | env ${envs[*]} '$bin' --policy '$POLICY' ${flags[*]} 3>&-"
 }
 
 # refused PATH RULE — the last run: one record refusing read_paths, naming
@@ -115,6 +123,22 @@ EOF
   read_call c1 "$sha" '[]' >calls
   run_calls calls
   refused '"/usr/lib"' not_granted
+}
+
+@test "the host's other state (--host-key, --receipts, --damp, --releases) is never granted either" {
+  policy '["/**"]'
+  mkdir -p "$T/keys" "$T/rc"
+  (cd "$T/keys" && gl-sign keygen --no-passphrase host >/dev/null)
+  local p
+  for p in "$T/keys" "$T/keys/host" "$T/rc" "$T/state/damp.json" "$T/state"; do
+    sha=$(reader "[\"$p\"]")
+    read_call c1 "$sha" '[]' >calls
+    run_calls calls gl-run --receipts "$T/rc" --host-key "$T/keys/host" --damp "$T/state/damp.json"
+    refused "\"$p\"" gl_home || { echo "$p"; false; }
+  done
+  # the same release without those flags: granted by "/**" and served
+  run_calls calls gl-run
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
 @test "a symlink into GL_HOME, or to a labelled directory, is refused under its own name granted" {

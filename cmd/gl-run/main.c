@@ -106,6 +106,7 @@ struct session {
 	struct gl_damp_state *damp;
 	struct stat damp_st;
 	struct gl_launcher launcher; /* admission, profile, receipts (lib/launch.h) */
+	const char *state[GL_READPATHS_STATE_MAX + 1]; /* host state paths, GL_HOME first */
 	jv ids;                      /* receipts of the launches serving this call */
 	struct resident res[MAX_GERMLINES];
 	size_t nres;
@@ -174,7 +175,7 @@ static struct resident *resident_for(struct session *s, const char *release, jv 
 	}
 	jv_free(rp);
 	char *why = NULL;
-	if (gl_readpaths_check(s->pol, s->broker.home, r->manifest, &why) < 0)
+	if (gl_readpaths_check(s->pol, s->state, r->manifest, &why) < 0)
 		r->rp_refused = why;
 	return admitted(r, err, code);
 }
@@ -600,6 +601,8 @@ static jv oversized(jv rec)
 		jv_array_foreach(res, i, r)
 		{
 			jv c = gl_json_get(r, "consumer");
+			if (!jv_is_valid(c))
+				c = jv_null();
 			withheld = jv_array_append(
 			    withheld, JV_OBJECT(jv_string("consumer"), c, jv_string("ok"), jv_false(),
 						jv_string("error"), jv_string(GL_ERR_OVERSIZED)));
@@ -745,6 +748,11 @@ int main(int argc, char **argv)
 	}
 	s.broker.home = home;
 	s.releases_dir = dir;
+	/* what no read path may reach (lib/readpaths.h) */
+	const char *const st[] = {home, dir, s.damp_path, receipts, host_key};
+	for (size_t k = 0, n = 0; k < sizeof st / sizeof *st; k++)
+		if (st[k])
+			s.state[n++] = st[k];
 	s.host_dir = host_dir;
 	s.rel = gl_releases_new(dir);
 	s.launcher.releases_dir = dir;
