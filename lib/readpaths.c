@@ -62,6 +62,10 @@ static const char *denied(const struct gl_policy *pol, const char *const *homes,
 		return "root (every host path)";
 	if (under(x, "/proc") || under(x, "/sys"))
 		return "proc_sys (under /proc or /sys)";
+	/* devices (a raw disk holds every file) and the host's runtime
+	 * directories (secrets, sockets, other users' sessions) */
+	if (under(x, "/dev") || under(x, "/run") || under(x, "/var/run"))
+		return "host_runtime (under /dev, /run or /var/run)";
 	for (size_t i = 0; homes[i]; i++)
 		if (under(x, homes[i]) || under(homes[i], x))
 			return "gl_home (GL_HOME or another path of the host's state, beneath "

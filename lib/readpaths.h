@@ -12,6 +12,8 @@
  *     not there yet is resolved through its deepest existing ancestor);
  * and neither P nor R is
  *   - "/" ("root"), or /proc, /sys or beneath them ("proc_sys"),
+ *   - /dev, /run, /var/run or beneath them ("host_runtime"; the germline
+ *     gets /dev/null and /dev/urandom from its own allowlist),
  *   - GL_HOME or another path of the host's state (--releases, --damp,
  *     --receipts, --host-key, gl-replay's --items), as given or resolved,
  *     beneath it or an ancestor of it ("gl_home"),

@@ -86,7 +86,7 @@ refused() {
     and (.release | length) == 64 and .id == "c1"'
 }
 
-@test "asking for /etc, GL_HOME, a labelled path's ancestor, /proc: refused before launch, even under a policy granting /**" {
+@test "asking for /etc, GL_HOME, a labelled path's ancestor, /proc, /dev: refused before launch, even under a policy granting /**" {
   policy '["/**"]'
   local p rule
   while read -r p rule; do
@@ -107,6 +107,8 @@ $T gl_home
 /proc proc_sys
 /proc/self proc_sys
 /sys/kernel proc_sys
+/dev host_runtime
+/run host_runtime
 $D labelled
 $D/hr labelled
 $D/hr/salary.csv labelled

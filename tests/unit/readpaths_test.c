@@ -89,6 +89,11 @@ static void readpaths(void)
 	expect(&all, "/proc/self/environ", "proc_sys");
 	expect(&all, "/sys", "proc_sys");
 	expect(&all, "/procfs", NULL); /* a sibling, not beneath */
+	expect(&all, "/dev", "host_runtime");
+	expect(&all, "/dev/sda", "host_runtime");
+	expect(&all, "/run/secrets", "host_runtime");
+	expect(&all, "/var/run", "host_runtime");
+	expect(&all, "/var/lib", NULL);
 #define AT(rel) (snprintf(b, sizeof b, "%s%s", tmp, rel), b)
 	expect(&all, AT("/home"), "gl_home");
 	expect(&all, AT("/home/slots/x/y"), "gl_home");
