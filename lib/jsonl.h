@@ -27,6 +27,15 @@ bool gl_jsonl_emit(jv v);
 /* Is v's JSON (borrowed) at most GL_JSON_LINE_MAX bytes? */
 bool gl_jsonl_fits(jv v);
 
+/* In place of gl-run's result record rec (consumed) that does not fit:
+ * {"ok":false,"error":"oversized","detail":<fixed>} with what the plan
+ * fixed (id, release, function, mode, each consumer's name with the same
+ * error), the copies, the receipts, the enforcement, elapsed_ms and the
+ * triggers with their witness files, so gl-replay still replays them and
+ * gl-damp counts the call; every value withheld. Should the triggers alone
+ * not fit, "triggers_withheld" counts them instead. */
+jv gl_jsonl_oversized_result(jv rec);
+
 /* The span [*vs, *ve) of the value of top-level key in buf[0..n), the
  * start of a JSON object that may be cut anywhere (the first bytes of an
  * oversized line), when the value is complete there. Nested values and

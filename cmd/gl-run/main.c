@@ -573,54 +573,6 @@ void gl_run_idle(struct session *s)
 	}
 }
 
-/* A result record longer than the pipeline's line limit (SPEC §2;
- * lib/jsonl.h), which gl-replay and gl-damp could not read: instead what
- * the plan fixed (id, release, function, mode, consumers), the copies, the
- * receipts, the enforcement and the triggers with their witness files, so
- * gl-replay still replays them and gl-damp counts the call; every
- * consumer's value withheld behind the fixed error "oversized". Consumes
- * rec. */
-static jv oversized(jv rec)
-{
-	static const char *const keep[] = {"id",	  "release",	 "function", "mode",
-					   "copies",	  "receipts",	 "enforcement",
-					   "elapsed_ms", "triggers"};
-	jv out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
-			   jv_string(GL_ERR_OVERSIZED), jv_string("detail"),
-			   jv_string("the result record would be longer than the pipeline's line "
-				     "limit of 16 MiB (SPEC §2): every value is withheld"));
-	for (size_t i = 0; i < sizeof keep / sizeof *keep; i++) {
-		jv v = gl_json_get(rec, keep[i]);
-		if (jv_is_valid(v))
-			out = jv_object_set(out, jv_string(keep[i]), v);
-		else
-			jv_free(v);
-	}
-	jv res = gl_json_get(rec, "results"), withheld = jv_array();
-	if (jv_get_kind(res) == JV_KIND_ARRAY) {
-		jv_array_foreach(res, i, r)
-		{
-			jv c = gl_json_get(r, "consumer");
-			if (!jv_is_valid(c))
-				c = jv_null();
-			withheld = jv_array_append(
-			    withheld, JV_OBJECT(jv_string("consumer"), c, jv_string("ok"), jv_false(),
-						jv_string("error"), jv_string(GL_ERR_OVERSIZED)));
-			jv_free(r);
-		}
-	}
-	jv_free(res);
-	out = jv_object_set(out, jv_string("results"), withheld);
-	jv_free(rec);
-	if (!gl_jsonl_fits(out)) { /* only if the triggers alone are too many */
-		jv t = gl_json_get(out, "triggers");
-		int n = jv_get_kind(t) == JV_KIND_ARRAY ? jv_array_length(t) : (jv_free(t), 0);
-		out = jv_object_delete(out, jv_string("triggers"));
-		out = jv_object_set(out, jv_string("triggers_withheld"), jv_number(n));
-	}
-	return out;
-}
-
 int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-run");
@@ -779,7 +731,7 @@ int main(int argc, char **argv)
 		if (gl_jsonl_emit(jv_copy(rec))) {
 			jv_free(rec);
 		} else {
-			gl_json_emit(oversized(rec)); /* SPEC §2: one line limit */
+			gl_json_emit(gl_jsonl_oversized_result(rec)); /* SPEC §2 */
 			all_ok = false;
 		}
 		gl_run_idle(&s);

@@ -177,10 +177,54 @@ static void jsonl(void)
 	named(ws, strlen(ws), "{\"id\":\"c 2\",\"release\":\"" H "\"}");
 }
 
+/* gl-run's capped record: values withheld, triggers kept, or counted when
+ * they alone are too long */
+static void capped(void)
+{
+	size_t big = GL_JSON_LINE_MAX + 16;
+	char *pad = malloc(big + 1);
+	memset(pad, 'x', big);
+	pad[big] = 0;
+	jv res = JV_ARRAY(JV_OBJECT(jv_string("consumer"), jv_string("agent"), jv_string("ok"),
+				    jv_true(), jv_string("value"), jv_string(pad)));
+	jv trig = JV_ARRAY(JV_OBJECT(jv_string("id"), jv_string("t1"), jv_string("witness"),
+				     jv_string("/w/t1.json")));
+	jv rec = JV_OBJECT(jv_string("id"), jv_string("c1"), jv_string("ok"), jv_true(),
+			   jv_string("release"), jv_string(H), jv_string("results"), res,
+			   jv_string("triggers"), trig, jv_string("delivered"), jv_array());
+	CHECK(!gl_jsonl_fits(rec), "the padded record fits");
+	jv out = gl_jsonl_oversized_result(rec);
+	struct gl_buf b = {0};
+	gl_json_dump(&b, out);
+	jv_free(out);
+	CHECK(!strcmp(b.data, "{\"detail\":\"the result record would be longer than the "
+			      "pipeline's line limit of 16 MiB (SPEC §2): every value is "
+			      "withheld\",\"error\":\"oversized\",\"id\":\"c1\",\"ok\":false,"
+			      "\"release\":\"" H "\",\"results\":[{\"consumer\":\"agent\","
+			      "\"error\":\"oversized\",\"ok\":false}],\"triggers\":[{\"id\":"
+			      "\"t1\",\"witness\":\"/w/t1.json\"}]}"),
+	      "%.300s", b.data);
+	gl_buf_free(&b);
+	/* triggers that alone do not fit: counted, not kept */
+	b = (struct gl_buf){0};
+	trig = JV_ARRAY(JV_OBJECT(jv_string("id"), jv_string(pad)), jv_string("t2"));
+	rec = JV_OBJECT(jv_string("id"), jv_number(3), jv_string("release"), jv_string(H),
+			jv_string("triggers"), trig);
+	out = gl_jsonl_oversized_result(rec);
+	CHECK(gl_jsonl_fits(out), "still too long");
+	jv n = gl_json_get(out, "triggers_withheld");
+	CHECK(jv_get_kind(n) == JV_KIND_NUMBER && jv_number_value(n) == 2, "triggers_withheld");
+	jv_free(n);
+	jv_free(out);
+	gl_buf_free(&b);
+	free(pad);
+}
+
 int main(void)
 {
 	readpaths();
 	jsonl();
+	capped();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
 	else
