@@ -53,11 +53,32 @@ static char *resolve(const char *p)
 	}
 }
 
-/* The first deny rule path x breaks, or NULL. *glob names the labels glob
- * of a "labelled" rule. */
-static const char *denied(const struct gl_policy *pol, const char *const *homes, const char *x,
-			  const char **glob)
+/* The labels rule of policy p for x, or NULL; *glob names the glob. */
+static const char *labelled(const struct gl_policy *p, const char *x, const char **glob)
 {
+	autofree char *pre = gl_xstrdup(x);
+	for (size_t i = 0; p && i < p->nglob; i++) {
+		*glob = p->glob[i].glob;
+		if (gl_glob_may_match_under(&p->glob[i], x))
+			return "labelled (a labels glob matches it or a path beneath it)";
+		/* beneath a labelled path: a proper prefix of x that matches */
+		strcpy(pre, x);
+		for (char *s = strrchr(pre, '/'); s && s != pre; s = strrchr(pre, '/')) {
+			*s = 0;
+			if (gl_glob_match(&p->glob[i], pre))
+				return "labelled (beneath a path a labels glob matches)";
+		}
+	}
+	*glob = NULL;
+	return NULL;
+}
+
+/* The first deny rule path x breaks, or NULL. *glob names the labels glob
+ * of a "labelled" rule. pol[0] is the policy, pol[1] its globs resolved. */
+static const char *denied(const struct gl_policy *const pol[2], const char *const *homes,
+			  const char *x, const char **glob)
+{
+	*glob = NULL;
 	if (!strcmp(x, "/"))
 		return "root (every host path)";
 	if (under(x, "/proc") || under(x, "/sys"))
@@ -70,31 +91,69 @@ static const char *denied(const struct gl_policy *pol, const char *const *homes,
 		if (under(x, homes[i]) || under(homes[i], x))
 			return "gl_home (GL_HOME or another path of the host's state, beneath "
 			       "it or an ancestor of it)";
-	if (!pol)
-		return NULL;
-	autofree char *pre = gl_xstrdup(x);
-	for (size_t i = 0; i < pol->nglob; i++) {
-		*glob = pol->glob[i].glob;
-		if (gl_glob_may_match_under(&pol->glob[i], x))
-			return "labelled (a labels glob matches it or a path beneath it)";
-		/* beneath a labelled path: a proper prefix of x that matches */
-		strcpy(pre, x);
-		for (char *s = strrchr(pre, '/'); s && s != pre; s = strrchr(pre, '/')) {
-			*s = 0;
-			if (gl_glob_match(&pol->glob[i], pre))
-				return "labelled (beneath a path a labels glob matches)";
-		}
-	}
-	*glob = NULL;
-	return NULL;
+	const char *rule = labelled(pol[0], x, glob);
+	return rule ? rule : labelled(pol[1], x, glob);
 }
 
-static bool granted(const struct gl_policy *pol, const char *x)
+static bool granted(const struct gl_policy *const pol[2], const char *x)
 {
-	for (size_t i = 0; pol && i < pol->nrpath; i++)
-		if (gl_glob_match(&pol->rpath[i], x))
-			return true;
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; pol[k] && i < pol[k]->nrpath; i++)
+			if (gl_glob_match(&pol[k]->rpath[i], x))
+				return true;
 	return false;
+}
+
+/* Glob g with its literal head (the components before the first one
+ * holding '*', '?' or '[') resolved, or NULL when that changes nothing.
+ * strict: also NULL when the resolved head holds a pattern character
+ * (it would widen a grant). */
+static char *resolve_glob(const char *g, bool strict)
+{
+	size_t head = strcspn(g, "*?[");
+	while (head > 0 && g[head] && g[head] != '/')
+		head--;
+	if (head == 0)
+		return NULL; /* the first component is a pattern already */
+	autofree char *lit = strndup(g, head);
+	if (!lit)
+		gl_die(GL_EXIT_USAGE, "out of memory");
+	autofree char *real = resolve(lit);
+	if (!real || !strcmp(real, lit) || (strict && strpbrk(real, "*?[")) ||
+	    (!strcmp(real, "/") && !g[head]))
+		return NULL; /* "/" itself: the root rule refuses it anyway */
+	return gl_xasprintf("%s%s", strcmp(real, "/") ? real : "", g + head);
+}
+
+/* The policy's labels and read_paths globs whose literal heads lead
+ * through a symlink, resolved (a labelled /data/hr/GLOB where /data links
+ * to /mnt/data also labels /mnt/data/hr/...), as policy *alt. */
+static int resolved_policy(const struct gl_policy *pol, struct gl_policy *alt, char **detail)
+{
+	jv labels = jv_object(), rps = jv_array();
+	for (size_t i = 0; i < pol->nglob; i++) {
+		autofree char *r = resolve_glob(pol->glob[i].glob, false);
+		if (r)
+			labels = jv_object_set(labels, jv_string(r), jv_array());
+	}
+	for (size_t i = 0; i < pol->nrpath; i++) {
+		autofree char *r = resolve_glob(pol->rpath[i].glob, true);
+		if (r)
+			rps = jv_array_append(rps, jv_string(r));
+	}
+	jv doc = JV_OBJECT(jv_string("clearances"), jv_object(), jv_string("labels"), labels,
+			   jv_string("read_paths"), rps);
+	autobuf struct gl_buf b = {0};
+	gl_json_dump(&b, doc);
+	jv_free(doc);
+	char *err = NULL;
+	if (gl_policy_parse(alt, b.data, b.len, &err) < 0) {
+		/* a resolved glob over the bounds: fail closed */
+		gl_err(detail, "the policy's globs, resolved, are not usable: %s", err);
+		free(err);
+		return -1;
+	}
+	return 0;
 }
 
 static char *show(const char *s)
@@ -105,8 +164,8 @@ static char *show(const char *s)
 }
 
 /* One entry: 0, or -1 with *detail. */
-static int check_one(const struct gl_policy *pol, const char *const *homes, const char *p,
-		     int idx, char **detail)
+static int check_one(const struct gl_policy *const pol[2], const char *const *homes,
+		     const char *p, int idx, char **detail)
 {
 	autofree char *real = resolve(p);
 	autofree char *qp = show(p);
@@ -159,7 +218,9 @@ int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv
 		if (real)
 			homes[nh++] = real;
 	}
-	int rc = 0;
+	struct gl_policy alt = {.doc = jv_null()};
+	int rc = pol ? resolved_policy(pol, &alt, detail) : 0;
+	const struct gl_policy *const pols[2] = {pol, pol ? &alt : NULL};
 	jv_array_foreach(rp, i, v)
 	{
 		if (rc == 0 && (jv_get_kind(v) != JV_KIND_STRING ||
@@ -167,12 +228,13 @@ int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv
 					       (size_t)jv_string_length_bytes(jv_copy(v)))))
 			rc = gl_err(detail, "manifest read_paths[%d]: not a clean absolute path", i);
 		else if (rc == 0)
-			rc = check_one(pol, (const char *const *)homes, jv_string_value(v), i,
+			rc = check_one(pols, (const char *const *)homes, jv_string_value(v), i,
 				       detail);
 		jv_free(v);
 	}
 	jv_free(rp);
 	for (size_t i = 0; i < nh; i++)
 		free(homes[i]);
+	gl_policy_free(&alt);
 	return rc;
 }

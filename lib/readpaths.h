@@ -20,6 +20,8 @@
  *   - matched by a policy "labels" glob, or beneath a path one matches
  *     ("labelled"), or an ancestor of a path one may match
  *     ("labelled_ancestor": /data when /data/hr/ * .csv is labelled).
+ * The policy's globs count as written and with their literal head resolved
+ * (a labels glob under a symlinked directory labels its target too).
  * A release asking for any other path is refused ("error":"read_paths"),
  * not launched; nothing is filtered silently. */
 #ifndef GL_READPATHS_H

@@ -47,16 +47,22 @@ static void expect(const struct gl_policy *pol, const char *path, const char *wa
 	free(detail);
 }
 
-static void policy(struct gl_policy *p, const char *read_paths)
+/* A policy labelling TMP/LABELS/hr/ *.csv hr, granting read_paths. */
+static void policy_at(struct gl_policy *p, const char *labels, const char *read_paths)
 {
-	autofree char *doc = gl_xasprintf("{\"clearances\":{},\"labels\":{\"%s/data/hr/*.csv\":"
+	autofree char *doc = gl_xasprintf("{\"clearances\":{},\"labels\":{\"%s/%s/hr/*.csv\":"
 					  "[\"hr\"]},\"read_paths\":%s}",
-					  tmp, read_paths);
+					  tmp, labels, read_paths);
 	char *err = NULL;
 	if (gl_policy_parse(p, doc, strlen(doc), &err) < 0) {
 		fprintf(stderr, "policy: %s\n", err);
 		exit(2);
 	}
+}
+
+static void policy(struct gl_policy *p, const char *read_paths)
+{
+	policy_at(p, "data", read_paths);
 }
 
 static void readpaths(void)
@@ -123,6 +129,21 @@ static void readpaths(void)
 	policy(&named, rp);
 	expect(&named, AT("/data2/etc"), "not_granted"); /* /etc is not granted */
 	expect(&named, AT("/data2"), NULL);
+	gl_policy_free(&named);
+	/* a labels glob (and a read_paths glob) through a symlink: resolved too */
+	snprintf(b, sizeof b, "%s/real/hr", tmp);
+	CHECK(gl_mkdir_p(b, 0700) == 0, "mkdir");
+	snprintf(b, sizeof b, "%s/real", tmp);
+	snprintf(rp, sizeof rp, "%s/alias", tmp);
+	CHECK(symlink(b, rp) == 0, "symlink");
+	snprintf(rp, sizeof rp, "[\"%s/alias/**\"]", tmp);
+	policy_at(&named, "alias", rp);
+	expect(&named, AT("/real"), "labelled");
+	expect(&named, AT("/real/hr/a.csv"), "labelled");
+	expect(&named, AT("/alias/hr"), "labelled");
+	expect(&named, AT("/alias/notes"), NULL); /* granted as alias/ **, resolved too */
+	expect(&named, AT("/real/notes"), NULL); /* the same directory */
+	expect(&named, AT("/data2"), "not_granted");
 	gl_policy_free(&named);
 	/* bad policy read_paths */
 	const char *bad[] = {"\"/x\"", "[\"x\"]", "[\"/x/../y\"]", "[\"/x/\"]", "[1]", "{}"};
