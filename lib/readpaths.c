@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "manifest.h"
@@ -212,9 +213,13 @@ int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv
 	/* the host's state, as given and resolved */
 	char *homes[2 * GL_READPATHS_STATE_MAX + 1] = {0};
 	size_t nh = 0;
+	char cwd[PATH_MAX];
 	for (size_t i = 0; state && state[i] && i < GL_READPATHS_STATE_MAX; i++) {
-		homes[nh++] = gl_xstrdup(state[i]);
-		char *real = resolve(state[i]);
+		/* a relative --damp, --receipts…: from the working directory */
+		homes[nh] = state[i][0] == '/' || !getcwd(cwd, sizeof cwd)
+				? gl_xstrdup(state[i])
+				: gl_xasprintf("%s/%s", cwd, state[i]);
+		char *real = resolve(homes[nh++]);
 		if (real)
 			homes[nh++] = real;
 	}

@@ -138,6 +138,12 @@ EOF
     run_calls calls gl-run --receipts "$T/rc" --host-key "$T/keys/host" --damp "$T/state/damp.json"
     refused "\"$p\"" gl_home || { echo "$p"; false; }
   done
+  # relative flags name the same state
+  sha=$(reader "[\"$T/rel-state\"]")
+  read_call c1 "$sha" '[]' >calls
+  mkdir -p "$T/rel-state"
+  run_calls calls gl-run --damp rel-state/damp.json
+  refused "\"$T/rel-state\"" gl_home
   # the same release without those flags: granted by "/**" and served
   run_calls calls gl-run
   [ "$status" -eq 0 ] || { echo "$output"; false; }
