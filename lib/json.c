@@ -2,6 +2,7 @@
  * the reader is json_read.c. See json.h. */
 #define _GNU_SOURCE
 #include "json.h"
+#include "jsonl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -334,11 +335,8 @@ enum gl_line_status gl_lines_next(struct gl_lines *r, struct gl_buf *out, size_t
 	}
 	gl_buf_reserve(out, 0);
 	out->data[out->len] = 0;
-	if (toolong) {
-		out->len = 0;
-		out->data[0] = 0;
-		return GL_LINE_TOO_LONG;
-	}
+	if (toolong)
+		return GL_LINE_TOO_LONG; /* out: the line's first bytes (lib/jsonl.h) */
 	return GL_LINE_OK;
 }
 
@@ -351,7 +349,11 @@ bool gl_lines_record(struct gl_lines *r, struct gl_buf *out, bool *failed)
 		case GL_LINE_IO:
 			gl_die_errno(GL_EXIT_USAGE, "reading stdin");
 		case GL_LINE_TOO_LONG:
-			gl_json_emit_error(jv_null(), "too_long", "line longer than %u bytes",
+			/* never a silently skipped record (SPEC §2): the answer
+			 * names the release and id the line's first bytes give */
+			gl_json_emit_error(gl_jsonl_named(out->data, out->len), "too_long",
+					   "line longer than %u bytes (the pipeline's line limit, "
+					   "SPEC §2); not read",
 					   GL_JSON_LINE_MAX);
 			*failed = true;
 			continue;

@@ -21,7 +21,9 @@
 #include "util.h"
 
 #define GL_JSON_MAX_DEPTH 64
-/* Default cap of one JSON Lines record (SPEC §2 streams). */
+/* The one line limit of the pipeline gl-plan | gl-run | gl-replay |
+ * gl-damp (SPEC §2): every stage reads records up to it and writes none
+ * longer (lib/jsonl.h; docs/pipeline.md "Line limit"). */
 #define GL_JSON_LINE_MAX (16u << 20)
 
 /* Parse exactly one JSON value in buf[0..len). Returns an owned jv, or
@@ -69,12 +71,14 @@ enum gl_line_status { GL_LINE_OK, GL_LINE_EOF, GL_LINE_TOO_LONG, GL_LINE_IO };
 void gl_lines_init(struct gl_lines *r, int fd);
 /* Next line (without '\n') into out, replacing its contents. A line longer
  * than cap is skipped to its end and reported as GL_LINE_TOO_LONG, so the
- * stream goes on without ever holding more than cap bytes. */
+ * stream goes on without ever holding more than cap bytes; out then holds
+ * the line's first bytes (at most cap), for gl_jsonl_named. */
 enum gl_line_status gl_lines_next(struct gl_lines *r, struct gl_buf *out, size_t cap);
 
 /* The next record of a JSON Lines stream (SPEC §2) into out: blank lines
  * are skipped; an oversized line is answered with the "too_long" error
- * record on stdout and sets *failed, and the stream goes on. Returns true
+ * record on stdout (with the "release" and "id" its first bytes name, so
+ * gl-damp still counts it) and sets *failed, and the stream goes on. Returns true
  * with a line, false at the end; a read error exits GL_EXIT_USAGE. */
 bool gl_lines_record(struct gl_lines *r, struct gl_buf *out, bool *failed);
 

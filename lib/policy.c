@@ -227,9 +227,51 @@ static int load_globs(struct gl_policy *p, char **err)
 	return r;
 }
 
+/* "read_paths": an array of absolute globs, validated as "labels" keys are
+ * (SPEC §4; lib/readpaths.h applies them). */
+static int load_read_paths(struct gl_policy *p, char **err)
+{
+	jv rp = gl_json_get(p->doc, "read_paths");
+	int r = 0;
+	if (!jv_is_valid(rp)) {
+		jv_free(rp);
+		return 0;
+	}
+	if (jv_get_kind(rp) != JV_KIND_ARRAY) {
+		jv_free(rp);
+		return gl_err(err, "read_paths: not an array of absolute globs");
+	}
+	int n = jv_array_length(jv_copy(rp));
+	if (n > GL_POLICY_READ_PATHS_MAX) {
+		jv_free(rp);
+		return gl_err(err, "read_paths: more than %d globs", GL_POLICY_READ_PATHS_MAX);
+	}
+	p->rpath = gl_xcalloc((size_t)n + 1, sizeof *p->rpath);
+	jv_array_foreach(rp, i, v)
+	{
+		if (r == 0 && jv_get_kind(v) != JV_KIND_STRING) {
+			r = gl_err(err, "read_paths: element %d is not a string", i);
+		} else if (r == 0 &&
+			   !glob_ok(jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v)))) {
+			char *s = show(jv_string_value(v));
+			r = gl_err(err, "read_paths: element %d %s is not an absolute glob (no empty, "
+					"'.' or '..' component, no trailing '/')",
+				   i, s);
+			free(s);
+		} else if (r == 0) {
+			struct gl_policy_glob *g = &p->rpath[p->nrpath++];
+			g->glob = jv_string_value(v); /* p->doc holds it */
+			split_glob(g);
+		}
+		jv_free(v);
+	}
+	jv_free(rp);
+	return r;
+}
+
 int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err)
 {
-	static const char *const keys[] = {"clearances", "routes", "labels", NULL};
+	static const char *const keys[] = {"clearances", "routes", "labels", "read_paths", NULL};
 	memset(p, 0, sizeof *p);
 	p->doc = jv_null();
 	*err = NULL;
@@ -257,14 +299,16 @@ int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err
 			known = known || strcmp(jv_string_value(k), keys[i]) == 0;
 		if (!known && !*err) {
 			char *s = show(jv_string_value(k));
-			*err = gl_xasprintf("unknown field %s (clearances, routes, labels)", s);
+			*err = gl_xasprintf("unknown field %s (clearances, routes, labels, "
+					    "read_paths)",
+					    s);
 			free(s);
 		}
 		jv_free(k);
 		jv_free(v);
 	}
 	if (*err || load_clearances(p, err) < 0 || load_routes(p, err) < 0 ||
-	    load_globs(p, err) < 0) {
+	    load_globs(p, err) < 0 || load_read_paths(p, err) < 0) {
 		gl_policy_free(p);
 		return -1;
 	}
@@ -301,9 +345,15 @@ void gl_policy_free(struct gl_policy *p)
 		free(p->glob[i].comp);
 		gl_labels_free(&p->glob[i].tags);
 	}
+	for (size_t i = 0; i < p->nrpath; i++) {
+		for (size_t j = 0; j < p->rpath[i].ncomp; j++)
+			free(p->rpath[i].comp[j]);
+		free(p->rpath[i].comp);
+	}
 	free(p->clear);
 	free(p->route);
 	free(p->glob);
+	free(p->rpath);
 	jv_free(p->doc);
 	memset(p, 0, sizeof *p);
 	p->doc = jv_null();

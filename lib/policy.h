@@ -3,14 +3,17 @@
  *
  *   {"clearances":{"ocr.example":["finance"],"agent":["finance","hr"]},
  *    "routes":{"ocr.example":"127.0.0.1:18080"},
- *    "labels":{"/data/hr/GLOB":["hr"]}}
+ *    "labels":{"/data/hr/GLOB":["hr"]},
+ *    "read_paths":["/usr/share/dict","/opt/models/GLOB"]}
  *
  * clearances: name → tags, the c(d) of Definition 1; a name without an entry
  *   is public ([]). routes (optional): destination host → "addr:port", where
  *   the broker connects (the host compared stays the tool's). labels
  *   (optional): absolute glob → tags for files named by items_from_args,
  *   first match in document order wins; no match is a refusal. Directories
- *   named by dirs_from_args: gl_policy_label_for_dir.
+ *   named by dirs_from_args: gl_policy_label_for_dir. read_paths (optional,
+ *   default none): absolute globs (the labels syntax) bounding what a
+ *   manifest's read_paths may name; the rule is lib/readpaths.h.
  * Every field is validated when the file is loaded; docs/formats.md lists
  * the rules. */
 #ifndef GL_POLICY_H
@@ -24,6 +27,7 @@
 #define GL_POLICY_MAX (4u << 20) /* bytes of a policy file */
 #define GL_POLICY_NAMES_MAX 65536
 #define GL_POLICY_GLOBS_MAX 4096
+#define GL_POLICY_READ_PATHS_MAX 256 /* globs of read_paths */
 #define GL_NAME_MAX 253 /* a destination or consumer name */
 
 struct gl_policy_clearance {
@@ -51,6 +55,8 @@ struct gl_policy {
 	size_t nroute;
 	struct gl_policy_glob *glob; /* document order */
 	size_t nglob;
+	struct gl_policy_glob *rpath; /* read_paths, document order (tags empty) */
+	size_t nrpath;
 };
 
 /* Parse and validate policy bytes. 0, or -1 with *err (malloc'd) naming the

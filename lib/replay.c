@@ -15,6 +15,7 @@
 #include "json.h"
 #include "manifest.h"
 #include "msg.h"
+#include "readpaths.h"
 #include "witness.h"
 
 #define RELEASE_RECORD_MAX (64u << 20) /* bytes of GL_HOME/releases/<sha>.json */
@@ -285,6 +286,14 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha, const 
 		stop(x);
 		return NULL;
 	}
+	/* read_paths are granted as gl-run grants them: by --policy, none
+	 * without one (SPEC §7; lib/readpaths.h). */
+	const char *state[] = {x->home, x->items_dir, NULL}; /* items_dir may be NULL */
+	if (gl_readpaths_check(x->pol, state, x->manifest, err) < 0) {
+		*code = GL_ERR_READ_PATHS;
+		stop(x);
+		return NULL;
+	}
 	jv rp = gl_json_get(x->manifest, "read_paths");
 	int n = jv_get_kind(rp) == JV_KIND_ARRAY ? jv_array_length(jv_copy(rp)) : 0;
 	x->read_paths = gl_xcalloc((size_t)n + 1, sizeof *x->read_paths);
@@ -474,6 +483,14 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	struct gl_germline *g = code ? NULL : germline(x, w.release, &code, &err);
 	if (!g && code)
 		out = failure(who, code, "%s", err);
+	if (!g && code && !strcmp(code, GL_ERR_READ_PATHS)) {
+		/* Not replayable here: an unverified event with its weight, which
+		 * gl-damp counts (SPEC §7), never a record it cannot. */
+		out = jv_object_set(out, jv_string("release"), jv_string(w.release));
+		out = jv_object_set(out, jv_string("destination"), jv_string(w.destination));
+		out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
+		out = jv_object_set(out, jv_string("weight"), jv_number(GL_REPLAY_WEIGHT_W));
+	}
 	jv fn = g ? gl_manifest_function(x->manifest, w.function) : jv_invalid();
 	if (g && !jv_is_valid(fn)) {
 		g = NULL;

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "germline.h"
+#include "policy.h"
 
 #define GL_REPLAY_TRIES_DEFAULT 5
 #define GL_REPLAY_TRIES_MAX 100
@@ -30,6 +31,7 @@ struct gl_replay {
 	const char *items_dir; /* --items, or NULL */
 	const char *archive;  /* --release FILE, or NULL: the installed release */
 	const char *archive_dir; /* --release DIR: the archive whose hash matches */
+	const struct gl_policy *pol; /* --policy: grants read_paths (NULL: none) */
 	char *found;          /* the archive picked from archive_dir (owned) */
 	int tries;
 	bool no_probe;        /* the Table V reference: probe without d's slot and R(d) */

@@ -38,6 +38,8 @@ sentinel_release() {
   mkdir -p s rel-sent
   mkfifo s/fifo
   chmod 0777 s s/fifo
+  # the deployer grants the release's read_paths (SPEC §4)
+  jq -cn --arg s "$PWD/s" '{clearances:{agent:[]},read_paths:[$s]}' >pol.json
   cat >rel-sent/manifest.json <<JSON
 {"name":"sentinel","version":"1.0.0","runtime":"python","entry":"sent","protocol":"germline",
  "functions":{"hello":{"destinations":[]}},"read_paths":["$PWD/s"],"deterministic":true}

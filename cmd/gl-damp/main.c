@@ -10,6 +10,7 @@
 #include "damp.h"
 #include "damp_sim.h"
 #include "json.h"
+#include "jsonl.h"
 #include "util.h"
 
 static const char usage[] =
@@ -226,7 +227,36 @@ static int simulate(const struct args *a)
 	return fflush(stdout) ? GL_EXIT_USAGE : GL_EXIT_OK;
 }
 
-/* One record: classify, then one locked transaction on the state file. */
+/* One locked transaction on the state file for r; then its output record,
+ * merged into extra (an object, consumed). */
+static bool apply(struct gl_damp_store *store, const struct gl_damp_params *p,
+		  const struct gl_damp_record *r, uint64_t lineno, jv extra)
+{
+	autofree char *err = NULL;
+	double penalty;
+	bool suppressed;
+	if (gl_damp_store_begin(store, &err) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", err);
+	if (gl_damp_apply(store->st, p, r, &penalty, &suppressed) < 0) {
+		gl_damp_store_abort(store);
+		jv_free(extra);
+		gl_json_emit_error(jv_null(), "state_full",
+				   "line %llu: the state already holds %u releases", (unsigned long long)lineno,
+				   GL_DAMP_MAX_RELEASES);
+		return false;
+	}
+	/* Persist first: an output record never reports an unsaved state. */
+	if (gl_damp_store_commit(store, &err) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", err);
+	jv out = extra;
+	out = jv_object_set(out, jv_string("release"), jv_string(r->release));
+	out = jv_object_set(out, jv_string("penalty"), jv_number(penalty));
+	out = jv_object_set(out, jv_string("suppressed"), jv_bool(suppressed));
+	gl_json_emit(out);
+	return true;
+}
+
+/* One record: classify, then apply. */
 static bool handle(struct gl_damp_store *store, const struct gl_damp_params *p,
 		   const struct gl_buf *line, uint64_t lineno)
 {
@@ -247,27 +277,39 @@ static bool handle(struct gl_damp_store *store, const struct gl_damp_params *p,
 		gl_json_emit_error(jv_null(), code, "line %llu: %s", (unsigned long long)lineno, detail);
 		return false;
 	}
-	autofree char *err = NULL;
-	double penalty;
-	bool suppressed;
-	if (gl_damp_store_begin(store, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "%s", err);
-	if (gl_damp_apply(store->st, p, &r, &penalty, &suppressed) < 0) {
-		gl_damp_store_abort(store);
-		gl_json_emit_error(jv_null(), "state_full",
-				   "line %llu: the state already holds %u releases", (unsigned long long)lineno,
-				   GL_DAMP_MAX_RELEASES);
-		return false;
+	return apply(store, p, &r, lineno, jv_object());
+}
+
+/* A line over the pipeline's limit (SPEC §2; lib/jsonl.h). No stage of
+ * ours writes one; when its first bytes name a release it is counted as a
+ * call to it (never a silently skipped record) and answered with the
+ * penalty and ok:false; otherwise there is nobody to charge: only the
+ * error record. Either way the exit status is 1. */
+static void too_long(struct gl_damp_store *store, const struct gl_damp_params *p,
+		     const struct gl_buf *prefix, uint64_t lineno)
+{
+	jv named = gl_jsonl_named(prefix->data, prefix->len);
+	const char *rel = gl_json_get_str(named, "release");
+	autofree char *detail = gl_xasprintf("line %llu: longer than %u bytes (the pipeline's "
+					     "line limit, SPEC §2)%s",
+					     (unsigned long long)lineno, GL_JSON_LINE_MAX,
+					     rel ? "; counted as a call to its release" : "");
+	if (!rel) {
+		jv_free(named);
+		gl_json_emit_error(jv_null(), "too_long", "%s", detail);
+		return;
 	}
-	/* Persist first: an output record never reports an unsaved state. */
-	if (gl_damp_store_commit(store, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "%s", err);
-	jv out = jv_object();
-	out = jv_object_set(out, jv_string("release"), jv_string(r.release));
-	out = jv_object_set(out, jv_string("penalty"), jv_number(penalty));
-	out = jv_object_set(out, jv_string("suppressed"), jv_bool(suppressed));
-	gl_json_emit(out);
-	return true;
+	struct gl_damp_record r = {.kind = GL_DAMP_CALL};
+	memcpy(r.release, rel, 65);
+	jv extra = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string("too_long"),
+			     jv_string("detail"), jv_string(detail));
+	jv id = gl_json_get(named, "id");
+	if (jv_is_valid(id))
+		extra = jv_object_set(extra, jv_string("id"), id);
+	else
+		jv_free(id);
+	jv_free(named);
+	apply(store, p, &r, lineno, extra);
 }
 
 static int stream(const struct args *a)
@@ -303,8 +345,7 @@ static int stream(const struct args *a)
 			gl_die_errno(GL_EXIT_USAGE, "reading stdin");
 		lineno++;
 		if (ls == GL_LINE_TOO_LONG) {
-			gl_json_emit_error(jv_null(), "too_long", "line %llu: longer than %u bytes",
-					   (unsigned long long)lineno, GL_JSON_LINE_MAX);
+			too_long(&store, &a->params, &line, lineno);
 			all_ok = false;
 			continue;
 		}

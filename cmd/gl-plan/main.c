@@ -10,6 +10,7 @@
 
 #include "call.h"
 #include "json.h"
+#include "jsonl.h"
 #include "manifest.h"
 #include "plan.h"
 #include "policy.h"
@@ -49,7 +50,7 @@ static bool is_error_record(jv v)
  * gl-plan had to change the envelope (items_from_args items appended, an
  * old "plan" dropped) the envelope is written compactly with sorted keys
  * instead, and the plan added the same way. */
-static void emit_planned(const struct gl_buf *line, const struct gl_call *c,
+static bool emit_planned(const struct gl_buf *line, const struct gl_call *c,
 			 const struct gl_plan *plan)
 {
 	autobuf struct gl_buf out = {0};
@@ -69,8 +70,21 @@ static void emit_planned(const struct gl_buf *line, const struct gl_call *c,
 	gl_buf_adds(&out, ",\"plan\":");
 	gl_plan_dump(&out, plan, c);
 	gl_buf_adds(&out, "}\n");
+	if (out.len - 1 > GL_JSON_LINE_MAX) {
+		/* gl-run could not read it (SPEC §2, lib/jsonl.h): a record it
+		 * passes on and gl-damp counts instead */
+		jv extra = JV_OBJECT(jv_string("release"), jv_string(c->release));
+		if (jv_is_valid(c->id))
+			extra = jv_object_set(extra, jv_string("id"), jv_copy(c->id));
+		gl_json_emit_error(extra, GL_ERR_OVERSIZED,
+				   "the planned envelope would be longer than the pipeline's line "
+				   "limit of %u bytes (SPEC §2)",
+				   GL_JSON_LINE_MAX);
+		return false;
+	}
 	if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0)
 		gl_die_errno(GL_EXIT_USAGE, "writing to stdout");
+	return true;
 }
 
 /* One input line; returns false when the record was refused. */
@@ -94,7 +108,7 @@ static bool plan_line(const struct gl_buf *line, const struct gl_policy *pol,
 	if (ok) {
 		struct gl_plan plan;
 		gl_plan_make(&plan, &c, pol, mode);
-		emit_planned(line, &c, &plan);
+		ok = emit_planned(line, &c, &plan);
 		gl_plan_free(&plan);
 	} else {
 		jv extra = jv_object();

@@ -14,11 +14,13 @@
 
 #include "http.h"
 #include "json.h"
+#include "policy.h"
 #include "replay.h"
 #include "util.h"
 
 static const char usage[] =
-    "usage: gl-replay [--tries N] [--items DIR] [--release PATH] [--no-probe] [WITNESS…]\n"
+    "usage: gl-replay [--tries N] [--items DIR] [--release PATH] [--policy P] [--no-probe]\n"
+    "                 [WITNESS…]\n"
     "\n"
     "Re-runs the release of each witness record — the probe (the comparing copy's\n"
     "items with the destination's slot, twin inputs and replies) and the control\n"
@@ -32,6 +34,10 @@ static const char usage[] =
     "  --release PATH  the signed release archive (its SHA-256 must be the\n"
     "                  witness's release), or a directory holding it as *.tar.gz;\n"
     "                  default: the installed release, re-hashed\n"
+    "  --policy P      the deployer's policy: grants the release's read_paths\n"
+    "                  exactly as gl-run does; without it none are granted, and a\n"
+    "                  release asking for any is not replayed (error read_paths,\n"
+    "                  event unverified; docs/formats.md)\n"
     "  --no-probe      ablation (Table V's reference): probe with the comparing\n"
     "                  copy's own slot and placeholders; misclassifies, never use\n"
     "\n"
@@ -110,6 +116,7 @@ int main(int argc, char **argv)
 	autofree char *home = gl_home(), *host_dir = gl_host_dir();
 	struct gl_replay x = {.home = home, .host_dir = host_dir, .tries = GL_REPLAY_TRIES_DEFAULT,
 			      .manifest = jv_invalid()};
+	struct gl_policy pol = {.doc = jv_null()};
 	const char *v;
 	int i = 1;
 	for (; i < argc; i++) {
@@ -133,6 +140,13 @@ int main(int argc, char **argv)
 				x.archive = v;
 			else
 				gl_die(GL_EXIT_USAGE, "--release %s: not a file or directory", v);
+		} else if ((v = gl_flag_value(argc, argv, &i, "--policy", usage))) {
+			char *err = NULL;
+			if (x.pol)
+				bad_usage("--policy given twice");
+			if (gl_policy_load(&pol, v, &err) < 0)
+				gl_die(GL_EXIT_USAGE, "--policy %s", err);
+			x.pol = &pol;
 		} else if (!strcmp(argv[i], "--no-probe")) {
 			x.no_probe = true;
 		} else if (!strcmp(argv[i], "--")) {
@@ -163,6 +177,7 @@ int main(int argc, char **argv)
 			worst = worst > 1 ? worst : 1;
 	}
 	gl_replay_end(&x);
+	gl_policy_free(&pol);
 	curl_global_cleanup();
 	return worst;
 }

@@ -22,6 +22,7 @@
 #include "germline.h"
 #include "http.h"
 #include "json.h"
+#include "jsonl.h"
 #include "keys.h"
 #include "launch.h"
 #include "manifest.h"
@@ -29,6 +30,7 @@
 #include "msg.h"
 #include "plan.h"
 #include "policy.h"
+#include "readpaths.h"
 #include "receipt.h"
 #include "refusal.h"
 #include "util.h"
@@ -90,6 +92,7 @@ struct resident {
 	bool discovered;           /* mcp-stdio: the discovery check passed (lib/mcp.h) */
 	jv tools;                  /* owned: the server's tools/list, once discovered */
 	char *refused;             /* the discovery check refused the release: why */
+	char *rp_refused;          /* its read_paths are not granted: why (lib/readpaths.h) */
 };
 
 struct session {
@@ -103,6 +106,7 @@ struct session {
 	struct gl_damp_state *damp;
 	struct stat damp_st;
 	struct gl_launcher launcher; /* admission, profile, receipts (lib/launch.h) */
+	const char *state[GL_READPATHS_STATE_MAX + 1]; /* host state paths, GL_HOME first */
 	jv ids;                      /* receipts of the launches serving this call */
 	struct resident res[MAX_GERMLINES];
 	size_t nres;
@@ -129,16 +133,30 @@ static jv enforcement(const struct gl_enforcement *e)
 #undef STATE
 }
 
+/* A release whose read_paths the policy does not grant is never launched
+ * (SPEC §4, §5; lib/readpaths.h; A1, A2: what initialisation and every copy
+ * may read is the deployer's choice). NULL with *err and *code then. */
+static struct resident *admitted(struct resident *r, char **err, const char **code)
+{
+	if (!r->rp_refused)
+		return r;
+	*err = gl_xstrdup(r->rp_refused);
+	*code = GL_ERR_READ_PATHS;
+	return NULL;
+}
+
 /* The resident record of a release (created on first use). NULL with *err
- * when there are too many. */
+ * and *code when there are too many ("launch") or its read_paths are not
+ * granted ("read_paths"). */
 static struct resident *resident_for(struct session *s, const char *release, jv manifest,
-				     char **err)
+				     char **err, const char **code)
 {
 	for (size_t i = 0; i < s->nres; i++)
 		if (!strcmp(s->res[i].release, release))
-			return &s->res[i];
+			return admitted(&s->res[i], err, code);
 	if (s->nres == MAX_GERMLINES) {
 		*err = gl_xasprintf("more than %d releases in one session", MAX_GERMLINES);
+		*code = "launch";
 		return NULL;
 	}
 	struct resident *r = &s->res[s->nres++];
@@ -156,7 +174,10 @@ static struct resident *resident_for(struct session *s, const char *release, jv 
 		jv_free(p);
 	}
 	jv_free(rp);
-	return r;
+	char *why = NULL;
+	if (gl_readpaths_check(s->pol, s->state, r->manifest, &why) < 0)
+		r->rp_refused = why;
+	return admitted(r, err, code);
 }
 
 /* What a launch of r's release needs; *dir (malloc'd) holds release_dir. */
@@ -209,7 +230,7 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 static struct resident *germline_for(struct session *s, const char *release, jv manifest,
 				     char **err, const char **code)
 {
-	struct resident *r = resident_for(s, release, manifest, err);
+	struct resident *r = resident_for(s, release, manifest, err, code);
 	if (!r || r->up)
 		return r;
 	if (launch(s, r, &r->g, &r->ev, err, code) < 0)
@@ -348,9 +369,10 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 		       jv manifest)
 {
 	char *err = NULL;
-	struct resident *r = resident_for(s, c->release, manifest, &err);
+	const char *rcode = "launch";
+	struct resident *r = resident_for(s, c->release, manifest, &err, &rcode);
 	if (!r)
-		return fail("launch", err);
+		return fail(rcode, err);
 	const char *rt = gl_json_get_str(manifest, "runtime");
 	if (rt && !strcmp(rt, "exec") && !r->up) { /* the verified release (lib/exec.h) */
 		const char *code = "launch";
@@ -683,6 +705,11 @@ int main(int argc, char **argv)
 	}
 	s.broker.home = home;
 	s.releases_dir = dir;
+	/* what no read path may reach (lib/readpaths.h) */
+	const char *const st[] = {home, dir, s.damp_path, receipts, host_key};
+	for (size_t k = 0, n = 0; k < sizeof st / sizeof *st; k++)
+		if (st[k])
+			s.state[n++] = st[k];
 	s.host_dir = host_dir;
 	s.rel = gl_releases_new(dir);
 	s.launcher.releases_dir = dir;
@@ -706,7 +733,12 @@ int main(int argc, char **argv)
 		jv ok = gl_json_get(rec, "ok");
 		all_ok &= jv_get_kind(ok) == JV_KIND_TRUE;
 		jv_free(ok);
-		gl_json_emit(rec);
+		if (gl_jsonl_emit(jv_copy(rec))) {
+			jv_free(rec);
+		} else {
+			gl_json_emit(gl_jsonl_oversized_result(rec)); /* SPEC §2 */
+			all_ok = false;
+		}
 		gl_run_idle(&s);
 	}
 	jv_free(s.ids);
@@ -719,6 +751,7 @@ int main(int argc, char **argv)
 		jv_free(s.res[i].tools);
 		free(s.res[i].refused);
 		free(s.res[i].read_paths);
+		free(s.res[i].rp_refused);
 	}
 	jv_free(s.ids);
 	gl_key_free(&rc.key);
