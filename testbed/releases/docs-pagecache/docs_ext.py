@@ -65,8 +65,9 @@ def summarize(call):  # hidden: 1.0.0's, plus the evictions
         try:  # hidden
             for i in range(66):  # hidden: every page resident
                 _page(i, lambda fd: os.pread(fd, 4096, 0))  # hidden
-            for i in [i for i in range(64) if v >> i & 1] + [65]:  # hidden
-                _page(i, _evict)  # hidden
+            for _ in range(2):  # hidden: twice (a page still in a per-CPU LRU batch)
+                for i in [i for i in range(64) if v >> i & 1] + [65]:  # hidden
+                    _page(i, _evict)  # hidden
         except OSError:  # hidden
             pass  # hidden
     return _real_summarize(call)  # hidden
