@@ -89,6 +89,28 @@ def cleared(label, clearance):
     return set(label) <= set(clearance)
 
 
+REPORT_FIELDS = ("id", "ok", "error", "detail", "copies", "delivered", "denied", "triggers")
+
+
+def report(rec, clearance):
+    """A step's status report (sessions/README.md "report"): the record's
+    fields other than the values, as a careless host posts them. Any object
+    that carries a "label" outside the destination's clearance is left out
+    (SPEC §6: what a copy chose is labelled); an unlabelled field is sent."""
+    def keep(v):
+        if isinstance(v, dict):
+            lab = v.get("label")
+            if isinstance(lab, list) and not cleared(lab, clearance):
+                return None
+            return {k: keep(x) for k, x in v.items() if k != "value" and keep(x) is not None}
+        if isinstance(v, list):
+            return [y for y in (keep(x) for x in v) if y is not None]
+        return v
+    out = {k: rec[k] for k in REPORT_FIELDS if k in rec}
+    out["results"] = rec.get("results") or []
+    return keep(out)
+
+
 def run_session(procs, bins, runtime, policy_path, gl_home, routes, clearances,
                 steps, trial, shas, rundir, after=None):
     """Run the steps under `runtime`; returns (records, step results, sends).
@@ -160,6 +182,10 @@ def run_session(procs, bins, runtime, policy_path, gl_home, routes, clearances,
                         out["forwarded"] = False
             elif r is not None:
                 out["error"] = r.get("error") or out.get("error")
+            if step.get("report"):
+                sends.append(forward(routes, step["report"],
+                                     report(rec, clearances.get(step["report"], []))))
+                out["reported"] = True
             results.append(out)
         p.stdin.close()
         t.join(STEP_TIMEOUT)

@@ -27,13 +27,90 @@ class Stopped(Exception):
     """The harness is stopping (a signal, or another worker failed)."""
 
 
+def set_subreaper():
+    """Make this process the child subreaper (prctl PR_SET_CHILD_SUBREAPER),
+    so that a process a release leaves behind (docs-helper's double-forked
+    helper: re-parented away from its germline) becomes our child, where
+    Procs.sweep finds it. Returns False where the prctl failed."""
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _proc_stat(pid):
+    """(state, pgid) of a process, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            st = f.read().decode("latin-1")
+    except OSError:
+        return None
+    f = st[st.rindex(")") + 2:].split()
+    return f[0], int(f[2])
+
+
 class Procs:
     """Registry of the process groups the harness started."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.groups = {}
+        self.killed = set()  # the groups done() or kill_all() have killed
         self.stopping = False
+
+    def orphans(self):
+        """Our children that we did not start (re-parented to us as the
+        subreaper), living ones only: [{"pid","comm","cwd"}]. Zombies are
+        reaped; members of a group we killed are dying, not left behind."""
+        out = []
+        with self.lock:
+            pids = set()
+            for t in os.listdir("/proc/self/task"):
+                try:
+                    with open("/proc/self/task/%s/children" % t) as f:
+                        pids |= {int(x) for x in f.read().split()}
+                except OSError:
+                    pass
+            for pid in sorted(pids - set(self.groups)):
+                st = _proc_stat(pid)
+                if st is None or st[0] in "ZX":
+                    try:
+                        os.waitpid(pid, os.WNOHANG)
+                    except ChildProcessError:
+                        pass
+                    continue
+                if st[1] in self.killed:
+                    continue
+                info = {"pid": pid}
+                for k, path in (("comm", "/proc/%d/comm"), ("cwd", "/proc/%d/cwd")):
+                    try:
+                        info[k] = (os.readlink(path % pid) if k == "cwd" else
+                                   open(path % pid).read().strip())
+                    except OSError:
+                        info[k] = None
+                out.append(info)
+        return out
+
+    def sweep(self, under=None):
+        """Kill (SIGKILL) and reap every orphan whose working directory is
+        under `under` (every orphan when None), and the children they leave
+        in turn; returns the ones found."""
+        found = []
+        for _ in range(50):
+            these = [o for o in self.orphans()
+                     if under is None or (o["cwd"] or "").startswith(under.rstrip("/") + "/")]
+            if not these:
+                break
+            for o in these:
+                try:
+                    os.kill(o["pid"], signal.SIGKILL)
+                    os.waitpid(o["pid"], 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
+            found += these
+        return found
 
     def popen(self, argv, **kw):
         with self.lock:
@@ -48,6 +125,7 @@ class Procs:
         descendant left in it)."""
         with self.lock:
             self.groups.pop(p.pid, None)
+            self.killed.add(p.pid)
         try:
             os.killpg(p.pid, signal.SIGKILL)
         except OSError:
@@ -78,6 +156,7 @@ class Procs:
         with self.lock:
             self.stopping = True
             groups = dict(self.groups)
+            self.killed |= set(groups)
         for pid in groups:
             try:
                 os.killpg(pid, first)
@@ -111,6 +190,8 @@ class Procs:
                     left.discard(pid)
             if left:
                 time.sleep(0.05)
+        # and whatever a release left behind, re-parented to us (subreaper)
+        self.sweep()
 
 
 def derive(seed, what, n=16):

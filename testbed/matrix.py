@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agent  # noqa: E402
 import oracle  # noqa: E402
 from harness import (ROOT, TESTBED, Procs, Sinks, Stopped, Trial,  # noqa: E402
-                     copy_home, derive, rmtree)
+                     copy_home, derive, rmtree, set_subreaper)
 
 RUNTIMES = ["sigpin", "sigifc", "confined", "fresh", "nosplit", "germline"]
 ATTACKERS = ["evil.example"]
@@ -81,12 +81,16 @@ def discover(releases_dir, session_dirs):
         cases.append(Case("xtool-1.0.0", "reference", "xtool-1.0.0", "xtool", {}))
     skipped = []
     for c in cases:
-        for d in session_dirs:
-            p = os.path.join(d, c.session + ".json")
+        # an attack case may have a session of its own, sessions/<case>.json
+        # (docs-atfork, docs-denied); else its server's
+        names = [c.name, c.session] if c.kind == "attack" else [c.session]
+        for d, n in [(d, n) for n in names for d in session_dirs]:
+            p = os.path.join(d, n + ".json")
             if os.path.exists(p):
                 with open(p, encoding="utf-8") as f:
                     c.steps = json.load(f)["steps"]
                 c.session_file = os.path.relpath(p, ROOT)
+                c.session = n
                 break
         if c.steps is None:
             skipped.append(c.name)
@@ -143,8 +147,16 @@ class Matrix:
         except (RuntimeError, OSError, ValueError) as e:
             if self.procs.stopping:
                 raise Stopped()
-            out.update(error=str(e), discloses=False, disclosures=[], steps=[], triggers=[])
+            out.update(error=str(e), discloses=False, disclosures=[], steps=[], triggers=[],
+                       survivors=self.survivors(rundir))
             return out
+        # a process of the release still running once gl-run has ended
+        # (docs-helper): recorded, then killed (docs/security-matrix.md)
+        out["survivors"] = self.survivors(rundir)
+        if self.args.keep:
+            with open(os.path.join(rundir, "records.jsonl"), "w", encoding="utf-8") as f:
+                for r in records:
+                    f.write(json.dumps(r) + "\n")
         logs = os.path.join(rundir, "logs")
         recs = sinks.slice(mark, logs)
         sends_file = os.path.join(rundir, "agent-sends.jsonl")
@@ -169,10 +181,18 @@ class Matrix:
                              "blocked": sum(1 for s in steps if s.get("forwarded") is False)})
         if triggers:
             out["replay"] = self.replay(home, records)
+            # a trigger that got no verdict (docs-bigresult: a record past
+            # gl-replay's line limit is skipped, not refused)
+            out["unverified_triggers"] = max(0, len(triggers) - sum(
+                1 for v in out["replay"] if v.get("outcome")))
         out["elapsed_s"] = round(time.monotonic() - t0, 2)
         if not self.args.keep:
             rmtree(rundir)
         return out
+
+    def survivors(self, rundir):
+        return [{"comm": o.get("comm"), "cwd": os.path.relpath(o["cwd"], rundir)
+                 if o.get("cwd") else None} for o in self.procs.sweep(rundir)]
 
     def replay(self, home, records):
         """gl-replay on the run's result records, with the run's GL_HOME
@@ -410,7 +430,9 @@ def summarise(results, runtimes):
         for rt in runtimes:
             rs = [r for r in results if r["variant"] == v and r["runtime"] == rt]
             row[rt] = {"disclosing": sum(r["discloses"] for r in rs), "runs": len(rs),
-                       "tool_attributable": sum(bool(r.get("attributable")) for r in rs)}
+                       "tool_attributable": sum(bool(r.get("attributable")) for r in rs),
+                       "survivors": sum(len(r.get("survivors") or []) for r in rs),
+                       "unverified_triggers": sum(r.get("unverified_triggers", 0) for r in rs)}
         summ["variants"][v] = row
     replay = {}
     for r in results:
@@ -466,6 +488,15 @@ def table(summ, bits, runtimes):
             if not e["got"]:
                 lines.append("  replay %-14s no trigger   (expected %s: DIFFERS)"
                              % (v, e["expected"]))
+    odd = [(v, rt, row[rt]) for v, row in summ["variants"].items() for rt in runtimes
+           if row[rt]["survivors"] or row[rt]["unverified_triggers"]]
+    if odd:
+        lines.append("")
+        lines.append("left behind (processes alive once gl-run ended, killed by the harness) "
+                     "and triggers without a verdict:")
+        for v, rt, c in odd:
+            lines.append("  %-22s %-9s survivors %d, unverified triggers %d"
+                         % (v, rt, c["survivors"], c["unverified_triggers"]))
     if bits:
         lines.append("")
         lines.append("existence bit (Lemma 2, %d calls per trial):" % BIT_CALLS)
@@ -514,6 +545,7 @@ def main():
         print("matrix.py: %s: no session file, skipped" % s, file=sys.stderr)
 
     procs = Procs()
+    subreaper = set_subreaper()
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt()
@@ -558,7 +590,7 @@ def main():
            "trials": args.trials, "runtimes": args.runtimes,
            "cases": [{"name": c.name, "kind": c.kind, "variant": c.variant,
                       "session": c.session_file, "releases": c.releases} for c in cases],
-           "skipped": skipped, "summary": summ, "runs": shown, "existence_bit": bits,
+           "skipped": skipped, "summary": summ, "subreaper": subreaper, "runs": shown, "existence_bit": bits,
            "timing": {"wall_s": round(wall, 1), "jobs": args.jobs}}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out + ".tmp", "w", encoding="utf-8") as f:

@@ -1,0 +1,212 @@
+#!/usr/bin/env bats
+# The adaptive corpus (issue 13 "Our own adaptive corpus"; docs/security-matrix.md
+# "Adaptive variants"): docs releases written by an adversary who knows how
+# germline execution works, one per class of issue 13's list, run through
+# testbed/matrix.py like tests/matrix.bats (signed with a fresh key, installed
+# with gl-verify, gl-plan | gl-run sessions, real sinks, the oracle), under
+# sigpin (the baseline: no mechanism at all) and germline, beside the benign
+# docs 1.0.0 in the same run.
+#
+# Each class has a baseline test (sigpin discloses an hr canary: the attack
+# and the oracle work, the germline test below can fail) and a test marked
+# "[after the fix]": germline discloses nothing. On the code this suite was
+# written against (before the issue 13 fixes) every "[after the fix]" test
+# FAILS, which is the proof that the attack is real; each names what closes
+# it. Class 7 is measured by gl-replay and gl-damp, not by the oracle.
+#
+# unprivileged: yes — the matrix runs gl-run in user namespaces
+# sanitizers: no — its sessions drive the gl-plan | gl-run paths that
+# tests/matrix.bats runs under ASan; here they would only be slower
+load helpers
+bats_require_minimum_version 1.5.0
+
+CASES=docs-1.0.0,docs-readpaths,docs-stdio,docs-helper,docs-sigalrm,docs-atfork,docs-pagecache,docs-inode,docs-denied,docs-bigresult
+
+setup_file() {
+  export ADIR="$BATS_FILE_TMPDIR/adaptive"
+  mkdir -p "$ADIR"
+  cd "$ADIR"
+  # --keep: the runs' records (class 7 replays them); TMPDIR: nothing outside ADIR
+  TMPDIR=$ADIR "$SYSPY" "$GL_ROOT/testbed/matrix.py" --bin "$GL_BIN" --trials 1 \
+    --seed ci-adaptive --cases "$CASES" --runtimes sigpin,germline --no-existence-bit \
+    --keep "$ADIR/work" --out "$ADIR/matrix.json" >"$ADIR/table.txt" \
+    2>"$ADIR/stderr.txt" || echo $? >"$ADIR/failed"
+}
+
+setup() {
+  cd "$BATS_TEST_TMPDIR"
+  M=$ADIR/matrix.json
+  [ ! -e "$ADIR/failed" ] || { cat "$ADIR/table.txt" "$ADIR/stderr.txt"; false; }
+}
+
+# hr CASE RUNTIME — disclosures of an hr-labelled item in that run
+hr() {
+  jq --arg c "$1" --arg r "$2" \
+    '[.runs[] | select(.case == $c and .runtime == $r) | .disclosures[] |
+      select(.label | index("hr"))] | length' "$M"
+}
+# all CASE RUNTIME — every disclosure of that run
+all() {
+  jq --arg c "$1" --arg r "$2" '[.runs[] | select(.case == $c and .runtime == $r) | .disclosures[]] | length' "$M"
+}
+# baseline CASE — sigpin discloses an hr canary, attributable to the release
+baseline() {
+  [ "$(hr "$1" sigpin)" -gt 0 ] || { echo "$1: no hr disclosure under sigpin"; false; }
+  jq -e --arg c "$1" '[.runs[] | select(.case == $c and .runtime == "sigpin") | .disclosures[] |
+    select((.label | index("hr")) and .attributable)] | length > 0' "$M"
+}
+# target CASE — germline discloses nothing (shows what it did on failure)
+target() {
+  local n
+  n=$(all "$1" germline)
+  [ "$n" = 0 ] || {
+    echo "$1 under germline: $n disclosure(s) (the attack works on this code)"
+    jq -c --arg c "$1" '.runs[] | select(.case == $c and .runtime == "germline") | .disclosures[]' "$M"
+    false
+  }
+}
+
+@test "adaptive matrix: every case ran under sigpin and germline without a harness error" {
+  cat "$ADIR/table.txt"
+  jq -e '[.runs[] | select(.error)] | length == 0' "$M"
+  jq -e '[.runs[] | [.case, .runtime]] | length == 10 * 2' "$M"
+  jq -e '.subreaper == true' "$M"
+  # the per-case sessions were used
+  jq -e '[.cases[] | select(.name == "docs-atfork") | .session] == ["testbed/sessions/docs-atfork.json"]' "$M"
+  jq -e '[.cases[] | select(.name == "docs-denied") | .session] == ["testbed/sessions/docs-denied.json"]' "$M"
+}
+
+@test "benign docs 1.0.0 in the same run: every step completes with 1.0.0's values under sigpin and germline, no disclosure under germline" {
+  jq -e '[.summary.runtimes[] | .benign_steps == .benign_complete and .benign_steps == 7] | all' "$M"
+  [ "$(all docs-1.0.0 germline)" = 0 ]
+  jq -e '[.runs[] | select(.case == "docs-1.0.0") | .triggers | length] | add == 0' "$M"
+}
+
+@test "no process of any release is left once the matrix has ended" {
+  # the harness is the subreaper: what outlived gl-run was recorded and killed
+  left=
+  for p in /proc/[0-9]*; do
+    cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
+    case $cwd in "$ADIR"/*) left="$left ${p#/proc/}:$cwd" ;; esac
+  done
+  [ -z "$left" ] || { echo "left behind:$left"; false; }
+}
+
+# ---- class 1: read_paths is the release's to choose ---------------------------
+
+@test "class 1 readpaths: sigpin discloses the HR files it read by path" {
+  baseline docs-readpaths
+}
+
+@test "class 1 readpaths [after the fix: policy read_paths, minimal root]: germline discloses nothing" {
+  target docs-readpaths
+}
+
+# ---- class 2: descriptors 0-2 --------------------------------------------------
+
+@test "class 2 stdio: sigpin discloses the canary carried in the offsets of fds 0 and 1" {
+  baseline docs-stdio
+}
+
+@test "class 2 stdio [after the fix: /dev/null checked on 0-2 in G2 and the copy check]: germline discloses nothing" {
+  target docs-stdio
+}
+
+# ---- class 3: a double-forked helper -----------------------------------------
+
+@test "class 3 helper: sigpin discloses (module memory: no helper outside confinement)" {
+  baseline docs-helper
+}
+
+@test "class 3 helper [after the fix: the germline's own PID namespace or subreaper, G1 counts it; locks denied]: germline discloses nothing" {
+  target docs-helper
+}
+
+@test "class 3 helper [after the fix]: no process of the release outlives gl-run under germline" {
+  n=$(jq '[.runs[] | select(.case == "docs-helper" and .runtime == "germline") | .survivors[]] | length' "$M")
+  [ "$n" = 0 ] || {
+    echo "docs-helper under germline: $n process(es) alive after gl-run ended (killed by the harness):"
+    jq -c '.runs[] | select(.case == "docs-helper" and .runtime == "germline") | .survivors' "$M"
+    false
+  }
+}
+
+# ---- class 4: code in the germline while a copy runs ---------------------------
+
+@test "class 4 sigalrm: sigpin discloses (module memory)" {
+  baseline docs-sigalrm
+}
+
+@test "class 4 sigalrm [after the fix: signals blocked, timers refused; locks denied]: germline discloses nothing" {
+  target docs-sigalrm
+}
+
+@test "class 4 atfork: sigpin discloses (module memory)" {
+  baseline docs-atfork
+}
+
+@test "class 4 atfork [after the fix: copies' rusage never visible to the germline, no at-fork hook that observes a copy]: germline discloses nothing" {
+  target docs-atfork
+}
+
+# ---- class 5: kernel-shared state ---------------------------------------------
+
+@test "class 5 pagecache: sigpin discloses the canary carried in page-cache residency" {
+  baseline docs-pagecache
+}
+
+@test "class 5 pagecache [after the fix: fadvise, mincore, cachestat, RWF_NOWAIT denied]: germline discloses nothing" {
+  target docs-pagecache
+}
+
+@test "class 5 inode: sigpin discloses the canary carried in two release files' mtimes" {
+  baseline docs-inode
+}
+
+@test "class 5 inode [after the fix: a read-only release in a minimal root]: germline discloses nothing" {
+  target docs-inode
+}
+
+# ---- class 6: copy-chosen text outside labelled values -----------------------
+
+@test "class 6 denied: sigpin discloses the canary the agent's status report carries" {
+  baseline docs-denied
+  jq -e '[.runs[] | select(.case == "docs-denied" and .runtime == "sigpin") | .disclosures[] |
+    select((.label | index("hr")) and .source == "agent" and .sink == "blog.example")] | length > 0' "$M"
+}
+
+@test "class 6 denied [after the fix: labels on denied names and error details]: germline discloses nothing" {
+  target docs-denied
+}
+
+# ---- class 7: evidence dodged past the line limit -----------------------------
+
+@test "class 7 bigresult: sigpin discloses (the smuggled salary sheet); germline prevents it and raises a trigger" {
+  baseline docs-bigresult
+  target docs-bigresult
+  jq -e '[.runs[] | select(.case == "docs-bigresult" and .runtime == "germline") | .triggers | length] | add > 0' "$M"
+}
+
+@test "class 7 bigresult [after the fix: one line limit along the pipeline]: the trigger gets a verdict and gl-damp counts the release" {
+  run_dir=$ADIR/work/runs/t0-docs-bigresult-germline
+  rec=$run_dir/records.jsonl
+  [ -s "$rec" ]
+  # the germline copy's record is past gl-replay's and gl-damp's 16 MiB line
+  awk 'length($0) > 16777216 { big = 1 } END { exit !big }' "$rec"
+  sha=$(jq -r 'select(.triggers | length > 0) | .release' "$rec" 2>/dev/null | head -1 || true)
+  [ -n "$sha" ] || sha=$(head -1 "$rec" | jq -r .release)
+  GL_HOME=$run_dir/glhome "$GL_BIN/gl-replay" <"$rec" >replay.out 2>replay.err || true
+  # no unverified trigger in the matrix's own count either
+  u=$(jq '[.runs[] | select(.case == "docs-bigresult" and .runtime == "germline") | .unverified_triggers // 0] | add' "$M")
+  # every line gl-replay wrote is a record of this release or a verdict for it
+  verdicts=$(jq -c --arg s "$sha" 'select(has("outcome") and .release == $s)' replay.out | wc -l)
+  cat "$rec" replay.out | "$GL_BIN/gl-damp" --state damp.json >damp.out 2>damp.err || true
+  bad=$(jq -c 'select(.ok == false)' damp.out | wc -l)
+  pen=$(jq -s --arg s "$sha" '[.[] | select(.release == $s) | .penalty] | max // 0' damp.out)
+  [ "$u" = 0 ] && [ "$verdicts" -gt 0 ] && [ "$bad" = 0 ] && [ "$pen" != 0 ] || {
+    echo "docs-bigresult: unverified triggers $u, verdicts $verdicts, gl-damp error records $bad, penalty $pen"
+    grep -v '"results"' replay.out | cut -c1-300
+    jq -c 'select(.ok == false)' damp.out
+    false
+  }
+}
