@@ -281,7 +281,12 @@ jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 		out = JV_OBJECT(jv_string("ok"), jv_true(), jv_string("copies"),
 				jv_number(p->started ? 1 : 0), jv_string("results"), results,
 				jv_string("delivered"), sent, jv_string("denied"), denied,
-				jv_string("triggers"), jv_array(), jv_string("labels"), labels);
+				jv_string("triggers"), jv_array());
+		/* Sig+Pin labels nothing, not even these (SPEC §6: "no labels") */
+		if (labelled)
+			out = jv_object_set(out, jv_string("labels"), labels);
+		else
+			jv_free(labels);
 		p->started = false;
 	}
 	gl_broker_items_free(&r);

@@ -26,8 +26,14 @@ static int insert(struct gl_root *r, const struct gl_root_entry *e, char **err)
 	size_t i = 0;
 	while (i < r->n && strcmp(r->e[i].path, e->path) < 0)
 		i++;
-	if (i < r->n && !strcmp(r->e[i].path, e->path))
-		return 0; /* already there (the allowlist may name a path twice) */
+	if (i < r->n && !strcmp(r->e[i].path, e->path)) {
+		if (r->e[i].kind != GL_ROOT_DIR || e->kind == GL_ROOT_DIR)
+			return 0; /* already there (the allowlist may name a path twice) */
+		free(r->e[i].path); /* a bind where an empty directory was planned */
+		r->e[i] = (struct gl_root_entry){0};
+		memmove(&r->e[i], &r->e[i + 1], (r->n - i - 1) * sizeof r->e[0]);
+		r->n--;
+	}
 	if (r->n == GL_ROOT_MAX)
 		return gl_err(err, "minimal root: more than %d entries", GL_ROOT_MAX);
 	if (e->path[0] != '/' || strlen(e->path) >= PATH_MAX - 64 ||

@@ -332,6 +332,12 @@ static const struct {
 	{"removexattr", -1}, {"lremovexattr", -1}, {"fremovexattr", -1}, {"removexattrat", 466},
 	/* the kernel log (dmesg): host-global, read by every copy (A1) */
 	{"syslog", -1},
+	/* host-global counters a copy's or the broker's work moves: the free
+	 * blocks of the release's filesystem (GL_HOME's, where the broker
+	 * writes every horizon's slots and witnesses: an hr copy's state size
+	 * read by a later public copy), and the host's free and buffer memory
+	 * (sysinfo: the page cache an earlier copy filled) (A1) */
+	{"statfs", -1}, {"fstatfs", -1}, {"ustat", -1}, {"sysinfo", -1},
 };
 
 static int add_meta_rules(scmp_filter_ctx ctx, char **err);

@@ -94,21 +94,31 @@ REPORT_FIELDS = ("id", "ok", "error", "detail", "copies", "delivered", "denied",
 
 def report(rec, clearance):
     """A step's status report (sessions/README.md "report"): the record's
-    fields other than the values, as a careless host posts them. Any object
-    that carries a "label" outside the destination's clearance is left out
-    (SPEC §6: what a copy chose is labelled); an unlabelled field is sent."""
-    def keep(v):
-        if isinstance(v, dict):
-            lab = v.get("label")
-            if isinstance(lab, list) and not cleared(lab, clearance):
-                return None
-            return {k: keep(x) for k, x in v.items() if k != "value" and keep(x) is not None}
-        if isinstance(v, list):
-            return [y for y in (keep(x) for x in v) if y is not None]
-        return v
-    out = {k: rec[k] for k in REPORT_FIELDS if k in rec}
-    out["results"] = rec.get("results") or []
-    return keep(out)
+    fields other than the values, as a careless host posts them. What a
+    copy chose carries a label (SPEC §6; docs/gl-run.md "Field labels"):
+    record.labels.X[i] for the entry X[i] of delivered, denied and
+    triggers, labels.call for the call-wide fields, "label" on a result;
+    anything labelled outside the destination's clearance is left out. An
+    unlabelled field (sigpin labels nothing) is sent."""
+    labels = rec.get("labels") if isinstance(rec.get("labels"), dict) else {}
+
+    def ok(lab):
+        return not isinstance(lab, list) or cleared(lab, clearance)
+
+    out = {}
+    for k in REPORT_FIELDS:
+        if k not in rec:
+            continue
+        v = rec[k]
+        if k in ("delivered", "denied", "triggers") and isinstance(v, list):
+            labs = labels.get(k) if isinstance(labels.get(k), list) else []
+            v = [x for i, x in enumerate(v) if ok(labs[i] if i < len(labs) else None)]
+        elif k in ("detail", "copies") and not ok(labels.get("call")):
+            continue
+        out[k] = v
+    out["results"] = [{kk: vv for kk, vv in r.items() if kk != "value"}
+                      for r in rec.get("results") or [] if isinstance(r, dict) and ok(r.get("label"))]
+    return out
 
 
 def run_session(procs, bins, runtime, policy_path, gl_home, routes, clearances,

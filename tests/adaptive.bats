@@ -33,6 +33,10 @@ setup_file() {
     2>"$ADIR/stderr.txt" || echo $? >"$ADIR/failed"
 }
 
+# the kept runs hold installed (read-only) releases: writable again, so that
+# bats can remove its temporary directory as nobody too
+teardown_file() { chmod -R u+w "$ADIR" 2>/dev/null || true; }
+
 setup() {
   cd "$BATS_TEST_TMPDIR"
   M=$ADIR/matrix.json
@@ -94,8 +98,22 @@ target() {
 
 # ---- class 1: read_paths is the release's to choose ---------------------------
 
-@test "class 1 readpaths: sigpin discloses the HR files it read by path" {
-  baseline docs-readpaths
+@test "class 1 readpaths: with the policy check off (test build) germline discloses the HR files it read by path; on, every runtime refuses it" {
+  # The deployer's read_paths rule (lib/readpaths.c) refuses the release under
+  # every mode, the baselines too: the reference is the test build of gl-run
+  # with the rule switched off (GL_TEST_READPATHS_OFF), the other stages as built.
+  tg=$GL_ROOT/build/testing/bin/gl-run
+  [ -x "$tg" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  mkdir -p off/bin off/tmp
+  for b in "$GL_BIN"/gl-*; do ln -s "$b" off/bin/; done
+  ln -sf "$tg" off/bin/gl-run
+  GL_TEST_READPATHS_OFF=1 TMPDIR=$PWD/off/tmp "$SYSPY" "$GL_ROOT/testbed/matrix.py" --bin "$PWD/off/bin" \
+    --trials 1 --seed ci-adaptive --cases docs-readpaths --runtimes germline --no-existence-bit \
+    --out off/matrix.json >off/table.txt 2>off/stderr.txt || { cat off/table.txt off/stderr.txt; false; }
+  jq -e '[.runs[] | .disclosures[] | select(.label | index("hr"))] | length > 0' off/matrix.json ||
+    { cat off/table.txt; false; }
+  # on: no runtime ran it (refused before launch, error read_paths)
+  [ "$(hr docs-readpaths sigpin)" = 0 ] && [ "$(hr docs-readpaths germline)" = 0 ]
 }
 
 @test "class 1 readpaths [after the fix: policy read_paths, minimal root]: germline discloses nothing" {
@@ -191,8 +209,9 @@ target() {
   run_dir=$ADIR/work/runs/t0-docs-bigresult-germline
   rec=$run_dir/records.jsonl
   [ -s "$rec" ]
-  # the germline copy's record is past gl-replay's and gl-damp's 16 MiB line
-  awk 'length($0) > 16777216 { big = 1 } END { exit !big }' "$rec"
+  # gl-run wrote no line past the pipeline's 16 MiB limit (before the fix the
+  # germline copy's record was, and gl-replay and gl-damp skipped it)
+  ! awk 'length($0) > 16777216 { big = 1 } END { exit !big }' "$rec"
   sha=$(jq -r 'select(.triggers | length > 0) | .release' "$rec" 2>/dev/null | head -1 || true)
   [ -n "$sha" ] || sha=$(head -1 "$rec" | jq -r .release)
   GL_HOME=$run_dir/glhome "$GL_BIN/gl-replay" <"$rec" >replay.out 2>replay.err || true

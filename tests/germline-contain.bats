@@ -136,12 +136,17 @@ EOF
   chmod -R a+rX "$r"
   touch -a -d 2020-01-01 "$r/data.txt" # older than its mtime: a read through a writable mount updates it
   before=$(stat -c '%X' "$r/data.txt") mode=$(stat -c '%a %Y' "$r/target.txt")
+  # both layers: seccomp refuses the calls (EPERM); without it the read-only
+  # mount of the minimal root still does (EROFS), and no read moves the atime
   run drive "$r" touch
+  [ "$(at 1 .reply.value)" = '{"chmod":"EPERM","utime":"EPERM"}' ] || { echo "$output"; false; }
+  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp "$r" touch
   [ "$(at 1 .reply.value)" = '{"chmod":"EROFS","utime":"EROFS"}' ] || { echo "$output"; false; }
   [ "$(stat -c '%X' "$r/data.txt")" = "$before" ] && [ "$(stat -c '%a %Y' "$r/target.txt")" = "$mode" ]
-  # reference: the host's tree, as before the minimal root (the copy owns
-  # the files in its user namespace: root's under root, nobody's under nobody)
-  run drive --germline-off root "$r" touch
+  # reference: the host's tree, as before the minimal root, and the seccomp
+  # rules on inode metadata off too (the copy owns the files in its user
+  # namespace: root's under root, nobody's under nobody)
+  run drive --host "$TESTHOST" --germline-off root,seccomp --copy-off seccomp "$r" touch
   [ "$(stat -c '%X' "$r/data.txt")" != "$before" ]
   [ "$(at 1 .reply.value.chmod)" = '"ok"' ] && [ "$(stat -c '%a' "$r/target.txt")" = 600 ]
 }
@@ -156,4 +161,21 @@ EOF
   run drive --host "$TESTHOST" --copy-off-checked pidfix "$(rel probe)" 'spawn={"n":50}' 'spawn={"n":1}'
   at 1 .ok && [ "$(at 2 .error)" = '"fork"' ] || { echo "$output"; false; }
   at 2 '.detail|test("is not 3")'
+}
+
+@test "host counters: a copy reads neither the free blocks of GL_HOME's filesystem nor the host's free memory; off: the broker's writes show" {
+  r=$BATS_TEST_TMPDIR/probe
+  cp -r "$(rel probe)" "$r"
+  run drive "$r" fs_free
+  [ "$(at 1 .reply.value)" = '{"statvfs":"EPERM","avphys":-1}' ] || [ "$(at 1 '.reply.value.statvfs')" = '"EPERM"' ] || { echo "$output"; false; }
+  at 1 '.reply.value.bfree == null'
+  # reference (seccomp off): 200 MiB written beside the release between two
+  # calls — what the broker does when it commits a horizon's slot — show
+  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp "$r" fs_free
+  before=$(at 1 .reply.value.bfree) bsize=$(at 1 .reply.value.bsize)
+  dd if=/dev/zero of="$BATS_TEST_TMPDIR/slot" bs=1M count=200 conv=fsync status=none
+  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp "$r" fs_free
+  rm -f "$BATS_TEST_TMPDIR/slot"
+  after=$(at 1 .reply.value.bfree)
+  [ $(((before - after) * bsize)) -ge $((100 << 20)) ] || { echo "before $before after $after"; false; }
 }

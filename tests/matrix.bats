@@ -8,7 +8,9 @@
 # gl-replay. The baselines are the runtimes with a mechanism switched off,
 # so each assertion that germline discloses nothing sits beside one that a
 # baseline does (the test can fail).
-# unprivileged: yes — the matrix runs gl-run in user namespaces
+# (Not in the unprivileged pass: tests/adaptive.bats runs testbed/matrix.py
+# as nobody, the same harness and runtimes, and make check stays under 15
+# minutes.)
 load helpers
 bats_require_minimum_version 1.5.0
 

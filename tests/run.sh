@@ -17,8 +17,9 @@
 #   GL_TEST_PASS=unprivileged tests/run.sh     run one pass (plain|sanitizers|unprivileged)
 #   GL_TEST_NO_SAN=1 tests/run.sh              skip the sanitizer pass
 #   GL_TEST_NO_UNPRIV=1 tests/run.sh           skip the unprivileged pass
-#   GL_TEST_JOBS=1 tests/run.sh                passes one after the other (default 2:
-#                                              the sanitizer pass beside the others)
+#   GL_TEST_JOBS=1 tests/run.sh                passes one after the other (default 3:
+#                                              the sanitizer and unprivileged passes
+#                                              beside the plain one; 2: only sanitizers)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -26,7 +27,8 @@ log=$(mktemp)
 unpriv_dir=
 cleanup() {
   if [ -n "${san_pid:-}" ]; then kill "$san_pid" 2>/dev/null; fi
-  rm -f "$log" "${san_out:-}" "${san_log:-}"
+  if [ -n "${unpriv_pid:-}" ]; then kill "$unpriv_pid" 2>/dev/null; fi
+  rm -f "$log" "${san_out:-}" "${san_log:-}" "${unpriv_out:-}" "${unpriv_log:-}"
   if [ -n "$unpriv_dir" ]; then chmod -R u+w "$unpriv_dir" 2>/dev/null; rm -rf "$unpriv_dir"; fi
 }
 trap cleanup EXIT
@@ -158,12 +160,13 @@ if command -v npm >/dev/null && grep -qlE 'mcp-sdk.sh|npm-releases.sh' "${suites
   rm -rf "$npm_tmp"
 fi
 
-# GL_TEST_JOBS (default 2): with 2, the sanitizer pass runs beside the plain
-# and unprivileged passes (its output is shown when it ends); with 1, the
-# passes run one after the other. Suites share nothing but the build.
+# GL_TEST_JOBS (default 3): with 2 or more, the sanitizer pass runs beside
+# the plain and unprivileged passes (its output is shown when it ends); with
+# 3, the unprivileged pass too (below); with 1, the passes run one after the
+# other. Suites share nothing but the build.
 san_pid=
 if want sanitizers && [ "${GL_TEST_NO_SAN:-0}" != 1 ]; then
-  if [ "${GL_TEST_JOBS:-2}" -gt 1 ] && { want plain || want unprivileged; }; then
+  if [ "${GL_TEST_JOBS:-3}" -gt 1 ] && { want plain || want unprivileged; }; then
     san_out=$(mktemp)
     san_log=$(mktemp)
     (log=$san_log sanitizers) >"$san_out" 2>&1 &
@@ -173,9 +176,31 @@ if want sanitizers && [ "${GL_TEST_NO_SAN:-0}" != 1 ]; then
     sanitizers
   fi
 fi
-want plain && run_pass plain "$root/bin"
+# GL_TEST_JOBS 3 (the default): the unprivileged pass runs beside the plain
+# one too (most suites wait on processes, sinks and sleeps more than they
+# compute, so three streams fit two CPUs).
+unpriv_pid=
 if want unprivileged && [ "${GL_TEST_NO_UNPRIV:-0}" != 1 ]; then
+  if [ "${GL_TEST_JOBS:-3}" -gt 2 ] && want plain; then
+    unpriv_out=$(mktemp)
+    unpriv_log=$(mktemp)
+    # (a subshell: it removes its own copy of the checkout, if it made one)
+    (log=$unpriv_log run_unprivileged
+     if [ -n "$unpriv_dir" ]; then chmod -R u+w "$unpriv_dir" 2>/dev/null; rm -rf "$unpriv_dir"; fi
+    ) >"$unpriv_out" 2>&1 &
+    unpriv_pid=$!
+    echo "== the unprivileged pass runs beside this one (pid $unpriv_pid); its output follows"
+  fi
+fi
+want plain && run_pass plain "$root/bin"
+if want unprivileged && [ "${GL_TEST_NO_UNPRIV:-0}" != 1 ] && [ -z "$unpriv_pid" ]; then
   run_unprivileged
+fi
+if [ -n "$unpriv_pid" ]; then
+  wait "$unpriv_pid"
+  cat "$unpriv_out"
+  cat "$unpriv_log" >>"$log"
+  rm -f "$unpriv_out" "$unpriv_log"
 fi
 if [ -n "$san_pid" ]; then
   wait "$san_pid"

@@ -231,12 +231,14 @@ own_probe() { P=$BATS_TEST_TMPDIR/probe; cp -r "$(rel probe)" "$P"; }
          "lock_get={\"mode\":\"ofd\",\"path\":\"$P/manifest.json\"}"
          "lock_set={\"mode\":\"flock\",\"path\":\"$P/probe.py\",\"linger\":true}"
          "lock_get={\"mode\":\"flock\",\"path\":\"$P/probe.py\"}")
-  # newpid off in both runs, so the holder outlives its copy (the reference of O3)
-  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp,newpid "$P" "${calls[@]}"
+  # newpid off in both runs, so the holder outlives its copy (the reference of
+  # O3), and G1 off: it would refuse the next fork, the holder being alive in
+  # the germline's PID namespace (tests/germline-contain.bats)
+  run drive --host "$TESTHOST" --no-g-check --germline-off seccomp --copy-off seccomp,newpid "$P" "${calls[@]}"
   [ "$(at 2 .reply.value)" = '{"result":"locked","offset":4242}' ] || { echo "$output"; false; }
   [ "$(at 4 .reply.value)" = '{"result":"locked","offset":77}' ]
   [ "$(at 6 .reply.value.result)" = '"EAGAIN"' ]
-  run drive --host "$TESTHOST" --copy-off newpid "$P" "${calls[@]}"
+  run drive --host "$TESTHOST" --no-g-check --copy-off newpid "$P" "${calls[@]}"
   [ "$(at 1 '.reply.value.result')" = '"ENOLCK"' ] || { echo "$output"; false; }
   for n in 2 3 4 5 6; do [ "$(at $n .reply.value.result)" = '"ENOLCK"' ]; done
 }
@@ -266,7 +268,7 @@ own_probe() { P=$BATS_TEST_TMPDIR/probe; cp -r "$(rel probe)" "$P"; }
   [ "$(at 2 .reply.value.result)" = '"event"' ]
 }
 
-@test "shared state: sendmsg with msg_name to a host datagram socket; Landlock lets it through, seccomp stops it" {
+@test "shared state: sendmsg with msg_name to a host datagram socket; Landlock lets it through, the minimal root and seccomp each stop it" {
   sock=$BATS_TEST_TMPDIR/log.sock
   /usr/bin/python3 -c '
 import signal, socket, sys
@@ -285,9 +287,12 @@ print(",".join(got), flush=True)
   calls=("$(send dgram secret-d)" "$(send stream secret-s)" "$(send seqpacket secret-q)")
   run drive "$(rel probe)" "${calls[@]}"
   on=$output
-  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$(rel probe)" "${calls[@]}"
+  # seccomp off, the minimal root on: the socket's path is not there
+  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$(rel probe)" "${calls[0]}"
+  [ "$(at 1 .reply.value.result)" = '"sendmsg ENOENT"' ] || { echo "$output"; false; }
+  run drive --host "$TESTHOST" --germline-off seccomp,root --copy-off seccomp "$(rel probe)" "${calls[@]}"
   kill -USR1 $lp && wait $lp
-  # seccomp off, Landlock on: the datagram reaches the host socket
+  # seccomp and the minimal root off, Landlock on: the datagram reaches the host socket
   [ "$(at 1 .reply.value.result)" = '"ok"' ] || { echo "$output"; false; }
   [ "$(sed -n 2p got)" = secret-d ]
   output=$on
@@ -296,12 +301,16 @@ print(",".join(got), flush=True)
   [ "$(at 2 .reply.value.result)" = '"sendmsg EISCONN"' ] && [ "$(at 3 .reply.value.result)" = '"ok"' ]
 }
 
-@test "shared state: chmod, utime, xattr of a release file and a host file; seccomp off: a later copy stats them" {
+@test "shared state: chmod, utime, xattr of a release file and a host file; seccomp and the minimal root off: a later copy stats them" {
   own_probe
   v=$BATS_TEST_TMPDIR/victim && echo x > "$v" && chmod 600 "$v"
   m() { echo "meta_set={\"path\":\"$1\",\"mode\":438,\"mtime\":1000000000,\"data\":\"secret\"}"; }
   calls=("$(m "$P/probe.py")" "meta_get={\"path\":\"$P/probe.py\"}" "$(m "$v")")
+  # seccomp off, the minimal root on: the release is read-only, the host file absent
   run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$P" "${calls[@]}"
+  [ "$(at 1 .reply.value)" = '{"chmod":"EROFS","utime":"EROFS","xattr":"EROFS"}' ] || { echo "$output"; false; }
+  [ "$(at 3 .reply.value)" = '{"chmod":"ENOENT","utime":"ENOENT","xattr":"ENOENT"}' ]
+  run drive --host "$TESTHOST" --germline-off seccomp,root --copy-off seccomp "$P" "${calls[@]}"
   [ "$(at 1 .reply.value)" = '{"chmod":"ok","utime":"ok","xattr":"ok"}' ] || { echo "$output"; false; }
   [ "$(at 2 .reply.value)" = '{"mode":438,"mtime":1000000000,"xattr":"secret"}' ]
   [ "$(stat -c %a "$v")" = 666 ]   # a host file outside every Landlock rule
@@ -314,15 +323,21 @@ print(",".join(got), flush=True)
   [ "$(stat -c %a "$v")" = 600 ]
 }
 
-@test "shared state: a copy's SIGCHLD (pid, CPU time) taken by the germline's at-fork hook; seccomp off: the next copy reads it" {
+@test "shared state: a copy's SIGCHLD (pid, CPU time) taken by the germline's at-fork hook; hooks, CLONE_PARENT and seccomp off: the next copy reads it" {
+  # no at-fork hook runs in the germline at all
   run drive "$(rel sigchld)" burn report
+  [ "$(at 2 .reply.value.seen)" = '[]' ] || { echo "$output"; false; }
+  # the hooks run (atfork off), but the copies are the init's children and
+  # seccomp denies the wait: nothing
+  run drive --host "$TESTHOST" --copy-off atfork "$(rel sigchld)" burn report
   [ "$(at 2 .reply.value.seen)" = '["EPERM","EPERM"]' ] || { echo "$output"; false; }
-  run drive --host "$TESTHOST" "${SECCOMP_OFF[@]}" "$(rel sigchld)" burn report
+  # hooks, the germline as the copies' parent, and seccomp all off: it reads it
+  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp,atfork,parent "$(rel sigchld)" burn report
   [ "$(at 2 '.reply.value.seen[0]')" = '"EAGAIN"' ] || { echo "$output"; false; }
   at 2 '.reply.value.seen[1]|(.signo == 17 and (.pid|type) == "number" and (.cpu_ticks|type) == "number")'
 }
 
-@test "shared state: a copy's core dump is not written; Landlock off: it lands in the release, which every copy reads" {
+@test "shared state: a copy's core dump is not written; Landlock and the minimal root off: it lands in the release, which every copy reads" {
   [ "$(cat /proc/sys/kernel/core_pattern)" = core ] && [ "$(cat /proc/sys/kernel/core_uses_pid)" = 0 ] ||
     skip "core_pattern is not a plain 'core' (a pipe handler: docs/sandbox.md)"
   [ "$(ulimit -Hc)" != 0 ] || skip "hard RLIMIT_CORE is 0"
@@ -330,8 +345,36 @@ print(",".join(got), flush=True)
   run drive "$P" crash "read_path={\"path\":\"$P/core\"}"
   [ "$(at 1 .error)" = '"protocol"' ] && [ ! -e "$P/core" ] || { echo "$output"; false; }
   [ "$(at 2 .reply.value.error)" = '"ENOENT"' ]
-  run drive --host "$TESTHOST" --germline-off landlock --copy-off landlock "$P" crash
+  run drive --host "$TESTHOST" --germline-off landlock,root --copy-off landlock "$P" crash
   [ -s "$P/core" ]
+}
+
+@test "probe: from inside a copy every route is denied — stat of /etc/shadow, /root, GL_HOME; /proc; a host datagram socket; locks; fadvise" {
+  own_probe
+  mkdir -p "$GL_HOME/slots"
+  sock=$BATS_TEST_TMPDIR/probe.sock
+  /usr/bin/python3 -c 'import socket, sys, time; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); time.sleep(30)' "$sock" &
+  lp=$!
+  while [ ! -S "$sock" ]; do sleep 0.05; done
+  calls=("stat_paths={\"paths\":[\"/etc/shadow\",\"/root\",\"$GL_HOME\",\"$GL_HOME/slots\",\"$sock\"]}"
+         'list_dir={"path":"/proc"}'
+         "dgram_send={\"path\":\"$sock\",\"type\":\"dgram\",\"data\":\"secret\"}"
+         "lock_set={\"mode\":\"record\",\"path\":\"$P/probe.py\",\"offset\":7}"
+         "lock_set={\"mode\":\"flock\",\"path\":\"$P/probe.py\"}"
+         "cache_write={\"path\":\"$P/probe.py\",\"bits\":\"1\"}")
+  run drive "$P" "${calls[@]}"
+  [ "$(at 1 '.reply.value|[.[]]|unique')" = '["ENOENT"]' ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value.result)" = '"ENOENT"' ]
+  [ "$(at 3 .reply.value.result)" = '"socketpair EPERM"' ]
+  [ "$(at 4 .reply.value.result)" = '"ENOLCK"' ] && [ "$(at 5 .reply.value.result)" = '"ENOLCK"' ]
+  [ "$(at 6 .reply.value.result)" = '"EPERM"' ]
+  # reference: every mechanism off — each route answers
+  run drive --host "$TESTHOST" "${ALL_OFF[@]}" "$P" "${calls[@]}"
+  kill $lp 2>/dev/null || true
+  [ "$(at 1 '.reply.value|[.[]]|unique')" = '["ok"]' ] || { echo "$output"; false; }
+  [ "$(at 2 .reply.value.result)" = '"ok"' ] && [ "$(at 3 .reply.value.result)" = '"ok"' ]
+  [ "$(at 4 .reply.value.result)" = '"ok"' ] && [ "$(at 5 .reply.value.result)" = '"ok"' ]
+  [ "$(at 6 .reply.value.result)" = '"ok"' ]
 }
 
 @test "unprivileged (nobody): launch, descriptors, G2 refusal, O3" {

@@ -327,8 +327,6 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 			PyOS_AfterFork_Parent();
 		if (off & GL_OFF_SIGNALS) /* GL_TESTING: the release's handlers run while the copy runs */
 			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &release_mask, NULL, sizeof release_mask);
-		else
-			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof all);
 		close(sync[1]);
 		close(chan);
 		if (pid < 0) {
@@ -342,9 +340,7 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 		int got = read_sync(sync[0], st);
 		close(sync[0]);
 		if (got != 0) {
-			if (flags & CLONE_PARENT)
-				; /* the init reaps it */
-			else
+			if (!(flags & CLONE_PARENT)) /* else the init reaps it */
 				while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
 					;
 			char m[160];
@@ -364,11 +360,10 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 		if (send_msg(ctl, m, (size_t)k, pidfd) < 0)
 			_exit(1);
 		close(pidfd);
-		/* The copy's number in the germline's PID namespace moves with the
-		 * processes earlier copies made: keep it out of the memory later
-		 * copies inherit (docs/sandbox.md "pid counter"). */
+		/* Every copy's number is GL_COPY_PID (clone_copy); a reply of a
+		 * test build's plain clone is not left in memory the next copy
+		 * inherits either (docs/sandbox.md "The pid counter"). */
 		explicit_bzero(m, sizeof m);
-		pid = 0;
 		/* Only now is the germline back to its descriptors of G2: the
 		 * broker waits for this before it checks us again (a pidfd
 		 * still open here would fail G2 under load). */
