@@ -196,18 +196,22 @@ class Bench:
             if not json.loads(run.stdout.readline()).get("ok"):
                 sys.exit("bench: memory: the noop call failed")
             time.sleep(0.3)
-            germ = [p for p in children(run.pid) if "germline_host.py" in cmdline(p)]
+            # gl-run -> the germline's init (PID 1 of its namespace, a fork of
+            # gl-run) -> the germline; copies are the init's children too
+            inits = [i for i in children(run.pid)
+                     if any("germline_host.py" in cmdline(g) for g in children(i))]
+            germ = [g for i in inits for g in children(i) if "germline_host.py" in cmdline(g)]
             if len(germ) != 1:
                 sys.exit("bench: memory: no resident germline under gl-run")
             mem["gl-run (broker)"] = smaps(run.pid)
+            mem["the germline's init"] = smaps(inits[0])
             mem["germline, idle"] = smaps(germ[0])
             run.stdin.write(hold)
             run.stdin.flush()
             copy = []
             for _ in range(100):
                 time.sleep(0.02)
-                copy = children(germ[0])
-                copy = [p for p in copy if state(p) not in "ZX"]
+                copy = [p for p in children(inits[0]) if p != germ[0] and state(p) not in "ZX"]
                 if copy:
                     break
             if not copy:
