@@ -48,9 +48,18 @@ skipped() {
   echo "ok 1 $1 ($2) # skip $3" >>"$log"
 }
 
+# run_pass LABEL BINDIR [SKIP_LANE] — every suite against BINDIR; with
+# SKIP_LANE=1 the plain pass leaves out the suites marked "# lane: beside",
+# which the unprivileged lane runs once it is done (run_beside), so that the
+# two lanes take about as long.
+lane_beside() { grep -q '^# lane: beside' "$1"; }
 run_pass() {
-  local label=$1 bindir=$2 s
+  local label=$1 bindir=$2 skip=${3:-0} s
   for s in "${suites[@]}"; do
+    if [ "$skip" = 1 ] && lane_beside "$s"; then
+      echo "== $s ($label): in the unprivileged lane (# lane: beside)"
+      continue
+    fi
     if [ "$label" = sanitizers ] && grep -q '^# sanitizers: no' "$s"; then
       echo "== $s ($label): not run — $(grep -m1 '^# sanitizers: no' "$s" | sed 's/^# sanitizers: no *[—-]* *//')"
       continue
@@ -187,12 +196,19 @@ if want unprivileged && [ "${GL_TEST_NO_UNPRIV:-0}" != 1 ]; then
     # (a subshell: it removes its own copy of the checkout, if it made one)
     (log=$unpriv_log run_unprivileged
      if [ -n "$unpriv_dir" ]; then chmod -R u+w "$unpriv_dir" 2>/dev/null; rm -rf "$unpriv_dir"; fi
+     for s in "${suites[@]}"; do
+       if lane_beside "$s"; then
+         echo "== $s (plain, in the unprivileged lane)"
+         log=$unpriv_log run_bats "$s (plain)" env GL_BIN="$root/bin" GL_ROOT="$root" bats --tap "$s"
+       fi
+     done
     ) >"$unpriv_out" 2>&1 &
+    beside=1
     unpriv_pid=$!
     echo "== the unprivileged pass runs beside this one (pid $unpriv_pid); its output follows"
   fi
 fi
-want plain && run_pass plain "$root/bin"
+want plain && run_pass plain "$root/bin" "${beside:-0}"
 if want unprivileged && [ "${GL_TEST_NO_UNPRIV:-0}" != 1 ] && [ -z "$unpriv_pid" ]; then
   run_unprivileged
 fi
