@@ -357,21 +357,6 @@ static int same_file(pid_t a, int fa, pid_t b, int fb)
 int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, char **err)
 {
 	*err = NULL;
-	/* The init's child, not the germline's (CLONE_PARENT): the germline
-	 * never reaps a copy, so neither its exit status nor its resource use
-	 * reaches germline memory that later copies inherit (SPEC §10). */
-	if (init != germline) {
-		char sp[64];
-		snprintf(sp, sizeof sp, "/proc/%d/stat", (int)copy);
-		autofree char *st = NULL;
-		if (read_small(sp, &st, 4096) < 0)
-			return gl_err(err, "copy: cannot read %s: %s", sp, strerror(errno));
-		char *rp = strrchr(st, ')');
-		char state;
-		long ppid = 0;
-		if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2 || ppid != (long)init)
-			return gl_err(err, "copy: its parent is not the germline's init");
-	}
 	/* Its 0-2 are its own /dev/null, not open file descriptions shared
 	 * with the germline (their flags and owner would be a channel). */
 	for (int i = 0; i <= 2; i++)
@@ -402,6 +387,12 @@ int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
 	if (read_small(path, &status, 64 * 1024) < 0)
 		return gl_err(err, "copy: cannot read %s: %s", path, strerror(errno));
 	char v[64];
+	/* The init's child, not the germline's (CLONE_PARENT): the germline
+	 * never reaps a copy, so neither its exit status nor its resource use
+	 * reaches germline memory that later copies inherit (SPEC §10). */
+	const char *ppid = status_field(status, "PPid", v);
+	if (init != germline && (!ppid || atol(ppid) != (long)init))
+		return gl_err(err, "copy: its parent is not the germline's init");
 	const char *nnp = status_field(status, "NoNewPrivs", v);
 	if (!nnp || strcmp(nnp, "1"))
 		return gl_err(err, "copy: no_new_privs is not set");

@@ -9,25 +9,13 @@
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody
 load helpers
+load fixtures/run/drive
 
-setup_file() {
-  export TESTHOST="$BATS_FILE_TMPDIR/host-test"
-  mkdir -p "$TESTHOST"
-  cp "$GL_ROOT"/build/host/*.py "$TESTHOST"/
-  (cd "$GL_ROOT" && cc -std=gnu11 -O1 -fPIC -shared -DGL_TESTING -iquote lib \
-    $(/usr/bin/python3-config --includes) -o "$TESTHOST/_germline.so" \
-    hosts/python/_germline.c lib/sandbox.c build/libgermline.a -lseccomp -lsodium)
-}
+setup_file() { drive_setup_file; }
 
 setup() { gl_setup; }
 
-drive() {
-  local d=$GL_ROOT/build/tests/germline_drive
-  case "$GL_BIN" in *asan*) d=$GL_ROOT/build/asan/tests/germline_drive ;; esac
-  "$d" --host "$GL_ROOT/build/host" "$@"
-}
 rel() { echo "$FIX/releases/contain-$1"; }
-at() { printf '%s\n' "$output" | jq -sce ".[$1]$2"; }
 
 @test "stdio: init puts a release file on 0-2 -> refused (G2); off: its offset carries a secret" {
   run drive "$(rel stdio)" 'put={"secret":173}' get
@@ -171,11 +159,15 @@ EOF
   at 1 '.reply.value.bfree == null'
   # reference (seccomp off): 200 MiB written beside the release between two
   # calls — what the broker does when it commits a horizon's slot — show
-  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp "$r" fs_free
-  before=$(at 1 .reply.value.bfree) bsize=$(at 1 .reply.value.bsize)
-  dd if=/dev/zero of="$BATS_TEST_TMPDIR/slot" bs=1M count=200 conv=fsync status=none
-  run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp "$r" fs_free
-  rm -f "$BATS_TEST_TMPDIR/slot"
-  after=$(at 1 .reply.value.bfree)
+  # (up to three tries: the same suite in another pass frees its own file)
+  for try in 1 2 3; do
+    run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp "$r" fs_free
+    before=$(at 1 .reply.value.bfree) bsize=$(at 1 .reply.value.bsize)
+    dd if=/dev/zero of="$BATS_TEST_TMPDIR/slot" bs=1M count=200 conv=fsync status=none
+    run drive --host "$TESTHOST" --germline-off seccomp --copy-off seccomp "$r" fs_free
+    rm -f "$BATS_TEST_TMPDIR/slot"
+    after=$(at 1 .reply.value.bfree)
+    [ $(((before - after) * bsize)) -lt $((100 << 20)) ] || break
+  done
   [ $(((before - after) * bsize)) -ge $((100 << 20)) ] || { echo "before $before after $after"; false; }
 }

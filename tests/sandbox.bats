@@ -10,28 +10,13 @@
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody (issue 4 item 8)
 load helpers
+load fixtures/run/drive
 
-setup_file() {
-  export TESTHOST="$BATS_FILE_TMPDIR/host-test"
-  mkdir -p "$TESTHOST"
-  cp "$GL_ROOT"/build/host/*.py "$TESTHOST"/
-  (cd "$GL_ROOT" && cc -std=gnu11 -O1 -fPIC -shared -DGL_TESTING -iquote lib \
-    $(/usr/bin/python3-config --includes) -o "$TESTHOST/_germline.so" \
-    hosts/python/_germline.c lib/sandbox.c build/libgermline.a -lseccomp -lsodium)
-}
+setup_file() { drive_setup_file; }
 
 setup() { gl_setup; }
 
-drive() {
-  local d=$GL_ROOT/build/tests/germline_drive
-  case "$GL_BIN" in *asan*) d=$GL_ROOT/build/asan/tests/germline_drive ;; esac
-  # GL_ROOT's host, not the one compiled into the driver (the unprivileged
-  # pass may run from a copy of the checkout); a later --host overrides it.
-  "$d" --host "$GL_ROOT/build/host" "$@"
-}
 rel() { echo "$FIX/releases/sandbox-$1"; }
-# at N FILTER — jq FILTER on the N-th JSON line of $output (0 = the launch)
-at() { printf '%s\n' "$output" | jq -sce ".[$1]$2"; }
 ALL_OFF=(--germline-off landlock,seccomp,pidns,root --copy-off landlock,seccomp,newpid,newnet,newipc,parent,devnull)
 
 @test "launch: fds 0-2 on /dev/null and 3 the control socket, restrictions recorded" {
