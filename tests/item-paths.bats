@@ -158,15 +158,17 @@ refused_item_path() {
 }
 
 @test "the broker checks what it opened: a bind mount of the slots under a public path is GL_HOME" {
-  [ "$(id -u)" -eq 0 ] || skip "a bind mount needs root (a mount namespace of its own)"
-  unshare -m true 2>/dev/null || skip "no mount namespace here"
+  # root: a mount namespace of its own; anyone else: in a user namespace too
+  local U=-m
+  [ "$(id -u)" -eq 0 ] || U=-rm
+  unshare $U true 2>/dev/null || skip "no mount namespace here"
   local slot f
   slot=$(hr_slot)
   f=$D/pub/mnt/$(basename "$slot")
   mkdir -p "$D/pub/mnt"
   post c1 "$f" >calls
   # by its path $f is public data: gl-plan's check (a path's own) lets it through
-  run --separate-stderr unshare -m --propagation private bash -c \
+  run --separate-stderr unshare $U --propagation private bash -c \
     "mount --bind '$(dirname "$slot")' '$D/pub/mnt' && gl-plan --policy '$POLICY' <calls"
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   json --arg p "$f" '.items[0].path == $p and .items[0].label == []'
@@ -176,7 +178,7 @@ refused_item_path() {
     : >"$BATS_TEST_TMPDIR/blog.example.log"
     local e=""
     [ $m = off ] && e="GL_TEST_ITEMPATH_OFF=1"
-    run --separate-stderr unshare -m --propagation private bash -c \
+    run --separate-stderr unshare $U --propagation private bash -c \
       "mount --bind '$(dirname "$slot")' '$D/pub/mnt' &&
        env $e '$TGLRUN' --policy '$POLICY' <planned 3>&-"
     if [ $m = off ]; then
