@@ -236,16 +236,20 @@ static int fs_place(const char *info, int fd, char dev[32], char **place)
  * beneath a state root or a fixed host path, or (a directory) above one?
  * Catches what no path shows: a bind mount of a part of GL_HOME. */
 static const char *aliases_state(const struct gl_state_roots *roots, const char *info,
-				 const char *dev, const char *fp, bool isdir)
+				 const struct stat *st, const char *dev, const char *fp)
 {
+	bool isdir = S_ISDIR(st->st_mode);
 	static const char *const fixed[] = {"/proc", "/sys", "/dev", "/run", "/var/run"};
 	size_t nf = sizeof fixed / sizeof *fixed, n = nf + (roots ? roots->n : 0);
 	for (size_t i = 0; i < n; i++) {
 		const char *p = i < nf ? fixed[i] : roots->p[i - nf];
 		autoclose int o = open(p, O_PATH | O_CLOEXEC);
+		struct stat os;
 		char sdev[32];
 		autofree char *sp = NULL;
-		if (o < 0 || fs_place(info, o, sdev, &sp) < 0 || strcmp(sdev, dev))
+		/* another device cannot alias it (a bind mount keeps st_dev) */
+		if (o < 0 || fstat(o, &os) < 0 || os.st_dev != st->st_dev ||
+		    fs_place(info, o, sdev, &sp) < 0 || strcmp(sdev, dev))
 			continue;
 		if (under(fp, sp))
 			return "host_state (beneath GL_HOME, another path of the host's state, /proc, "
@@ -315,7 +319,7 @@ static const char *opened_rule(const struct gl_state_roots *roots, int fd, int p
 	if (gl_read_file_capped("/proc/self/mountinfo", MOUNTINFO_MAX, &info, &len) < 0 ||
 	    fs_place(info, fd, dev, &fp) < 0)
 		return "host_state (its mount cannot be found in /proc/self/mountinfo)";
-	if ((rule = aliases_state(roots, info, dev, fp, isdir)))
+	if ((rule = aliases_state(roots, info, &st, dev, fp)))
 		return rule;
 	if (isdir && mount_beneath(info, buf))
 		return "host_state (a mount point lies beneath the directory)";

@@ -11,7 +11,9 @@
 # sink (tests/fixtures/sink.py) as blog.example. The attack is shown with the
 # checks switched off (build/testing/bin/gl-run, GL_TEST_ITEMPATH_OFF=1): the
 # slot's and the environment's canaries reach the public consumer and the
-# sink; with them on the call is refused "item_path" and nothing reaches it.
+# sink; with them on (bin/gl-run as shipped) the call is refused "item_path"
+# and nothing reaches it. The bind-mount case passes gl-plan (its path is
+# public) and is refused by the broker alone, on what it opened.
 # unprivileged: yes — gl-run works in a user namespace
 load helpers
 load fixtures/run/helpers
@@ -89,9 +91,9 @@ refused_item_path() {
   json '.ok and .results[0].consumer == "pub" and .results[0].label == []'
   [ "$(json -r '.results[0].value' | base64 -d | grep -c "$SALARY")" -ge 1 ]
   bodies blog.example | grep -q "$SALARY"
-  # on: refused before any copy, nothing more reaches the blog
+  # on (bin/gl-run, as shipped): refused before any copy, nothing reaches the blog
   : >"$BATS_TEST_TMPDIR/blog.example.log"
-  run --separate-stderr "$TGLRUN" --policy "$POLICY" <calls 3>&-
+  run --separate-stderr gl-run --policy "$POLICY" <calls 3>&-
   refused_item_path
   json --arg s "$slot" '.detail | contains($s) and contains("gl_home")'
   ! leaked
@@ -114,7 +116,7 @@ refused_item_path() {
       (exec env GL_PASSPHRASE="$secret" GL_TEST_ITEMPATH_OFF=1 "$TGLRUN" --policy "$POLICY" \
         <in >out 2>err 3>&-) &
     else
-      (exec env GL_PASSPHRASE="$secret" "$TGLRUN" --policy "$POLICY" <in >out 2>err 3>&-) &
+      (exec env GL_PASSPHRASE="$secret" gl-run --policy "$POLICY" <in >out 2>err 3>&-) &
     fi
     local pid=$!
     post c1 "/proc/$pid/environ" >in
@@ -144,14 +146,14 @@ refused_item_path() {
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   json '.results[0].consumer == "pub" and .results[0].label == []'
   leaked
-  run --separate-stderr "$TGLRUN" --policy "$POLICY" <calls 3>&-
+  run --separate-stderr gl-run --policy "$POLICY" <calls 3>&-
   refused_item_path
   ! leaked
   # GL_HOME itself, and an ancestor of it ($T holds GL_HOME): refused too
   local p
   for p in "$G" "$T"; do
     jq -c --arg p "$p" '.args.path = $p' calls >calls2
-    run --separate-stderr "$TGLRUN" --policy "$POLICY" <calls2 3>&-
+    run --separate-stderr gl-run --policy "$POLICY" <calls2 3>&-
     refused_item_path
     json '.detail | contains("gl_home")'
   done
@@ -176,11 +178,12 @@ refused_item_path() {
   local m
   for m in off on; do
     : >"$BATS_TEST_TMPDIR/blog.example.log"
-    local e=""
-    [ $m = off ] && e="GL_TEST_ITEMPATH_OFF=1"
+    # off: the test build with the switch; on: bin/gl-run as shipped
+    local e="GL_TEST_ITEMPATH_OFF=1 $TGLRUN"
+    [ $m = on ] && e=$(command -v gl-run)
     run --separate-stderr unshare $U --propagation private bash -c \
       "mount --bind '$(dirname "$slot")' '$D/pub/mnt' &&
-       env $e '$TGLRUN' --policy '$POLICY' <planned 3>&-"
+       env $e --policy '$POLICY' <planned 3>&-"
     if [ $m = off ]; then
       [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
       leaked
