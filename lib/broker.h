@@ -22,6 +22,7 @@
 #include "germline.h"
 #include "plan.h"
 #include "policy.h"
+#include "readpaths.h"
 
 #define GL_BROKER_DEADLINE_DEFAULT 30.0 /* seconds per copy (paper §VI) */
 #define GL_ITEM_MAX (32u << 20)           /* bytes of one item's contents */
@@ -49,6 +50,9 @@ struct gl_launcher;
 struct gl_broker {
 	const struct gl_policy *pol;
 	const char *home;   /* GL_HOME: slots and witnesses live under it */
+	/* the host's state paths no item path may reach (lib/itempath.h;
+	 * NULL: only /proc, /sys, /dev, /run, /var/run and "/") */
+	const struct gl_state_roots *roots;
 	double deadline_s;  /* T, per copy, from its fork */
 	bool no_twin;       /* ablation (gl-run --no-twin): a fresh τ per copy */
 	bool witness_items; /* gl-run --witness-items: contents in witnesses */
