@@ -11,6 +11,11 @@
 # the real chain, a real sink for ocr.example. The reference with the cap off
 # is the record gl-run wrote before (the padded result as it is), fed to the
 # same gl-replay | gl-damp. Lines are about 17 MiB: the limit plus 1 MiB.
+#
+# The same for depth and numbers (issue 14 item 4; lib/json.h;
+# docs/pipeline.md "Depth limit", "Numbers"): a deep result and a deep state
+# value (tests/fixtures/releases/pl-deep), each against the test build of
+# gl-run with GL_TEST_DEPTH_OFF=1; numbers that would change between stages.
 # unprivileged: yes — gl-run and gl-replay work in a user namespace
 load helpers
 load fixtures/run/helpers
