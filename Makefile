@@ -29,7 +29,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
-units: $(UNITS) $(BUILD)/testing/bin/gl-run
+units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay
 
 .PHONY: all deps build host units asan check test demo bench install clean matrix e7
 all: deps
@@ -107,6 +107,10 @@ $(BUILD)/testing/libgermline.a: $(TESTING_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 $(BUILD)/testing/bin/gl-run: $(wildcard cmd/gl-run/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
+# gl-replay's switch GL_TEST_REPLAY_RUNTIMES_OFF (tests/replay-runtimes.bats)
+$(BUILD)/testing/bin/gl-replay: $(wildcard cmd/gl-replay/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
 
