@@ -31,7 +31,7 @@ ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
 units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay
 
-.PHONY: all deps build host units asan check test demo bench install clean matrix e7
+.PHONY: all deps build host units asan check test demo bench install clean matrix e7 replay-runtimes
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -132,6 +132,13 @@ check: deps
 e7: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) build units
 	@GL_E7_CALLS=30 GL_E7_CHEAP=200 GL_TEST_ONLY=tests/mcp-node.bats GL_TEST_NO_SAN=1 GL_TEST_NO_UNPRIV=1 tests/run.sh
+
+# Replay for every runtime at the issue's count (issue 14: a flow-compliant
+# exec and mcp-stdio release never suppressed over 200 calls); make check
+# runs the same suite with 20.
+replay-runtimes: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) build units
+	@GL_RT_CALLS=200 GL_TEST_ONLY=tests/replay-runtimes.bats GL_TEST_NO_SAN=1 GL_TEST_NO_UNPRIV=1 tests/run.sh
 
 test: check
 

@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,6 +24,7 @@
 #include "json.h"
 #include "manifest.h"
 #include "mcp.h"
+#include "util.h"
 #include "msg.h"
 #include "witness.h"
 
@@ -32,6 +35,17 @@ bool gl_replay_runtimes_off(void)
 {
 #ifdef GL_TESTING
 	return getenv("GL_TEST_REPLAY_RUNTIMES_OFF") != NULL;
+#else
+	return false;
+#endif
+}
+
+/* The test build's switch for same_file (tests/replay-runtimes.bats):
+ * every item from a private file, as a second machine has it. */
+static bool private_items_forced(void)
+{
+#ifdef GL_TESTING
+	return getenv("GL_TEST_REPLAY_PRIVATE_ITEMS") != NULL;
 #else
 	return false;
 #endif
@@ -198,12 +212,40 @@ static bool place_ok(const struct gl_exec *e, const char *at)
 	return true;
 }
 
-/* A private file (0400) in x->tmp holding the base64 contents b64. */
-static int private_file(struct gl_replay *x, const char *b64, char **path, char **err)
+/* The file still at path when it holds exactly the witness's bytes: the
+ * inode gl-run's copy read, so its metadata (mode, owner, times, inode,
+ * device) is the call's too and a release cannot tell the replay from the
+ * call by them (A4: every input the same). Opened as gl-run's broker opens
+ * an item (no symlink in the path, a regular file); the run gets it only
+ * when its contents are the witness's, so it learns nothing it was not
+ * given. -1 when absent, changed or not a regular file. */
+static int same_file(const char *path, const unsigned char *raw, size_t n)
+{
+	int fd = gl_open_no_symlinks(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	autofree char *buf = NULL;
+	size_t len = 0;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != n ||
+	    gl_read_fd_capped(fd, GL_ITEM_MAX, &buf, &len) < 0 || len != n ||
+	    (n && memcmp(buf, raw, n))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A private file (0400) in x->tmp holding the base64 contents b64, or
+ * the item's own file when it still holds them (same_file). */
+static int private_file(struct gl_replay *x, const char *at, const char *b64, char **path,
+			char **err)
 {
 	static unsigned long seq;
 	size_t n = 0;
 	autofree unsigned char *raw = gl_b64_decode(b64, strlen(b64), &n);
+	int same = raw && !private_items_forced() ? same_file(at, raw, n) : -1;
+	if (same >= 0)
+		return same;
 	*path = gl_xasprintf("%s/item.%lu", x->tmp, seq++);
 	int fd = raw ? open(*path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400) : -1;
 	if (fd < 0 || gl_write_all(fd, (char *)raw, n) < 0) {
@@ -241,7 +283,7 @@ static int one_file(struct gl_replay *x, const struct gl_witness *w, size_t i, c
 		}
 	} else {
 		char *p = NULL;
-		fd = private_file(x, b64, &p, err);
+		fd = private_file(x, at, b64, &p, err);
 		if (fd < 0) {
 			free(p);
 			*code = "io";

@@ -14,8 +14,8 @@
 # unsupported_runtime, as before) the leaking Node release's penalty stays 0.
 #
 # The compliant runs take GL_RT_CALLS calls each (default 20: every exec
-# call is two Node starts, ~1 s here); `make replay-runtimes-200` runs the
-# suite with 200, the issue's count.
+# call is two Node starts, ~0.5 s here); `make replay-runtimes` runs the
+# suite with 200, the issue's count (about 4 minutes here).
 # unprivileged: yes — gl-run, gl-replay and exec copies work in a user namespace
 load helpers
 load fixtures/run/helpers
@@ -234,4 +234,42 @@ reseal() {
   # the genuine witness replays as an item witness
   run --separate-stderr gl-replay --tries 2 "$w"
   json '.outcome == "item_witness"'
+}
+
+@test "replay-runtimes: a leaking python mcp-stdio server (tests/fixtures/mcp/ocr-hostile) is replayed too: item witness, suppressed" {
+  REL=$(install_release "$FIX/mcp/ocr-hostile")
+  envelope c1 "$REL" ocr_pair '[]' \
+    "$(jq -cn --arg d "$D" '{args:{path:($d + "/fin/invoice.pdf"),ref:($d + "/hr/salary.csv")}}')" >py.calls
+  pipeline pymcp py.calls
+  jq -se 'map(select(has("witness"))) | length == 1 and all(.outcome == "item_witness"
+    and .event == "verified" and .control_differs == 0)' pymcp.replay
+  [ "$(to_suppress pymcp)" -eq 1 ]
+  # switched off: refused as before, never counted
+  GL_TEST_REPLAY_RUNTIMES_OFF=1 pipeline pyoff py.calls "$GL_ROOT/build/testing/bin/gl-replay"
+  jq -se 'map(select(has("witness"))) | all(.error == "unsupported_runtime")' pyoff.replay
+  [ "$(max_penalty pyoff)" = 0 ]
+}
+
+@test "replay-runtimes: an exec release cannot tell a replay by its items' metadata: the item's own file when it still holds the witness's bytes; with private copies (switch) it dodges" {
+  TREPLAY=$GL_ROOT/build/testing/bin/gl-replay
+  [ -x "$TREPLAY" ] || skip "build/testing/bin/gl-replay is not built (make units)"
+  cp -r "$FIX/exec/rt-mcp" dodge
+  sed -i 's/^const DODGE = false;/const DODGE = true;/' dodge/server.js
+  grep -q '^const DODGE = true;' dodge/server.js
+  MCP=$(install_release "$BATS_TEST_TMPDIR/dodge")
+  chmod 0644 "$D/hr/salary.csv"
+  calls "$MCP" paths 1 >mcp.calls
+  gl-plan --policy "$POLICY" <mcp.calls | gl-run --policy "$POLICY" --witness-items >mcp.run
+  w=$(jq -r '.triggers[0].witness' mcp.run)
+  # off: every item from a private file (0400), as on a second machine; the
+  # release sees it, behaves, and the leak is only a state divergence (250)
+  GL_TEST_REPLAY_PRIVATE_ITEMS=1 run --separate-stderr "$TREPLAY" --tries 2 "$w"
+  json '.outcome == "state_divergence" and .event == "unverified" and .probe_differs == 0'
+  # on: the file gl-run's copy read, unchanged, is the one the run reads
+  run --separate-stderr "$TREPLAY" --tries 2 "$w"
+  json '.outcome == "item_witness" and .event == "verified" and .probe_differs == 2'
+  # once the file changed, the witness's bytes come from a private file again
+  printf 'changed\n' >>"$D/hr/salary.csv"
+  run --separate-stderr "$TREPLAY" --tries 2 "$w"
+  json '.outcome == "state_divergence"'
 }
