@@ -112,7 +112,9 @@ static int verify_archive(struct gl_replay *x, const char *want, const char **co
 		/* the install record an exec launch verifies the tree against */
 		autofree char *rec = gl_xasprintf("%s.json", dest);
 		autobuf struct gl_buf b = {0};
-		gl_json_dump(&b, JV_OBJECT(jv_string("files"), files));
+		jv rj = JV_OBJECT(jv_string("files"), files);
+		gl_json_dump(&b, rj);
+		jv_free(rj);
 		if (gl_atomic_write(rec, b.data, b.len, 0600) < 0)
 			return gl_err(err, "%s: %s", rec, strerror(errno));
 		return 0;
