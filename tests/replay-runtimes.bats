@@ -41,7 +41,7 @@ setup() {
 
 teardown() {
   local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
+  [ -f "${PIDS:-}" ] && while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
   release_cleanup
   chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null
   true
