@@ -135,7 +135,7 @@ e7: deps
 
 # Replay for every runtime at the issue's count (issue 14: a flow-compliant
 # exec and mcp-stdio release never suppressed over 200 calls); make check
-# runs the same suite with 20.
+# runs the same suite with 10.
 replay-runtimes: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) build units
 	@GL_RT_CALLS=200 GL_TEST_ONLY=tests/replay-runtimes.bats GL_TEST_NO_SAN=1 GL_TEST_NO_UNPRIV=1 tests/run.sh

@@ -13,7 +13,7 @@
 # test build's GL_TEST_REPLAY_RUNTIMES_OFF: gl-replay answers exec releases
 # unsupported_runtime, as before) the leaking Node release's penalty stays 0.
 #
-# The compliant runs take GL_RT_CALLS calls each (default 20: every exec
+# The compliant runs take GL_RT_CALLS calls each (default 10: every exec
 # call is two Node starts, ~0.5 s here); `make replay-runtimes` runs the
 # suite with 200, the issue's count (about 4 minutes here).
 # unprivileged: yes — gl-run, gl-replay and exec copies work in a user namespace
@@ -21,7 +21,7 @@ load helpers
 load fixtures/run/helpers
 bats_require_minimum_version 1.5.0
 
-CALLS=${GL_RT_CALLS:-20}
+CALLS=${GL_RT_CALLS:-10}
 
 setup() {
   command -v node >/dev/null || skip "node is not installed (scripts/deps.sh)"
