@@ -200,7 +200,7 @@ static bool overlaps(const char *a, const char *b)
  * runs to be the signed code on the witness's inputs). */
 static bool place_ok(const struct gl_exec *e, const char *at)
 {
-	static const char *const fixed[] = {"/dev", "/etc/hosts", "/proc", "/run", NULL};
+	static const char *const fixed[] = {"/dev", "/etc/hosts", "/proc", "/run", "/sys", NULL};
 	if (overlaps(at, e->release_dir) || overlaps(at, e->target_path))
 		return false;
 	for (size_t i = 0; fixed[i]; i++)
