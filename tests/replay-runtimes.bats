@@ -273,3 +273,17 @@ reseal() {
   run --separate-stderr "$TREPLAY" --tries 2 "$w"
   json '.outcome == "state_divergence"'
 }
+
+@test "replay-runtimes: second machine: an exec witness, the signed archive and nothing else in a fresh GL_HOME give the same verdict" {
+  NODE=$(install_release "$FIX/exec/rt-germline")
+  calls "$NODE" data 1 >node.calls
+  gl-plan --policy "$POLICY" <node.calls | gl-run --policy "$POLICY" --witness-items >node.run
+  w=$(jq -r '.triggers[0].witness' node.run)
+  cp "$w" w.json
+  # the verifier's machine: no trust, no releases, no slots; the archive
+  # from the publisher's directory, picked by its hash
+  GL_HOME=$BATS_TEST_TMPDIR/verifier run --separate-stderr gl-replay --tries 2 --release pub w.json
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json '.outcome == "item_witness" and .event == "verified" and .probe_differs == 2 and .control_differs == 0'
+  [ ! -e "$BATS_TEST_TMPDIR/verifier/releases" ]
+}
