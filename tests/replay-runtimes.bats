@@ -287,3 +287,22 @@ reseal() {
   json '.outcome == "item_witness" and .event == "verified" and .probe_differs == 2 and .control_differs == 0'
   [ ! -e "$BATS_TEST_TMPDIR/verifier/releases" ]
 }
+
+@test "replay-runtimes: a directory item (exec dirs_from_args) replays from --items DIR/<path>, never from the witness" {
+  DIR=$(install_release "$FIX/exec/rt-dir")
+  envelope c1 "$DIR" ocr_dir '[]' \
+    "$(jq -cn --arg d "$D" '{args:{invoice:($d + "/fin/invoice.pdf"),dir:($d + "/hr")}}')" >dir.calls
+  gl-plan --policy "$POLICY" <dir.calls | gl-run --policy "$POLICY" --witness-items >dir.run
+  jq -e '.ok and .copies == 2 and (.triggers | length) == 1' dir.run
+  w=$(jq -r '.triggers[0].witness' dir.run)
+  jq -e --arg d "$D/hr" '.items[] | select(.path == $d) | .dir == true and .data == ""' "$w"
+  # the witness holds no directory: without --items the run cannot have it
+  run --separate-stderr gl-replay --tries 2 "$w"
+  json '.error == "missing_item" and (.detail | test("directory item"))'
+  # --items DIR mirroring the paths: the directory is bound where it was
+  mkdir -p "items$D"
+  cp -r "$D/hr" "items$D/hr"
+  run --separate-stderr gl-replay --tries 2 --items items "$w"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json '.outcome == "item_witness" and .event == "verified" and .probe_differs == 2 and .control_differs == 0'
+}
