@@ -12,6 +12,11 @@
 # variants (LEAK = false) never are; with the mechanism switched off (the
 # test build's GL_TEST_REPLAY_RUNTIMES_OFF: gl-replay answers exec releases
 # unsupported_runtime, as before) the leaking Node release's penalty stays 0.
+# Also: file items by path with --items DIR, a directory item, a forged
+# witness that would bind a file over the release's code (unverified, 250,
+# counted), a python mcp-stdio server, a release that tries to tell a
+# replay by its items' metadata (GL_TEST_REPLAY_PRIVATE_ITEMS off/on), and
+# an exec witness verified on a second machine from the signed archive.
 #
 # The compliant runs take GL_RT_CALLS calls each (default 10: every exec
 # call is two Node starts, ~0.5 s here); `make replay-runtimes` runs the
