@@ -203,6 +203,20 @@ static bool place_ok(const struct gl_exec *e, const char *at)
 	static const char *const fixed[] = {"/dev", "/etc/hosts", "/proc", "/run", "/sys", NULL};
 	if (overlaps(at, e->release_dir) || overlaps(at, e->target_path))
 		return false;
+	/* Nor through a symlink of the host's (the root copies its top-level
+	 * ones, /lib -> usr/lib): gl-run's broker never opens such an item
+	 * path, so only a forged witness names one, and it would reach an
+	 * allowlisted path by another name. */
+	char pre[GL_PATH_MAX + 1];
+	for (size_t k = 1; k <= strlen(at) && k <= GL_PATH_MAX; k++) {
+		struct stat st;
+		if (at[k] != '/' && at[k] != 0)
+			continue;
+		memcpy(pre, at, k);
+		pre[k] = 0;
+		if (lstat(pre, &st) == 0 && S_ISLNK(st.st_mode))
+			return false;
+	}
 	for (size_t i = 0; fixed[i]; i++)
 		if (overlaps(at, fixed[i]))
 			return false;

@@ -236,6 +236,16 @@ reseal() {
   # gl-damp adds it (weight W), never drops it
   printf '%s\n' "$output" | gl-damp --state forged.state >forged.damp
   jq -e '.penalty == 250 and (.suppressed | not)' forged.damp
+  # nor by another name, through a symlink of the host (merged /usr: /lib)
+  if [ -L /lib ] && [ -e /usr/lib/x86_64-linux-gnu ]; then
+    cp "$w" forged2.json
+    jq --arg d "$(b64 'not a library')" \
+      '.items[1].path = "/lib/x86_64-linux-gnu/libc.so.6" | .items[1].data = $d' forged2.json >f.new
+    mv f.new forged2.json
+    reseal forged2.json
+    run --separate-stderr gl-replay --tries 2 forged2.json
+    json '.error == "unreplayable" and .event == "unverified"'
+  fi
   # the genuine witness replays as an item witness
   run --separate-stderr gl-replay --tries 2 "$w"
   json '.outcome == "item_witness"'
