@@ -332,7 +332,8 @@ EOF
     fi
     # every line printed was saved first; at most one saved record is unprinted
     printed=$(wc -l < out.jsonl)
-    [ "$printed" -eq $((k - pos)) ] || [ "$printed" -eq $((k - pos - 1)) ]
+    [ "$printed" -eq $((k - pos)) ] || [ "$printed" -eq $((k - pos - 1)) ] ||
+      { echo "kill $kills: printed $printed, state at record $k, started at $pos"; false; }
     pos=$k
   done
   echo "kills=$kills records applied=$pos of $total"

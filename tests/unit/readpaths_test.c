@@ -219,7 +219,8 @@ static void capped(void)
 	gl_json_dump(&b, out);
 	jv_free(out);
 	CHECK(!strcmp(b.data, "{\"detail\":\"the result record would be longer than the "
-			      "pipeline's line limit of 16 MiB (SPEC §2): every value is "
+			      "pipeline's line limit of 16 MiB or deeper than its depth "
+			      "limit of 64 (SPEC §2): every value is "
 			      "withheld\",\"error\":\"oversized\",\"id\":\"c1\",\"ok\":false,"
 			      "\"release\":\"" H "\",\"results\":[{\"consumer\":\"agent\","
 			      "\"error\":\"oversized\",\"ok\":false}],\"triggers\":[{\"id\":"
