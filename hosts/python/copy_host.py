@@ -2,11 +2,14 @@
 
 Tool glue only; confinement is done in C (_germline) before any of this runs.
 
-prepare()      in the germline, after the release's entry module is imported
-               and before the first fork: installs shims for the clocks,
-               randomness and http.client, also where the release took a name
-               with `from time import time`. Until a copy sets its twin
-               inputs and channel, every shim behaves as the original.
+prepare(tw)    in the germline, before the release's entry module is imported
+               (with tw, the broker's import twin: the import reads clocks
+               and randomness from it) or after it (without: the import saw
+               the originals), and before the first fork: installs shims for
+               the clocks, randomness and http.client, also where the release
+               took a name with `from time import time`. Outside the import
+               twin and a copy's, every shim behaves as the original.
+imported()     in the germline after the import: the import twin ends.
 run(fd, mod)   in a copy: reads the call, sets the twin inputs (paper §IV-F,
                assumption A4) and the channel, calls the tool function, sends
                its result, exits. A call message with "session": true (the
@@ -501,14 +504,28 @@ class HTTPSConnection(HTTPConnection):
         super().connect()
 
 
-def prepare():
+def prepare(import_twin=None):
     """Install the shims (in the germline, once, before the first fork).
     Rewrites every loaded module's globals that hold an original, including
-    names the release imported with `from … import …`."""
-    global _prepared, _precall_twin
+    names the release imported with `from … import …`.
+
+    import_twin (time, seed hex), from the broker: called before the
+    release's import, and until imported() every shim answers from these
+    values, so the import reads no real clock nor the kernel's randomness
+    through them, and gl-replay, launching with the witness's values,
+    rebuilds the same image (paper §IV-F, A2, A4; docs/witness.md "What a
+    witness records"). Without it (a witness from before issue 14, the
+    baselines' session) the import sees the originals."""
+    global _prepared, _precall_twin, _twin
     if _prepared:
         return
-    _precall_twin = (_real_time(), _real_urandom(32).hex())
+    if import_twin is not None:
+        _twin = Twin(*import_twin)
+        _twin.install()
+        # MCP's start before the call: from the import twin too
+        _precall_twin = (_twin.time, _twin.derive(b"precall").hex())
+    else:
+        _precall_twin = (_real_time(), _real_urandom(32).hex())
     random.Random.seed = _seed
     for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector",
                  "KqueueSelector"):
@@ -535,8 +552,22 @@ def prepare():
         repl[_real_https] = HTTPSConnection
     else:  # an interpreter without ssl
         http.client.HTTPSConnection = HTTPSConnection
+    global _repl
+    _repl = repl
     _replace_everywhere(repl)
     _prepared = True
+
+
+_repl = None
+
+
+def imported():
+    """After the release's import (germline): the shims also where modules
+    the import loaded took an original, and no twin until a copy's call."""
+    global _twin
+    if _repl is not None:
+        _replace_everywhere(_repl)
+    _twin = None
 
 
 def _replace_everywhere(repl):
