@@ -110,6 +110,19 @@ leaked() {
     and .weight == 2000 and .probe_differs == 5 and .control_differs == 0)'
 }
 
+@test "the minimal root's times (os.stat): off, 6 of 6 state divergences (250); on, 6 of 6 item witnesses (2000)" {
+  calls ocr_root 6
+  session GL_TEST_IMPORT_TWIN_OFF=1
+  leaked 6
+  verdicts
+  json -s 'length == 6 and all(.outcome == "state_divergence" and .weight == 250)'
+  session
+  leaked 6
+  verdicts
+  json -s 'length == 6 and all(.outcome == "item_witness" and .event == "verified"
+    and .weight == 2000 and .probe_differs == 5 and .control_differs == 0)'
+}
+
 @test "a flow-compliant release reading the same import-time inputs raises no trigger, with or without the import twin" {
   calls ocr_fair 4
   session GL_TEST_IMPORT_TWIN_OFF=1

@@ -170,6 +170,7 @@ _real_seed = random.Random.seed
 _real_module_seed = random.seed  # a method bound to the shared instance
 _real_http, _real_https = http.client.HTTPConnection, getattr(http.client, "HTTPSConnection", None)
 _real_open, _real_os_open = io.open, os.open
+_real_stat, _real_lstat, _real_fstat = os.stat, os.lstat, os.fstat
 
 
 def _time():
@@ -243,6 +244,45 @@ def _seed(self, a=None, version=2):
     if a is None and _twin:
         a = int.from_bytes(_twin.urandom(32), "big")
     _real_seed(self, a, version)
+
+
+# ---- the minimal root's times (docs/witness.md "What a witness records") --
+#
+# The germline's root is an empty tmpfs made at launch (lib/root.c): its
+# inodes ("/", "/dev", "/tmp", the directories above each bind mount) carry
+# the launch's real clock in their times, which no utimensat can undo for
+# ctime. With an import twin, os.stat, os.lstat and os.fstat report the
+# import twin's time for them instead, the same in gl-run and in gl-replay;
+# every other file (the bind mounts: the interpreter, the release,
+# /dev/null) is the host's, unchanged. Listing a directory of the tmpfs is
+# denied (Landlock), so no os.scandir entry is one of its inodes.
+
+_root_dev = None  # st_dev of the minimal root, with an import twin only
+_root_ns = 0
+
+
+def _retime(st):
+    if _root_dev is None or st.st_dev != _root_dev:
+        return st
+    sec, ns = _root_ns // 1_000_000_000, _root_ns
+    seq = list(st[:st.n_sequence_fields])
+    seq[7] = seq[8] = seq[9] = sec  # st_atime, st_mtime, st_ctime as integers
+    extra = {n: getattr(st, n) for n in ("st_blksize", "st_blocks", "st_rdev") if hasattr(st, n)}
+    extra.update(st_atime=ns / 1e9, st_mtime=ns / 1e9, st_ctime=ns / 1e9,
+                 st_atime_ns=ns, st_mtime_ns=ns, st_ctime_ns=ns)
+    return os.stat_result(seq, extra)
+
+
+def _stat(path, *, dir_fd=None, follow_symlinks=True):
+    return _retime(_real_stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks))
+
+
+def _lstat(path, *, dir_fd=None):
+    return _retime(_real_lstat(path, dir_fd=dir_fd))
+
+
+def _fstat(fd):
+    return _retime(_real_fstat(fd))
 
 
 class _DatetimeMeta(type):
@@ -516,12 +556,13 @@ def prepare(import_twin=None):
     rebuilds the same image (paper §IV-F, A2, A4; docs/witness.md "What a
     witness records"). Without it (a witness from before issue 14, the
     baselines' session) the import sees the originals."""
-    global _prepared, _precall_twin, _twin
+    global _prepared, _precall_twin, _twin, _root_dev, _root_ns
     if _prepared:
         return
     if import_twin is not None:
         _twin = Twin(*import_twin)
         _twin.install()
+        _root_dev, _root_ns = _real_stat("/").st_dev, int(round(_twin.time * 1e9))
         # MCP's start before the call: from the import twin too
         _precall_twin = (_twin.time, _twin.derive(b"precall").hex())
     else:
@@ -544,6 +585,8 @@ def prepare(import_twin=None):
         _real_module_seed: random._inst.seed, _real_http: HTTPConnection,
         _real_open: _open, _real_os_open: _os_open,
     }
+    if _root_dev is not None:
+        repl.update({_real_stat: _stat, _real_lstat: _lstat, _real_fstat: _fstat})
     for name, real in _real_counters.items():
         repl[real] = _counter_shim(name)
     if _real_getrandom is not None:
