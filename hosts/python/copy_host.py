@@ -165,6 +165,7 @@ _real_counters = {n: getattr(time, n) for n in (
     "monotonic_ns", "perf_counter_ns", "process_time_ns", "thread_time_ns")}
 _real_datetime = datetime.datetime
 _real_urandom = os.urandom
+_real_times = os.times
 _real_getrandom = getattr(os, "getrandom", None)
 _real_seed = random.Random.seed
 _real_module_seed = random.seed  # a method bound to the shared instance
@@ -228,6 +229,15 @@ def _clock_gettime_ns(clk):
     if not _twin:
         return _real_clock_gettime_ns(clk)
     return _time_ns() if clk == time.CLOCK_REALTIME else _twin.tick()
+
+
+def _times():
+    # os.times(): CPU times and "elapsed" (a real clock since boot) become
+    # the deterministic counter, like process_time and monotonic.
+    if not _twin:
+        return _real_times()
+    t = _twin.tick() / 1e9
+    return os.times_result((t, 0.0, 0.0, 0.0, t))
 
 
 def _urandom(n):
@@ -581,7 +591,7 @@ def prepare(import_twin=None):
         _real_localtime: _localtime, _real_gmtime: _gmtime, _real_ctime: _ctime,
         _real_asctime: _asctime, _real_strftime: _strftime,
         _real_clock_gettime: _clock_gettime, _real_clock_gettime_ns: _clock_gettime_ns,
-        _real_datetime: _Datetime, _real_urandom: _urandom,
+        _real_datetime: _Datetime, _real_urandom: _urandom, _real_times: _times,
         _real_module_seed: random._inst.seed, _real_http: HTTPConnection,
         _real_open: _open, _real_os_open: _os_open,
     }
