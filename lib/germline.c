@@ -428,7 +428,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1\n", (unsigned)geteuid());
 	snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1\n", (unsigned)getegid());
 	autofree char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
-	struct import_args ia;
+	struct import_args ia = {0};
 	import_args(spec, g, &ia);
 	char *argv[] = {"python3", ia.flags, "-B", script, (char *)spec->release_dir,
 			(char *)spec->entry, ia.sec, ia.usec, ia.seed, NULL};

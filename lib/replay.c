@@ -494,7 +494,8 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 		if (!b64[i])
 			b64[i] = own[i] = item_file(x, w.item[i].name, &code, &err);
 	}
-	struct gl_germline *g = code ? NULL : germline(x, w.release, w.import_twinned ? &w.import_twin : NULL, &code, &err);
+	const struct gl_twin *itw = w.import_twinned ? &w.import_twin : NULL;
+	struct gl_germline *g = code ? NULL : germline(x, w.release, itw, &code, &err);
 	if (!g && code)
 		out = failure(who, code, "%s", err);
 	if (!g && code && !strcmp(code, GL_ERR_READ_PATHS)) {
