@@ -430,8 +430,12 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	autofree char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
 	struct import_args ia = {0};
 	import_args(spec, g, &ia);
+	/* The last argument: whether "/" is the minimal root (a tmpfs made at
+	 * launch, whose times the host reports as the import twin's); only a
+	 * GL_TESTING build runs without it (GL_OFF_ROOT). */
 	char *argv[] = {"python3", ia.flags, "-B", script, (char *)spec->release_dir,
-			(char *)spec->entry, ia.sec, ia.usec, ia.seed, NULL};
+			(char *)spec->entry, ia.sec, ia.usec, ia.seed,
+			p.off & GL_OFF_ROOT ? "0" : "1", NULL};
 	if (!g->import_twinned)
 		argv[6] = NULL;
 	memcpy(p.argv, argv, sizeof argv);

@@ -554,7 +554,7 @@ class HTTPSConnection(HTTPConnection):
         super().connect()
 
 
-def prepare(import_twin=None):
+def prepare(import_twin=None, minimal_root=False):
     """Install the shims (in the germline, once, before the first fork).
     Rewrites every loaded module's globals that hold an original, including
     names the release imported with `from … import …`.
@@ -565,14 +565,17 @@ def prepare(import_twin=None):
     through them, and gl-replay, launching with the witness's values,
     rebuilds the same image (paper §IV-F, A2, A4; docs/witness.md "What a
     witness records"). Without it (a witness from before issue 14, the
-    baselines' session) the import sees the originals."""
+    baselines' session) the import sees the originals. minimal_root: "/"
+    is the germline's minimal root, whose times stat() reports as the
+    import twin's."""
     global _prepared, _precall_twin, _twin, _root_dev, _root_ns
     if _prepared:
         return
     if import_twin is not None:
         _twin = Twin(*import_twin)
         _twin.install()
-        _root_dev, _root_ns = _real_stat("/").st_dev, int(round(_twin.time * 1e9))
+        if minimal_root:  # "/" is the tmpfs the launch made (lib/root.c)
+            _root_dev, _root_ns = _real_stat("/").st_dev, int(round(_twin.time * 1e9))
         # MCP's start before the call: from the import twin too
         _precall_twin = (_twin.time, _twin.derive(b"precall").hex())
     else:

@@ -1,7 +1,7 @@
 """The germline's Python main (paper §VI "Germline and copies"; SPEC §10).
 
 Started by the broker's verified launch as
-    python3 -Ps -B <host_dir>/germline_host.py <release_dir> <entry> <sec> <usec> <seed>
+    python3 -Ps -B <host_dir>/germline_host.py <release_dir> <entry> <sec> <usec> <seed> 1
 (PYTHONHASHSEED in the broker's environment; `-I` and no twin for a
 witness from before issue 14), with stdio on /dev/null and the control
 socket on fd 3. It lets copy_host install its shims under the import twin
@@ -76,11 +76,12 @@ def main():
         copy_host.run(CTL_FD, module)
     # The import twin (paper §IV-F, A4): <sec> <usec> <seed hex> after the
     # entry, from the broker (gl-run: drawn at launch; gl-replay: the
-    # witness's). Taken out of sys.argv before the release runs.
-    import_twin = None
-    if len(sys.argv) == 6:
-        sec, usec, seed = sys.argv[3:6]
-        import_twin = (int(sec) + int(usec) / 1e6, seed)
+    # witness's), then 1 when "/" is the minimal root (0 only in a test
+    # build's GL_OFF_ROOT). Taken out of sys.argv before the release runs.
+    import_twin, minimal_root = None, False
+    if len(sys.argv) == 7:
+        sec, usec, seed, root = sys.argv[3:7]
+        import_twin, minimal_root = (int(sec) + int(usec) / 1e6, seed), root == "1"
         del sys.argv[3:]
     # The operator's weaker profile is for _germline only, not for the
     # release to read (gl-replay's germline has none): out of os.environ.
@@ -101,7 +102,7 @@ def main():
         try:
             import copy_host
 
-            copy_host.prepare(import_twin)
+            copy_host.prepare(import_twin, minimal_root)
         except BaseException as exc:  # noqa: BLE001
             report_error(CTL_FD, "copy_host: %s" % _short_traceback(exc))
             os._exit(1)
