@@ -39,6 +39,8 @@ setup_file() {
 # the kept runs hold installed (read-only) releases: writable again, so that
 # bats can remove its temporary directory as nobody too
 teardown_file() { chmod -R u+w "$ADIR" 2>/dev/null || true; }
+# and those a test keeps in its own directory (issue 14 clock, off)
+teardown() { chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null || true; }
 
 setup() {
   cd "$BATS_TEST_TMPDIR"
