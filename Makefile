@@ -29,9 +29,9 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
-units: $(UNITS) $(BUILD)/testing/bin/gl-run
+units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay
 
-.PHONY: all deps build host units asan check test demo bench install clean matrix e7
+.PHONY: all deps build host units asan check test demo bench install clean matrix e7 replay-runtimes
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -109,6 +109,10 @@ $(BUILD)/testing/libgermline.a: $(TESTING_LIB_OBJ)
 $(BUILD)/testing/bin/gl-run: $(wildcard cmd/gl-run/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
+# gl-replay's switch GL_TEST_REPLAY_RUNTIMES_OFF (tests/replay-runtimes.bats)
+$(BUILD)/testing/bin/gl-replay: $(wildcard cmd/gl-replay/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
 
 # ---- unit tests of lib/ (tests/unit/*.c), run by tests/lib.bats -------------
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgermline.a $(LIB_HDR)
@@ -128,6 +132,13 @@ check: deps
 e7: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) build units
 	@GL_E7_CALLS=30 GL_E7_CHEAP=200 GL_TEST_ONLY=tests/mcp-node.bats GL_TEST_NO_SAN=1 GL_TEST_NO_UNPRIV=1 tests/run.sh
+
+# Replay for every runtime at the issue's count (issue 14: a flow-compliant
+# exec and mcp-stdio release never suppressed over 200 calls); make check
+# runs the same suite with 10.
+replay-runtimes: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) build units
+	@GL_RT_CALLS=200 GL_TEST_ONLY=tests/replay-runtimes.bats GL_TEST_NO_SAN=1 GL_TEST_NO_UNPRIV=1 tests/run.sh
 
 test: check
 

@@ -344,7 +344,26 @@ enum outcome gl_broker_serve(struct run *r, struct gl_msg *result)
 		}
 		jv reply = jv_invalid();
 		enum outcome o = COPY_RESULT;
-		if (m.type == GL_MSG_RESULT) {
+		/* One depth limit along the pipeline (lib/json.h; SPEC §2): a
+		 * value every later reader would not take never enters. The
+		 * check comes before replay, probe and session part ways, so
+		 * the copy sees the same answer in each. */
+		int dmax = gl_json_value_depth_max();
+		bool deep = m.type != GL_MSG_EFFECT && gl_json_depth(m.value, dmax) > dmax;
+		if (deep && m.type == GL_MSG_RESULT) {
+			/* the consumers' result: "protocol" with this fixed detail,
+			 * labelled L as every way a copy ends (docs/pipeline.md) */
+			gl_msg_free(&m);
+			return protocol(r, "result: the value is nested deeper than %d levels (SPEC §2)",
+					dmax);
+		} else if (deep) {
+			/* never stored: the slot stays what every reader takes */
+			reply = JV_OBJECT(jv_string("type"), jv_string("refused"), jv_string("error"),
+					  jv_string("too_deep"), jv_string("detail"),
+					  jv_string_fmt("state_put: the value is nested deeper than "
+							"%d levels (SPEC §2)",
+							dmax));
+		} else if (m.type == GL_MSG_RESULT) {
 			*result = m;
 			return COPY_RESULT;
 		} else if (m.type == GL_MSG_STATE_PUT && (r->replay || r->probe || r->session)) {

@@ -22,6 +22,7 @@
 #include "germline.h"
 #include "plan.h"
 #include "policy.h"
+#include "readpaths.h"
 
 #define GL_BROKER_DEADLINE_DEFAULT 30.0 /* seconds per copy (paper §VI) */
 #define GL_ITEM_MAX (32u << 20)           /* bytes of one item's contents */
@@ -46,9 +47,13 @@ enum gl_run_mode {
 };
 
 struct gl_launcher;
+struct gl_exec_item;
 struct gl_broker {
 	const struct gl_policy *pol;
 	const char *home;   /* GL_HOME: slots and witnesses live under it */
+	/* the host's state paths no item path may reach (lib/itempath.h;
+	 * NULL: only /proc, /sys, /dev, /run, /var/run and "/") */
+	const struct gl_state_roots *roots;
 	double deadline_s;  /* T, per copy, from its fork */
 	bool no_twin;       /* ablation (gl-run --no-twin): a fresh τ per copy */
 	bool witness_items; /* gl-run --witness-items: contents in witnesses */
@@ -156,9 +161,15 @@ struct gl_replay_in {
 	size_t nhost;
 	const char *dest; /* d: whose requests are collected */
 	double deadline_s;
+	/* runtime exec (g->exec): the run is a fresh verified launch
+	 * (lib/exec.h) that can read exactly these files and directories of
+	 * its view, each at its item's path (lib/replay_exec.c) */
+	const struct gl_exec_item *files;
+	size_t nfiles;
 };
 
-/* Run one copy of germline g on in. Returns 0 with *outcome ("ok",
+/* Run one copy of germline g on in (for runtime exec, one verified launch
+ * of g->exec with in->files; docs/witness.md). Returns 0 with *outcome ("ok",
  * "deadline", "crash" or "protocol") and *seq (owned) the digests (hex) of
  * the copy's requests to d in order; -1 with *err (malloc'd) when the
  * germline fails its check (G1–G3) or a fork (*germline_lost set). */

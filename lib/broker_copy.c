@@ -49,7 +49,7 @@ static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, cha
 		int k = name ? gl_broker_item_index(c, name) : -1;
 		if (k >= 0 && r->item_fd[k] >= 0 &&
 		    (r->probe || in_view(&r->plan->group[r->gi], (size_t)k)))
-			items[n++] = (struct gl_exec_item){r->item_fd[k], gl_json_get_bool(it, "dir", 0)};
+			items[n++] = (struct gl_exec_item){.fd = r->item_fd[k], .dir = gl_json_get_bool(it, "dir", 0)};
 		jv_free(it);
 	}
 	int rc = gl_exec_copy(x, items, n, (const char *const *)c->dest, c->ndest, chan, pidfd,

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "itempath.h"
 #include "json.h"
 #include "util.h"
 
@@ -34,15 +35,23 @@ int gl_broker_item_index(const struct gl_call *c, const char *name)
 
 /* The contents of an item's path into *raw: opened with no symlink in any
  * component (an item is labelled by its path, so /pub/x -> /hr/salary.csv
- * must not pass as /pub/x), a file item a regular file of at most
+ * must not pass as /pub/x) and never host state, checked on what was
+ * opened (lib/itempath.h: *code "item_path", else "bad_item"), a file item a regular file of at most
  * GL_ITEM_MAX bytes, a directory item ("dir": true) a directory, whose
  * contents are empty (an exec copy lists it through its Landlock rule,
  * lib/exec.c). NULL, or why not (malloc'd). */
-static char *read_path_item(const char *path, bool dir, char **raw, size_t *len, int *keep)
+static char *read_path_item(const struct gl_state_roots *roots, const char *path, bool dir,
+			    char **raw, size_t *len, int *keep, const char **code)
 {
 	autofree char *qp = gl_quote(path, strlen(path));
-	autoclose int fd = gl_open_no_symlinks(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	char *refused = NULL;
+	autoclose int fd = gl_itempath_open(roots, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, &refused);
 	struct stat st;
+	*code = "bad_item";
+	if (refused) {
+		*code = GL_ERR_ITEM_PATH;
+		return refused;
+	}
 	if (fd < 0 && errno == ELOOP)
 		return gl_xasprintf("%s resolves through a symlink; an item is labelled by its "
 				    "path, so name the real path",
@@ -95,11 +104,13 @@ jv gl_broker_load_items(struct run *r)
 		size_t len = 0;
 		autofree unsigned char *dec = NULL;
 		autofree char *why = NULL;
+		const char *code = NULL;
 		if (jv_is_valid(out) || x < 0 || r->b64[x]) {
 			/* an earlier error, or an item gl_call_read did not keep */
-		} else if (path && (why = read_path_item(path, gl_json_get_bool(it, "dir", 0), &raw,
-							 &len, &r->item_fd[x]))) {
-			out = gl_broker_refuse("bad_item", "item %s: %s", q, why);
+		} else if (path && (why = read_path_item(r->b->roots, path,
+							 gl_json_get_bool(it, "dir", 0), &raw, &len,
+							 &r->item_fd[x], &code))) {
+			out = gl_broker_refuse(code, "item %s: %s", q, why);
 		} else if (!path && !(dec = gl_b64_decode(data, strlen(data), &len))) {
 			out = gl_broker_refuse("bad_item", "item %s: data is not standard base64", q);
 		} else if (len > GL_ITEM_MAX) {

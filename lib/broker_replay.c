@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "broker_impl.h"
+#include "exec.h"
 #include "http.h"
 
 /* R(d): the k-th request to e gets the reply d's copy got for its k-th
@@ -49,6 +50,21 @@ jv gl_broker_replay_effect(struct run *r, const struct gl_msg *m)
 	return reply;
 }
 
+/* An exec release's run (lib/exec.h): a fresh verified launch, as gl-run's
+ * exec_copy (lib/broker_copy.c), reading exactly in->files, with D_f
+ * resolving to its relay. */
+static int exec_run(struct gl_germline *g, const struct gl_replay_in *in, int chan, int *pidfd,
+		    char **scratch, char **err)
+{
+	const char **hosts = gl_xcalloc(in->nhost + 1, sizeof *hosts);
+	for (size_t i = 0; i < in->nhost; i++)
+		hosts[i] = in->host[i].host;
+	int rc = gl_exec_copy(g->exec, in->files, in->nfiles, hosts, in->nhost, chan, pidfd,
+			      scratch, err);
+	free(hosts);
+	return rc;
+}
+
 int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 		     const char **outcome, bool *germline_lost, char **err)
 {
@@ -57,8 +73,9 @@ int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 	*germline_lost = false;
 	for (size_t i = 0; i < in->nhost; i++)
 		in->host[i].k = 0;
-	/* Algorithm 1 line 8: the germline must still be data-free (A2). */
-	if (gl_germline_check(g, err) < 0) {
+	/* Algorithm 1 line 8: the germline must still be data-free (A2). An
+	 * exec release has none: each run is its own verified launch. */
+	if (!g->exec && gl_germline_check(g, err) < 0) {
 		jv_free(r.replay_seq);
 		return -1;
 	}
@@ -66,7 +83,8 @@ int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		gl_die_errno(GL_EXIT_USAGE, "socketpair");
 	int pidfd = -1;
-	if (gl_germline_fork(g, sp[1], sp[0], &pidfd, err) < 0) {
+	if (g->exec ? exec_run(g, in, sp[1], &pidfd, &r.scratch, err) < 0
+		    : gl_germline_fork(g, sp[1], sp[0], &pidfd, err) < 0) {
 		close(sp[0]);
 		*germline_lost = true;
 		jv_free(r.replay_seq);
@@ -83,7 +101,10 @@ int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 	if (o == COPY_RESULT)
 		o = gl_broker_serve(&r, &result);
 	/* Line 27: the copy and its descendants are gone before the next run. */
-	gl_copy_kill(pidfd);
+	if (g->exec)
+		gl_exec_copy_done(pidfd, r.scratch); /* killed, reaped, scratch removed */
+	else
+		gl_copy_kill(pidfd);
 	close(pidfd);
 	close(r.sock);
 	gl_msg_free(&result);

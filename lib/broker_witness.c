@@ -34,6 +34,20 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 	const char **data = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *data);
 	for (size_t x = 0; x < c->nitem; x++)
 		data[x] = r->b->witness_items && in_view(gw, x) ? r->b64[x] : NULL;
+	/* Where each item was (public: the plan labelled it by its path), so
+	 * an exec release is replayed with its files where it read them. */
+	const char **ipath = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *ipath);
+	bool *dir = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *dir);
+	jv_array_foreach(c->items, i, it)
+	{
+		const char *name = gl_json_get_str(it, "name");
+		int k = name ? gl_broker_item_index(c, name) : -1;
+		if (k >= 0) {
+			ipath[k] = gl_json_get_str(it, "path"); /* alive in c->items */
+			dir[k] = gl_json_get_bool(it, "dir", 0) == 1;
+		}
+		jv_free(it);
+	}
 	jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
 	jv dests = jv_array();
 	for (size_t e = 0; e < c->ndest; e++)
@@ -54,6 +68,8 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 		    .dests = dests,
 		    .item = r->items,
 		    .data = data,
+		    .path = ipath,
+		    .dir = dir,
 		    .nitem = c->nitem,
 		    .destination = gl_json_get_str(trig, "destination"),
 		    .kind = gl_json_get_str(trig, "kind"),
@@ -83,5 +99,7 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 	jv_free(args);
 	jv_free(dests);
 	free(data);
+	free(ipath);
+	free(dir);
 }
 

@@ -460,7 +460,7 @@ static int exec_root(const struct gl_exec *x, struct gl_root *r, const char *hos
 		return -2; /* named as the workspace's own step (receipts: "workspace") */
 	}
 	for (size_t i = 0; i < nitem; i++)
-		if (gl_root_add_fd(r, items[i].fd, err) < 0)
+		if (gl_root_add_fd_at(r, items[i].fd, items[i].at, err) < 0)
 			return -1;
 	return 0;
 }

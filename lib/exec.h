@@ -83,6 +83,8 @@ void gl_exec_close(struct gl_exec *x);
 struct gl_exec_item {
 	int fd;   /* borrowed */
 	bool dir; /* a directory item: readable and listable beneath */
+	const char *at; /* where the copy sees it (gl-replay: the item's path,
+			 * lib/replay_exec.c), or NULL: the descriptor's own path */
 };
 
 /* Launch one copy (Algorithm 1 line 9 for an exec release): items are the

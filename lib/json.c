@@ -7,11 +7,25 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- writers --------------------------------------------------------- */
 
 #define MAX_SAFE_INT 9007199254740991.0
+
+void gl_json_number_text(double d, char s[40])
+{
+	if (d == floor(d) && fabs(d) <= MAX_SAFE_INT) {
+		snprintf(s, 40, "%lld", (long long)d);
+		return;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(s, 40, "%.*g", prec, d);
+		if (strtod(s, NULL) == d)
+			break;
+	}
+}
 
 static void dump_number(struct gl_buf *b, double d)
 {
@@ -19,17 +33,56 @@ static void dump_number(struct gl_buf *b, double d)
 		gl_buf_adds(b, "null");
 		return;
 	}
-	if (d == floor(d) && fabs(d) <= MAX_SAFE_INT) {
-		gl_buf_printf(b, "%lld", (long long)d);
-		return;
-	}
 	char s[40];
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(s, sizeof s, "%.*g", prec, d);
-		if (strtod(s, NULL) == d)
-			break;
-	}
+	gl_json_number_text(d, s);
 	gl_buf_adds(b, s);
+}
+
+int gl_json_depth(jv v, int cap)
+{
+	jv_kind k = jv_get_kind(v);
+	if (k != JV_KIND_ARRAY && k != JV_KIND_OBJECT)
+		return 0;
+	if (cap <= 0)
+		return 1; /* past the cap: not looked into */
+	int deepest = 0;
+	if (k == JV_KIND_ARRAY) {
+		int n = jv_array_length(jv_copy(v));
+		for (int i = 0; i < n && deepest < cap; i++) {
+			jv e = jv_array_get(jv_copy(v), i);
+			int d = gl_json_depth(e, cap - 1);
+			jv_free(e);
+			if (d > deepest)
+				deepest = d;
+		}
+	} else {
+		jv_object_foreach(v, key, e)
+		{
+			if (deepest < cap) {
+				int d = gl_json_depth(e, cap - 1);
+				if (d > deepest)
+					deepest = d;
+			}
+			jv_free(key);
+			jv_free(e);
+		}
+	}
+	return 1 + deepest;
+}
+
+bool gl_json_depth_off(void)
+{
+#ifdef GL_TESTING
+	const char *off = getenv("GL_TEST_DEPTH_OFF");
+	return off && !strcmp(off, "1"); /* test build only: the old, unchecked nesting */
+#else
+	return false;
+#endif
+}
+
+int gl_json_value_depth_max(void)
+{
+	return gl_json_depth_off() ? GL_JSON_MAX_DEPTH - 1 : GL_JSON_VALUE_DEPTH_MAX;
 }
 
 void gl_json_dump_string(struct gl_buf *b, const char *s, size_t n)

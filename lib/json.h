@@ -4,7 +4,12 @@
  * It refuses what libjq's own parser would silently accept or rewrite:
  * invalid UTF-8 (jq substitutes U+FFFD), duplicate object keys (jq keeps the
  * last), lone surrogates, NUL inside strings, nesting deeper than
- * GL_JSON_MAX_DEPTH, numbers that overflow a double, trailing bytes.
+ * GL_JSON_MAX_DEPTH, trailing bytes, and any number that would not pass
+ * through the pipeline exactly (libjq 1.6's jv keeps only a double; SPEC §2,
+ * docs/pipeline.md "Numbers"): an integer literal outside ±(2^53−1), or a
+ * number whose text is not the same decimal number as the text the writers
+ * write for its double (9007199254740993, 0.30000000000000001, 1e-400,
+ * 1e999). Spelling is not kept: 1.0 is written back as 1, 1E2 as 100.
  *
  * Writers: a compact writer for output records, and the canonical writer of
  * SPEC §3 (securesystemslib's form), which is what gets signed.
@@ -20,7 +25,23 @@
 
 #include "util.h"
 
+/* The one depth limit of the pipeline (SPEC §2; docs/pipeline.md "Depth
+ * limit"): every reader — gl-plan, gl-run's envelope reader, the copy
+ * message reader, the slot reader, gl-exec-host, gl-replay, gl-damp, the
+ * witness loader — goes through gl_json_parse and takes documents nested at
+ * most GL_JSON_MAX_DEPTH containers deep (a scalar is depth 0, [] is 1).
+ * A value none of our writers built (a copy's result or state value) is
+ * nested by them at most GL_JSON_NEST_MAX levels deep (gl-run's record:
+ * results[i].value, 3; the call message: state.<key>.value, 3; the slot
+ * file: <key>.value, 2; --serve-mcp: result.structuredContent, 2), so a
+ * value of depth at most GL_JSON_VALUE_DEPTH_MAX is read by every stage
+ * after the one that took it. The broker refuses a deeper one where it
+ * enters (lib/broker.c: a result is a protocol violation, a state_put is
+ * refused back to the copy and never stored); gl-run's record writer
+ * checks the depth of what it writes as it checks its length. */
 #define GL_JSON_MAX_DEPTH 64
+#define GL_JSON_NEST_MAX 8
+#define GL_JSON_VALUE_DEPTH_MAX (GL_JSON_MAX_DEPTH - GL_JSON_NEST_MAX)
 /* The one line limit of the pipeline gl-plan | gl-run | gl-replay |
  * gl-damp (SPEC §2): every stage reads records up to it and writes none
  * longer (lib/jsonl.h; docs/pipeline.md "Line limit"). */
@@ -29,6 +50,23 @@
 /* Parse exactly one JSON value in buf[0..len). Returns an owned jv, or
  * jv_invalid_with_msg(string) naming what is wrong and at which byte. */
 jv gl_json_parse(const char *buf, size_t len);
+
+/* The depth of v (borrowed): 0 for a scalar, 1 + its deepest member's for
+ * an array or object; counting stops past cap (cap + 1 is returned then),
+ * so the walk is bounded whatever built v. */
+int gl_json_depth(jv v, int cap);
+
+/* The depth a copy's value may have: GL_JSON_VALUE_DEPTH_MAX. In a
+ * GL_TESTING build with GL_TEST_DEPTH_OFF=1, the old rule instead —
+ * whatever the copy message reader took (GL_JSON_MAX_DEPTH − 1), nested
+ * unchecked (tests/pipeline-limits.bats shows the harm). */
+int gl_json_value_depth_max(void);
+bool gl_json_depth_off(void);
+
+/* The text gl_json_dump writes for the finite number d (at most 39 bytes
+ * and NUL): an integer within ±(2^53−1) as one, else the shortest of
+ * %.15g..%.17g that reads back as d. */
+void gl_json_number_text(double d, char out[40]);
 
 /* Append compact JSON (RFC 8259, UTF-8 verbatim, control characters
  * escaped) to b. Borrows v. Integral numbers within ±2^53 print as

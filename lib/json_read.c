@@ -3,6 +3,7 @@
 #include "json.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -181,6 +182,77 @@ static jv parse_string(struct parser *ps, struct gl_buf *tmp)
 	}
 }
 
+/* Decimal form of a number's text s[0..len) (JSON's grammar, or the %g
+ * gl_json_number_text writes): value = 0.DIG × 10^exp, DIG without leading
+ * or trailing zeros; *n counts its digits (only the first 17 are kept, at
+ * dig; more than 17 is never a double's text). *n == 0: the value is 0. */
+static void dec_form(const char *s, size_t len, char dig[17], size_t *n, long *exp)
+{
+	size_t i = 0, intlen = 0, k = 0, nz = 0; /* nz: digits up to the last nonzero */
+	long first = -1;                         /* index of the first nonzero digit */
+	bool frac = false;
+	if (i < len && s[i] == '-')
+		i++;
+	for (; i < len && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.'); i++) {
+		if (s[i] == '.') {
+			frac = true;
+			continue;
+		}
+		if (!frac)
+			intlen++;
+		if (s[i] != '0' && first < 0)
+			first = (long)k;
+		if (first >= 0) {
+			size_t at = k - (size_t)first;
+			if (at < 17)
+				dig[at] = s[i];
+			if (s[i] != '0')
+				nz = at + 1;
+		}
+		k++;
+	}
+	long e = 0;
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		bool neg = ++i < len && s[i] == '-';
+		if (i < len && (s[i] == '-' || s[i] == '+'))
+			i++;
+		for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			if (e < 100000)
+				e = e * 10 + (s[i] - '0');
+		e = neg ? -e : e;
+	}
+	*n = nz;
+	*exp = first < 0 ? 0 : (long)intlen - first + e;
+}
+
+/* Does the number text s[0..len), read as d, pass the pipeline exactly
+ * (json.h; docs/pipeline.md "Numbers")? NULL, or why not. */
+static const char *number_inexact(const char *s, size_t len, double d)
+{
+	bool lit_int = !memchr(s, '.', len) && !memchr(s, 'e', len) && !memchr(s, 'E', len);
+	if (lit_int)
+		return fabs(d) <= 9007199254740991.0 ? NULL : "an integer literal outside +-(2^53-1)";
+	char dig[17], wdig[17], w[40];
+	size_t n, wn;
+	long exp, wexp;
+	dec_form(s, len, dig, &n, &exp);
+	if (n == 0)
+		return NULL; /* zero, which every double zero writes back as */
+	if (d == 0)
+		return "a nonzero number that reads as 0";
+	/* up to 15 significant digits in the normal range: the double's
+	 * %.15g is the same decimal (DBL_DIG), no need to write it */
+	if (n <= 15 && fabs(d) >= DBL_MIN)
+		return NULL;
+	if (n > 17)
+		return "more significant digits than a double keeps";
+	gl_json_number_text(d, w);
+	dec_form(w, strlen(w), wdig, &wn, &wexp);
+	if (wn != n || wexp != exp || memcmp(dig, wdig, n))
+		return "a number the pipeline would write back as another";
+	return NULL;
+}
+
 static jv parse_number(struct parser *ps)
 {
 	const unsigned char *q = ps->p;
@@ -227,6 +299,13 @@ static jv parse_number(struct parser *ps)
 		free(tmp);
 	if (bad || !isfinite(d)) {
 		perr(ps, "number out of range");
+		return jv_invalid();
+	}
+	const char *why = number_inexact((const char *)ps->p, n, d);
+	if (why) {
+		char m[120];
+		snprintf(m, sizeof m, "number not exact in the pipeline (%s)", why);
+		perr(ps, m);
 		return jv_invalid();
 	}
 	ps->p = q;

@@ -21,10 +21,12 @@
 #define GL_ERR_OVERSIZED "oversized" /* a record a stage would write over the limit */
 
 /* Write v (consumed) as one line (flushed) if its JSON is at most
- * GL_JSON_LINE_MAX bytes; else write nothing and return false. */
+ * GL_JSON_LINE_MAX bytes and GL_JSON_MAX_DEPTH deep (lib/json.h: every
+ * stage reads it then); else write nothing and return false. */
 bool gl_jsonl_emit(jv v);
 
-/* Is v's JSON (borrowed) at most GL_JSON_LINE_MAX bytes? */
+/* Is v's JSON (borrowed) at most GL_JSON_LINE_MAX bytes and
+ * GL_JSON_MAX_DEPTH deep? */
 bool gl_jsonl_fits(jv v);
 
 /* In place of gl-run's result record rec (consumed) that does not fit:

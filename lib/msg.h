@@ -13,7 +13,9 @@
  *   {"type":"effect","method":M,"url":U,"headers":[[name,value]…],"body":B64}
  *   {"type":"state_put","key":K,"value":V}
  *   {"type":"result","value":V}  or  {"type":"result","error":"text"}
- * broker -> copy: "call" (once, first), "reply", "ok" (built by broker.c). */
+ * broker -> copy: "call" (once, first), "reply", "ok", or "refused" for a
+ * state_put whose value is deeper than GL_JSON_VALUE_DEPTH_MAX (built by
+ * broker.c; lib/json.h). */
 #ifndef GL_MSG_H
 #define GL_MSG_H
 

@@ -269,9 +269,22 @@ static int load_read_paths(struct gl_policy *p, char **err)
 	return r;
 }
 
+static int load_limits(struct gl_policy *p, char **err)
+{
+	jv v = gl_json_get(p->doc, "limits");
+	int r = gl_limits_parse(v, &p->limits, err);
+	jv_free(v);
+	return r;
+}
+
+const struct gl_limits *gl_policy_limits(const struct gl_policy *p, const char *name)
+{
+	return gl_limits_for(&p->limits, name);
+}
+
 int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err)
 {
-	static const char *const keys[] = {"clearances", "routes", "labels", "read_paths", NULL};
+	static const char *const keys[] = {"clearances", "routes", "labels", "read_paths", "limits", NULL};
 	memset(p, 0, sizeof *p);
 	p->doc = jv_null();
 	*err = NULL;
@@ -300,7 +313,7 @@ int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err
 		if (!known && !*err) {
 			char *s = show(jv_string_value(k));
 			*err = gl_xasprintf("unknown field %s (clearances, routes, labels, "
-					    "read_paths)",
+					    "read_paths, limits)",
 					    s);
 			free(s);
 		}
@@ -308,7 +321,8 @@ int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err
 		jv_free(v);
 	}
 	if (*err || load_clearances(p, err) < 0 || load_routes(p, err) < 0 ||
-	    load_globs(p, err) < 0 || load_read_paths(p, err) < 0) {
+	    load_globs(p, err) < 0 || load_read_paths(p, err) < 0 ||
+	    load_limits(p, err) < 0) {
 		gl_policy_free(p);
 		return -1;
 	}
@@ -350,6 +364,7 @@ void gl_policy_free(struct gl_policy *p)
 			free(p->rpath[i].comp[j]);
 		free(p->rpath[i].comp);
 	}
+	gl_limits_free(&p->limits);
 	free(p->clear);
 	free(p->route);
 	free(p->glob);

@@ -13,7 +13,8 @@
  *   first match in document order wins; no match is a refusal. Directories
  *   named by dirs_from_args: gl_policy_label_for_dir. read_paths (optional,
  *   default none): absolute globs (the labels syntax) bounding what a
- *   manifest's read_paths may name; the rule is lib/readpaths.h.
+ *   manifest's read_paths may name; the rule is lib/readpaths.h. limits
+ *   (optional): per-copy resource bounds, lib/bounds.h.
  * Every field is validated when the file is loaded; docs/formats.md lists
  * the rules. */
 #ifndef GL_POLICY_H
@@ -23,6 +24,7 @@
 #include <stddef.h>
 
 #include "labels.h"
+#include "bounds.h"
 
 #define GL_POLICY_MAX (4u << 20) /* bytes of a policy file */
 #define GL_POLICY_NAMES_MAX 65536
@@ -57,6 +59,7 @@ struct gl_policy {
 	size_t nglob;
 	struct gl_policy_glob *rpath; /* read_paths, document order (tags empty) */
 	size_t nrpath;
+	struct gl_limits_table limits; /* per-copy bounds (lib/bounds.h) */
 };
 
 /* Parse and validate policy bytes. 0, or -1 with *err (malloc'd) naming the
@@ -72,6 +75,9 @@ void gl_policy_free(struct gl_policy *p);
 /* c(name): its clearance, or the empty (public) set. Never NULL; lives as
  * long as p. */
 const struct gl_labels *gl_policy_clearance(const struct gl_policy *p, const char *name);
+
+/* The bounds of a copy of the release named name (NULL: the global ones). */
+const struct gl_limits *gl_policy_limits(const struct gl_policy *p, const char *name);
 
 /* The "addr:port" a host is routed to, or NULL. */
 const char *gl_policy_route(const struct gl_policy *p, const char *host);

@@ -21,12 +21,8 @@ static bool under(const char *p, const char *dir)
 	return !strncmp(p, dir, n) && (p[n] == 0 || p[n] == '/');
 }
 
-/* p resolved with realpath (malloc'd). A path that is not there (yet) is
- * resolved through its deepest existing ancestor, the rest appended, so a
- * symlink on the way is followed either way. NULL when nothing resolves
- * (then only the literal path is checked: no ancestor, not even "/",
- * could be opened). */
-static char *resolve(const char *p)
+/* gl_path_resolve: see readpaths.h. */
+char *gl_path_resolve(const char *p)
 {
 	char real[PATH_MAX];
 	autofree char *head = gl_xstrdup(p);
@@ -54,6 +50,45 @@ static char *resolve(const char *p)
 	}
 }
 
+const char *gl_host_state_rule(const struct gl_state_roots *roots, const char *x)
+{
+	if (!strcmp(x, "/"))
+		return "root (every host path)";
+	if (under(x, "/proc") || under(x, "/sys"))
+		return "proc_sys (under /proc or /sys)";
+	/* devices (a raw disk holds every file) and the host's runtime
+	 * directories (secrets, sockets, other users' sessions) */
+	if (under(x, "/dev") || under(x, "/run") || under(x, "/var/run"))
+		return "host_runtime (under /dev, /run or /var/run)";
+	for (size_t i = 0; roots && i < roots->n; i++)
+		if (under(x, roots->p[i]) || under(roots->p[i], x))
+			return "gl_home (GL_HOME or another path of the host's state, beneath "
+			       "it or an ancestor of it)";
+	return NULL;
+}
+
+void gl_state_roots_init(struct gl_state_roots *roots, const char *const *state)
+{
+	memset(roots, 0, sizeof *roots);
+	char cwd[PATH_MAX];
+	for (size_t i = 0; state && state[i] && i < GL_READPATHS_STATE_MAX; i++) {
+		/* a relative --damp, --receipts…: from the working directory */
+		roots->p[roots->n] = state[i][0] == '/' || !getcwd(cwd, sizeof cwd)
+					 ? gl_xstrdup(state[i])
+					 : gl_xasprintf("%s/%s", cwd, state[i]);
+		char *real = gl_path_resolve(roots->p[roots->n++]);
+		if (real)
+			roots->p[roots->n++] = real;
+	}
+}
+
+void gl_state_roots_free(struct gl_state_roots *roots)
+{
+	for (size_t i = 0; i < roots->n; i++)
+		free(roots->p[i]);
+	roots->n = 0;
+}
+
 /* The labels rule of policy p for x, or NULL; *glob names the glob. */
 static const char *labelled(const struct gl_policy *p, const char *x, const char **glob)
 {
@@ -76,23 +111,14 @@ static const char *labelled(const struct gl_policy *p, const char *x, const char
 
 /* The first deny rule path x breaks, or NULL. *glob names the labels glob
  * of a "labelled" rule. pol[0] is the policy, pol[1] its globs resolved. */
-static const char *denied(const struct gl_policy *const pol[2], const char *const *homes,
+static const char *denied(const struct gl_policy *const pol[2], const struct gl_state_roots *roots,
 			  const char *x, const char **glob)
 {
 	*glob = NULL;
-	if (!strcmp(x, "/"))
-		return "root (every host path)";
-	if (under(x, "/proc") || under(x, "/sys"))
-		return "proc_sys (under /proc or /sys)";
-	/* devices (a raw disk holds every file) and the host's runtime
-	 * directories (secrets, sockets, other users' sessions) */
-	if (under(x, "/dev") || under(x, "/run") || under(x, "/var/run"))
-		return "host_runtime (under /dev, /run or /var/run)";
-	for (size_t i = 0; homes[i]; i++)
-		if (under(x, homes[i]) || under(homes[i], x))
-			return "gl_home (GL_HOME or another path of the host's state, beneath "
-			       "it or an ancestor of it)";
-	const char *rule = labelled(pol[0], x, glob);
+	const char *rule = gl_host_state_rule(roots, x);
+	if (rule)
+		return rule;
+	rule = labelled(pol[0], x, glob);
 	return rule ? rule : labelled(pol[1], x, glob);
 }
 
@@ -119,7 +145,7 @@ static char *resolve_glob(const char *g, bool strict)
 	autofree char *lit = strndup(g, head);
 	if (!lit)
 		gl_die(GL_EXIT_USAGE, "out of memory");
-	autofree char *real = resolve(lit);
+	autofree char *real = gl_path_resolve(lit);
 	if (!real || !strcmp(real, lit) || (strict && strpbrk(real, "*?[")) ||
 	    (!strcmp(real, "/") && !g[head]))
 		return NULL; /* "/" itself: the root rule refuses it anyway */
@@ -165,10 +191,10 @@ static char *show(const char *s)
 }
 
 /* One entry: 0, or -1 with *detail. */
-static int check_one(const struct gl_policy *const pol[2], const char *const *homes,
+static int check_one(const struct gl_policy *const pol[2], const struct gl_state_roots *homes,
 		     const char *p, int idx, char **detail)
 {
-	autofree char *real = resolve(p);
+	autofree char *real = gl_path_resolve(p);
 	autofree char *qp = show(p);
 	autofree char *qr = real && strcmp(real, p) ? show(real) : NULL;
 	autofree char *via = qr ? gl_xasprintf(" (resolves to %s)", qr) : gl_xstrdup("");
@@ -211,18 +237,8 @@ int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv
 		return gl_err(detail, "manifest read_paths: not an array");
 	}
 	/* the host's state, as given and resolved */
-	char *homes[2 * GL_READPATHS_STATE_MAX + 1] = {0};
-	size_t nh = 0;
-	char cwd[PATH_MAX];
-	for (size_t i = 0; state && state[i] && i < GL_READPATHS_STATE_MAX; i++) {
-		/* a relative --damp, --receipts…: from the working directory */
-		homes[nh] = state[i][0] == '/' || !getcwd(cwd, sizeof cwd)
-				? gl_xstrdup(state[i])
-				: gl_xasprintf("%s/%s", cwd, state[i]);
-		char *real = resolve(homes[nh++]);
-		if (real)
-			homes[nh++] = real;
-	}
+	struct gl_state_roots homes;
+	gl_state_roots_init(&homes, state);
 	struct gl_policy alt = {.doc = jv_null()};
 	int rc = pol ? resolved_policy(pol, &alt, detail) : 0;
 	const struct gl_policy *const pols[2] = {pol, pol ? &alt : NULL};
@@ -233,13 +249,11 @@ int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv
 					       (size_t)jv_string_length_bytes(jv_copy(v)))))
 			rc = gl_err(detail, "manifest read_paths[%d]: not a clean absolute path", i);
 		else if (rc == 0)
-			rc = check_one(pols, (const char *const *)homes, jv_string_value(v), i,
-				       detail);
+			rc = check_one(pols, &homes, jv_string_value(v), i, detail);
 		jv_free(v);
 	}
 	jv_free(rp);
-	for (size_t i = 0; i < nh; i++)
-		free(homes[i]);
+	gl_state_roots_free(&homes);
 	gl_policy_free(&alt);
 	return rc;
 }

@@ -35,6 +35,29 @@
 
 #define GL_READPATHS_STATE_MAX 8
 
+/* The host's state paths (GL_HOME first, then --releases, --damp,
+ * --receipts, the host key…), each as given (made absolute from the
+ * working directory) and as resolved. */
+struct gl_state_roots {
+	char *p[2 * GL_READPATHS_STATE_MAX];
+	size_t n;
+};
+/* From state (NULL-terminated, at most GL_READPATHS_STATE_MAX; NULL: none). */
+void gl_state_roots_init(struct gl_state_roots *roots, const char *const *state);
+void gl_state_roots_free(struct gl_state_roots *roots);
+
+/* The host-state part of the rule, shared by manifest read_paths (below)
+ * and item paths (lib/itempath.h): the rule clean absolute path x breaks
+ * ("root", "proc_sys", "host_runtime" or "gl_home": beneath a root of
+ * roots, or an ancestor of one; roots NULL: none), or NULL. */
+const char *gl_host_state_rule(const struct gl_state_roots *roots, const char *x);
+
+/* p (absolute) resolved with realpath (malloc'd). A path that is not there
+ * (yet) is resolved through its deepest existing ancestor, the rest
+ * appended, so a symlink on the way is followed either way. NULL when
+ * nothing resolves (then only the literal path can be checked). */
+char *gl_path_resolve(const char *p);
+
 /* 0 when every entry of manifest's read_paths (borrowed; absent or empty:
  * nothing asked) is admitted by pol (NULL: a policy granting none), state
  * being the host's state paths (NULL-terminated, GL_HOME first, at most

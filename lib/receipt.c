@@ -341,9 +341,16 @@ static bool expect(struct vctx *v, jv s, const char *field, const char *want, jv
 		return true;
 	}
 	const char *got = gl_json_get_str(s, field);
-	if (!got || strcmp(got, want))
-		return fail(v, "mismatch", name, "%s is %.64s, expected %.64s", field,
-			    got ? got : "(absent)", want);
+	if (!got) {
+		/* an older receipt, or a state that binds no such field: it
+		 * cannot be checked, so it does not pass */
+		*unchecked = jv_array_append(*unchecked, jv_string(name));
+		return fail(v, "mismatch", name,
+			    "%s is absent from this receipt, so it cannot be checked (expected %.64s)",
+			    field, want);
+	}
+	if (strcmp(got, want))
+		return fail(v, "mismatch", name, "%s is %.64s, expected %.64s", field, got, want);
 	pass(v, name);
 	return true;
 }
@@ -458,6 +465,10 @@ jv gl_receipt_verify(const char *buf, size_t len, const unsigned char host_pk[32
 	expect(&v, s, "target_sha256", x->target_sha256, &unchecked);
 	expect(&v, s, "manifest_sha256", x->manifest_sha256, &unchecked);
 	expect(&v, s, "interpreter_sha256", x->interpreter_sha256, &unchecked);
+	/* the launch mode (a nosplit launch is no germline launch) and the
+	 * release tree as admitted (docs/receipts.md) */
+	expect(&v, s, "mode", x->mode, &unchecked);
+	expect(&v, s, "tree_sha256", x->tree_sha256, &unchecked);
 done:;
 	if (jv_is_valid(s) && state) {
 		unsigned char h[32];
@@ -474,6 +485,13 @@ done:;
 				out = jv_object_set(out, jv_string("release"), jv_string(rel));
 			if (l && is_hex(l, 32))
 				out = jv_object_set(out, jv_string("launch"), jv_string(l));
+			const char *m = sfield(s, "mode", 32), *t = sfield(s, "tree_sha256", 64);
+			if (m) {
+				autofree char *ms = gl_sanitize(m, strlen(m));
+				out = jv_object_set(out, jv_string("mode"), jv_string(ms));
+			}
+			if (t && is_hex(t, 64))
+				out = jv_object_set(out, jv_string("tree_sha256"), jv_string(t));
 		}
 	}
 	if (v.error) {

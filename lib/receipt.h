@@ -79,12 +79,18 @@ const char *gl_receipt_missing(enum gl_launch_step step, int landlock_abi);
 
 /* ---- verifying (gl-verify receipt) ---------------------------------- */
 
+/* Each expectation NULL when not given. mode is gl-run's --mode and
+ * tree_sha256 the release tree's hash (docs/receipts.md "tree_sha256"):
+ * a receipt without the field cannot meet it (mismatch, and the binding
+ * is listed in "unchecked"). */
 struct gl_receipt_expect {
 	const char *release, *target_sha256, *manifest_sha256, *interpreter_sha256, *state;
+	const char *mode, *tree_sha256;
 };
 
 /* Verify the receipt in buf[0..len) against the host's public key. Returns
- * the record to print (owned): {"ok":bool,"receipt":id,"state",…,"checks",
+ * the record to print (owned): {"ok":bool,"receipt":id,"state","release",
+ * "launch","mode","tree_sha256" (when the receipt has one),…,"checks",
  * "unchecked"} and, when not ok, "error", "detail" and "failed" (the check).
  * *body (owned, or jv_invalid()) receives the verified "signed" object. */
 jv gl_receipt_verify(const char *buf, size_t len, const unsigned char host_pk[32],

@@ -108,9 +108,18 @@ static int verify_archive(struct gl_replay *x, const char *want, const char **co
 	char *why = NULL;
 	enum gl_archive_status st =
 	    fd < 0 ? GL_ARCHIVE_IO : gl_archive_extract(fd, dest, &lim, &files, &why);
-	jv_free(files);
-	if (st == GL_ARCHIVE_OK)
+	if (st == GL_ARCHIVE_OK) {
+		/* the install record an exec launch verifies the tree against */
+		autofree char *rec = gl_xasprintf("%s.json", dest);
+		autobuf struct gl_buf b = {0};
+		jv rj = JV_OBJECT(jv_string("files"), files);
+		gl_json_dump(&b, rj);
+		jv_free(rj);
+		if (gl_atomic_write(rec, b.data, b.len, 0600) < 0)
+			return gl_err(err, "%s: %s", rec, strerror(errno));
 		return 0;
+	}
+	jv_free(files);
 	*code = st == GL_ARCHIVE_UNSAFE ? "unsafe_archive" : "io";
 	gl_err(err, "%s: %s", x->archive, why ? why : strerror(errno));
 	free(why);
@@ -291,10 +300,10 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	x->manifest = gl_manifest_load(x->release_dir);
 	const char *rt = gl_json_get_str(x->manifest, "runtime");
 	const char *proto = gl_json_get_str(x->manifest, "protocol");
-	if (!jv_is_valid(x->manifest) || !rt || strcmp(rt, "python") ||
-	    (proto && strcmp(proto, "germline"))) {
+	if (!jv_is_valid(x->manifest) || !gl_replay_runtime_ok(rt, proto)) {
 		*code = "unsupported_runtime";
-		gl_err(err, "only runtime \"python\" with protocol \"germline\" is replayed");
+		gl_err(err, "runtime %s with protocol %s is not replayed", rt ? rt : "?",
+		       proto ? proto : "germline");
 		stop(x);
 		return NULL;
 	}
@@ -323,7 +332,15 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 				      .import_twin = itw,
 				      .import_real = !itw};
 	char *why = NULL;
-	enum gl_launch_step st = gl_germline_launch(&spec, &x->g, &why);
+	enum gl_launch_step st = GL_LAUNCH_OK;
+	if (gl_replay_is_exec(x)) { /* each run a verified launch (lib/replay_exec.c) */
+		if (gl_replay_exec_open(x, code, err) < 0) {
+			stop(x);
+			return NULL;
+		}
+	} else {
+		st = gl_germline_launch(&spec, &x->g, &why);
+	}
 	if (st != GL_LAUNCH_OK) {
 		*code = "launch";
 		gl_err(err, "%s: %s", gl_launch_step_name(st), why ? why : "failed");
@@ -332,46 +349,12 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 		return NULL;
 	}
 	x->up = true;
+	if (gl_replay_discover(x, GL_BROKER_DEADLINE_DEFAULT, code, err) < 0) {
+		stop(x);
+		return NULL;
+	}
 	snprintf(x->release, sizeof x->release, "%s", sha);
 	return &x->g;
-}
-
-/* Contents (base64, owned) of item x from --items DIR, or NULL with
- * *code ("missing_item" when the file is absent, else "bad_item"). */
-static char *item_file(struct gl_replay *x, const char *name, const char **code, char **err)
-{
-	autofree char *q = gl_quote(name, strlen(name));
-	if (!x->items_dir) {
-		*code = "missing_item";
-		return gl_err(err, "item %s: no contents (give --items DIR)", q), NULL;
-	}
-	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") || strstr(name, "..")) {
-		*code = "bad_item";
-		return gl_err(err, "item %s: not usable as a file name in --items", q), NULL;
-	}
-	autoclose int dfd = open(x->items_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	autoclose int fd =
-	    dfd < 0 ? -1 : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	autofree char *raw = NULL;
-	size_t len = 0;
-	if (fd < 0 && errno == ENOENT) {
-		*code = "missing_item";
-		return gl_err(err, "item %s: no file %s/%s", q, x->items_dir, name), NULL;
-	}
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    gl_read_fd_capped(fd, GL_ITEM_MAX, &raw, &len) < 0) {
-		*code = "bad_item";
-		return gl_err(err, "item %s: %s", q,
-			      fd >= 0 && !S_ISREG(st.st_mode) ? "not a regular file"
-			      : errno == EFBIG		     ? "larger than 32 MiB"
-							     : strerror(errno)),
-		       NULL;
-	}
-	struct gl_buf b = {0};
-	gl_b64_encode(&b, (unsigned char *)raw, len);
-	gl_buf_addc(&b, 0);
-	return b.data;
 }
 
 static bool in_list(jv names, const char *s)
@@ -490,22 +473,27 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	for (size_t i = 0; i < w.nitem && !code; i++) {
 		if (!in_list(w.comparing.view, w.item[i].name))
 			continue;
-		b64[i] = w.item[i].b64;
+		/* a directory item's contents in a call message are empty; the
+		 * directory itself comes from --items (lib/replay_exec.c) */
+		b64[i] = w.dir[i] ? "" : w.item[i].b64;
 		if (!b64[i])
-			b64[i] = own[i] = item_file(x, w.item[i].name, &code, &err);
+			b64[i] = own[i] = gl_replay_item_file(x, w.item[i].name, &code, &err);
 	}
 	const struct gl_twin *itw = w.import_twinned ? &w.import_twin : NULL;
 	struct gl_germline *g = code ? NULL : germline(x, w.release, itw, &code, &err);
+	/* An exec run reads W's (probe) or V(d)'s (control) files at their
+	 * paths, as gl-run's copies did. */
+	struct gl_replay_files pf = {0}, cf = {0};
+	if (g && g->exec && make_tmp(x, &err) < 0) {
+		code = "io";
+		g = NULL;
+	}
+	if (g && g->exec &&
+	    (gl_replay_exec_files(x, &w, b64, w.comparing.view, &pf, &code, &err) < 0 ||
+	     gl_replay_exec_files(x, &w, b64, w.served.view, &cf, &code, &err) < 0))
+		g = NULL;
 	if (!g && code)
 		out = failure(who, code, "%s", err);
-	if (!g && code && !strcmp(code, GL_ERR_READ_PATHS)) {
-		/* Not replayable here: an unverified event with its weight, which
-		 * gl-damp counts (SPEC §7), never a record it cannot. */
-		out = jv_object_set(out, jv_string("release"), jv_string(w.release));
-		out = jv_object_set(out, jv_string("destination"), jv_string(w.destination));
-		out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
-		out = jv_object_set(out, jv_string("weight"), jv_number(GL_REPLAY_WEIGHT_W));
-	}
 	jv fn = g ? gl_manifest_function(x->manifest, w.function) : jv_invalid();
 	if (g && !jv_is_valid(fn)) {
 		g = NULL;
@@ -532,8 +520,10 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	    .state = x->no_probe ? w.comparing.slot : w.served.slot,
 	    .twin = x->no_probe ? &w.comparing.twin : &w.served.twin,
 	    .host = x->no_probe ? none : rd, .nhost = nh, .dest = w.destination,
-	    .deadline_s = (double)w.deadline_ms / 1000.0};
+	    .deadline_s = (double)w.deadline_ms / 1000.0, .files = pf.item, .nfiles = pf.n};
 	struct gl_replay_in cin = pin;
+	cin.files = cf.item;
+	cin.nfiles = cf.n;
 	cin.item = control;
 	cin.state = w.served.slot;
 	cin.twin = &w.served.twin;
@@ -553,7 +543,8 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 			const char *how = NULL;
 			bool lost = false;
 			if (gl_broker_replay(g, which ? &cin : &pin, &seq, &how, &lost, &err) < 0) {
-				out = failure(who, lost ? "germline" : "germline_check", "%s", err);
+				out = failure(who, g->exec ? "launch" : lost ? "germline" : "germline_check",
+					      "%s", err);
 				free(err);
 				err = NULL;
 				stop(x);
@@ -568,7 +559,11 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	if (g) {
 		out = verdict(&w, x, pd, cd);
 		*status = GL_REPLAY_VERDICT;
+	} else if (gl_replay_unverifiable(gl_json_get_str(out, "error"))) {
+		out = gl_replay_as_unverified(out, &w); /* gl-damp counts it */
 	}
+	gl_replay_files_free(&pf);
+	gl_replay_files_free(&cf);
 	for (size_t i = 0; i < nh; i++) {
 		free(rd[i].digest);
 		free(rd[i].reply);

@@ -58,5 +58,59 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 /* Stop the germline and remove the temporary directory. */
 void gl_replay_end(struct gl_replay *x);
 
+/* ---- every runtime (lib/replay_exec.c; docs/witness.md "Every runtime") ----
+ *
+ * python (protocol germline or mcp-stdio): copies forked from the
+ * release's germline. exec (protocol germline or mcp-stdio): every run a
+ * fresh verified launch (lib/exec.h) with the witness's call message (m,
+ * the view's contents, the slot — an exec release's workspace is its
+ * gl.files key — and τ), D_f resolving to its relay, and the view's file
+ * and directory items at their paths. An mcp-stdio release first passes
+ * gl-run's discovery check (lib/mcp.h). */
+
+/* Is (runtime, protocol) replayed? python/germline always; python and
+ * exec with germline or mcp-stdio unless the test build's
+ * GL_TEST_REPLAY_RUNTIMES_OFF restores the old refusal. */
+bool gl_replay_runtime_ok(const char *rt, const char *proto);
+bool gl_replay_runtimes_off(void);
+bool gl_replay_is_exec(const struct gl_replay *x);
+
+/* x->g for the verified exec release in x->release_dir (x->manifest).
+ * 0, or -1 with *code ("hash": the tree is not the install record's;
+ * "launch") and *err. */
+int gl_replay_exec_open(struct gl_replay *x, const char **code, char **err);
+
+/* The discovery check of an mcp-stdio release on x->g (0 for any other
+ * protocol). -1 with *code (GL_ERR_DISCOVERY or "launch") and *err. */
+int gl_replay_discover(struct gl_replay *x, double deadline_s, const char **code, char **err);
+
+/* The contents (base64, owned) of item name from --items DIR: DIR/name for
+ * a name without '/', DIR/<path> for a name with one (an absolute name's
+ * leading '/' dropped), resolved beneath DIR. NULL with *code
+ * ("missing_item", "bad_item") and *err. */
+char *gl_replay_item_file(const struct gl_replay *x, const char *name, const char **code,
+			  char **err);
+
+/* The files an exec run of view (item names, borrowed) reads: each path
+ * item's contents (b64, per witness item) in a private file bound at its
+ * path, each directory item from --items DIR. */
+struct gl_exec_item;
+struct gl_witness;
+struct gl_replay_files {
+	struct gl_exec_item *item;
+	int *fd;
+	char **tmp;
+	size_t n;
+};
+int gl_replay_exec_files(struct gl_replay *x, const struct gl_witness *w,
+			 const char *const *b64, jv view, struct gl_replay_files *f,
+			 const char **code, char **err);
+void gl_replay_files_free(struct gl_replay_files *f);
+
+/* Does an error code mean the witness cannot be replayed here (the
+ * verdict is then unverified, weight W: gl_replay_as_unverified)? */
+bool gl_replay_unverifiable(const char *code);
+jv gl_replay_as_unverified(jv out, const struct gl_witness *w);
+
 
 #endif

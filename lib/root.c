@@ -112,6 +112,11 @@ int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, boo
 
 int gl_root_add_fd(struct gl_root *r, int fd, char **err)
 {
+	return gl_root_add_fd_at(r, fd, NULL, err);
+}
+
+int gl_root_add_fd_at(struct gl_root *r, int fd, const char *at, char **err)
+{
 	char link[64], path[PATH_MAX];
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, path, sizeof path - 1);
@@ -123,7 +128,10 @@ int gl_root_add_fd(struct gl_root *r, int fd, char **err)
 		return gl_err(err, "minimal root: an item is neither a file nor a directory");
 	if (!strcmp(path, "/"))
 		return gl_err(err, "minimal root: refusing to bind the host's root");
-	struct gl_root_entry e = {.kind = GL_ROOT_BIND, .path = path, .dir = S_ISDIR(st.st_mode),
+	if (at && (at[0] != '/' || !strcmp(at, "/")))
+		return gl_err(err, "minimal root: an item's place is not an absolute path");
+	struct gl_root_entry e = {.kind = GL_ROOT_BIND, .path = at ? (char *)at : path,
+				  .src = at ? path : NULL, .dir = S_ISDIR(st.st_mode),
 				  .check = true, .dev = st.st_dev, .ino = st.st_ino};
 	return insert(r, &e, err);
 }

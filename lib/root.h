@@ -64,6 +64,10 @@ int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, boo
  * as fd (an item of an exec copy's view): the child opens the path again
  * with no symlink and refuses another inode. */
 int gl_root_add_fd(struct gl_root *r, int fd, char **err);
+/* The same, bound at `at` (absolute, clean) instead of its own path: what
+ * gl-replay gives an exec copy (an item's contents from the witness or
+ * --items, at the item's path; lib/replay_exec.c). at NULL: its own path. */
+int gl_root_add_fd_at(struct gl_root *r, int fd, const char *at, char **err);
 /* The device node at path (a character device), bound without nodev. */
 int gl_root_add_dev(struct gl_root *r, const char *path, char **err);
 /* The host's own symlinks among /bin, /sbin, /lib, /lib32, /lib64, /libx32

@@ -78,6 +78,10 @@ static jv record(const struct gl_witness_in *in)
 	for (size_t x = 0; x < in->nitem; x++) {
 		jv it = JV_OBJECT(jv_string("name"), jv_string(in->item[x].name),
 				  jv_string("label"), jv_copy(in->item[x].label));
+		if (in->path && in->path[x])
+			it = jv_object_set(it, jv_string("path"), jv_string(in->path[x]));
+		if (in->dir && in->dir[x])
+			it = jv_object_set(it, jv_string("dir"), jv_true());
 		if (in->data[x]) {
 			it = jv_object_set(it, jv_string("data"), jv_string(in->data[x]));
 			with_items = true;
@@ -386,10 +390,26 @@ static void transcript_in(struct rd *r, struct gl_witness *w)
 	}
 }
 
+/* An item's optional "path" (absolute, clean, at most GL_PATH_MAX bytes)
+ * and "dir" (true, only with a path). */
+static void item_path_in(struct rd *r, jv it, const char *where, struct gl_witness *w, int i)
+{
+	jv d = jv_object_get(jv_copy(it), jv_string("dir"));
+	const char *p = gl_json_get_str(it, "path");
+	if (jv_object_has(jv_copy(it), jv_string("path")) &&
+	    (!p || !gl_path_clean(p, strlen(p)) || strlen(p) > GL_PATH_MAX))
+		fail(r, "%s.path: not an absolute normalised path", where);
+	if (jv_is_valid(d) && (jv_get_kind(d) != JV_KIND_TRUE || !p))
+		fail(r, "%s.dir: not true, or without a path", where);
+	w->path[i] = p;
+	w->dir[i] = jv_get_kind(d) == JV_KIND_TRUE;
+	jv_free(d);
+}
+
 static void items_in(struct rd *r, struct gl_witness *w)
 {
 	static const char *const req[] = {"label", "name", NULL};
-	static const char *const opt[] = {"data", NULL};
+	static const char *const opt[] = {"data", "dir", "path", NULL};
 	jv a = jv_object_get(jv_copy(w->doc), jv_string("items"));
 	if (jv_get_kind(a) != JV_KIND_ARRAY || jv_array_length(jv_copy(a)) > 1024) {
 		fail(r, "items: not an array of at most 1024 items");
@@ -398,6 +418,8 @@ static void items_in(struct rd *r, struct gl_witness *w)
 	}
 	w->nitem = (size_t)jv_array_length(jv_copy(a));
 	w->item = gl_xcalloc(w->nitem ? w->nitem : 1, sizeof *w->item);
+	w->path = gl_xcalloc(w->nitem ? w->nitem : 1, sizeof *w->path);
+	w->dir = gl_xcalloc(w->nitem ? w->nitem : 1, sizeof *w->dir);
 	const char *prev = NULL;
 	jv_array_foreach(a, i, it)
 	{
@@ -420,6 +442,7 @@ static void items_in(struct rd *r, struct gl_witness *w)
 					fail(r, "%s.data: not standard base64", where);
 				free(raw);
 			}
+			item_path_in(r, it, where, w, i);
 			w->item[i].name = prev = name;
 			w->item[i].label = jv_object_get(jv_copy(it), jv_string("label"));
 			w->item[i].b64 = d;
@@ -609,6 +632,8 @@ void gl_witness_free(struct gl_witness *w)
 	for (size_t i = 0; i < w->nitem; i++)
 		jv_free(w->item[i].label);
 	free(w->item);
+	free(w->path);
+	free(w->dir);
 	for (size_t i = 0; i < w->ntrans; i++)
 		jv_free(w->reply[i]);
 	free(w->reply);

@@ -56,6 +56,8 @@ struct gl_witness_in {
 	jv dests; /* D_f: array of host names */
 	const struct gl_callmsg_item *item; /* every item, name order */
 	const char *const *data;            /* per item: base64 to include, or NULL */
+	const char *const *path;            /* per item: its path, or NULL (data items) */
+	const bool *dir;                    /* per item: a directory item */
 	size_t nitem;
 	const char *destination, *kind;
 	int64_t position;
@@ -89,6 +91,8 @@ struct gl_witness {
 	jv args;  /* owned: parsed */
 	jv dests; /* D_f (in doc) */
 	struct gl_callmsg_item *item; /* labels borrowed from doc; b64 from doc or NULL */
+	const char **path;            /* per item: its path (in doc), or NULL */
+	bool *dir;                    /* per item: a directory item */
 	size_t nitem;
 	struct gl_witness_grp served, comparing;
 	jv transcript;  /* entries (in doc) */

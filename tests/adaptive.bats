@@ -23,7 +23,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-CASES=docs-1.0.0,docs-readpaths,docs-stdio,docs-helper,docs-sigalrm,docs-atfork,docs-pagecache,docs-inode,docs-denied,docs-bigresult,docs-clock
+CASES=docs-1.0.0,docs-readpaths,docs-stdio,docs-helper,docs-sigalrm,docs-atfork,docs-pagecache,docs-inode,docs-denied,docs-bigresult,docs-deep,docs-clock
 
 setup_file() {
   export ADIR="$BATS_FILE_TMPDIR/adaptive"
@@ -234,6 +234,36 @@ target() {
     false
   }
 }
+
+@test "class 7 deep: sigpin discloses (the smuggled salary sheet); germline prevents it and raises a trigger" {
+  baseline docs-deep
+  target docs-deep
+  jq -e '[.runs[] | select(.case == "docs-deep" and .runtime == "germline") | .triggers | length] | add > 0' "$M"
+}
+
+@test "class 7 deep [after the fix: one depth limit along the pipeline]: the trigger gets a verdict and gl-damp counts the release" {
+  run_dir=$ADIR/work/runs/t0-docs-deep-germline
+  rec=$run_dir/records.jsonl
+  [ -s "$rec" ]
+  sha=$(jq -r 'select(.triggers | length > 0) | .release' "$rec" 2>/dev/null | head -1 || true)
+  [ -n "$sha" ] || sha=$(head -1 "$rec" | jq -r .release)
+  GL_HOME=$run_dir/glhome "$GL_BIN/gl-replay" <"$rec" >replay.out 2>replay.err || true
+  # gl-replay read every record (before the fix the germline copy's record
+  # was 66 deep: bad_json, no release, no verdict)
+  ! jq -e 'select(.error == "bad_json")' replay.out >/dev/null
+  # no unverified trigger in the matrix's own count either
+  u=$(jq '[.runs[] | select(.case == "docs-deep" and .runtime == "germline") | .unverified_triggers // 0] | add' "$M")
+  # every line gl-replay wrote is a record of this release or a verdict for it
+  verdicts=$(jq -c --arg s "$sha" 'select(has("outcome") and .release == $s)' replay.out | wc -l)
+  cat "$rec" replay.out | "$GL_BIN/gl-damp" --state damp.json >damp.out 2>damp.err || true
+  bad=$(jq -c 'select(.ok == false)' damp.out | wc -l)
+  pen=$(jq -s --arg s "$sha" '[.[] | select(.release == $s) | .penalty] | max // 0' damp.out)
+  [ "$u" = 0 ] && [ "$verdicts" -gt 0 ] && [ "$bad" = 0 ] && [ "$pen" != 0 ] || {
+    echo "docs-deep: unverified triggers $u, verdicts $verdicts, gl-damp error records $bad, penalty $pen"
+    grep -v '"results"' replay.out | cut -c1-300
+    jq -c 'select(.ok == false)' damp.out
+    false
+  }
 
 # ---- issue 14 item 5: replay told from the call -------------------------------
 

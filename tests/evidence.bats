@@ -18,6 +18,7 @@
 # both, whose requests to ocr.example are compared with the delivered ones.
 # Runs of 20 calls are one gl-run session of 20 calls.
 # Fixtures: tests/fixtures/releases/ev-twin, ev-noise, ev-broken, ev-leak.
+# sanitizers: no — its 20-call sessions and 100-attempt pipelines are counts whose time is the Python copies; the C stages they drive (gl-run --witness-items and --damp, gl-replay, gl-damp) run under ASan in tests/replay.bats, tests/gl-damp.bats, tests/broker.bats and tests/read-paths.bats
 load helpers
 load fixtures/run/helpers
 load fixtures/run/copies

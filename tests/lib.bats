@@ -18,3 +18,8 @@ unit() {
   run "$(unit dirglob_test)"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
+
+@test "policy: limits — SPEC §4 defaults, global and per-release fields, every malformed field refused by name (bounds_test)" {
+  run "$(unit bounds_test)"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+}

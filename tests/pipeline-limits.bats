@@ -11,6 +11,11 @@
 # the real chain, a real sink for ocr.example. The reference with the cap off
 # is the record gl-run wrote before (the padded result as it is), fed to the
 # same gl-replay | gl-damp. Lines are about 17 MiB: the limit plus 1 MiB.
+#
+# The same for depth and numbers (issue 14 item 4; lib/json.h;
+# docs/pipeline.md "Depth limit", "Numbers"): a deep result and a deep state
+# value (tests/fixtures/releases/pl-deep), each against the test build of
+# gl-run with GL_TEST_DEPTH_OFF=1; numbers that would change between stages.
 # unprivileged: yes — gl-run and gl-replay work in a user namespace
 load helpers
 load fixtures/run/helpers
@@ -141,4 +146,146 @@ PY
     gl-replay | gl-damp --state d.json"
   [ "$status" -eq 1 ]
   json --arg r "$R" '.release == $r and (.penalty | type) == "number"'
+}
+
+# ---- one depth limit (issue 14 item 4; lib/json.h; docs/pipeline.md "Depth
+# limit"). Every reader takes documents 64 deep; our writers nest a copy's
+# value at most 8 deeper, so a value over 56 is refused where it enters. The
+# reference with the check off is the test build of gl-run with
+# GL_TEST_DEPTH_OFF=1 (the old rule: whatever the message reader took,
+# nested unchecked); every other stage as built.
+TGLRUN=${GL_ROOT:-.}/build/testing/bin/gl-run
+
+# deep_call ID DEPTH — a call of pl-deep's deep: an invoice (finance) and a
+# salary sheet (hr), which it leaks (a trigger), returning DEPTH nested arrays
+deep_call() {
+  jq -cn --arg id "$1" --arg r "$RD" --argjson d "$2" --arg i "$(b64 INVOICE)" \
+    --arg s "$(b64 "$CANARY")" '{id:$id,release:$r,function:"deep",args:{depth:$d},
+    items:[{name:"invoice.pdf",label:["finance"],data:$i},{name:"salary.csv",label:["hr"],data:$s}],
+    consumers:["agent"]}'
+}
+
+# depth_of — the depth of the JSON value on stdin (a scalar is 0)
+depth_of() { "$SYSPY" -c 'import json,sys
+def d(v): return 1 + max([d(x) for x in (v.values() if isinstance(v, dict) else v)] or [0]) if isinstance(v, (list, dict)) else 0
+print(d(json.load(sys.stdin)))'; }
+
+@test "a deep result (56, 57, 62, 63, 64, 100 levels): every record is read, gl-damp counts every call and gl-replay answers every trigger (off: a record no later stage reads, the call uncounted)" {
+  RD=$(install_release "$FIX/releases/pl-deep")
+  start_sink
+  for d in 56 57 62 63 64 100; do deep_call "d$d" "$d"; done >calls
+  run bash -o pipefail -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' --witness-items 3>&- 2>run.err |
+    tee run.jsonl | gl-replay 2>replay.err | tee replay.jsonl | gl-damp --state damp.json 2>damp.err"
+  [ "$status" -eq 0 ] || { echo "$output"; cat replay.err; false; }
+  [ "$(wc -l <run.jsonl)" -eq 6 ]
+  # 56 deep: the value as it was, nested 3 deeper in the record (59)
+  sed -n 1p run.jsonl | jq -e '.id == "d56" and .results[0].ok == true and (.triggers | length) == 1'
+  [ "$(sed -n 1p run.jsonl | jq -c '.results[0].value' | depth_of)" -eq 56 ]
+  # deeper: the consumer's result is the labelled protocol error, the trigger kept
+  local k=1
+  for d in 57 62 63 64 100; do
+    k=$((k + 1))
+    sed -n ${k}p run.jsonl | jq -e --arg id "d$d" '.id == $id and .ok == true and (.triggers | length) == 1
+      and .results[0].ok == false and .results[0].error == "protocol" and (.results[0].label | length) > 0
+      and (.results[0].detail | test("deeper than 56 levels|nesting too deep"))'
+    [ "$(sed -n ${k}p run.jsonl | depth_of)" -le 64 ]
+  done
+  ! grep -q "$CANARY" run.jsonl
+  # gl-replay: each record, then its verdict
+  [ "$(wc -l <replay.jsonl)" -eq 12 ]
+  [ "$(jq -s --arg r "$RD" '[.[] | select(.release == $r and .event == "verified_undeclared")] | length' replay.jsonl)" -eq 6 ]
+  # gl-damp: six calls and six events, every line the release's
+  [ "$(printf '%s\n' "$output" | jq -s --arg r "$RD" '[.[] | select(.release == $r)] | length')" -eq 12 ]
+  printf '%s\n' "$output" | tail -1 | jq -e '.penalty >= 5 * 249'
+
+  # off: the 62-deep result nested as it is (65 in the record): gl-replay
+  # cannot read the record, the trigger gets no verdict, gl-damp no call
+  [ -x "$TGLRUN" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  deep_call off 62 >off.calls
+  run bash -c "gl-plan --policy '$POLICY' <off.calls | GL_TEST_DEPTH_OFF=1 '$TGLRUN' --policy '$POLICY' --witness-items 3>&- |
+    tee off.jsonl | gl-replay 2>/dev/null | tee off-replay.jsonl | gl-damp --state off.json 2>/dev/null"
+  [ "$(depth_of <off.jsonl)" -eq 65 ]
+  [ "$(wc -l <off-replay.jsonl)" -eq 1 ]
+  jq -e '.ok == false and .error == "bad_json" and (has("release") | not) and (has("event") | not)' off-replay.jsonl
+  ! printf '%s\n' "$output" | jq -e --arg r "$RD" 'select(.release == $r)'
+}
+
+# slot_call ID FUNCTION [DEPTH] — a call of pl-deep's put or keys: no item
+# (the public horizon, one slot)
+slot_call() {
+  jq -cn --arg id "$1" --arg r "$RD" --arg f "$2" --argjson d "${3:-0}" \
+    '{id:$id,release:$r,function:$f,args:{depth:$d},items:[],consumers:["agent"]}'
+}
+
+@test "a deep state value is refused at state_put (the copy is told, the slot untouched) and every later call opens the slot (off: committed, then bad_slot for the release and horizon on every call)" {
+  RD=$(install_release "$FIX/releases/pl-deep")
+  { slot_call p57 put 57; slot_call p63 put 63; slot_call k1 keys; slot_call p56 put 56
+    slot_call k2 keys; } >calls
+  run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' 3>&- 2>/dev/null"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  for k in 1 2; do
+    printf '%s\n' "$output" | sed -n ${k}p | jq -e '.results[0].ok == true
+      and (.results[0].value | test("^refused: germline: state_put: the value is nested deeper than 56 levels"))'
+  done
+  printf '%s\n' "$output" | sed -n 3p | jq -e '.results[0].value == []'
+  printf '%s\n' "$output" | sed -n 4p | jq -e '.results[0].value == "stored"'
+  printf '%s\n' "$output" | sed -n 5p | jq -e '.results[0].value == ["deep"]'
+  slot=$(echo "$GL_HOME/slots/$RD"/*.json)
+  [ -f "$slot" ]
+  [ "$(jq -c .deep.value "$slot" | depth_of)" -eq 56 ]
+  # a later gl-run reads it too, and the value reaches the copy (Python)
+  slot_call k3 keys >k3
+  run bash -c "gl-plan --policy '$POLICY' <k3 | gl-run --policy '$POLICY' 3>&-"
+  json '.results[0].value == ["deep"]'
+
+  [ -x "$TGLRUN" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  # off: a 63-deep value is committed (the slot file 65 deep); every later
+  # call of the release and horizon fails bad_slot, forever
+  slot_call off put 63 >off
+  run bash -c "gl-plan --policy '$POLICY' <off | GL_TEST_DEPTH_OFF=1 '$TGLRUN' --policy '$POLICY' 3>&-"
+  json '.results[0].value == "stored"'
+  for i in 1 2; do
+    run bash -c "gl-plan --policy '$POLICY' <k3 | gl-run --policy '$POLICY' 3>&- 2>/dev/null"
+    json '.ok == false and .error == "bad_slot"' || { echo "$output"; false; }
+  done
+}
+
+@test "numbers pass gl-plan | gl-run exactly or are refused at the first stage, never altered (off: libjq's own reader rounds them)" {
+  RD=$(install_release "$FIX/releases/pl-deep")
+  # off: the jv value every stage builds holds a double: read by libjq 1.6
+  # as it is, 2^53+1 comes out as 2^53
+  [ "$(echo '{"id":9007199254740993}' | jq -c .id)" = 9007199254740992 ]
+  # refused by gl-plan, on the path that echoes the envelope's bytes and on
+  # the one that writes it anew (an old "plan" member dropped): a bad_json
+  # record, and gl-run passes it on
+  for x in '{}' '{"plan":{}}'; do
+    for bad in 9007199254740993 -9007199254740993 0.30000000000000001 1e-400 123456789.123456789; do
+      jq -cn --arg r "$RD" --argjson x "$x" '{id:"__ID__",release:$r,function:"echo",args:{n:1},
+        items:[],consumers:["agent"]} + $x' | sed "s/\"__ID__\"/$bad/" >id.jsonl
+      jq -cn --arg r "$RD" --argjson x "$x" '{id:"a",release:$r,function:"echo",args:{n:"__N__"},
+        items:[],consumers:["agent"]} + $x' | sed "s/\"__N__\"/$bad/" >arg.jsonl
+      for f in id.jsonl arg.jsonl; do
+        grep -qF -- "$bad" "$f"
+        run bash -c "gl-plan --policy '$POLICY' <$f | tee plan.out | gl-run --policy '$POLICY' 3>&-"
+        [ "$status" -eq 1 ]
+        json '.ok == false and .error == "bad_json" and (.detail | test("number not exact"))'
+        ! grep -qF -- "${bad%?}" plan.out || { cat plan.out; false; }
+      done
+    done
+  done
+  # exact: the same text in every record, through the copy and back
+  for x in '{}' '{"plan":{}}'; do
+    jq -cn --arg r "$RD" --argjson x "$x" '{id:"__ID__",release:$r,function:"echo",
+      args:{a:"__A__",b:0.30000000000000004,c:1e300,d:-9007199254740991,e:0.1},
+      items:[],consumers:["agent"]} + $x' |
+      sed 's/"__ID__"/9007199254740991/; s/"__A__"/9007199254740991/' >ok.jsonl
+    run bash -c "gl-plan --policy '$POLICY' <ok.jsonl | tee plan.out | gl-run --policy '$POLICY' 3>&-"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    for f in plan.out; do
+      grep -qF '"id":9007199254740991' $f
+      grep -qF '0.30000000000000004' $f
+    done
+    printf '%s\n' "$output" | grep -qF '"id":9007199254740991'
+    printf '%s\n' "$output" | grep -qF '"value":{"a":9007199254740991,"b":0.30000000000000004,"c":1e+300,"d":-9007199254740991,"e":0.1}'
+  done
 }

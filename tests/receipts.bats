@@ -316,3 +316,75 @@ PY
   run gl-run --policy pol.json --receipts rc </dev/null
   [ "$status" -eq 2 ]
 }
+
+# tree_sha256_of ARCHIVE — what an auditor recomputes from the release
+# archive alone (docs/receipts.md "Recomputing tree_sha256"): every regular
+# file's SHA-256 by its path in the archive, as canonical JSON, hashed
+tree_sha256_of() {
+  local t
+  t=$(mktemp -d "$BATS_TEST_TMPDIR/tree.XXXXXX")
+  tar -xzf "$1" -C "$t"
+  (cd "$t" && find . -type f -printf '%P\0' | sort -z | xargs -0 -r sha256sum) |
+    jq -Rn '[inputs | capture("^(?<h>[0-9a-f]{64})  (?<p>.+)$") | {(.p): .h}] | add // {}' -cjS |
+    sha256sum | cut -c1-64
+}
+
+@test "mode: a nosplit launch verifies as fully_enforced but is refused with --expect-mode germline, accepted with nosplit" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  run bash -c "$(declare -f call envelope); call c1 $R | gl-run --mode nosplit --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  f=$(receipts_of fully_enforced)
+  [ -n "$f" ] && [ "$(jq -r .signed.mode "$f")" = nosplit ]
+  # without an expectation: ok, the mode printed, its binding unchecked
+  run verify "$f" --expect-state fully_enforced
+  [ "$status" -eq 0 ]
+  json '.ok and .mode == "nosplit" and (.tree_sha256 | length) == 64
+    and (.unchecked | index("mode_binding")) and (.unchecked | index("tree_sha256_binding"))'
+  # what was a germline launch claim is refused
+  run verify "$f" --expect-state fully_enforced --expect-mode germline
+  [ "$status" -eq 1 ]
+  json '.ok == false and .error == "mismatch" and .failed == "mode_binding"
+    and (.detail | contains("nosplit"))'
+  run verify "$f" --expect-mode nosplit
+  [ "$status" -eq 0 ]
+  json '.ok and (.checks | index("mode_binding")) and (.unchecked | index("mode_binding") | not)'
+  # the exited receipt carries the mode too
+  run verify "$(receipts_of exited)" --expect-mode germline
+  [ "$status" -eq 1 ] && json '.failed == "mode_binding"'
+  # a mode gl-run does not have is a usage error
+  run verify "$f" --expect-mode split
+  [ "$status" -eq 2 ]
+}
+
+@test "tree_sha256: the hash an auditor recomputes from the archive; another tree is refused; a receipt without one cannot meet it" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  call c1 "$R" | gl-run --policy pol.json --receipts rc --host-key host >/dev/null
+  f=$(receipts_of fully_enforced)
+  archive=$(ls "$BATS_TEST_TMPDIR"/pub/sandbox-probe-*.tar.gz)
+  H=$(tree_sha256_of "$archive")
+  [ "$(jq -r .signed.tree_sha256 "$f")" = "$H" ]
+  run verify "$f" --expect-release "$R" --expect-tree-sha256 "$H"
+  [ "$status" -eq 0 ]
+  json --arg h "$H" '.ok and .tree_sha256 == $h and (.checks | index("tree_sha256_binding"))'
+  # another tree: the same release with one more file (what a receipt of a
+  # tampered or other install binds) does not meet the reviewed hash
+  mkdir other && cp -r "$FIX/releases/sandbox-probe/." other/ && echo x >other/extra.py
+  (cd other && tar -czf ../other.tar.gz .)
+  H2=$(tree_sha256_of other.tar.gz)
+  [ "$H2" != "$H" ]
+  run verify "$f" --expect-tree-sha256 "$H2"
+  [ "$status" -eq 1 ]
+  json '.error == "mismatch" and .failed == "tree_sha256_binding"'
+  run verify "$f" --expect-tree-sha256 "nothex"
+  [ "$status" -eq 2 ]
+  # a rejected receipt (unknown release) binds no tree: it cannot be
+  # checked, so it does not pass, and says so
+  U=$(printf '%s' nothing | sha256sum | cut -c1-64)
+  rm -f rc/*
+  run bash -c "$(declare -f envelope); envelope c1 $U hello | gl-run --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 1 ]
+  run verify "$(receipts_of rejected)" --expect-tree-sha256 "$H"
+  [ "$status" -eq 1 ]
+  json '.error == "mismatch" and .failed == "tree_sha256_binding"
+    and (.detail | contains("absent")) and (.unchecked | index("tree_sha256_binding"))'
+}

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "call.h"
+#include "itempath.h"
 #include "json.h"
 #include "jsonl.h"
 #include "manifest.h"
@@ -89,7 +90,8 @@ static bool emit_planned(const struct gl_buf *line, const struct gl_call *c,
 
 /* One input line; returns false when the record was refused. */
 static bool plan_line(const struct gl_buf *line, const struct gl_policy *pol,
-		      struct gl_releases *rel, enum gl_plan_mode mode)
+		      struct gl_releases *rel, const struct gl_state_roots *roots,
+		      enum gl_plan_mode mode)
 {
 	jv env = gl_json_parse(line->data, line->len);
 	if (!jv_is_valid(env)) {
@@ -104,7 +106,10 @@ static bool plan_line(const struct gl_buf *line, const struct gl_policy *pol,
 	}
 	struct gl_call c;
 	struct gl_call_error err;
-	bool ok = gl_call_read(&c, env, pol, rel, &err) == 0;
+	/* item paths never name host state (lib/itempath.h; gl-run's broker
+	 * checks again on what it opens) */
+	bool ok = gl_call_read(&c, env, pol, rel, &err) == 0 &&
+		  gl_itempath_check_call(&c, roots, &err) == 0;
 	if (ok) {
 		struct gl_plan plan;
 		gl_plan_make(&plan, &c, pol, mode);
@@ -151,7 +156,7 @@ int main(int argc, char **argv)
 	if (gl_policy_load(&pol, policy_path, &err) < 0)
 		gl_die(GL_EXIT_USAGE, "policy %s", err);
 
-	autofree char *home = NULL, *dir = NULL;
+	autofree char *home = gl_home(), *dir = NULL;
 	if (releases) {
 		struct stat st;
 		if (stat(releases, &st) < 0)
@@ -160,17 +165,21 @@ int main(int argc, char **argv)
 			gl_die(GL_EXIT_USAGE, "--releases %s: not a directory", releases);
 		dir = gl_xstrdup(releases);
 	} else {
-		home = gl_home();
 		dir = gl_xasprintf("%s/releases", home);
 	}
 	struct gl_releases *rel = gl_releases_new(dir);
+	/* what no item path may reach: GL_HOME and the releases */
+	const char *const state[] = {home, dir, NULL};
+	struct gl_state_roots roots;
+	gl_state_roots_init(&roots, state);
 
 	struct gl_lines in;
 	gl_lines_init(&in, 0);
 	autobuf struct gl_buf line = {0};
 	bool failed = false;
 	while (gl_lines_record(&in, &line, &failed))
-		failed |= !plan_line(&line, &pol, rel, mode);
+		failed |= !plan_line(&line, &pol, rel, &roots, mode);
+	gl_state_roots_free(&roots);
 	gl_releases_free(rel);
 	gl_policy_free(&pol);
 	return failed ? GL_EXIT_REFUSED : GL_EXIT_OK;

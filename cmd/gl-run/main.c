@@ -21,6 +21,7 @@
 #include "exec.h"
 #include "germline.h"
 #include "http.h"
+#include "itempath.h"
 #include "json.h"
 #include "jsonl.h"
 #include "keys.h"
@@ -461,7 +462,10 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 	struct gl_call c;
 	struct gl_call_error ce = {0};
 	jv out;
-	if (gl_call_read(&c, env, s->pol, s->rel, &ce) < 0) {
+	/* item paths never name host state (lib/itempath.h); the broker checks
+	 * again on what it opens */
+	if (gl_call_read(&c, env, s->pol, s->rel, &ce) < 0 ||
+	    gl_itempath_check_call(&c, s->broker.roots, &ce) < 0) {
 		out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string(ce.code),
 				jv_string("detail"), jv_string(ce.detail));
 		if (c.release && !strcmp(ce.code, "unknown_release"))
@@ -705,11 +709,18 @@ int main(int argc, char **argv)
 	}
 	s.broker.home = home;
 	s.releases_dir = dir;
-	/* what no read path may reach (lib/readpaths.h) */
-	const char *const st[] = {home, dir, s.damp_path, receipts, host_key};
+	/* what no read path nor item path may reach (lib/readpaths.h,
+	 * lib/itempath.h); the host key as given and its secret file */
+	autofree char *hk_key = NULL, *hk_pub = NULL;
+	if (host_key)
+		gl_key_paths(host_key, &hk_key, &hk_pub);
+	const char *const st[] = {home, dir, s.damp_path, receipts, host_key, hk_key};
 	for (size_t k = 0, n = 0; k < sizeof st / sizeof *st; k++)
 		if (st[k])
 			s.state[n++] = st[k];
+	struct gl_state_roots roots;
+	gl_state_roots_init(&roots, s.state);
+	s.broker.roots = &roots;
 	s.host_dir = host_dir;
 	s.rel = gl_releases_new(dir);
 	s.launcher.releases_dir = dir;
@@ -758,6 +769,7 @@ int main(int argc, char **argv)
 	gl_damp_free(s.damp);
 	gl_releases_free(s.rel);
 	gl_policy_free(&pol);
+	gl_state_roots_free(&roots);
 	curl_global_cleanup();
 	return all_ok && !too_long ? GL_EXIT_OK : GL_EXIT_REFUSED;
 }

@@ -20,6 +20,7 @@ static const char usage[] =
     "       gl-verify receipt FILE... --host KEY.pub [--expect-release H]\n"
     "                 [--expect-target-sha256 H] [--expect-manifest-sha256 H]\n"
     "                 [--expect-interpreter-sha256 H] [--expect-state STATE]\n"
+    "                 [--expect-mode MODE] [--expect-tree-sha256 H]\n"
     "\n"
     "pin      trust REPO's root.json (or the given root file) explicitly; it must be\n"
     "         signed by its own root threshold and not expired.\n"
@@ -103,6 +104,10 @@ static int cmd_receipt(int argc, char **argv)
 			x.interpreter_sha256 = hex_arg("--expect-interpreter-sha256", v);
 		else if ((v = gl_flag_value(argc, argv, &i, "--expect-state", usage)))
 			x.state = v;
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-mode", usage)))
+			x.mode = v;
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-tree-sha256", usage)))
+			x.tree_sha256 = hex_arg("--expect-tree-sha256", v);
 		else if (argv[i][0] == '-' && argv[i][1])
 			usage_error(gl_xasprintf("unknown option '%s'", argv[i]));
 		else if (nf == sizeof files / sizeof *files)
@@ -115,6 +120,14 @@ static int cmd_receipt(int argc, char **argv)
 	if (x.state && strcmp(x.state, "rejected") && strcmp(x.state, "bootstrap_failed") &&
 	    strcmp(x.state, "fully_enforced") && strcmp(x.state, "exited"))
 		usage_error("--expect-state: rejected, bootstrap_failed, fully_enforced or exited");
+	static const char *const modes[] = {"germline", "nosplit", "lazy",  "fresh",
+					    "confined", "sigpin",  "sigifc"};
+	bool mode_ok = !x.mode;
+	for (size_t i = 0; x.mode && i < sizeof modes / sizeof *modes; i++)
+		mode_ok |= !strcmp(x.mode, modes[i]);
+	if (!mode_ok)
+		usage_error("--expect-mode: germline, nosplit, lazy, fresh, confined, sigpin or "
+			    "sigifc (gl-run's --mode)");
 	if (sodium_init() < 0)
 		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
 	struct gl_key k = {0};

@@ -102,6 +102,10 @@ class Channel:
         with self.lock:
             self.send(msg)
             reply = self.recv()
+        if isinstance(reply, dict) and reply.get("type") == "refused":
+            # e.g. a state value deeper than the pipeline reads (SPEC §2):
+            # refused, never stored; the tool may go on
+            raise ValueError("germline: %s" % reply.get("detail"))
         if not isinstance(reply, dict) or reply.get("type") != want:
             raise RuntimeError("germline: expected %r from the broker, got %.80r" % (want, reply))
         return reply

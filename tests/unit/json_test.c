@@ -96,6 +96,37 @@ int main(void)
 	CHECK(jv_is_valid(ok), "refused nesting of 60");
 	jv_free(ok);
 
+	/* Depth (lib/json.h): 64 read, 65 not; gl_json_depth counts exactly up
+	 * to its cap and stops past it. */
+	memset(deep, '[', 64);
+	memset(deep + 64, ']', 64);
+	ok = gl_json_parse(deep, 128);
+	CHECK(jv_is_valid(ok) && gl_json_depth(ok, GL_JSON_MAX_DEPTH) == 64, "nesting of 64");
+	CHECK(gl_json_depth(ok, 10) == 11, "depth past the cap");
+	jv_free(ok);
+	memset(deep, '[', 65);
+	memset(deep + 65, ']', 65);
+	refused(deep, 130, "nesting of 65");
+	ok = gl_json_parse("{\"a\":[1,{\"b\":[]}],\"c\":2}", 24);
+	CHECK(gl_json_depth(ok, 64) == 4, "depth of a mixed value");
+	jv_free(ok);
+	CHECK(GL_JSON_VALUE_DEPTH_MAX + GL_JSON_NEST_MAX == GL_JSON_MAX_DEPTH, "the depth budget");
+
+	/* Numbers: exact in the pipeline or refused (docs/pipeline.md "Numbers"). */
+	refused("9007199254740993", 16, "2^53 + 1");
+	refused("9007199254740992", 16, "2^53 (an integer literal past the safe range)");
+	refused("-9007199254740993", 17, "-(2^53 + 1)");
+	refused("18446744073709551616", 20, "2^64");
+	refused("0.30000000000000001", 19, "a decimal that reads as another's double");
+	refused("9007199254740993.0", 18, "2^53 + 1 with a fraction");
+	refused("123456789.123456789", 19, "more digits than a double keeps");
+	refused("1e-400", 6, "an underflow to 0");
+	refused("5e-324", 6, "a subnormal written back otherwise");
+	roundtrip("[9007199254740991,-9007199254740991,0.30000000000000004,1e300,0,-0,0.0]",
+		  "[9007199254740991,-9007199254740991,0.30000000000000004,1e+300,0,0,0]");
+	roundtrip("[1.0,1E2,2.5e-3,0.000123]",
+		  "[1,100,0.0025,0.000123]");
+
 	/* Compact writer: deterministic, escapes control characters. */
 	roundtrip("{\"b\":1,\"a\":[true,false,null]}", "{\"a\":[true,false,null],\"b\":1}");
 	roundtrip("\"\\u00e9\\ud83d\\ude00\\n\\t\\\"\"", "\"\xc3\xa9\xf0\x9f\x98\x80\\n\\t\\\"\"");
