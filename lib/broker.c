@@ -459,7 +459,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	gl_broker_end_copy(r, gm, pidfd);
 	close(r->sock);
 	r->sock = -1;
-	gl_broker_witnesses(r, from);
+	gl_broker_witnesses(r, gm, from);
 	if (o == COPY_RESULT && gl_slot_commit(&r->slot, &err) < 0) {
 		gl_warn("%s", err); /* the value stands; the state write is lost */
 		free(err);

@@ -113,7 +113,7 @@ static inline int dest_index(const struct gl_call *c, const char *host)
 /* Write the witness of each trigger raised by the copy of group r->gi
  * (r->triggers from index `from` on), once that copy is gone
  * (broker_witness.c). */
-void gl_broker_witnesses(struct run *r, int from);
+void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from);
 
 /* Serve the copy's messages until its result, its death or its deadline
  * (Algorithm 1 lines 12–24). *result gets the result message (owned) on

@@ -24,9 +24,10 @@ static jv group_json(const struct run *r, size_t gi)
 }
 
 /* The witness of each trigger raised by the copy of group r->gi (from index
- * `from` of r->triggers on), written once that copy is gone; the trigger
+ * `from` of r->triggers on), written once that copy is gone, with the twin
+ * inputs germline gm imported the release under; the trigger
  * gets its path and hash, or "witness_error". */
-void gl_broker_witnesses(struct run *r, int from)
+void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 {
 	const struct gl_call *c = r->c;
 	const struct gl_plan_group *gw = &r->plan->group[r->gi];
@@ -78,6 +79,8 @@ void gl_broker_witnesses(struct run *r, int from)
 		    .transcript = r->trans[ge],
 		    .compared = r->trans[r->gi],
 		    .deadline_ms = (int64_t)(r->b->deadline_s * 1000 + 0.5),
+		    /* what the release's import read (A2, A4; germline.h) */
+		    .import_twin = gm->import_twinned ? &gm->import_twin : NULL,
 		};
 		char *path = NULL, *err = NULL, sha[65];
 		if (gl_witness_save(r->b->home, &in, &path, sha, &err) == 0) {

@@ -347,6 +347,47 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 	return GL_LAUNCH_OK;
 }
 
+/* The host's arguments for the import twin (paper §IV-F, A4): the
+ * release is imported under these values, and gl-replay launches with the
+ * witness's, so every Python-level clock, random source and the string
+ * hash seed the import can read are the same in both (docs/witness.md
+ * "What a witness records, and why it suffices"). Without an import twin
+ * the host runs as before issue 14: -I, the real clock at import. */
+struct import_args {
+	char flags[8], sec[24], usec[16], seed[65], hashseed[32];
+};
+
+static void import_args(const struct gl_launch_spec *spec, struct gl_germline *g,
+			struct import_args *a)
+{
+	g->import_twinned = !spec->import_real;
+#ifdef GL_TESTING
+	if (getenv("GL_TEST_IMPORT_TWIN_OFF")) /* the landed behaviour: real clock at import */
+		g->import_twinned = false;
+#endif
+	if (!g->import_twinned) {
+		memset(&g->import_twin, 0, sizeof g->import_twin);
+		snprintf(a->flags, sizeof a->flags, "-I");
+		return;
+	}
+	if (spec->import_twin)
+		g->import_twin = *spec->import_twin;
+	else
+		gl_twin_new(&g->import_twin);
+	/* -I without -E: PYTHONHASHSEED is read, from this environment only
+	 * (envp is the broker's, never the user's). -P -s are -I's other parts. */
+	snprintf(a->flags, sizeof a->flags, "-Ps");
+	snprintf(a->sec, sizeof a->sec, "%lld", (long long)g->import_twin.sec);
+	snprintf(a->usec, sizeof a->usec, "%lld", (long long)g->import_twin.usec);
+	memcpy(a->seed, g->import_twin.seed, sizeof a->seed);
+	unsigned long h = 0; /* the seed's first 32 bits (lowercase hex, checked by its reader) */
+	for (int i = 0; i < 8; i++) {
+		char c = g->import_twin.seed[i];
+		h = h << 4 | (unsigned long)(c >= 'a' ? c - 'a' + 10 : c - '0');
+	}
+	snprintf(a->hashseed, sizeof a->hashseed, "PYTHONHASHSEED=%lu", h & 0xffffffffUL);
+}
+
 enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
 				       char **err)
 {
@@ -387,13 +428,24 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1\n", (unsigned)geteuid());
 	snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1\n", (unsigned)getegid());
 	autofree char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
-	char *argv[] = {"python3", "-I", "-B", script, (char *)spec->release_dir, (char *)spec->entry, NULL};
+	struct import_args ia = {0};
+	import_args(spec, g, &ia);
+	/* The last argument: whether "/" is the minimal root (a tmpfs made at
+	 * launch, whose times the host reports as the import twin's); only a
+	 * GL_TESTING build runs without it (GL_OFF_ROOT). */
+	char *argv[] = {"python3", ia.flags, "-B", script, (char *)spec->release_dir,
+			(char *)spec->entry, ia.sec, ia.usec, ia.seed,
+			p.off & GL_OFF_ROOT ? "0" : "1", NULL};
+	if (!g->import_twinned)
+		argv[6] = NULL;
 	memcpy(p.argv, argv, sizeof argv);
 	/* Numeric libraries pinned to one thread: G1 (A2) needs a one-thread germline. */
 	autofree char *prof = spec->profile ? gl_xasprintf("GL_PROFILE=%s", spec->profile) : NULL;
 	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent",
 			"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1",
-			"NUMEXPR_NUM_THREADS=1", "VECLIB_MAXIMUM_THREADS=1", prof, NULL};
+			"NUMEXPR_NUM_THREADS=1", "VECLIB_MAXIMUM_THREADS=1",
+			g->import_twinned ? ia.hashseed : prof, g->import_twinned ? prof : NULL,
+			NULL};
 	memcpy(p.envp, envp, sizeof envp);
 
 	if (p.off & GL_OFF_PIDNS) {

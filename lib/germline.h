@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "callmsg.h"
+
 /* Each step of a launch, so a failure names the step (STYLE: typed results). */
 enum gl_launch_step {
 	GL_LAUNCH_OK = 0,
@@ -59,6 +61,15 @@ struct gl_launch_spec {
 	const char *interpreter;   /* e.g. "/usr/bin/python3"; resolved and retained */
 	int min_landlock_abi;      /* the profile's (lib/receipt.h); 0: GL_LANDLOCK_ABI_REQUIRED */
 	const char *profile;       /* named weaker profile passed to the host, or NULL */
+	/* The germline's import-time twin inputs (paper §IV-F, A4; docs/witness.md
+	 * "What a witness records"): the release's import reads every clock and
+	 * random source the Python host shims from them, so that gl-replay, given
+	 * the same values from the witness, rebuilds the image M_r the call's
+	 * copies were forked from (A2: M_r depends only on r and these). NULL:
+	 * fresh ones (gl-run). import_real: none at all, the import reads the
+	 * real clock (a witness written before issue 14, which recorded none). */
+	const struct gl_twin *import_twin;
+	bool import_real;
 };
 
 struct gl_exec;
@@ -82,6 +93,10 @@ struct gl_germline {
 	uint64_t ctl_ino;          /* inode of the germline's end, for G2 */
 	char interpreter_sha256[65];
 	struct gl_enforcement enf; /* of the germline and (same profile) its copies */
+	/* The twin inputs the release was imported under (spec.import_twin or
+	 * fresh); import_twinned false: the import read the real clock. */
+	struct gl_twin import_twin;
+	bool import_twinned;
 	bool exec_observed;        /* the status pipe closed without a failure */
 	bool reaped;               /* launch failed after the exec: wait_status is its end */
 	int wait_status;

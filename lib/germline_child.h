@@ -25,8 +25,8 @@ struct launch_prep {
 	pid_t parent;
 	const char *release_dir;
 	char uid_map[64], gid_map[64];
-	char *argv[7];
-	char *envp[12];
+	char *argv[11];
+	char *envp[13];
 	struct gl_bpf bpf;
 	struct gl_root root; /* lib/root.h; empty with GL_OFF_ROOT */
 	unsigned off; /* GL_TESTING only */

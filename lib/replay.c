@@ -263,12 +263,24 @@ static void stop(struct gl_replay *x)
 	x->release_dir = NULL;
 }
 
-/* The verified release's germline, launched as gl-run launches it. NULL
- * with *code and *err on refusal. */
-static struct gl_germline *germline(struct gl_replay *x, const char *sha, const char **code,
-				    char **err)
+/* Was g's release imported under itw (NULL: the real clock)? */
+static bool same_import(const struct gl_germline *g, const struct gl_twin *itw)
 {
-	if (x->up && !strcmp(x->release, sha))
+	if (!itw || !g->import_twinned)
+		return !itw && !g->import_twinned;
+	return g->import_twin.sec == itw->sec && g->import_twin.usec == itw->usec &&
+	       !strcmp(g->import_twin.seed, itw->seed);
+}
+
+/* The verified release's germline, launched as gl-run launches it, its
+ * import under the witness's import twin itw (A2, A4: the image the call's
+ * copies were forked from; NULL for a version 1 witness: the real clock,
+ * as gl-run then did). Kept while witnesses name the same release and
+ * import twin. NULL with *code and *err on refusal. */
+static struct gl_germline *germline(struct gl_replay *x, const char *sha,
+				    const struct gl_twin *itw, const char **code, char **err)
+{
+	if (x->up && !strcmp(x->release, sha) && same_import(&x->g, itw))
 		return &x->g;
 	stop(x);
 	if (x->archive_dir && pick_archive(x, sha, err) < 0) {
@@ -316,7 +328,9 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha, const 
 				      .entry = gl_json_get_str(x->manifest, "entry"),
 				      .read_paths = x->read_paths,
 				      .host_dir = x->host_dir,
-				      .interpreter = "/usr/bin/python3"};
+				      .interpreter = "/usr/bin/python3",
+				      .import_twin = itw,
+				      .import_real = !itw};
 	char *why = NULL;
 	enum gl_launch_step st = GL_LAUNCH_OK;
 	if (gl_replay_is_exec(x)) { /* each run a verified launch (lib/replay_exec.c) */
@@ -465,7 +479,8 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 		if (!b64[i])
 			b64[i] = own[i] = gl_replay_item_file(x, w.item[i].name, &code, &err);
 	}
-	struct gl_germline *g = code ? NULL : germline(x, w.release, &code, &err);
+	const struct gl_twin *itw = w.import_twinned ? &w.import_twin : NULL;
+	struct gl_germline *g = code ? NULL : germline(x, w.release, itw, &code, &err);
 	/* An exec run reads W's (probe) or V(d)'s (control) files at their
 	 * paths, as gl-run's copies did. */
 	struct gl_replay_files pf = {0}, cf = {0};

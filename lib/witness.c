@@ -133,6 +133,8 @@ static jv record(const struct gl_witness_in *in)
 	SET("compared", sequence(in->compared, in->destination, NULL));
 	SET("deadline_ms", jv_number((double)in->deadline_ms));
 	SET("complete", jv_bool(complete));
+	if (in->import_twin)
+		SET("import_twin", twin_json(in->import_twin));
 #undef SET
 	return o;
 }
@@ -303,12 +305,28 @@ static bool in_names(jv names, const char *s)
 	return found;
 }
 
+/* τ = {"seed","sec","usec"} at o[key] into *t. */
+static void twin_in(struct rd *r, jv o, const char *key, const char *tw, struct gl_twin *t)
+{
+	static const char *const treq[] = {"sec", "seed", "usec", NULL};
+	jv v = jv_object_get(jv_copy(o), jv_string(key));
+	if (keys(r, v, tw, treq, NULL) == 0) {
+		const char *seed = str(r, v, "seed", tw);
+		if (seed && !hex64(seed))
+			fail(r, "%s.seed: not 64 lowercase hex", tw);
+		else if (seed)
+			memcpy(t->seed, seed, 65);
+		t->sec = integer(r, v, "sec", tw, 0, (int64_t)1 << 40);
+		t->usec = integer(r, v, "usec", tw, 0, 999999);
+	}
+	jv_free(v);
+}
+
 static void group_in(struct rd *r, jv doc, const char *where, struct gl_witness_grp *g,
 		     const struct gl_witness *w)
 {
 	static const char *const req[] = {"consumers", "destinations", "horizon", "slot",
 					  "twin", "view", NULL};
-	static const char *const treq[] = {"sec", "seed", "usec", NULL};
 	jv o = jv_object_get(jv_copy(doc), jv_string(where));
 	g->view = jv_invalid();
 	g->slot = jv_invalid();
@@ -325,18 +343,8 @@ static void group_in(struct rd *r, jv doc, const char *where, struct gl_witness_
 				jv_free(n);
 			}
 		g->slot = text(r, o, "slot", where, JV_KIND_OBJECT);
-		jv t = jv_object_get(jv_copy(o), jv_string("twin"));
 		autofree char *tw = gl_xasprintf("%s.twin", where);
-		if (keys(r, t, tw, treq, NULL) == 0) {
-			const char *seed = str(r, t, "seed", tw);
-			if (seed && !hex64(seed))
-				fail(r, "%s.seed: not 64 lowercase hex", tw);
-			else if (seed)
-				memcpy(g->twin.seed, seed, 65);
-			g->twin.sec = integer(r, t, "sec", tw, 0, (int64_t)1 << 40);
-			g->twin.usec = integer(r, t, "usec", tw, 0, 999999);
-		}
-		jv_free(t);
+		twin_in(r, o, "twin", tw, &g->twin);
 	}
 	jv_free(o);
 }
@@ -473,14 +481,21 @@ static void check(struct rd *r, struct gl_witness *w)
 	    "destination", "destinations", "format", "function", "id", "items", "items_included",
 	    "mode", "record_sha256", "release", "served", "transcript", "trigger", "version",
 	    NULL};
+	static const char *const opt[] = {"import_twin", NULL};
 	static const char *const treq[] = {"kind", "position", NULL};
 	jv d = w->doc;
-	if (keys(r, d, "witness", req, NULL) < 0)
+	if (keys(r, d, "witness", req, opt) < 0)
 		return;
 	const char *fmt = str(r, d, "format", "witness");
 	if (fmt && strcmp(fmt, GL_WITNESS_FORMAT))
 		fail(r, "format: not \"%s\"", GL_WITNESS_FORMAT);
-	integer(r, d, "version", "witness", GL_WITNESS_VERSION, GL_WITNESS_VERSION);
+	w->version =
+	    integer(r, d, "version", "witness", GL_WITNESS_VERSION_MIN, GL_WITNESS_VERSION);
+	w->import_twinned = jv_object_has(jv_copy(d), jv_string("import_twin"));
+	if (w->import_twinned && w->version < 2)
+		fail(r, "import_twin: not in a version 1 witness");
+	else if (w->import_twinned)
+		twin_in(r, d, "import_twin", "import_twin", &w->import_twin);
 	w->id = str(r, d, "id", "witness");
 	if (w->id && (strlen(w->id) != 32 || strspn(w->id, "0123456789abcdef") != 32))
 		fail(r, "id: not 32 lowercase hex");

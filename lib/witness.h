@@ -26,7 +26,10 @@
 #include "callmsg.h"
 
 #define GL_WITNESS_FORMAT "germline.witness"
-#define GL_WITNESS_VERSION 1
+/* Version 2 (issue 14) adds "import_twin"; version 1 witnesses are still
+ * read (docs/witness.md "Witnesses of version 1"). */
+#define GL_WITNESS_VERSION 2
+#define GL_WITNESS_VERSION_MIN 1
 #define GL_WITNESS_MAX (96u << 20)        /* bytes of a witness file */
 #define GL_WITNESS_REPLIES_MAX (4u << 20) /* bytes of reply text kept */
 #define GL_WITNESS_REQUESTS_MAX 1024      /* GL_BROKER_REQUESTS_MAX */
@@ -62,6 +65,9 @@ struct gl_witness_in {
 	jv transcript; /* g's copy's entries (gl_witness_entry) */
 	jv compared;   /* the comparing copy's entries */
 	int64_t deadline_ms;
+	/* the germline's import-time twin inputs (germline.h), or NULL when
+	 * the import read the real clock (no germline: exec; test switch) */
+	const struct gl_twin *import_twin;
 };
 
 /* Build the record and write it atomically (mode 0600) to
@@ -94,6 +100,9 @@ struct gl_witness {
 	size_t ntrans;
 	jv delivered, compared; /* digests (in doc) */
 	bool complete, items_included;
+	int64_t version;
+	struct gl_twin import_twin; /* valid when import_twinned */
+	bool import_twinned;        /* "import_twin" present (version 2 only) */
 };
 
 enum gl_witness_status { GL_WITNESS_OK, GL_WITNESS_IO, GL_WITNESS_BAD };

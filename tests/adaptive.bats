@@ -12,7 +12,10 @@
 # "[after the fix]": germline discloses nothing. On the code this suite was
 # written against (before the issue 13 fixes) every "[after the fix]" test
 # FAILS, which is the proof that the attack is real; each names what closes
-# it. Class 7 is measured by gl-replay and gl-damp, not by the oracle.
+# it. Class 7 is measured by gl-replay and gl-damp, not by the oracle, and
+# so is issue 14's docs-clock (replay told from the call by the import-time
+# clock), whose reference is the test build of gl-run with the import twin
+# off (GL_TEST_IMPORT_TWIN_OFF).
 #
 # unprivileged: yes — the matrix runs gl-run in user namespaces
 # sanitizers: no — its sessions drive the gl-plan | gl-run paths that
@@ -20,7 +23,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-CASES=docs-1.0.0,docs-readpaths,docs-stdio,docs-helper,docs-sigalrm,docs-atfork,docs-pagecache,docs-inode,docs-denied,docs-bigresult,docs-deep
+CASES=docs-1.0.0,docs-readpaths,docs-stdio,docs-helper,docs-sigalrm,docs-atfork,docs-pagecache,docs-inode,docs-denied,docs-bigresult,docs-deep,docs-clock
 
 setup_file() {
   export ADIR="$BATS_FILE_TMPDIR/adaptive"
@@ -36,6 +39,8 @@ setup_file() {
 # the kept runs hold installed (read-only) releases: writable again, so that
 # bats can remove its temporary directory as nobody too
 teardown_file() { chmod -R u+w "$ADIR" 2>/dev/null || true; }
+# and those a test keeps in its own directory (issue 14 clock, off)
+teardown() { chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null || true; }
 
 setup() {
   cd "$BATS_TEST_TMPDIR"
@@ -259,4 +264,50 @@ target() {
     jq -c 'select(.ok == false)' damp.out
     false
   }
+
+# ---- issue 14 item 5: replay told from the call -------------------------------
+
+# damp RUN_DIR — gl-replay | gl-damp on a kept run's records: prints
+# "<events> <max penalty> <suppressed>" for the run's release
+damp() {
+  local rec=$1/records.jsonl sha
+  [ -s "$rec" ]
+  sha=$(jq -r 'select(.triggers | length > 0) | .release' "$rec" | head -1)
+  [ -n "$sha" ]
+  GL_HOME=$1/glhome "$GL_BIN/gl-replay" <"$rec" >replay.out 2>replay.err || true
+  "$GL_BIN/gl-damp" --state "$1/damp-state.json" <replay.out >damp.out 2>damp.err || true
+  jq -r --arg s "$sha" 'select(has("outcome") and .release == $s) | .event' replay.out |
+    sort | uniq -c | tr -s ' ' | tr '\n' ';'
+  jq -s -r --arg s "$sha" '[.[] | select(.release == $s)] |
+    " \(map(.penalty) | max // 0) \(any(.suppressed))"' damp.out
+}
+
+@test "issue 14 clock: sigpin discloses (the smuggled salary sheet); germline prevents it and raises a trigger" {
+  baseline docs-clock
+  target docs-clock
+  jq -e '[.runs[] | select(.case == "docs-clock" and .runtime == "germline") | .triggers | length] | add > 0' "$M"
+}
+
+@test "issue 14 clock [after the fix: the import twin]: every trigger an item witness, gl-damp suppresses the release; with the import twin off (test build) state divergences, never suppressed" {
+  tg=$GL_ROOT/build/testing/bin/gl-run
+  [ -x "$tg" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  # on: the matrix's own run
+  on=$(damp "$ADIR/work/runs/t0-docs-clock-germline")
+  echo "on: $on"
+  case $on in *" verified;"*" true") ;; *) grep -v '"results"' replay.out | cut -c1-300; false ;; esac
+  [[ $on != *unverified* ]]
+  # off: the same case with the test build's gl-run, the import twin off
+  mkdir -p off/bin off/tmp
+  for b in "$GL_BIN"/gl-*; do ln -s "$b" off/bin/; done
+  ln -sf "$tg" off/bin/gl-run
+  GL_TEST_IMPORT_TWIN_OFF=1 TMPDIR=$PWD/off/tmp "$SYSPY" "$GL_ROOT/testbed/matrix.py" --bin "$PWD/off/bin" \
+    --trials 1 --seed ci-adaptive --cases docs-clock --runtimes germline --no-existence-bit \
+    --keep "$PWD/off/work" --out off/matrix.json >off/table.txt 2>off/stderr.txt ||
+    { cat off/table.txt off/stderr.txt; false; }
+  jq -e '[.runs[] | .disclosures[]] | length == 0' off/matrix.json
+  off=$(damp "$PWD/off/work/runs/t0-docs-clock-germline")
+  echo "off: $off"
+  case $off in *" unverified;"*" false") ;; *) grep -v '"results"' replay.out | cut -c1-300; false ;; esac
+  [[ $off != *" verified;"* ]]
+  jq -e '[.runs[].replay[] | .outcome] | length > 0 and all(. == "state_divergence")' off/matrix.json
 }

@@ -232,13 +232,14 @@ static long clone_copy(unsigned long flags, unsigned off)
 static PyObject *gl_serve(PyObject *self, PyObject *args)
 {
 	int ctl;
-	if (!PyArg_ParseTuple(args, "i", &ctl))
+	const char *prof = NULL;
+	if (!PyArg_ParseTuple(args, "i|z", &ctl, &prof))
 		return NULL;
 	int abi = gl_landlock_abi();
 	/* The operator's named weaker profile (gl-run --profile no-scope, set by
-	 * the launcher in GL_PROFILE; docs/receipts.md) accepts ABI 4-5. It only
-	 * lowers this floor: the rules are always the kernel's full ABI. */
-	const char *prof = getenv("GL_PROFILE");
+	 * the launcher in GL_PROFILE, which germline_host takes out of the
+	 * release's environment and passes here; docs/receipts.md) accepts ABI
+	 * 4-5. It only lowers this floor: the rules are always the kernel's full ABI. */
 	int required = prof && !strcmp(prof, "no-scope") ? 4 : GL_LANDLOCK_ABI_REQUIRED;
 	if (abi < required) {
 		PyErr_Format(PyExc_RuntimeError, "germline: Landlock ABI %d below the required %d", abi,
@@ -392,7 +393,7 @@ static PyObject *gl_report_error(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
 	{"serve", gl_serve, METH_VARARGS,
-	 "serve(ctl_fd): send ready, serve fork requests; returns the channel fd in a copy only."},
+	 "serve(ctl_fd, profile=None): send ready, serve fork requests; returns the channel fd in a copy only."},
 	{"report_error", gl_report_error, METH_VARARGS,
 	 "report_error(ctl_fd, text): tell the broker the entry module failed to import."},
 	{NULL, NULL, 0, NULL},

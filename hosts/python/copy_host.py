@@ -2,11 +2,14 @@
 
 Tool glue only; confinement is done in C (_germline) before any of this runs.
 
-prepare()      in the germline, after the release's entry module is imported
-               and before the first fork: installs shims for the clocks,
-               randomness and http.client, also where the release took a name
-               with `from time import time`. Until a copy sets its twin
-               inputs and channel, every shim behaves as the original.
+prepare(tw)    in the germline, before the release's entry module is imported
+               (with tw, the broker's import twin: the import reads clocks
+               and randomness from it) or after it (without: the import saw
+               the originals), and before the first fork: installs shims for
+               the clocks, randomness and http.client, also where the release
+               took a name with `from time import time`. Outside the import
+               twin and a copy's, every shim behaves as the original.
+imported()     in the germline after the import: the import twin ends.
 run(fd, mod)   in a copy: reads the call, sets the twin inputs (paper §IV-F,
                assumption A4) and the channel, calls the tool function, sends
                its result, exits. A call message with "session": true (the
@@ -166,11 +169,13 @@ _real_counters = {n: getattr(time, n) for n in (
     "monotonic_ns", "perf_counter_ns", "process_time_ns", "thread_time_ns")}
 _real_datetime = datetime.datetime
 _real_urandom = os.urandom
+_real_times = os.times
 _real_getrandom = getattr(os, "getrandom", None)
 _real_seed = random.Random.seed
 _real_module_seed = random.seed  # a method bound to the shared instance
 _real_http, _real_https = http.client.HTTPConnection, getattr(http.client, "HTTPSConnection", None)
 _real_open, _real_os_open = io.open, os.open
+_real_stat, _real_lstat, _real_fstat = os.stat, os.lstat, os.fstat
 
 
 def _time():
@@ -230,6 +235,15 @@ def _clock_gettime_ns(clk):
     return _time_ns() if clk == time.CLOCK_REALTIME else _twin.tick()
 
 
+def _times():
+    # os.times(): CPU times and "elapsed" (a real clock since boot) become
+    # the deterministic counter, like process_time and monotonic.
+    if not _twin:
+        return _real_times()
+    t = _twin.tick() / 1e9
+    return os.times_result((t, 0.0, 0.0, 0.0, t))
+
+
 def _urandom(n):
     return _twin.urandom(n) if _twin else _real_urandom(n)
 
@@ -244,6 +258,45 @@ def _seed(self, a=None, version=2):
     if a is None and _twin:
         a = int.from_bytes(_twin.urandom(32), "big")
     _real_seed(self, a, version)
+
+
+# ---- the minimal root's times (docs/witness.md "What a witness records") --
+#
+# The germline's root is an empty tmpfs made at launch (lib/root.c): its
+# inodes ("/", "/dev", "/tmp", the directories above each bind mount) carry
+# the launch's real clock in their times, which no utimensat can undo for
+# ctime. With an import twin, os.stat, os.lstat and os.fstat report the
+# import twin's time for them instead, the same in gl-run and in gl-replay;
+# every other file (the bind mounts: the interpreter, the release,
+# /dev/null) is the host's, unchanged. Listing a directory of the tmpfs is
+# denied (Landlock), so no os.scandir entry is one of its inodes.
+
+_root_dev = None  # st_dev of the minimal root, with an import twin only
+_root_ns = 0
+
+
+def _retime(st):
+    if _root_dev is None or st.st_dev != _root_dev:
+        return st
+    sec, ns = _root_ns // 1_000_000_000, _root_ns
+    seq = list(st[:st.n_sequence_fields])
+    seq[7] = seq[8] = seq[9] = sec  # st_atime, st_mtime, st_ctime as integers
+    extra = {n: getattr(st, n) for n in ("st_blksize", "st_blocks", "st_rdev") if hasattr(st, n)}
+    extra.update(st_atime=ns / 1e9, st_mtime=ns / 1e9, st_ctime=ns / 1e9,
+                 st_atime_ns=ns, st_mtime_ns=ns, st_ctime_ns=ns)
+    return os.stat_result(seq, extra)
+
+
+def _stat(path, *, dir_fd=None, follow_symlinks=True):
+    return _retime(_real_stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks))
+
+
+def _lstat(path, *, dir_fd=None):
+    return _retime(_real_lstat(path, dir_fd=dir_fd))
+
+
+def _fstat(fd):
+    return _retime(_real_fstat(fd))
 
 
 class _DatetimeMeta(type):
@@ -505,14 +558,32 @@ class HTTPSConnection(HTTPConnection):
         super().connect()
 
 
-def prepare():
+def prepare(import_twin=None, minimal_root=False):
     """Install the shims (in the germline, once, before the first fork).
     Rewrites every loaded module's globals that hold an original, including
-    names the release imported with `from … import …`."""
-    global _prepared, _precall_twin
+    names the release imported with `from … import …`.
+
+    import_twin (time, seed hex), from the broker: called before the
+    release's import, and until imported() every shim answers from these
+    values, so the import reads no real clock nor the kernel's randomness
+    through them, and gl-replay, launching with the witness's values,
+    rebuilds the same image (paper §IV-F, A2, A4; docs/witness.md "What a
+    witness records"). Without it (a witness from before issue 14, the
+    baselines' session) the import sees the originals. minimal_root: "/"
+    is the germline's minimal root, whose times stat() reports as the
+    import twin's."""
+    global _prepared, _precall_twin, _twin, _root_dev, _root_ns
     if _prepared:
         return
-    _precall_twin = (_real_time(), _real_urandom(32).hex())
+    if import_twin is not None:
+        _twin = Twin(*import_twin)
+        _twin.install()
+        if minimal_root:  # "/" is the tmpfs the launch made (lib/root.c)
+            _root_dev, _root_ns = _real_stat("/").st_dev, int(round(_twin.time * 1e9))
+        # MCP's start before the call: from the import twin too
+        _precall_twin = (_twin.time, _twin.derive(b"precall").hex())
+    else:
+        _precall_twin = (_real_time(), _real_urandom(32).hex())
     random.Random.seed = _seed
     for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector",
                  "KqueueSelector"):
@@ -527,10 +598,12 @@ def prepare():
         _real_localtime: _localtime, _real_gmtime: _gmtime, _real_ctime: _ctime,
         _real_asctime: _asctime, _real_strftime: _strftime,
         _real_clock_gettime: _clock_gettime, _real_clock_gettime_ns: _clock_gettime_ns,
-        _real_datetime: _Datetime, _real_urandom: _urandom,
+        _real_datetime: _Datetime, _real_urandom: _urandom, _real_times: _times,
         _real_module_seed: random._inst.seed, _real_http: HTTPConnection,
         _real_open: _open, _real_os_open: _os_open,
     }
+    if _root_dev is not None:
+        repl.update({_real_stat: _stat, _real_lstat: _lstat, _real_fstat: _fstat})
     for name, real in _real_counters.items():
         repl[real] = _counter_shim(name)
     if _real_getrandom is not None:
@@ -539,8 +612,22 @@ def prepare():
         repl[_real_https] = HTTPSConnection
     else:  # an interpreter without ssl
         http.client.HTTPSConnection = HTTPSConnection
+    global _repl
+    _repl = repl
     _replace_everywhere(repl)
     _prepared = True
+
+
+_repl = None
+
+
+def imported():
+    """After the release's import (germline): the shims also where modules
+    the import loaded took an original, and no twin until a copy's call."""
+    global _twin
+    if _repl is not None:
+        _replace_everywhere(_repl)
+    _twin = None
 
 
 def _replace_everywhere(repl):

@@ -1,10 +1,12 @@
 """The germline's Python main (paper §VI "Germline and copies"; SPEC §10).
 
 Started by the broker's verified launch as
-    python3 -I -B <host_dir>/germline_host.py <release_dir> <entry>
-with stdio on /dev/null and the control socket on fd 3. It imports the
-release's entry module once (the release's initialisation, before any user
-data exists: assumption A2), then lets copy_host install its shims (copy_host.prepare) and hands over to
+    python3 -Ps -B <host_dir>/germline_host.py <release_dir> <entry> <sec> <usec> <seed> 1
+(PYTHONHASHSEED in the broker's environment; `-I` and no twin for a
+witness from before issue 14), with stdio on /dev/null and the control
+socket on fd 3. It lets copy_host install its shims under the import twin
+(copy_host.prepare), imports the release's entry module once (the release's
+initialisation, before any user data exists: assumption A2) and hands over to
 _germline.serve, which only serves fork requests and returns in a copy,
 with the copy's channel, to copy_host.run.
 Only glue lives here; the security-critical parts are in C (_germline.c).
@@ -72,8 +74,20 @@ def main():
         if mcp:
             _mcp_setup(copy_host, entry)
         copy_host.run(CTL_FD, module)
-    # -I leaves the script's directory out of sys.path: the host first (for
-    # _germline and copy_host), then the release root.
+    # The import twin (paper §IV-F, A4): <sec> <usec> <seed hex> after the
+    # entry, from the broker (gl-run: drawn at launch; gl-replay: the
+    # witness's), then 1 when "/" is the minimal root (0 only in a test
+    # build's GL_OFF_ROOT). Taken out of sys.argv before the release runs.
+    import_twin, minimal_root = None, False
+    if len(sys.argv) == 7:
+        sec, usec, seed, root = sys.argv[3:7]
+        import_twin, minimal_root = (int(sec) + int(usec) / 1e6, seed), root == "1"
+        del sys.argv[3:]
+    # The operator's weaker profile is for _germline only, not for the
+    # release to read (gl-replay's germline has none): out of os.environ.
+    profile = os.environ.pop("GL_PROFILE", None)
+    # -I (or -Ps) leaves the script's directory out of sys.path: the host
+    # first (for _germline and copy_host), then the release root.
     sys.path[:0] = [host_dir, release_dir]
     import _germline
 
@@ -81,24 +95,36 @@ def main():
     serve, report_error = _germline.serve, _germline.report_error
     import importlib
 
+    if import_twin is not None:
+        # The copy side's shims (clocks, randomness, http.client) go in
+        # before the release's import, answering from the import twin: the
+        # import reads no real clock nor kernel randomness through Python.
+        try:
+            import copy_host
+
+            copy_host.prepare(import_twin, minimal_root)
+        except BaseException as exc:  # noqa: BLE001
+            report_error(CTL_FD, "copy_host: %s" % _short_traceback(exc))
+            os._exit(1)
     try:
         module = importlib.import_module(entry)
     except BaseException as exc:  # noqa: BLE001 — any failure refuses the release
         report_error(CTL_FD, "import %s: %s" % (entry, _short_traceback(exc)))
         os._exit(1)
     try:
-        # The copy side's shims (clocks, randomness, http.client) are
-        # installed here, once, after the release's import and before the
-        # first fork, so that names the release took are replaced too.
+        # Without an import twin the shims are installed here, after the
+        # release's import; either way before the first fork, and names
+        # the release took are replaced too (copy_host.imported).
         import copy_host
 
         copy_host.prepare()
+        copy_host.imported()
         if mcp:
             _mcp_setup(copy_host, entry)
     except BaseException as exc:  # noqa: BLE001
         report_error(CTL_FD, "copy_host: %s" % _short_traceback(exc))
         os._exit(1)
-    fd = serve(CTL_FD)  # returns only in a copy
+    fd = serve(CTL_FD, profile)  # returns only in a copy
     copy_host.run(fd, module)
 
 
