@@ -35,9 +35,10 @@
 /* Weighted JSON nodes of one message (lib/json.h "node limit"): counted
  * before any jv is built; a message above it is a protocol violation
  * (the copy is ended, its consumers get "protocol"). 2^21: a value of 2
- * million numbers or strings, or 131,072 arrays or objects; its jv costs
- * at most about 85 MB, measured (docs/design/run.md "The broker's bound"),
- * against about 9 GB for 64 MiB of "{}," unbounded. */
+ * million numbers or strings, or 131,072 arrays or objects; the broker's
+ * peak for the largest such message is 65–116 MB, measured, documented as
+ * under 256 MiB (docs/design/run.md "The broker's bound"), against about
+ * 9 GB for 64 MiB of "{}," unbounded. */
 #define GL_MSG_NODES_MAX (1u << 21)
 
 /* The broker's clock: CLOCK_MONOTONIC in nanoseconds. */
