@@ -171,3 +171,30 @@ PY
   jq -e '.id == "rec" and .ok == true and (.results | length) == 5' off.jsonl
   json '.ok == false and .error == "bad_json" and (.detail | test("JSON nodes"))'
 }
+
+# slot_call ID FUNCTION ARGS_JSON — a call with no item (the public slot)
+slot_call() {
+  jq -cn --arg id "$1" --arg r "$R" --arg f "$2" --argjson a "$3" \
+    '{id:$id,release:$r,function:$f,args:$a,items:[],consumers:["agent"]}' | gl-plan --policy "$POLICY"
+}
+
+@test "a slot is never committed over the node limit, so every later call opens it (off: committed, then bad_slot on every call)" {
+  # five state values of 131,000 empty objects: each put is within the
+  # message's limit (2,096,000 weighted nodes and its own), together 10.5 million
+  { slot_call f fill '{"keys":5,"n":131000}'; slot_call k keys '{}'; } >calls
+  run bash -c "gl-run --policy '$POLICY' <calls 3>&- 2>err.txt"
+  [ "$status" -eq 0 ] || { echo "$output"; cat err.txt; false; }
+  printf '%s\n' "$output" | sed -n 1p | jq -e '.results[0].value == "stored"'
+  printf '%s\n' "$output" | sed -n 2p | jq -e '.results[0].ok == true and .results[0].value == []'
+  grep -q "8388608 JSON nodes" err.txt
+  # off: the slot is committed; every later call of the release and horizon
+  # fails bad_slot (its reader refuses it)
+  slot_call f fill '{"keys":5,"n":131000}' >off
+  run bash -c "GL_TEST_NODES_OFF=1 '$TGLRUN' --policy '$POLICY' <off 3>&- 2>/dev/null"
+  json '.results[0].value == "stored"'
+  slot_call k keys '{}' >k
+  for i in 1 2; do
+    run bash -c "gl-run --policy '$POLICY' <k 3>&- 2>/dev/null"
+    json '.ok == false and .error == "bad_slot"' || { echo "$output"; false; }
+  done
+}
