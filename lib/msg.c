@@ -393,7 +393,8 @@ int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, char **err)
 	m->doc = jv_invalid();
 	/* Bounded by construction (msg.h): the weighted nodes are counted
 	 * before any jv is built, so the jv of one message costs O(the
-	 * limit), whatever the copy sent. */
+	 * limit), whatever the copy sent (paper §III-A: the release, and so
+	 * every byte a copy sends, is the adversary's). */
 	if (!gl_json_nodes_off() && gl_json_nodes(buf, len, GL_MSG_NODES_MAX) > GL_MSG_NODES_MAX)
 		return gl_err(err, "more than %u JSON nodes in one message (an array or object "
 				 "weighs %d; lib/msg.h)",
