@@ -47,9 +47,46 @@
  * longer (lib/jsonl.h; docs/pipeline.md "Line limit"). */
 #define GL_JSON_LINE_MAX (16u << 20)
 
+/* The one node limit of the pipeline (issue 15 "The broker is bounded by
+ * construction"; docs/pipeline.md "Node limit"). libjq's jv costs far more
+ * than the text it is read from: 16 bytes per array member (and up to 2.5
+ * times that while an array grows), about 290 bytes for an empty array and
+ * 400 for an empty object (jq 1.6 allocates 16 array slots, 8 object slots
+ * and their buckets). So before any jv is built the reader counts the
+ * document's weighted nodes in one pass over its bytes, allocating nothing
+ * (gl_json_nodes): a number, literal, string or object key weighs 1, an
+ * array or object GL_JSON_CONTAINER_WEIGHT; a document above the limit is
+ * refused, its jv never built. What a reader's jv can cost is then bounded
+ * by the limit, not by what the sender wrote: at most about 40 bytes per
+ * weighted node plus the document's own string bytes (docs/pipeline.md
+ * gives the measured figures). GL_JSON_NODES_MAX is every stage's limit
+ * (gl-plan, gl-run's envelope reader, gl-replay, gl-damp, the slot, policy
+ * and witness readers): no line within GL_JSON_LINE_MAX that holds only
+ * scalars is ever refused by it (a scalar takes at least 2 bytes with its
+ * separator), and gl_jsonl_emit writes no record above it. A copy's
+ * message has its own, smaller limit (GL_MSG_NODES_MAX, lib/msg.h). */
+#define GL_JSON_CONTAINER_WEIGHT 16
+#define GL_JSON_NODES_MAX (GL_JSON_LINE_MAX / 2)
+
+/* The weighted nodes of the JSON text buf[0..len) as above, counted
+ * without validating it (the parser validates), stopping as soon as the
+ * count passes cap (a value above cap is returned then): for valid JSON
+ * exactly its weight. One pass, no allocation. */
+size_t gl_json_nodes(const char *buf, size_t len, size_t cap);
+
+/* In a GL_TESTING build with GL_TEST_NODES_OFF=1: no node limit anywhere
+ * (every jv is built whatever it costs; tests/broker-bounds.bats shows the
+ * harm). Always false in a release build. */
+bool gl_json_nodes_off(void);
+
 /* Parse exactly one JSON value in buf[0..len). Returns an owned jv, or
- * jv_invalid_with_msg(string) naming what is wrong and at which byte. */
+ * jv_invalid_with_msg(string) naming what is wrong and at which byte. A
+ * document of more than GL_JSON_NODES_MAX weighted nodes is refused
+ * before any jv is built. */
 jv gl_json_parse(const char *buf, size_t len);
+/* The same without the node limit, for a caller that has already counted
+ * buf's nodes against its own limit (lib/msg.c). */
+jv gl_json_parse_unbounded(const char *buf, size_t len);
 
 /* The depth of v (borrowed): 0 for a scalar, 1 + its deepest member's for
  * an array or object; counting stops past cap (cap + 1 is returned then),

@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- reader ---------------------------------------------------------- */
@@ -449,7 +450,65 @@ static jv parse_value(struct parser *ps, struct gl_buf *tmp)
 	return jv_invalid();
 }
 
+/* ---- the node bound (json.h) ---------------------------------------------- */
+
+size_t gl_json_nodes(const char *buf, size_t len, size_t cap)
+{
+	const unsigned char *p = (const unsigned char *)buf, *end = p + len;
+	size_t n = 0;
+	bool in_scalar = false; /* inside a number or literal: counted at its start */
+	while (p < end && n <= cap) {
+		unsigned c = *p++;
+		switch (c) {
+		case '"':
+			n++;
+			in_scalar = false;
+			while (p < end) { /* to the closing quote; an escape skips one byte */
+				unsigned d = *p++;
+				if (d == '\\')
+					p += p < end;
+				else if (d == '"')
+					break;
+			}
+			break;
+		case '[':
+		case '{':
+			n += GL_JSON_CONTAINER_WEIGHT;
+			in_scalar = false;
+			break;
+		case ']': case '}': case ',': case ':': case ' ': case '\t': case '\n': case '\r':
+			in_scalar = false;
+			break;
+		default:
+			if (!in_scalar)
+				n++;
+			in_scalar = true;
+		}
+	}
+	return n;
+}
+
+bool gl_json_nodes_off(void)
+{
+#ifdef GL_TESTING
+	const char *off = getenv("GL_TEST_NODES_OFF");
+	return off && !strcmp(off, "1"); /* test build only: jv built whatever it costs */
+#else
+	return false;
+#endif
+}
+
 jv gl_json_parse(const char *buf, size_t len)
+{
+	size_t cap = gl_json_nodes_off() ? SIZE_MAX : GL_JSON_NODES_MAX;
+	if (cap != SIZE_MAX && gl_json_nodes(buf, len, cap) > cap)
+		return jv_invalid_with_msg(jv_string_fmt(
+		    "more than %u JSON nodes (an array or object weighs %d; lib/json.h)",
+		    GL_JSON_NODES_MAX, GL_JSON_CONTAINER_WEIGHT));
+	return gl_json_parse_unbounded(buf, len);
+}
+
+jv gl_json_parse_unbounded(const char *buf, size_t len)
 {
 	struct parser ps = {.p = (const unsigned char *)buf,
 			    .s = (const unsigned char *)buf,

@@ -15,6 +15,14 @@ static bool depth_fits(jv v)
 	return gl_json_depth_off() || gl_json_depth(v, GL_JSON_MAX_DEPTH) <= GL_JSON_MAX_DEPTH;
 }
 
+/* Within the line and node limits every stage reads (lib/json.h)? The
+ * nodes are counted on the text as the readers count them. */
+static bool text_fits(const struct gl_buf *b)
+{
+	return b->len <= GL_JSON_LINE_MAX &&
+	       (gl_json_nodes_off() || gl_json_nodes(b->data, b->len, GL_JSON_NODES_MAX) <= GL_JSON_NODES_MAX);
+}
+
 bool gl_jsonl_emit(jv v)
 {
 	if (!depth_fits(v)) {
@@ -24,7 +32,7 @@ bool gl_jsonl_emit(jv v)
 	autobuf struct gl_buf b = {0};
 	gl_json_dump(&b, v);
 	jv_free(v);
-	if (b.len > GL_JSON_LINE_MAX)
+	if (!text_fits(&b))
 		return false;
 	gl_buf_addc(&b, '\n');
 	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
@@ -38,7 +46,7 @@ bool gl_jsonl_fits(jv v)
 		return false;
 	autobuf struct gl_buf b = {0};
 	gl_json_dump(&b, v);
-	return b.len <= GL_JSON_LINE_MAX;
+	return text_fits(&b);
 }
 
 static size_t ws(const char *b, size_t n, size_t i)

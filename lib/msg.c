@@ -8,7 +8,11 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "json.h"
@@ -32,6 +36,8 @@ const char *gl_msg_status_name(enum gl_msg_status s)
 	}
 	return "?";
 }
+
+static enum gl_msg_status msg_read(int fd, int64_t deadline, struct gl_buf *buf);
 
 /* Wait until fd is ready for events or the deadline passes: 1 ready,
  * 0 deadline, -1 error. EINTR restarts with the remaining time. */
@@ -78,7 +84,60 @@ static enum gl_msg_status read_exact(int fd, void *p, size_t n, int64_t deadline
 	return GL_MSG_OK;
 }
 
+/* ---- GL_TESTING: the broker's own usage (tests/broker-bounds.bats) -------- */
+
+#ifdef GL_TESTING
+static int64_t cpu_ns(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+	       ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+}
+
+static int64_t last_msg_cpu = -1; /* CPU when the last message had arrived */
+static pid_t report_pid;
+
+static void usage_report(void)
+{
+	if (getpid() != report_pid)
+		return; /* a forked child's exit */
+	long hwm = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "VmHWM:", 6))
+			hwm = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	int64_t now = cpu_ns();
+	fprintf(stderr, "gl-usage: vmhwm_kb=%ld cpu_ms=%lld cpu_after_last_message_ms=%lld\n", hwm,
+		(long long)(now / 1000000),
+		(long long)(last_msg_cpu < 0 ? -1 : (now - last_msg_cpu) / 1000000));
+}
+
+void gl_msg_test_usage(void)
+{
+	const char *on = getenv("GL_TEST_USAGE");
+	if (!on || strcmp(on, "1"))
+		return;
+	report_pid = getpid();
+	atexit(usage_report);
+}
+#define MARK() (last_msg_cpu = cpu_ns())
+#else
+void gl_msg_test_usage(void) {}
+#define MARK() ((void)0)
+#endif
+
 enum gl_msg_status gl_msg_read(int fd, int64_t deadline, struct gl_buf *buf)
+{
+	enum gl_msg_status st = msg_read(fd, deadline, buf);
+	MARK();
+	return st;
+}
+
+static enum gl_msg_status msg_read(int fd, int64_t deadline, struct gl_buf *buf)
 {
 	buf->len = 0;
 	unsigned char hdr[4];
@@ -331,7 +390,16 @@ int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, char **err)
 {
 	memset(m, 0, sizeof *m);
 	m->value = jv_invalid();
-	m->doc = gl_json_parse(buf, len);
+	m->doc = jv_invalid();
+	/* Bounded by construction (msg.h): the weighted nodes are counted
+	 * before any jv is built, so the jv of one message costs O(the
+	 * limit), whatever the copy sent (paper §III-A: the release, and so
+	 * every byte a copy sends, is the adversary's). */
+	if (!gl_json_nodes_off() && gl_json_nodes(buf, len, GL_MSG_NODES_MAX) > GL_MSG_NODES_MAX)
+		return gl_err(err, "more than %u JSON nodes in one message (an array or object "
+				 "weighs %d; lib/msg.h)",
+			    GL_MSG_NODES_MAX, GL_JSON_CONTAINER_WEIGHT);
+	m->doc = gl_json_parse_unbounded(buf, len);
 	if (!jv_is_valid(m->doc)) {
 		jv msg = jv_invalid_get_msg(m->doc);
 		m->doc = jv_invalid();

@@ -32,6 +32,14 @@
 #define GL_MSG_METHOD_MAX 16
 #define GL_MSG_KEY_MAX 256           /* bytes of a state key */
 #define GL_MSG_ERROR_MAX 4096        /* bytes of a result error kept */
+/* Weighted JSON nodes of one message (lib/json.h "node limit"): counted
+ * before any jv is built; a message above it is a protocol violation
+ * (the copy is ended, its consumers get "protocol"). 2^21: a value of 2
+ * million numbers or strings, or 131,072 arrays or objects; the broker's
+ * peak for the largest such message is 65–116 MB, measured, documented as
+ * under 256 MiB (docs/design/run.md "The broker's bound"), against about
+ * 9 GB for 64 MiB of "{}," unbounded. */
+#define GL_MSG_NODES_MAX (1u << 21)
 
 /* The broker's clock: CLOCK_MONOTONIC in nanoseconds. */
 int64_t gl_mono_ns(void);
@@ -53,6 +61,13 @@ const char *gl_msg_status_name(enum gl_msg_status s);
  * buffer is reset first). The buffer grows only as bytes arrive, so a
  * large length prefix alone costs nothing. */
 enum gl_msg_status gl_msg_read(int fd, int64_t deadline, struct gl_buf *buf);
+
+/* GL_TESTING with GL_TEST_USAGE=1: at exit the process writes its peak
+ * RSS (VmHWM), its CPU time and its CPU time since the last message it
+ * read to stderr ("gl-usage: vmhwm_kb=N cpu_ms=N
+ * cpu_after_last_message_ms=N"); gl-run calls this once at start. A no-op
+ * otherwise. */
+void gl_msg_test_usage(void);
 
 /* Write one framed message holding len bytes of JSON, before the deadline.
  * Never raises SIGPIPE. GL_MSG_OK, GL_MSG_DEADLINE, GL_MSG_TOO_BIG or

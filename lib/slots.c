@@ -191,9 +191,13 @@ int gl_slot_commit(struct gl_slot *s, char **err)
 	gl_json_dump(&out, cur);
 	size_t n = (size_t)jv_object_length(jv_copy(cur));
 	jv_free(cur);
-	if (out.len > GL_SLOT_MAX || n > GL_SLOT_ENTRIES_MAX)
-		return gl_err(err, "slot %s would exceed %u bytes or %d entries", s->path,
-			    GL_SLOT_MAX, GL_SLOT_ENTRIES_MAX);
+	/* ... or the node limit every reader of the slot applies (lib/json.h):
+	 * a slot written past it would be refused, bad_slot, ever after. */
+	if (out.len > GL_SLOT_MAX || n > GL_SLOT_ENTRIES_MAX ||
+	    (!gl_json_nodes_off() &&
+	     gl_json_nodes(out.data, out.len, GL_JSON_NODES_MAX) > GL_JSON_NODES_MAX))
+		return gl_err(err, "slot %s would exceed %u bytes, %d entries or %u JSON nodes",
+			    s->path, GL_SLOT_MAX, GL_SLOT_ENTRIES_MAX, GL_JSON_NODES_MAX);
 	gl_buf_addc(&out, '\n');
 	if (gl_atomic_write(s->path, out.data, out.len, 0600) < 0)
 		return gl_err(err, "slot %s: %s", s->path, strerror(errno));

@@ -131,6 +131,15 @@ release_dir() {
   [ -f "$dir/f00099" ]
 }
 
+@test "install refuses a release over each default bound: 65536 entries, 1 GiB (docs/archives.md)" {
+  # entries: the manifest and 65536 files, one over
+  install_hostile many --count 65536
+  assert_unsafe 'entry 65537: more than 65536 entries'
+  # bytes: one file declared one byte over 1 GiB (refused on its header)
+  install_hostile bomb --size $(((1 << 30) + 1))
+  assert_unsafe 'entry 2 "zeros": declared size past the bound of 1073741824 bytes'
+}
+
 @test "install refuses a gzip bomb past the size bound" {
   # 64 MiB of zeros in an archive of about 64 KiB
   GL_ARCHIVE_MAX_BYTES=$((16 << 20)) install_hostile bomb --size $((64 << 20))
@@ -168,7 +177,7 @@ release_dir() {
   # above the default: a warning, the default stays, the install goes on
   GL_ARCHIVE_MAX_ENTRIES=999999999 run --separate-stderr gl-verify install repo ok.tar.gz
   [ "$status" -eq 0 ]
-  [[ "$stderr" == *"above the default 200000"* ]]
+  [[ "$stderr" == *"above the default 65536"* ]]
 }
 
 # ---- gl-sign pack ----------------------------------------------------------

@@ -586,6 +586,7 @@ int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-run");
 	gl_std_flags(argc, argv, usage);
+	gl_msg_test_usage(); /* GL_TESTING only: peak RSS and CPU at exit (lib/msg.h) */
 	if (sodium_init() < 0)
 		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
 	gl_http_global_init();

@@ -1,5 +1,7 @@
 /* Unit tests of lib/json.c: the strict reader and the two writers.
  * Run by tests/lib.bats under the plain and the sanitizer build. */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -152,6 +154,41 @@ int main(void)
 	jv c = gl_canon_parse("{\"a\":[1,\"x\"],\"b\":{}}", 20);
 	CHECK(jv_is_valid(c), "canon_parse refused canonical bytes");
 	jv_free(c);
+
+	/* The node limit (json.h): scalars, strings and keys weigh 1, containers
+	 * GL_JSON_CONTAINER_WEIGHT; nothing inside a string counts. */
+	static const struct {
+		const char *in;
+		size_t want;
+	} nodes[] = {
+	    {"0", 1}, {" -1.5e3 ", 1}, {"true", 1}, {"\"a[{,\\\"]\"", 1}, {"[]", 16},
+	    {"[0,1,2]", 19}, {"{\"a\":null,\"b\":[\"x\"]}", 16 + 2 + 1 + 16 + 1},
+	    {"[ 1 , 2 ]", 18}, {"[[],{}]", 48},
+	};
+	for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++) {
+		size_t got = gl_json_nodes(nodes[i].in, strlen(nodes[i].in), SIZE_MAX);
+		CHECK(got == nodes[i].want, "nodes of %s: %zu, want %zu", nodes[i].in, got,
+		      nodes[i].want);
+	}
+	CHECK(gl_json_nodes("[0,0,0,0,0]", 11, 17) == 18, "nodes: the count stops past the cap");
+	{
+		/* one over GL_JSON_NODES_MAX is refused, the limit itself taken */
+		size_t n = GL_JSON_NODES_MAX - GL_JSON_CONTAINER_WEIGHT;
+		struct gl_buf b = {0};
+		gl_buf_addc(&b, '[');
+		for (size_t i = 0; i < n; i++)
+			gl_buf_adds(&b, i ? ",0" : "0");
+		gl_buf_addc(&b, ']');
+		jv v = gl_json_parse(b.data, b.len);
+		CHECK(jv_is_valid(v), "refused a document of GL_JSON_NODES_MAX nodes");
+		jv_free(v);
+		b.data[b.len - 1] = ',';
+		gl_buf_adds(&b, "0]");
+		v = gl_json_parse(b.data, b.len);
+		CHECK(!jv_is_valid(v), "took a document over GL_JSON_NODES_MAX nodes");
+		jv_free(v);
+		free(b.data);
+	}
 
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
