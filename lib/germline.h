@@ -59,6 +59,7 @@ struct gl_launch_spec {
 	const char *interpreter;   /* e.g. "/usr/bin/python3"; resolved and retained */
 	int min_landlock_abi;      /* the profile's (lib/receipt.h); 0: GL_LANDLOCK_ABI_REQUIRED */
 	const char *profile;       /* named weaker profile passed to the host, or NULL */
+	unsigned tmp_mb;           /* limits.tmp_mb (lib/bounds.h; 0: the default): /tmp's bound */
 };
 
 struct gl_exec;
@@ -93,6 +94,11 @@ struct gl_germline {
 	/* A copy killed whose end is still to be awaited (gl_copy_retire). */
 	bool retiring;
 	int retired_pidfd;
+	/* Each copy's private scratch /tmp of tmp_mb MiB (lib/scratch.h):
+	 * false without the minimal root (GL_TESTING) or GL_TEST_SCRATCH_OFF. */
+	bool scratch;
+	unsigned tmp_mb;
+	char **scratch_under; /* the root's binds beneath /tmp, bound again on it (owned) */
 };
 
 /* Where the Python host is (germline_host.py, _germline.so): PREFIX/lib/germline

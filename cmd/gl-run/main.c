@@ -192,6 +192,7 @@ static struct gl_launch_spec launch_spec(const struct session *s, const struct r
 	    .read_paths = r->read_paths,
 	    .host_dir = s->host_dir,
 	    .interpreter = "/usr/bin/python3",
+	    .tmp_mb = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"))->tmp_mb,
 	};
 }
 

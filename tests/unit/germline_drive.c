@@ -29,6 +29,7 @@
 #include "germline.c"
 #include "germline_fork.c"
 #include "germline_child.c"
+#include "scratch.c"
 
 #include <dirent.h>
 
