@@ -81,3 +81,34 @@ val() { printf '%s\n' "$output" | jq -sc ".[$1].results[0].value"; }
   GL_TEST_SCRATCH_OFF=1 calls "$TGL" calls.jsonl
   val 0 | jq -e '.error == null and .written_mb == 8' || { echo "$output $stderr"; false; }
 }
+
+# ---- exec copies: their own root's tmpfs /tmp and workspace ----------------
+
+# ws_keys SHA — the keys of the exec release's workspace slot ("gl.files")
+ws_keys() { jq -c '.["gl.files"].value | keys' "$GL_HOME/slots/$1"/*.json; }
+
+@test "exec: /tmp is a tmpfs of limits.tmp_mb; the workspace one of limits.workspace_mb: over it the call fails \"disk\" and the slot keeps what it had; off: both unbounded" {
+  sha=$(install_release "$FIX/exec/workspace")
+  jq '.limits = {tmp_mb:2, workspace_mb:2}' "$POLICY" >p2 && mv p2 "$POLICY"
+  op() { jq -cn --argjson o "$1" '{args:{ops:$o}}'; }
+  {
+    envelope c1 "$sha" do '[]' "$(op '[{"op":"write","path":"keep.txt","data":"kept"},{"op":"big","path":"/tmp/t","bytes":3145728}]')"
+    envelope c2 "$sha" do '[]' "$(op '[{"op":"big","path":"big","bytes":3145728}]')"
+    envelope c3 "$sha" ls
+  } >calls.jsonl
+  calls gl-run calls.jsonl
+  rec() { printf '%s\n' "$output" | jq -sc ".[] | select(.id == \"$1\") | .results[0]"; }
+  # /tmp: ENOSPC at 2 MiB inside, a normal result outside
+  rec c1 | jq -e '.ok and .value.done == ["ok","denied:ENOSPC"]' || { echo "$output $stderr"; false; }
+  # the workspace: ENOSPC inside, "disk" outside, nothing stored
+  rec c2 | jq -e '.ok == false and .error == "disk"' || { echo "$output $stderr"; false; }
+  rec c3 | jq -e '.value.tree == {"keep.txt":"kept"}'
+  [ "$(ws_keys "$sha")" = '["keep.txt"]' ]
+  [ -z "$(ls -A "$GL_HOME/scratch")" ]
+  # off: 3 MiB written to /tmp and to the workspace, and stored
+  rm -rf "$GL_HOME/slots/$sha"
+  GL_TEST_SCRATCH_OFF=1 calls "$TGL" calls.jsonl
+  rec c1 | jq -e '.ok and .value.done == ["ok","ok"]' || { echo "$output $stderr"; false; }
+  rec c2 | jq -e '.ok and .value.done == ["ok"]' || { echo "$output $stderr"; false; }
+  [ "$(ws_keys "$sha")" = '["big","keep.txt"]' ]
+}
