@@ -223,6 +223,8 @@ static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep
 		close(g->ctl);
 	g->pid = -1;
 	g->pidfd = g->ctl = -1;
+	if (g->mounter.pid > 0)
+		gl_scratch_stop(&g->mounter);
 	for (size_t i = 0; g->scratch_under && g->scratch_under[i]; i++)
 		free(g->scratch_under[i]);
 	free(g->scratch_under);
@@ -397,6 +399,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	memset(g, 0, sizeof *g);
 	g->pid = g->gpid = -1;
 	g->pidfd = g->ctl = -1;
+	g->mounter = (struct gl_scratch){-1, -1};
 	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
 	memcpy(g->enf.namespaces, ns, sizeof ns);
 
@@ -496,7 +499,8 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	if (op && !strcmp(op, "ready") && jv_object_length(jv_copy(v)) == 1) {
 		jv_free(v);
 		/* The import is done: its scratch read-only before any copy (A1). */
-		if (g->scratch && gl_scratch_seal(g->pidfd, &msg) < 0)
+		if (g->scratch && gl_scratch_start(g->pidfd, (const char *const *)g->scratch_under,
+						   &g->mounter, &msg) < 0)
 			return launch_fail(g, &p, GL_LAUNCH_ROOT, err, msg);
 		return GL_LAUNCH_OK;
 	}

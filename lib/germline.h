@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "scratch.h"
+
 /* Each step of a launch, so a failure names the step (STYLE: typed results). */
 enum gl_launch_step {
 	GL_LAUNCH_OK = 0,
@@ -99,6 +101,7 @@ struct gl_germline {
 	bool scratch;
 	unsigned tmp_mb;
 	char **scratch_under; /* the root's binds beneath /tmp, bound again on it (owned) */
+	struct gl_scratch mounter; /* the broker's mount helper (pid > 0 while it runs) */
 };
 
 /* Where the Python host is (germline_host.py, _germline.so): PREFIX/lib/germline

@@ -222,8 +222,7 @@ static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, char **err
 	if (!g->scratch)
 		return 0;
 	char *msg = NULL;
-	if (gl_scratch_mount(pidfd, host, g->gpid, g->tmp_mb, (const char *const *)g->scratch_under,
-			     &msg) == 0)
+	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &msg) == 0)
 		return 0;
 	*err = gl_xasprintf("fork: %s", msg);
 	free(msg);
@@ -462,6 +461,8 @@ void gl_germline_stop(struct gl_germline *g)
 		close(g->ctl);
 	g->pid = -1;
 	g->pidfd = g->ctl = -1;
+	if (g->mounter.pid > 0)
+		gl_scratch_stop(&g->mounter);
 	for (size_t i = 0; g->scratch_under && g->scratch_under[i]; i++)
 		free(g->scratch_under[i]);
 	free(g->scratch_under);

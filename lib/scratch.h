@@ -20,11 +20,11 @@
  *     namespace when the copy ends (O3).
  * An exec copy builds its own root: a tmpfs /tmp of tmp_mb (lib/exec_child.c).
  *
- * The mounts are made by a short-lived child of the broker that enters the
- * target's user and mount namespaces (setns on its pidfd): the broker's uid
- * owns the germline's user namespace, so the child has every capability
- * there, and Landlock and seccomp, which deny the mount API to the germline
- * and its copies, do not bind it. */
+ * The mounts are made by one child of the broker per germline that enters
+ * its user namespace (setns on a pidfd) and each copy's mount namespace in
+ * turn: the broker's uid owns the germline's user namespace, so the child
+ * has every capability there, and Landlock and seccomp, which deny the
+ * mount API to the germline and its copies, do not bind it. */
 #ifndef GL_SCRATCH_H
 #define GL_SCRATCH_H
 
@@ -52,19 +52,28 @@
 int gl_scratch_allow(int ruleset, int abi, const char *path);
 #define GL_SCRATCH_RULE_PATH "/"
 
-/* The germline's /tmp read-only, from outside (pidfd of a process in its
- * user and mount namespaces). 0, or -1 with *err (malloc'd). */
-int gl_scratch_seal(int pidfd, char **err);
+/* The broker's mount helper for one germline (lib/scratch.c "the
+ * mounter"): a child in the germline's user and mount namespaces. */
+struct gl_scratch {
+	pid_t pid;
+	int sock;
+};
 
-/* A fresh tmpfs of tmp_mb MiB on the copy's /tmp. copy is the copy's pid
- * here, germline the germline's: the copy's mount namespace must not be the
- * germline's (else the tmpfs would be every later copy's). 0, or -1 with
- * *err (malloc'd). */
-int gl_scratch_mount(int copy_pidfd, pid_t copy, pid_t germline, unsigned tmp_mb,
-		     const char *const *nested, char **err);
-/* nested (NULL-terminated, at most GL_SCRATCH_NESTED_MAX): the minimal
- * root's mounts beneath /tmp (a release under a GL_HOME in /tmp), bound
- * again, read-only as they were, on the copy's tmpfs. */
+/* Start it (init_pidfd: a pidfd of the germline's init, in its user and
+ * mount namespaces; nested as below, borrowed for the helper's life): it
+ * makes the germline's /tmp read-only first (unless gl_scratch_off()).
+ * 0, or -1 with *err (malloc'd) and nothing left running. */
+int gl_scratch_start(int init_pidfd, const char *const *nested, struct gl_scratch *s, char **err);
+void gl_scratch_stop(struct gl_scratch *s);
+
+/* A fresh tmpfs of tmp_mb MiB on the copy's /tmp, and the minimal root's
+ * binds beneath /tmp (nested, given to gl_scratch_start: a release under a
+ * GL_HOME in /tmp) bound again, read-only as they were, on it. copy is the
+ * copy's pid here, germline the germline's: the copy's mount namespace must
+ * not be the germline's (else the tmpfs would be every later copy's).
+ * 0, or -1 with *err (malloc'd). */
+int gl_scratch_mount(struct gl_scratch *s, int copy_pidfd, pid_t copy, pid_t germline,
+		     unsigned tmp_mb, char **err);
 #define GL_SCRATCH_NESTED_MAX 32
 
 /* The tmpfs mount options of a scratch of tmp_mb MiB (size, nr_inodes,
