@@ -582,8 +582,11 @@ enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c)
 	if (!(c->off & GL_OFF_LANDLOCK)) {
 		int rs = gl_landlock_copy_ruleset(c->landlock_abi);
 		/* the copy's own tmpfs on /tmp, stacked by the broker before it
-		 * runs (lib/scratch.h: why the rule is on the root) */
-		if (rs < 0 || gl_scratch_allow(rs, c->landlock_abi, GL_SCRATCH_RULE_PATH) < 0 ||
+		 * runs (lib/scratch.h: why the rule is on the root) — under the
+		 * minimal root only, whose "/" is read-only (never the host's) */
+		bool minimal = faccessat(AT_FDCWD, "/", W_OK, AT_EACCESS) < 0 && errno == EROFS;
+		if (rs < 0 ||
+		    (minimal && gl_scratch_allow(rs, c->landlock_abi, GL_SCRATCH_RULE_PATH) < 0) ||
 		    gl_landlock_restrict(rs) < 0)
 			return GL_CONFINE_LANDLOCK;
 		close(rs);
