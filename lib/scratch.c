@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
@@ -147,8 +148,17 @@ static int stack_tmpfs(char *opts, const char *const *nested)
 	int tree[GL_SCRATCH_NESTED_MAX], fds[3] = {-1, -1, -1};
 	size_t nn = 0;
 	for (; nested && nested[nn] && nn < GL_SCRATCH_NESTED_MAX; nn++) {
-		tree[nn] = (int)syscall(SYS_open_tree, AT_FDCWD, nested[nn],
-					OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+		/* no symlink on the way: the germline could have made some in
+		 * its /tmp at import (they would lead only to its read-only root) */
+		struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+				       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+		int at = (int)syscall(SYS_openat2, AT_FDCWD, nested[nn], &how, sizeof how);
+		tree[nn] = at < 0 ? -1
+				  : (int)syscall(SYS_open_tree, at, "",
+						 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+						     AT_EMPTY_PATH);
+		if (at >= 0)
+			close(at);
 		if (tree[nn] < 0) {
 			close_all(tree, nn);
 			return H_NESTED;
