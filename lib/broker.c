@@ -484,8 +484,11 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 		} else if (o == COPY_RESULT) {
 			autofree char *d = gl_sanitize(result.error, strnlen(result.error,
 									 GL_MSG_ERROR_MAX));
+			/* "disk": the copy reached its workspace bound (SPEC §6) */
 			rec = JV_OBJECT(jv_string("consumer"), u, jv_string("ok"), jv_false(),
-					jv_string("error"), jv_string("tool_error"), jv_string("detail"),
+					jv_string("error"),
+					jv_string(result.limit ? result.limit : "tool_error"),
+					jv_string("detail"),
 					jv_string(d), jv_string("label"), gl_labels_to_jv(&r->L));
 		} else {
 			/* how the copy ended is its choice: labelled like a value */

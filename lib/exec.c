@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bounds.h"
 #include "broker.h"
 #include "germline_impl.h"
 #include "json.h"
@@ -39,6 +40,7 @@
 #include "msg.h"
 #include "proc.h"
 #include "root.h"
+#include "scratch.h"
 #include "util.h"
 
 #ifndef P_PIDFD
@@ -212,9 +214,10 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 			: gl_xstrdup("twin.cjs");
 	jv env = gl_json_get(manifest, "env");
 	size_t nenv = jv_get_kind(env) == JV_KIND_OBJECT ? (size_t)jv_object_length(jv_copy(env)) : 0;
-	x->envp = gl_xcalloc(nenv + 5, sizeof *x->envp);
+	x->envp = gl_xcalloc(nenv + 6, sizeof *x->envp);
 	size_t k = 0;
 	x->envp[k++] = gl_xstrdup("PATH=/usr/bin:/bin");
+	x->envp[k++] = gl_xstrdup("TMPDIR=/tmp"); /* the copy's own tmpfs (SPEC §5) */
 	x->envp[k++] = gl_xstrdup("HOME=/nonexistent");
 	x->envp[k++] = gl_xstrdup("LANG=C.UTF-8");
 	const char *node_opts = gl_json_get_str(env, "NODE_OPTIONS");
@@ -223,7 +226,8 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	if (nenv) {
 		jv_object_foreach(env, key, val)
 		{
-			if (strcmp(jv_string_value(key), "NODE_OPTIONS"))
+			if (strcmp(jv_string_value(key), "NODE_OPTIONS") &&
+			    strcmp(jv_string_value(key), "TMPDIR"))
 				x->envp[k++] = gl_xasprintf("%s=%s", jv_string_value(key),
 							    jv_string_value(val));
 			jv_free(key);
@@ -453,8 +457,25 @@ static int exec_root(const struct gl_exec *x, struct gl_root *r, const char *hos
 	if (gl_root_add_bind(r, x->target_path, err) < 0 ||
 	    gl_root_add_bind_at(r, hosts, "/etc/hosts", false, err) < 0)
 		return -1;
+	/* /tmp and the workspace: tmpfs mounts of their bounds, so the quota
+	 * holds while the copy writes (issue 15; gl-exec-host restores the
+	 * workspace from the slot and stores it back) */
+	char opts[96] = "mode=0700";
+	if (!gl_scratch_off())
+		gl_scratch_options(opts, sizeof opts, x->tmp_mb ? x->tmp_mb : GL_LIMITS_DEFAULT.tmp_mb);
+	if (gl_root_add_tmpfs(r, GL_SCRATCH_DIR, opts, err) < 0)
+		return -1;
+	if (!gl_scratch_off())
+		gl_scratch_options(opts, sizeof opts,
+				   x->workspace_mb ? x->workspace_mb : GL_LIMITS_DEFAULT.workspace_mb);
+	bool bind = false;
+#ifdef GL_TESTING
+	bind = getenv("GL_TEST_WORKSPACE_SOURCE") != NULL; /* a failing bind */
+#endif
 	char *werr = NULL;
-	if (state && gl_root_add_bind_at(r, state, GL_WORKSPACE_DIR, true, &werr) < 0) {
+	if (state && !bind && gl_root_add_tmpfs(r, GL_WORKSPACE_DIR, opts, err) < 0)
+		return -1;
+	if (state && bind && gl_root_add_bind_at(r, state, GL_WORKSPACE_DIR, true, &werr) < 0) {
 		gl_err(err, "exec copy: launch failed at workspace bind mount: %s", werr);
 		free(werr);
 		return -2; /* named as the workspace's own step (receipts: "workspace") */
@@ -520,9 +541,13 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 		list[n++] = p.hosts;
 		int fds[2] = {x->target_fd, x->host_fd};
 		const char *bad = NULL;
+		/* with the minimal root the workspace is a tmpfs, its rule added in
+		 * the child (lib/scratch.h) */
+		bool root = !(x->off & GL_OFF_ROOT);
+		p.scratch_abi = root ? x->enf.landlock_abi : 0;
 		p.ruleset = gl_landlock_exec_ruleset(x->enf.landlock_abi, list, n, fds, 2,
-						     x->state_dir ? state : NULL, GL_EXEC_RELAY_PORT,
-						     &bad);
+						     x->state_dir && !root ? state : NULL,
+						     GL_EXEC_RELAY_PORT, &bad);
 		free(list);
 		if (p.ruleset < 0) {
 			gl_err(err, "exec copy: Landlock ruleset (%s): %s", bad ? bad : "create",

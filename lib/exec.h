@@ -66,6 +66,9 @@ struct gl_exec {
 	struct gl_bpf bpf;        /* GL_FILTER_EXEC */
 	struct gl_enforcement enf;
 	unsigned off;             /* GL_TESTING only: GL_OFF_* switches (GL_TEST_EXEC_OFF) */
+	/* limits.tmp_mb and limits.workspace_mb (lib/bounds.h; 0: the
+	 * defaults): each copy's tmpfs /tmp and workspace (lib/scratch.h) */
+	unsigned tmp_mb, workspace_mb;
 };
 
 /* Open an exec release for a session: verify every file of release_dir

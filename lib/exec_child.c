@@ -28,6 +28,7 @@
 #include "msg.h"
 #include "root.h"
 #include "sandbox.h"
+#include "scratch.h"
 #include "util.h"
 
 enum exec_step {
@@ -101,6 +102,11 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 		int bad;
 		if (gl_root_enter(p->root, "/tmp", &bad) != GL_ROOT_OK)
 			child_fail(sfd, XS_ROOT);
+		/* its tmpfs /tmp and workspace, each bounded (lib/scratch.h) */
+		if (p->scratch_abi > 0 && p->ruleset >= 0 &&
+		    (gl_scratch_allow(p->ruleset, p->scratch_abi, GL_SCRATCH_DIR) < 0 ||
+		     (p->state[0] && gl_scratch_allow(p->ruleset, p->scratch_abi, GL_WORKSPACE_DIR) < 0)))
+			child_fail(sfd, XS_LANDLOCK);
 	} else {
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 		    mount(p->hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0 ||

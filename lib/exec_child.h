@@ -25,6 +25,7 @@ struct gl_exec_prep {
 	const struct gl_bpf *bpf;
 	const struct gl_root *root; /* the minimal root (lib/root.h), or NULL: the host's tree */
 	unsigned off;
+	int scratch_abi; /* > 0: Landlock rules for the root's tmpfs /tmp and workspace */
 	bool unconfined; /* the sigpin/sigifc baseline: namespaces for the relay only */
 };
 

@@ -18,12 +18,14 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "bounds.h"
 #include "germline_child.h"
 #include "germline_impl.h"
 #include "json.h"
 #include "proc.h"
 #include "root.h"
 #include "sandbox.h"
+#include "scratch.h"
 #include "util.h"
 
 #define LAUNCH_TIMEOUT_MS 30000 /* exec observed and "ready" received */
@@ -221,8 +223,49 @@ static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep
 		close(g->ctl);
 	g->pid = -1;
 	g->pidfd = g->ctl = -1;
+	if (g->mounter.pid > 0)
+		gl_scratch_stop(&g->mounter);
+	for (size_t i = 0; g->scratch_under && g->scratch_under[i]; i++)
+		free(g->scratch_under[i]);
+	free(g->scratch_under);
+	g->scratch_under = NULL;
 	*err = msg;
 	return step;
+}
+
+/* The minimal root's /tmp: a tmpfs of the germline's own, bounded by
+ * tmp_mb, writable under Landlock (lib/scratch.h). With GL_TEST_SCRATCH_OFF
+ * it is unbounded and shared by every copy. */
+static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g,
+			struct launch_prep *p, int abi, char **err)
+{
+	g->tmp_mb = spec->tmp_mb ? spec->tmp_mb : GL_LIMITS_DEFAULT.tmp_mb;
+	g->scratch = !gl_scratch_off();
+	char opts[96] = "mode=0700";
+	if (g->scratch)
+		gl_scratch_options(opts, sizeof opts, g->tmp_mb);
+	p->scratch_abi = p->ruleset >= 0 ? abi : 0;
+	if (gl_root_add_tmpfs(&p->root, GL_SCRATCH_DIR, opts, err) < 0)
+		return -1;
+	/* binds beneath /tmp (a GL_HOME there), the outermost ones: each
+	 * copy's tmpfs would hide them (gl_scratch_mount binds them again) */
+	g->scratch_under = gl_xcalloc(GL_SCRATCH_NESTED_MAX + 1, sizeof *g->scratch_under);
+	size_t k = 0;
+	const char *last = NULL;
+	for (size_t i = 0; i < p->root.n; i++) {
+		const struct gl_root_entry *e = &p->root.e[i];
+		size_t ll = last ? strlen(last) : 0;
+		if (strncmp(e->path, GL_SCRATCH_DIR "/", sizeof GL_SCRATCH_DIR) ||
+		    (last && !strncmp(e->path, last, ll) && e->path[ll] == '/'))
+			continue;
+		if (e->kind != GL_ROOT_BIND && e->kind != GL_ROOT_BIND_RW && e->kind != GL_ROOT_DEV)
+			return gl_err(err, "minimal root: %s beneath /tmp is not a bind mount", e->path);
+		if (k == GL_SCRATCH_NESTED_MAX)
+			return gl_err(err, "minimal root: more than %d mounts beneath /tmp",
+				      GL_SCRATCH_NESTED_MAX);
+		g->scratch_under[k++] = gl_xstrdup(last = e->path);
+	}
+	return 0;
 }
 
 /* Prepare everything before the fork; GL_LAUNCH_OK or the failed step. */
@@ -306,6 +349,8 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 			rc = gl_root_add_dev(&p->root, "/dev/null", &rerr);
 		if (rc == 0)
 			rc = gl_root_add_dev(&p->root, "/dev/urandom", &rerr);
+		if (rc == 0)
+			rc = root_scratch(spec, g, p, abi, &rerr);
 		if (rc < 0) {
 			*err = rerr;
 			return GL_LAUNCH_ROOT;
@@ -395,6 +440,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	memset(g, 0, sizeof *g);
 	g->pid = g->gpid = -1;
 	g->pidfd = g->ctl = -1;
+	g->mounter = (struct gl_scratch){-1, -1};
 	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
 	memcpy(g->enf.namespaces, ns, sizeof ns);
 
@@ -441,7 +487,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	memcpy(p.argv, argv, sizeof argv);
 	/* Numeric libraries pinned to one thread: G1 (A2) needs a one-thread germline. */
 	autofree char *prof = spec->profile ? gl_xasprintf("GL_PROFILE=%s", spec->profile) : NULL;
-	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent",
+	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent", "TMPDIR=/tmp",
 			"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1",
 			"NUMEXPR_NUM_THREADS=1", "VECLIB_MAXIMUM_THREADS=1",
 			g->import_twinned ? ia.hashseed : prof, g->import_twinned ? prof : NULL,
@@ -504,6 +550,10 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	jv v = gl_ctl_parse(buf, (size_t)n, &op);
 	if (op && !strcmp(op, "ready") && jv_object_length(jv_copy(v)) == 1) {
 		jv_free(v);
+		/* The import is done: its scratch read-only before any copy (A1). */
+		if (g->scratch && gl_scratch_start(g->pidfd, (const char *const *)g->scratch_under,
+						   &g->mounter, &msg) < 0)
+			return launch_fail(g, &p, GL_LAUNCH_ROOT, err, msg);
 		return GL_LAUNCH_OK;
 	}
 	if (op && !strcmp(op, "error")) {

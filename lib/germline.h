@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "callmsg.h"
+#include "scratch.h"
 
 /* Each step of a launch, so a failure names the step (STYLE: typed results). */
 enum gl_launch_step {
@@ -70,6 +71,7 @@ struct gl_launch_spec {
 	 * real clock (a witness written before issue 14, which recorded none). */
 	const struct gl_twin *import_twin;
 	bool import_real;
+	unsigned tmp_mb;           /* limits.tmp_mb (lib/bounds.h; 0: the default): /tmp's bound */
 };
 
 struct gl_exec;
@@ -108,6 +110,12 @@ struct gl_germline {
 	/* A copy killed whose end is still to be awaited (gl_copy_retire). */
 	bool retiring;
 	int retired_pidfd;
+	/* Each copy's private scratch /tmp of tmp_mb MiB (lib/scratch.h):
+	 * false without the minimal root (GL_TESTING) or GL_TEST_SCRATCH_OFF. */
+	bool scratch;
+	unsigned tmp_mb;
+	char **scratch_under; /* the root's binds beneath /tmp, bound again on it (owned) */
+	struct gl_scratch mounter; /* the broker's mount helper (pid > 0 while it runs) */
 };
 
 /* Where the Python host is (germline_host.py, _germline.so): PREFIX/lib/germline

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "germline.h"
+#include "scratch.h"
 
 GL_NORETURN static void child_fail_at(int sfd, enum gl_launch_step step, int what, int bad)
 {
@@ -127,6 +128,10 @@ static void enter_namespaces(const struct launch_prep *p, int sfd)
 		enum gl_root_step st = gl_root_enter(&p->root, "/tmp", &bad);
 		if (st != GL_ROOT_OK)
 			child_fail_at(sfd, GL_LAUNCH_ROOT, W_ROOT + (int)st, bad);
+		/* the root's /tmp and each copy's (SPEC §5; lib/scratch.h) */
+		if (p->scratch_abi > 0 && p->ruleset >= 0 &&
+		    gl_scratch_allow(p->ruleset, p->scratch_abi, GL_SCRATCH_RULE_PATH) < 0)
+			child_fail(sfd, GL_LAUNCH_LANDLOCK, W_NONE);
 	}
 }
 

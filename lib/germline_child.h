@@ -29,6 +29,7 @@ struct launch_prep {
 	char *envp[13];
 	struct gl_bpf bpf;
 	struct gl_root root; /* lib/root.h; empty with GL_OFF_ROOT */
+	int scratch_abi; /* > 0: the germline's layer grants writes beneath its /tmp (lib/scratch.h) */
 	unsigned off; /* GL_TESTING only */
 	unsigned sim; /* GL_TESTING only: SIM_* kernel features pretended missing */
 };

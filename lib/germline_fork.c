@@ -20,6 +20,7 @@
 #include "json.h"
 #include "proc.h"
 #include "sandbox.h"
+#include "scratch.h"
 #include "util.h"
 
 #define FORK_TIMEOUT_MS 10000 /* the germline's answer to a fork request */
@@ -213,6 +214,23 @@ static int pidfd_is(int fd, pid_t pid, pid_t *host, bool *fixed)
 
 static void pool_drop(struct gl_germline *g);
 
+/* The copy's private scratch /tmp (lib/scratch.h, SPEC §5), mounted before
+ * it runs any release code. A failure kills the copy and the germline
+ * (a copy in the germline's mount namespace is the germline's doing). */
+static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, char **err)
+{
+	if (!g->scratch)
+		return 0;
+	char *msg = NULL;
+	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &msg) == 0)
+		return 0;
+	*err = gl_xasprintf("fork: %s", msg);
+	free(msg);
+	gl_copy_kill(pidfd);
+	germline_kill(g);
+	return -1;
+}
+
 int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
 		     char **err)
 {
@@ -308,6 +326,8 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 		germline_kill(g);
 		return -1;
 	}
+	if (copy_scratch(g, pidfd, host, err) < 0)
+		return -1;
 	/* Checked: the copy may now run (it waits in _germline.c for this byte
 	 * before any Python code, the release's at-fork hooks included). */
 	ssize_t w;
@@ -441,4 +461,10 @@ void gl_germline_stop(struct gl_germline *g)
 		close(g->ctl);
 	g->pid = -1;
 	g->pidfd = g->ctl = -1;
+	if (g->mounter.pid > 0)
+		gl_scratch_stop(&g->mounter);
+	for (size_t i = 0; g->scratch_under && g->scratch_under[i]; i++)
+		free(g->scratch_under[i]);
+	free(g->scratch_under);
+	g->scratch_under = NULL;
 }

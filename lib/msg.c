@@ -356,6 +356,12 @@ static int parse_simple(struct gl_msg *m, const char *type, char **err)
 			key = jv_copy(v);
 		} else if (!put && !strcmp(name, "error")) {
 			error = jv_copy(v);
+		} else if (!put && !strcmp(name, "limit") && r == 0) {
+			/* which bound the copy reached (SPEC §6): "disk" only */
+			if (jv_get_kind(v) == JV_KIND_STRING && !strcmp(jv_string_value(v), "disk"))
+				m->limit = "disk";
+			else
+				r = gl_err(err, "result: limit is not \"disk\"");
 		} else if (r == 0) {
 			/* e.g. a state write naming a horizon: the broker picks
 			 * the slot, always the copy's own (Definition 3). */
@@ -380,6 +386,8 @@ static int parse_simple(struct gl_msg *m, const char *type, char **err)
 			r = gl_err(err, "result: error is not a string");
 		else if (jv_is_valid(error) == jv_is_valid(m->value))
 			r = gl_err(err, "result: needs exactly one of \"value\" or \"error\"");
+		else if (m->limit && !m->error)
+			r = gl_err(err, "result: a limit without an error");
 	}
 	jv_free(key); /* m->doc holds the strings */
 	jv_free(error);

@@ -13,6 +13,8 @@
  *   {"type":"effect","method":M,"url":U,"headers":[[name,value]…],"body":B64}
  *   {"type":"state_put","key":K,"value":V}
  *   {"type":"result","value":V}  or  {"type":"result","error":"text"}
+ *   (an error may say which bound the copy reached: "limit":"disk", the
+ *   consumers' error then; SPEC §6)
  * broker -> copy: "call" (once, first), "reply", "ok", or "refused" for a
  * state_put whose value is deeper than GL_JSON_VALUE_DEPTH_MAX (built by
  * broker.c; lib/json.h). */
@@ -99,6 +101,8 @@ struct gl_msg {
 	jv value;
 	/* result: the tool's error text, or NULL */
 	const char *error;
+	/* result with an error: "disk" (a bound the copy reached), or NULL */
+	const char *limit;
 };
 
 /* Parse and validate one message of len bytes. 0, or -1 with *err

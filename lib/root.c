@@ -144,6 +144,14 @@ int gl_root_add_dev(struct gl_root *r, const char *path, char **err)
 	return add(r, GL_ROOT_DEV, path, NULL, false, err);
 }
 
+int gl_root_add_tmpfs(struct gl_root *r, const char *path, const char *options, char **err)
+{
+	if (strlen(options) >= 128)
+		return gl_err(err, "minimal root: tmpfs options too long");
+	/* replaces an empty directory planned there (insert) */
+	return add(r, GL_ROOT_SCRATCH, path, options, true, err);
+}
+
 int gl_root_add_system(struct gl_root *r, char **err)
 {
 	static const char *const tops[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
@@ -228,7 +236,7 @@ static int make_point(char *buf, size_t skip, const struct gl_root_entry *e)
 		return symlink(e->target, buf) < 0 && errno != EEXIST ? -1 : 0;
 	if (lstat(buf, &st) == 0)
 		return 0; /* inside a directory bound before: the host's own entry */
-	if (e->kind == GL_ROOT_DIR || (e->kind != GL_ROOT_DEV && e->dir))
+	if (e->kind == GL_ROOT_DIR || e->kind == GL_ROOT_SCRATCH || (e->kind != GL_ROOT_DEV && e->dir))
 		return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
 	int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
@@ -278,7 +286,7 @@ enum gl_root_step gl_root_enter(const struct gl_root *r, const char *base, int *
 	for (size_t i = 0; i < r->n; i++) {
 		fds[i] = -1;
 		const struct gl_root_entry *e = &r->e[i];
-		if (e->kind == GL_ROOT_SYMLINK || e->kind == GL_ROOT_DIR)
+		if (e->kind == GL_ROOT_SYMLINK || e->kind == GL_ROOT_DIR || e->kind == GL_ROOT_SCRATCH)
 			continue;
 		struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
 				       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -314,6 +322,11 @@ enum gl_root_step gl_root_enter(const struct gl_root *r, const char *base, int *
 		if (rc == 0 && fds[i] >= 0) {
 			st = GL_ROOT_MOUNT;
 			rc = bind_ro(fds[i], buf, e->kind);
+		}
+		if (rc == 0 && e->kind == GL_ROOT_SCRATCH) {
+			/* writable: the final read-only step is the root's alone */
+			st = GL_ROOT_TMPFS;
+			rc = mount("tmpfs", buf, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, e->target);
 		}
 		if (rc < 0) {
 			int err = errno;

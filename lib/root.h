@@ -31,7 +31,8 @@ enum gl_root_kind {
 	GL_ROOT_BIND_RW, /* a writable one (an exec copy's workspace: its own scratch) */
 	GL_ROOT_DEV,     /* read-only, nosuid bind of a device node (/dev/null, /dev/urandom) */
 	GL_ROOT_SYMLINK, /* a symlink as the host has it (/lib64 -> usr/lib64) */
-	GL_ROOT_DIR,     /* an empty directory (a mount point for later: /tmp) */
+	GL_ROOT_DIR,     /* an empty directory (a mount point for later) */
+	GL_ROOT_SCRATCH, /* a fresh writable tmpfs; target: its mount options (lib/scratch.h) */
 };
 
 struct gl_root_entry {
@@ -70,6 +71,9 @@ int gl_root_add_fd(struct gl_root *r, int fd, char **err);
 int gl_root_add_fd_at(struct gl_root *r, int fd, const char *at, char **err);
 /* The device node at path (a character device), bound without nodev. */
 int gl_root_add_dev(struct gl_root *r, const char *path, char **err);
+/* A fresh tmpfs (nosuid, nodev, noexec) on path with the given mount
+ * options (e.g. "mode=0700,size=64m"): a scratch /tmp, an exec workspace. */
+int gl_root_add_tmpfs(struct gl_root *r, const char *path, const char *options, char **err);
 /* The host's own symlinks among /bin, /sbin, /lib, /lib32, /lib64, /libx32
  * (merged /usr), so that the ELF interpreter and ld.so.cache paths
  * resolve; and the empty directories /tmp and /dev. */

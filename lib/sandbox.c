@@ -1,6 +1,7 @@
 /* sandbox.c — see sandbox.h and docs/sandbox.md. */
 #define _GNU_SOURCE
 #include "sandbox.h"
+#include "scratch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -445,13 +446,15 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
 	if (which != GL_FILTER_EXEC && deny(ctx, eperm, "connect", 0, NULL, err) < 0)
 		return -1;
 	/* clone with a CLONE_NEW* flag; the germline may create exactly the
-	 * pid, net and ipc namespaces of a copy (Algorithm 1 line 9). */
+	 * pid, net, ipc and mount namespaces of a copy (Algorithm 1 line 9;
+	 * the mount namespace holds the copy's scratch /tmp, lib/scratch.h —
+	 * the mount API itself stays denied). */
 	static const uint64_t newns[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWUSER,
 					 CLONE_NEWPID, CLONE_NEWNET,    CLONE_NEWIPC};
 	for (size_t i = 0; i < sizeof newns / sizeof *newns; i++) {
 		uint64_t f = newns[i];
-		if (which == GL_FILTER_GERMLINE &&
-		    (f == CLONE_NEWPID || f == CLONE_NEWNET || f == CLONE_NEWIPC))
+		if (which == GL_FILTER_GERMLINE && (f == CLONE_NEWPID || f == CLONE_NEWNET ||
+						    f == CLONE_NEWIPC || f == CLONE_NEWNS))
 			continue;
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
 		if (deny(ctx, eperm, "clone", 1, &c, err) < 0)
@@ -578,7 +581,13 @@ enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c)
 	}
 	if (!(c->off & GL_OFF_LANDLOCK)) {
 		int rs = gl_landlock_copy_ruleset(c->landlock_abi);
-		if (rs < 0 || gl_landlock_restrict(rs) < 0)
+		/* the copy's own tmpfs on /tmp, stacked by the broker before it
+		 * runs (lib/scratch.h: why the rule is on the root) — under the
+		 * minimal root only, whose "/" is read-only (never the host's) */
+		bool minimal = faccessat(AT_FDCWD, "/", W_OK, AT_EACCESS) < 0 && errno == EROFS;
+		if (rs < 0 ||
+		    (minimal && gl_scratch_allow(rs, c->landlock_abi, GL_SCRATCH_RULE_PATH) < 0) ||
+		    gl_landlock_restrict(rs) < 0)
 			return GL_CONFINE_LANDLOCK;
 		close(rs);
 	}

@@ -110,14 +110,18 @@ ALL_OFF=(--germline-off landlock,seccomp,pidns,root --copy-off landlock,seccomp,
   at 1 .ok && [ "$(at 1 .survivors)" = 1 ]
 }
 
-@test "isolation: no path is writable (files, /dev/shm, release, host); off: a later copy reads it" {
+@test "isolation: no path is writable but the copy's own /tmp (files, /dev/shm, release, host); off: a later copy reads it" {
   chmod 1777 "$BATS_TEST_TMPDIR"
-  f=$BATS_TEST_TMPDIR/leak-$$ s=/dev/shm/gl-test-$$
-  w="write_paths={\"paths\":[\"$f\",\"$s\",\"$(rel probe)/x\",\"$GL_ROOT/build/host/x\",\"x\"],\"data\":\"secret\"}"
-  run drive "$(rel probe)" "$w" "read_path={\"path\":\"$f\"}" "read_path={\"path\":\"$s\"}"
-  # host paths are not in the minimal root (ENOENT); what is, is read-only
-  [ "$(at 1 '.reply.value|[.[]]|unique|map(select(. != "EACCES" and . != "ENOENT" and . != "EROFS"))')" = '[]' ]
+  f=$BATS_TEST_TMPDIR/leak-$$ s=/dev/shm/gl-test-$$ t=/tmp/gl-scratch-$$
+  w="write_paths={\"paths\":[\"$f\",\"$s\",\"$(rel probe)/x\",\"$GL_ROOT/build/host/x\",\"x\",\"$t\"],\"data\":\"secret\"}"
+  run drive "$(rel probe)" "$w" "read_path={\"path\":\"$f\"}" "read_path={\"path\":\"$s\"}" \
+    "read_path={\"path\":\"$t\"}"
+  # host paths are not in the minimal root (ENOENT); what is, is read-only;
+  # /tmp is the copy's own tmpfs (SPEC §5), gone with it (tests/scratch.bats)
+  [ "$(at 1 ".reply.value|del(.[\"$t\"])|[.[]]|unique|map(select(. != \"EACCES\" and . != \"ENOENT\" and . != \"EROFS\"))")" = '[]' ]
+  [ "$(at 1 ".reply.value[\"$t\"]")" = '"ok"' ] || { echo "$output"; false; }
   [ "$(at 2 .reply.value.error)" = '"ENOENT"' ] && [ "$(at 3 .reply.value.error)" = '"ENOENT"' ]
+  [ "$(at 4 .reply.value.error)" = '"ENOENT"' ]
   run drive --host "$TESTHOST" "${ALL_OFF[@]}" "$(rel probe)" \
     "write_paths={\"paths\":[\"$f\",\"$s\"],\"data\":\"secret\"}" "read_path={\"path\":\"$f\"}" \
     "read_path={\"path\":\"$s\"}"

@@ -192,6 +192,7 @@ static struct gl_launch_spec launch_spec(const struct session *s, const struct r
 	    .read_paths = r->read_paths,
 	    .host_dir = s->host_dir,
 	    .interpreter = "/usr/bin/python3",
+	    .tmp_mb = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"))->tmp_mb,
 	};
 }
 
@@ -221,6 +222,10 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 			return -1;
 		}
 		g->enf = g->exec->enf;
+		const struct gl_limits *lim =
+		    gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
+		g->exec->tmp_mb = lim->tmp_mb;
+		g->exec->workspace_mb = lim->workspace_mb;
 		return 0;
 	}
 	return gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, err, code);

@@ -666,6 +666,21 @@ static void run_germline(struct io *io, jv call)
 
 /* ---- the end: state_put, then result (the last message) ------------------------ */
 
+/* The workspace's tmpfs (limits.workspace_mb; lib/exec.c) is full: a page
+ * cannot be written (or an inode made) there. statfs is denied to a copy,
+ * so an unnamed file is the probe; it is gone when closed. */
+static bool workspace_full(const char *dir)
+{
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == ENOSPC;
+	static const char page[4096];
+	ssize_t w = write(fd, page, sizeof page);
+	int e = errno;
+	close(fd);
+	return w < 0 && e == ENOSPC;
+}
+
 GL_NORETURN static void finish(const char *error, jv value)
 {
 	bool keep = session && mcp_up && !error; /* a session's server runs on */
@@ -675,6 +690,15 @@ GL_NORETURN static void finish(const char *error, jv value)
 			;
 		target = -1;
 		mcp_up = false;
+	}
+	if (state_dir && !session && workspace_full(state_dir)) {
+		/* over its quota: the call fails "disk", nothing is stored and
+		 * the slot keeps what it had (issue 15) */
+		jv_free(value);
+		send_msg(JV_OBJECT(jv_string("type"), jv_string("result"), jv_string("error"),
+				   jv_string("workspace: limits.workspace_mb reached (no space left)"),
+				   jv_string("limit"), jv_string("disk")));
+		_exit(0);
 	}
 	autofree char *ws_err = NULL;
 	jv files = state_dir && !error && !session ? gl_ws_collect(state_dir, &ws_err) : jv_invalid();

@@ -301,8 +301,11 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 			continue;
 		}
 		/* CLONE_PARENT: the copy is the init's child, never the germline's
-		 * (how it ended and what it used never reach germline memory). */
-		unsigned long flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | SIGCHLD;
+		 * (how it ended and what it used never reach germline memory).
+		 * CLONE_NEWNS: its own mount namespace, where the broker stacks
+		 * its private scratch /tmp (lib/scratch.h; checked from outside). */
+		unsigned long flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+				      CLONE_NEWNS | SIGCHLD;
 		if (off & GL_OFF_PARENT)
 			flags &= ~(unsigned long)CLONE_PARENT;
 		if (off & GL_OFF_NEWPID)

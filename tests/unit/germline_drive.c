@@ -29,6 +29,7 @@
 #include "germline.c"
 #include "germline_fork.c"
 #include "germline_child.c"
+#include "scratch.c"
 
 #include <dirent.h>
 
@@ -107,8 +108,8 @@ static int count_userns(const struct gl_germline *g, int kill_them)
 	while ((e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == germline || pid == g->pid)
-			continue;
+		if (*end || pid <= 0 || pid == germline || pid == g->pid || pid == g->mounter.pid)
+			continue; /* the broker's mount helper (lib/scratch.h) is in that namespace too */
 		char ns[64], sp[64];
 		if (ns_of((pid_t)pid, "user", ns) < 0 || strcmp(ns, mine))
 			continue;
