@@ -123,6 +123,14 @@ leaked() {
     and .weight == 2000 and .probe_differs == 5 and .control_differs == 0)'
 }
 
+@test "a copy's scratch /tmp and the files written there carry the import twin's time, as the root does; off: the real clock's" {
+  envelope c1 "$REL" tmp_times '[]' >"$BATS_TEST_TMPDIR/calls"
+  session GL_TEST_IMPORT_TWIN_OFF=1
+  jq -e '.ok and .results[0].value.same == [false, false]' "$BATS_TEST_TMPDIR/results"
+  session
+  jq -e '.ok and .results[0].value.same == [true, true]' "$BATS_TEST_TMPDIR/results"
+}
+
 @test "a flow-compliant release reading the same import-time inputs raises no trigger, with or without the import twin" {
   calls ocr_fair 4
   session GL_TEST_IMPORT_TWIN_OFF=1

@@ -273,10 +273,22 @@ def _seed(self, a=None, version=2):
 
 _root_dev = None  # st_dev of the minimal root, with an import twin only
 _root_ns = 0
+# Every tmpfs whose inodes are retimed: the root, the germline's import
+# /tmp, and a copy's own scratch /tmp (mounted by the broker before the call
+# arrives, lib/scratch.h). A file the release writes there would otherwise
+# carry the real clock in its times: in gl-run the call's time, in gl-replay
+# the replay's, a distinguisher (issue 14 item 5); it reads the import
+# twin's time instead, the same in both.
+_retimed_devs = set()
+
+
+def _retime_tmp():
+    if _root_dev is not None:
+        _retimed_devs.add(_real_stat("/tmp").st_dev)
 
 
 def _retime(st):
-    if _root_dev is None or st.st_dev != _root_dev:
+    if _root_dev is None or st.st_dev not in _retimed_devs:
         return st
     sec, ns = _root_ns // 1_000_000_000, _root_ns
     seq = list(st[:st.n_sequence_fields])
@@ -580,6 +592,8 @@ def prepare(import_twin=None, minimal_root=False):
         _twin.install()
         if minimal_root:  # "/" is the tmpfs the launch made (lib/root.c)
             _root_dev, _root_ns = _real_stat("/").st_dev, int(round(_twin.time * 1e9))
+            _retimed_devs.add(_root_dev)
+            _retime_tmp()  # the germline's import /tmp
         # MCP's start before the call: from the import twin too
         _precall_twin = (_twin.time, _twin.derive(b"precall").hex())
     else:
@@ -747,8 +761,10 @@ def run(fd, module):
     me = os.getpid()
     try:
         prepare()  # a no-op when the germline did it
+        _retime_tmp()  # the copy's own /tmp, when already there
         early = _precall(module)
         msg = chan.recv()
+        _retime_tmp()  # mounted before the call was sent: certainly there now
         if not isinstance(msg, dict) or msg.get("type") != "call":
             raise RuntimeError("first message is not a call")
         session = msg.get("session") is True
