@@ -61,6 +61,21 @@ static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, cha
 	return rc;
 }
 
+enum outcome gl_broker_limit_outcome(struct run *r, struct gl_germline *gm, int pidfd,
+				     enum outcome o)
+{
+	(void)r;
+	if (gm->exec || !gm->cg || pidfd < 0)
+		return o;
+	/* A copy that ended without a result may have been killed by its bound;
+	 * one that is alive may have met it (a failed fork or allocation). */
+	const char *why = gl_cg_reached(gm->cg, &gm->cc, o == COPY_RESULT || o == COPY_PROTOCOL,
+					pidfd);
+	if (!why)
+		return o;
+	return !strcmp(why, "memory") ? COPY_MEMORY : !strcmp(why, "pids") ? COPY_PIDS : COPY_CPU;
+}
+
 /* Line 27 for one copy: it and its descendants are gone (A1). With gl-run
  * --pool the copy is killed here and awaited before the next copy starts
  * (gl_copy_retire), so the call's record need not wait for the kernel's
@@ -77,6 +92,8 @@ void gl_broker_end_copy(struct run *r, struct gl_germline *gm, int pidfd)
 	} else {
 		gl_copy_kill(pidfd);
 		close(pidfd);
+		if (gm->cg) /* anything left in its cgroup (lib/cgroup.h) */
+			gl_cg_drain(gm->cg, &gm->cc);
 	}
 	r->scratch = NULL;
 }
