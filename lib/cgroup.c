@@ -429,10 +429,17 @@ static int exit_code(int pidfd)
 	struct pollfd pf = {.fd = pidfd, .events = POLLIN};
 	if (poll(&pf, 1, 2000) != 1)
 		return -1;
-	struct gl_pidfd_info info = {.mask = GL_PIDFD_INFO_EXIT};
-	if (ioctl(pidfd, GL_PIDFD_GET_INFO, &info) < 0 || !(info.mask & GL_PIDFD_INFO_EXIT))
-		return -1;
-	return info.exit_code;
+	/* The exit code is the pidfd's once the copy is reaped (by the
+	 * germline's init, at its own pace): readable a moment after exit. */
+	for (int t = 0; t < 200; t++) {
+		struct gl_pidfd_info info = {.mask = GL_PIDFD_INFO_EXIT};
+		if (ioctl(pidfd, GL_PIDFD_GET_INFO, &info) < 0 && errno != ESRCH)
+			return -1;
+		if (info.mask & GL_PIDFD_INFO_EXIT)
+			return info.exit_code;
+		usleep(10000);
+	}
+	return -1;
 }
 
 const char *gl_cg_reached(const struct gl_cg *cg, const struct gl_cg_copy *cc, bool alive,
