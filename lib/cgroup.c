@@ -131,15 +131,22 @@ static bool is_fs(const char *path, long magic)
 	return statfs(path, &sf) == 0 && (long)sf.f_type == magic;
 }
 
-/* Remove a base directory and its slots (ending what is in them). */
+/* Remove a base directory and its groups (ending what is in them): the
+ * copy slots c<i> and the germlines' g<pid>. */
 static void remove_base(const char *base)
 {
-	for (int i = 0; i < GL_CG_SLOTS; i++) {
-		autofree char *d = slot_dir(base, i);
+	DIR *dd = opendir(base);
+	struct dirent *e;
+	while (dd && (e = readdir(dd))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		autofree char *d = gl_xasprintf("%s/%s", base, e->d_name);
 		for (int t = 0; t < 200 && procs(d, true) > 0; t++)
 			usleep(10000);
 		rmdir(d);
 	}
+	if (dd)
+		closedir(dd);
 	rmdir(base);
 }
 
@@ -327,6 +334,19 @@ static long host_uid(pid_t pid)
 	return u ? strtol(u + 5, NULL, 10) : -1;
 }
 
+/* A "\nVmXxx:" field of /proc/PID/status in bytes, or 0. */
+static uint64_t vm_field(pid_t pid, const char *field)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%ld/status", (long)pid);
+	autofree char *s = NULL;
+	size_t n;
+	if (gl_read_file_capped(p, 64 * 1024, &s, &n) < 0)
+		return 0;
+	const char *v = strstr(s, field);
+	return v ? strtoull(v + strlen(field), NULL, 10) << 10 : 0;
+}
+
 static int set_rlimit(pid_t pid, int res, uint64_t v)
 {
 	struct rlimit r = {v, v};
@@ -345,7 +365,11 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid,
 		return 0;
 	}
 	const char *kind = cg->kind == GL_CG_V2 ? "cgroup_v2" : "cgroup_v1";
-	if (cg->kind != GL_CG_NONE && cg_place(cg, l, pid, cc) == 0)
+	/* one mechanism for every copy of this gl-run ("enforcement" is the
+	 * plan's): a slot that cannot be had refuses the copy */
+	if (cg->kind != GL_CG_NONE && cg_place(cg, l, pid, cc) < 0)
+		return gl_err(err, "limits: no free per-copy cgroup: %s", strerror(errno));
+	if (cg->kind != GL_CG_NONE)
 		cc->mem = cc->pids = kind;
 	/* CPU time: per process; soft = hard, since the copy is PID 1 of its
 	 * namespace and ignores SIGXCPU; the kernel's SIGKILL is final. */
@@ -353,8 +377,13 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid,
 		return gl_err(err, "limits: RLIMIT_CPU of the copy: %s", strerror(errno));
 	cc->cpu = "rlimit_cpu";
 	if (!cc->mem) {
-		uint64_t m = (uint64_t)l->memory_mb << 20;
-		if (set_rlimit(pid, RLIMIT_AS, m) < 0 || set_rlimit(pid, RLIMIT_DATA, m) < 0)
+		/* RLIMIT_AS counts address space, and the copy starts with the
+		 * germline's (libraries, arenas, shared copy-on-write): the copy
+		 * may map memory_mb more than it had when forked. */
+		cc->as_base = vm_field(pid, "\nVmSize:");
+		uint64_t m = cc->as_base + ((uint64_t)l->memory_mb << 20);
+		if (!cc->as_base || set_rlimit(pid, RLIMIT_AS, m) < 0 ||
+		    set_rlimit(pid, RLIMIT_DATA, m) < 0)
 			return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
 				      cg->why ? cg->why : "?", strerror(errno));
 		cc->mem = "rlimit_as";
@@ -408,17 +437,6 @@ static int tree_tasks(pid_t pid, int cap)
 	return n;
 }
 
-static uint64_t vm_peak(pid_t pid)
-{
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%ld/status", (long)pid);
-	autofree char *s = NULL;
-	size_t n;
-	if (gl_read_file_capped(p, 64 * 1024, &s, &n) < 0)
-		return 0;
-	const char *v = strstr(s, "\nVmPeak:");
-	return v ? strtoull(v + 8, NULL, 10) << 10 : 0;
-}
 
 /* The copy's exit status once it is gone (waiting briefly: it closed its
  * channel as it died), or -1. */
@@ -460,7 +478,7 @@ const char *gl_cg_reached(const struct gl_cg *cg, const struct gl_cg_copy *cc, b
 	if (st >= 0 && WIFSIGNALED(st) && (WTERMSIG(st) == SIGKILL || WTERMSIG(st) == SIGXCPU))
 		return "cpu"; /* the only SIGKILL of the kernel's here: RLIMIT_CPU's hard limit */
 	if (st < 0 && !strcmp(cc->mem, "rlimit_as") &&
-	    vm_peak(cc->pid) >= ((uint64_t)cc->lim.memory_mb << 20) / 8 * 7)
+	    vm_field(cc->pid, "\nVmPeak:") >= cc->as_base + ((uint64_t)cc->lim.memory_mb << 20) / 8 * 7)
 		return "memory"; /* an allocation met RLIMIT_AS */
 	if (st < 0 && !strcmp(cc->pids, "rlimit_nproc") &&
 	    tree_tasks(cc->pid, (int)cc->lim.pids + 1) >= (int)cc->lim.pids)
@@ -485,4 +503,49 @@ void gl_cg_drain(const struct gl_cg *cg, struct gl_cg_copy *cc)
 		usleep(2000);
 	}
 	cc->slot = -1;
+}
+
+/* ---- the germline's own bound ----------------------------------------------- */
+
+void gl_cg_germline_limits(const struct gl_limits *l, struct gl_limits *g)
+{
+	*g = *l;
+	g->memory_mb = l->memory_mb > 256 ? 4 * l->memory_mb : 1024;
+	g->pids = 8; /* its init, itself, the copy being forked; G1 refuses more */
+}
+
+int gl_cg_bound_germline(struct gl_cg *cg, const struct gl_limits *l, pid_t init, pid_t germline,
+			 char **err)
+{
+	if (cg->off)
+		return 0;
+	struct gl_limits g;
+	gl_cg_germline_limits(l, &g);
+	uint64_t mem = (uint64_t)g.memory_mb << 20;
+	if (cg->kind != GL_CG_NONE) {
+		autofree char *m = gl_xasprintf("%s/g%ld", cg->mem_base, (long)init);
+		autofree char *p = cg->pids_base ? gl_xasprintf("%s/g%ld", cg->pids_base, (long)init)
+						 : NULL;
+		char a[24], b[24];
+		snprintf(a, sizeof a, "%ld", (long)init);
+		snprintf(b, sizeof b, "%ld", (long)germline);
+		int rc = (mkdir(m, 0755) < 0 && errno != EEXIST) ||
+			 (p && mkdir(p, 0755) < 0 && errno != EEXIST);
+		if (cg->kind == GL_CG_V2) {
+			put(m, "memory.swap.max", "0");
+			rc |= put_u64(m, "memory.max", mem) | put_u64(m, "pids.max", g.pids) |
+			      put(m, "cgroup.procs", a) | put(m, "cgroup.procs", b);
+		} else {
+			rc |= put_u64(m, "memory.limit_in_bytes", mem) | put_u64(p, "pids.max", g.pids) |
+			      put(m, "cgroup.procs", a) | put(m, "cgroup.procs", b) |
+			      put(p, "cgroup.procs", a) | put(p, "cgroup.procs", b);
+		}
+		if (rc)
+			return gl_err(err, "limits: the germline's cgroup: %s", strerror(errno));
+		return 0;
+	}
+	mem += vm_field(germline, "\nVmSize:");
+	if (set_rlimit(germline, RLIMIT_AS, mem) < 0 || set_rlimit(germline, RLIMIT_DATA, mem) < 0)
+		return gl_err(err, "limits: the germline's RLIMIT_AS: %s", strerror(errno));
+	return 0;
 }

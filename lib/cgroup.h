@@ -7,7 +7,8 @@
  * waits (lib/germline_fork.c), so nothing a release wrote runs unbounded.
  *
  *   memory  cgroup v2 memory.max / cgroup v1 memory.limit_in_bytes (+memsw),
- *           else RLIMIT_AS (and RLIMIT_DATA) of the copy
+ *           else RLIMIT_AS (and RLIMIT_DATA) of the copy: memory_mb more
+ *           address space than it had when forked
  *   pids    cgroup v2 / v1 pids.max, else RLIMIT_NPROC counted in the
  *           germline's user namespace (kernel >= 5.14: per user namespace)
  *   cpu     RLIMIT_CPU (soft = hard = cpu_s: SIGKILL, since a PID 1 ignores
@@ -50,6 +51,7 @@ struct gl_cg_copy {
 	pid_t pid;         /* the copy, in the broker's PID namespace */
 	struct gl_limits lim;
 	uint64_t oom0, max0; /* oom_kill and pids "max" events before the copy */
+	uint64_t as_base;  /* rlimit_as: the copy's address space when bounded */
 	int nproc_base;    /* rlimit_nproc: other tasks of the copy's uid in its user namespace */
 	const char *mem, *pids, *cpu; /* the mechanisms, for "enforcement"."limits" */
 };
@@ -74,5 +76,19 @@ const char *gl_cg_reached(const struct gl_cg *cg, const struct gl_cg_copy *cc, b
 
 /* After the copy's end: kill anything left in its slot until it is empty. */
 void gl_cg_drain(const struct gl_cg *cg, struct gl_cg_copy *cc);
+
+/* The germline's own bound (docs/sandbox.md "Resource limits"): four times
+ * the copies' memory (at least 1 GiB: it holds the release's imported
+ * state, which every copy shares copy-on-write) and 8 tasks (G1 already
+ * refuses a germline with any process but itself). */
+void gl_cg_germline_limits(const struct gl_limits *copy, struct gl_limits *germline);
+
+/* Bound a launched germline (init and germline, broker's PID namespace):
+ * a group g<init> beside the slots, else RLIMIT_AS on the germline. It is
+ * bounded from its handshake on; its initialisation ran under the launch
+ * timeout (a bound before the exec needs the launch's own clone: later).
+ * 0, or -1 with *err (the caller stops it: fail closed). */
+int gl_cg_bound_germline(struct gl_cg *cg, const struct gl_limits *l, pid_t init, pid_t germline,
+			 char **err);
 
 #endif
