@@ -353,7 +353,7 @@ static int set_rlimit(pid_t pid, int res, uint64_t v)
 	return prlimit(pid, res, &r, NULL);
 }
 
-int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid,
+int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, bool exec,
 		     struct gl_cg_copy *cc, char **err)
 {
 	memset(cc, 0, sizeof *cc);
@@ -376,6 +376,15 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid,
 	if (set_rlimit(pid, RLIMIT_CPU, l->cpu_s) < 0)
 		return gl_err(err, "limits: RLIMIT_CPU of the copy: %s", strerror(errno));
 	cc->cpu = "rlimit_cpu";
+	if (!cc->mem && exec) {
+		/* An exec copy's target is a fresh exec (a new address space,
+		 * often a runtime such as V8 that reserves gigabytes it never
+		 * touches): RLIMIT_DATA, private writable memory, bounds it. */
+		if (set_rlimit(pid, RLIMIT_DATA, (uint64_t)l->memory_mb << 20) < 0)
+			return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_DATA failed: %s",
+				      cg->why ? cg->why : "?", strerror(errno));
+		cc->mem = "rlimit_data";
+	}
 	if (!cc->mem) {
 		/* RLIMIT_AS counts address space, and the copy starts with the
 		 * germline's (libraries, arenas, shared copy-on-write): the copy
@@ -447,6 +456,10 @@ static int exit_code(int pidfd)
 	struct pollfd pf = {.fd = pidfd, .events = POLLIN};
 	if (poll(&pf, 1, 2000) != 1)
 		return -1;
+	/* An exec copy is the broker's child: its status, left for its reaper */
+	siginfo_t si = {0};
+	if (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
+		return si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
 	/* The exit code is the pidfd's once the copy is reaped (by the
 	 * germline's init, at its own pace): readable a moment after exit. */
 	for (int t = 0; t < 200; t++) {

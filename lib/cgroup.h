@@ -8,7 +8,8 @@
  *
  *   memory  cgroup v2 memory.max / cgroup v1 memory.limit_in_bytes (+memsw),
  *           else RLIMIT_AS (and RLIMIT_DATA) of the copy: memory_mb more
- *           address space than it had when forked
+ *           address space than it had when forked (an exec copy:
+ *           RLIMIT_DATA, "rlimit_data", its target being a fresh exec)
  *   pids    cgroup v2 / v1 pids.max, else RLIMIT_NPROC counted in the
  *           germline's user namespace (kernel >= 5.14: per user namespace)
  *   cpu     RLIMIT_CPU (soft = hard = cpu_s: SIGKILL, since a PID 1 ignores
@@ -62,10 +63,11 @@ void gl_cg_open(struct gl_cg *cg);
 /* End whatever is left in the slots and remove every directory made. */
 void gl_cg_close(struct gl_cg *cg);
 
-/* Bound the copy pid (alive, not yet started) by lim. 0, or -1 with *err
+/* Bound the copy pid (alive, not yet started; exec: an exec copy, whose
+ * release target starts only with the call message) by lim. 0, or -1 with *err
  * when no mechanism can bound its memory and processes (the caller kills
  * the copy and refuses: fail closed). */
-int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *lim, pid_t pid,
+int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *lim, pid_t pid, bool exec,
 		     struct gl_cg_copy *cc, char **err);
 
 /* Which bound the copy reached: "memory", "pids", "cpu" or NULL. alive: the

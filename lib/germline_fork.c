@@ -216,7 +216,7 @@ static void pool_drop(struct gl_germline *g);
 /* The copy host joins its bound; its mechanisms go to g->enf. */
 static int bound_copy(struct gl_germline *g, pid_t host, char **err)
 {
-	if (gl_cg_bound_copy(g->cg, &g->lim, host, &g->cc, err) < 0)
+	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, err) < 0)
 		return -1;
 	g->enf.limits_memory = g->cc.mem;
 	g->enf.limits_pids = g->cc.pids;

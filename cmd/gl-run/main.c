@@ -230,6 +230,8 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 			return -1;
 		}
 		g->enf = g->exec->enf;
+		g->cg = &s->cg; /* its copies' bounds (lib/cgroup.h) */
+		g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
 		return 0;
 	}
 	if (gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, err, code) < 0)
