@@ -25,7 +25,8 @@
 #include "util.h"
 #include "witness.h"
 
-const char *const gl_broker_outcome_name[] = {"ok", "deadline", "crash", "protocol"};
+const char *const gl_broker_outcome_name[] = {"ok",     "deadline", "crash", "protocol",
+					      "memory", "pids",     "cpu"};
 
 jv gl_broker_refuse(const char *code, const char *fmt, ...)
 {
@@ -454,6 +455,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 				record_trigger(r, e, d->n + 1, "missing");
 		}
 	}
+	o = gl_broker_limit_outcome(r, gm, pidfd, o);
 	/* Line 27: the copy and all its descendants are gone before anything
 	 * else happens (A1). */
 	gl_broker_end_copy(r, gm, pidfd);
@@ -543,6 +545,7 @@ static jv lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *
 	if (o == COPY_RESULT)
 		o = gl_broker_serve(r, &result);
 	r->probe = false;
+	o = gl_broker_limit_outcome(r, gm, pidfd, o);
 	gl_broker_end_copy(r, gm, pidfd);
 	close(r->sock);
 	r->sock = -1;

@@ -61,6 +61,21 @@ static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, cha
 	return rc;
 }
 
+enum outcome gl_broker_limit_outcome(struct run *r, struct gl_germline *gm, int pidfd,
+				     enum outcome o)
+{
+	(void)r;
+	if (!gm->cg || pidfd < 0)
+		return o;
+	/* A copy that ended without a result may have been killed by its bound;
+	 * one that is alive may have met it (a failed fork or allocation). */
+	const char *why = gl_cg_reached(gm->cg, &gm->cc, o == COPY_RESULT || o == COPY_PROTOCOL,
+					pidfd);
+	if (!why)
+		return o;
+	return !strcmp(why, "memory") ? COPY_MEMORY : !strcmp(why, "pids") ? COPY_PIDS : COPY_CPU;
+}
+
 /* Line 27 for one copy: it and its descendants are gone (A1). With gl-run
  * --pool the copy is killed here and awaited before the next copy starts
  * (gl_copy_retire), so the call's record need not wait for the kernel's
@@ -72,13 +87,41 @@ void gl_broker_end_copy(struct run *r, struct gl_germline *gm, int pidfd)
 		if (r->b->launcher)
 			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
 		close(pidfd);
+		if (gm->cg)
+			gl_cg_drain(gm->cg, &gm->cc);
 	} else if (r->b->pool) {
 		gl_copy_retire(gm, pidfd);
 	} else {
 		gl_copy_kill(pidfd);
 		close(pidfd);
+		if (gm->cg) /* anything left in its cgroup (lib/cgroup.h) */
+			gl_cg_drain(gm->cg, &gm->cc);
 	}
 	r->scratch = NULL;
+}
+
+/* An exec copy's bound (lib/cgroup.h), before its call message, for which
+ * gl-exec-host waits before it starts the release's target. */
+static int exec_bound(struct gl_germline *gm, int pidfd, char **err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+	autofree char *info = NULL;
+	size_t len;
+	const char *p = NULL;
+	if (gl_read_file_capped(path, 64 * 1024, &info, &len) == 0)
+		p = strstr(info, "\nPid:");
+	long pid = p ? strtol(p + 5, NULL, 10) : 0;
+	if (pid <= 0) {
+		*err = gl_xstrdup("limits: the exec copy's pid is unknown");
+		return -1;
+	}
+	if (gl_cg_bound_copy(gm->cg, &gm->lim, (pid_t)pid, true, &gm->cc, err) < 0)
+		return -1;
+	gm->enf.limits_memory = gm->cc.mem;
+	gm->enf.limits_pids = gm->cc.pids;
+	gm->enf.limits_cpu = gm->cc.cpu;
+	return 0;
 }
 
 /* Line 9: fork a copy on a fresh channel (r->sock); its absolute budget
@@ -109,6 +152,17 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 			free(err);
 			return out;
 		}
+	}
+	if (gm->exec && gm->cg && exec_bound(gm, *pidfd, &err) < 0) {
+		/* its target has not started: it waits for the call message */
+		gl_exec_copy_done(*pidfd, r->scratch);
+		r->scratch = NULL;
+		close(*pidfd);
+		*pidfd = -1;
+		close(sp[0]);
+		jv out = gl_broker_refuse("launch", "%s", err);
+		free(err);
+		return out;
 	}
 	(*copies)++;
 	r->sock = sp[0];

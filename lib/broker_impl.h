@@ -48,7 +48,8 @@ struct tally {
 };
 
 /* How a copy ended. */
-enum outcome { COPY_RESULT, COPY_DEADLINE, COPY_CRASH, COPY_PROTOCOL };
+enum outcome { COPY_RESULT, COPY_DEADLINE, COPY_CRASH, COPY_PROTOCOL,
+	       COPY_MEMORY, COPY_PIDS, COPY_CPU /* a bound reached (SPEC §4 limits) */ };
 extern const char *const gl_broker_outcome_name[];
 
 /* The state of one call across its groups (live), or of one replayed copy. */
@@ -121,6 +122,12 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from);
 enum outcome gl_broker_serve(struct run *r, struct gl_msg *result);
 enum outcome gl_broker_reply_status(enum gl_msg_status st);
 jv gl_broker_placeholder(void);
+
+/* How the copy ended, given o from serving it, once its bound is asked
+ * (lib/cgroup.h): a copy that reached its memory, pids or CPU bound ended
+ * by it, whatever it sent (SPEC §6). Call before gl_broker_end_copy. */
+enum outcome gl_broker_limit_outcome(struct run *r, struct gl_germline *gm, int pidfd,
+				     enum outcome o);
 jv gl_broker_denied(void);
 
 /* Count one request to host by the copy of group in t (at most

@@ -120,10 +120,18 @@ int gl_session_fork(struct gl_germline *g, struct gl_session_proc *p, bool *germ
 			return -1;
 		}
 		p->exec = true;
-	} else if (gl_germline_fork(g, sp[1], sp[0], &p->pidfd, err) < 0) {
-		close(sp[0]);
-		*germline_lost = true;
-		return -1;
+	} else {
+		/* the baselines' persistent process is not a per-call copy: no
+		 * per-copy bound (docs/sandbox.md "Resource limits") */
+		struct gl_cg *cg = g->cg;
+		g->cg = NULL;
+		int rc = gl_germline_fork(g, sp[1], sp[0], &p->pidfd, err);
+		g->cg = cg;
+		if (rc < 0) {
+			close(sp[0]);
+			*germline_lost = true;
+			return -1;
+		}
 	}
 	p->sock = sp[0];
 	fcntl(p->sock, F_SETFL, O_NONBLOCK);

@@ -23,6 +23,7 @@
 
 #include "callmsg.h"
 #include "scratch.h"
+#include "cgroup.h"
 
 /* Each step of a launch, so a failure names the step (STYLE: typed results). */
 enum gl_launch_step {
@@ -52,6 +53,9 @@ struct gl_enforcement {
 	bool seccomp_enforced;
 	char seccomp_filter_sha256[65]; /* SHA-256 of the exported BPF program */
 	const char *namespaces[6]; /* e.g. "ipc","net","pid","user"; NULL-terminated */
+	/* how the last copy was bounded (lib/cgroup.h): "cgroup_v1",
+	 * "rlimit_as", …; NULL: no bound was asked for (no gl_germline.cg) */
+	const char *limits_memory, *limits_pids, *limits_cpu;
 };
 
 struct gl_launch_spec {
@@ -107,6 +111,13 @@ struct gl_germline {
 	 * ahead of its call, with the broker's end of its channel. */
 	bool pooled;
 	int pool_pidfd, pool_sock;
+	/* Per-copy resource bounds (SPEC §4 "limits"; lib/cgroup.h): set by
+	 * the caller after the launch; NULL cg: copies are not bounded here.
+	 * cc is the bound of the copy last handed out (gl_germline_fork,
+	 * gl_germline_take), pool_cc the pooled copy's. */
+	struct gl_cg *cg;
+	struct gl_limits lim;
+	struct gl_cg_copy cc, pool_cc;
 	/* A copy killed whose end is still to be awaited (gl_copy_retire). */
 	bool retiring;
 	int retired_pidfd;

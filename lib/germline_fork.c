@@ -231,6 +231,17 @@ static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, char **err
 	return -1;
 }
 
+/* The copy host joins its bound; its mechanisms go to g->enf. */
+static int bound_copy(struct gl_germline *g, pid_t host, char **err)
+{
+	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, err) < 0)
+		return -1;
+	g->enf.limits_memory = g->cc.mem;
+	g->enf.limits_pids = g->cc.pids;
+	g->enf.limits_cpu = g->cc.cpu;
+	return 0;
+}
+
 int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
 		     char **err)
 {
@@ -328,6 +339,14 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	}
 	if (copy_scratch(g, pidfd, host, err) < 0)
 		return -1;
+	/* Bounded (SPEC §4 limits) while it still runs only our code: the copy
+	 * waits for the byte below before any Python code (A1: a copy never
+	 * runs unbounded; fail closed when nothing can bound it). */
+	if (g->cg && bound_copy(g, host, &msg) < 0) {
+		*err = msg;
+		gl_copy_kill(pidfd);
+		return -1;
+	}
 	/* Checked: the copy may now run (it waits in _germline.c for this byte
 	 * before any Python code, the release's at-fork hooks included). */
 	ssize_t w;
@@ -397,6 +416,7 @@ int gl_germline_prefork(struct gl_germline *g, char **err)
 	}
 	g->pool_sock = sp[0];
 	g->pool_pidfd = pidfd;
+	g->pool_cc = g->cc;
 	g->pooled = true;
 	return 0;
 }
@@ -413,6 +433,7 @@ bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd)
 		return false;
 	}
 	g->pooled = false;
+	g->cc = g->pool_cc;
 	*sock = g->pool_sock;
 	*pidfd = g->pool_pidfd;
 	return true;

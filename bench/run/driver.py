@@ -116,16 +116,22 @@ class Bench:
             sys.exit("bench: %s plans %d groups, expected %d" % (case[0], n, case[4]))
 
     # (a) germline
-    def germline(self, case):
+    def germline(self, case, off=False):
+        """off: the test build with its per-copy bounds switched off
+        (GL_TEST_LIMITS_OFF=1, lib/cgroup.c): the cost of the bounds."""
         total = self.opt.warmup + self.opt.calls
+        gl_run, env = self.gl_run, None
+        if off:
+            gl_run = os.path.join(self.root, "build", "testing", "bin", "gl-run")
+            env = dict(os.environ, GL_TEST_LIMITS_OFF="1")
         path = self.write(self.envelopes(case, total), "calls.jsonl")
         t0 = clock()
         with open(path) as f:
             plan = subprocess.Popen([self.gl_plan, "--policy", self.opt.policy], stdin=f,
                                     stdout=subprocess.PIPE)
-            run = subprocess.Popen([self.gl_run, "--policy", self.opt.policy],
+            run = subprocess.Popen([gl_run, "--policy", self.opt.policy],
                                    stdin=plan.stdout, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE)
+                                   stderr=subprocess.PIPE, env=env)
             plan.stdout.close()
             out, err = run.communicate()
             plan.wait()
@@ -290,7 +296,7 @@ def main():
     t_start = clock()
     res = {c[0]: {"g": [], "g99": [], "wall": [], "launch": [], "p": [], "p99": [],
                   "f": [], "f99": []} for c in cs}
-    bare, bare99, interp = [], [], []
+    bare, bare99, interp, nooff = [], [], [], []
     for k in range(opt.passes):
         print("pass %d/%d ..." % (k + 1, opt.passes), file=sys.stderr, flush=True)
         for c in cs:
@@ -303,6 +309,8 @@ def main():
             if c[0] != "summarize_many (2 consumers)":
                 ms = b.fresh(c)
                 r["f"].append(pct(ms, 50)), r["f99"].append(pct(ms, 99))
+        ms, _, _ = b.germline(cs[0], off=True)
+        nooff.append(pct(ms, 50))
         ms = b.bare_fork()
         bare.append(pct(ms, 50)), bare99.append(pct(ms, 99))
         ms = b.interpreter()
@@ -330,6 +338,8 @@ def main():
     print("|---|---|---|")
     print("| bare fork-and-wait of the warm Python process (fork + noop + _exit + waitpid) "
           "| %.2f | %.2f |" % (med(bare), max(bare99)))
+    print("| germline noop, per-copy limits off (test build, GL_TEST_LIMITS_OFF=1) | %.2f | |"
+          % med(nooff))
     print("| fresh interpreter importing nothing (`python3 -I -B -c pass`) | %.1f | |"
           % med(interp))
     print("| germline launch (the first call of a session, elapsed_ms) | %.1f | |"
@@ -357,6 +367,9 @@ def main():
     nb = med(res["noop"]["g"]) / med(bare)
     print("- germline noop vs bare fork-and-wait (P50, goal ≤ 1.5×): %.2f / %.2f ms = %.2f× — %s"
           % (med(res["noop"]["g"]), med(bare), nb, verdict(nb <= 1.5)))
+    lr = med(res["noop"]["g"]) / med(nooff)
+    print("- per-copy limits (issue 15): noop with limits on / off (P50): %.2f / %.2f ms = %.2f×"
+          % (med(res["noop"]["g"]), med(nooff), lr))
     pts = [(1, med(res["summarize"]["g"])), (2, med(res["summarize_many (2 consumers)"]["g"])),
            (3, med(res["summarize_many"]["g"]))]
     xm = sum(x for x, _ in pts) / 3

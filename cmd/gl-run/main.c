@@ -111,6 +111,7 @@ struct session {
 	jv ids;                      /* receipts of the launches serving this call */
 	struct resident res[MAX_GERMLINES];
 	size_t nres;
+	struct gl_cg cg; /* the per-copy cgroup pool (lib/cgroup.h) */
 };
 
 static GL_NORETURN void bad_usage(const char *what)
@@ -126,12 +127,20 @@ static jv enforcement(const struct gl_enforcement *e)
 	jv ns = jv_array();
 	for (size_t i = 0; i < 6 && e->namespaces[i]; i++)
 		ns = jv_array_append(ns, jv_string(e->namespaces[i]));
-	return JV_OBJECT(jv_string("landlock_abi"), jv_number(e->landlock_abi),
+	jv o = JV_OBJECT(jv_string("landlock_abi"), jv_number(e->landlock_abi),
 			 jv_string("filesystem"), STATE(e->fs_enforced), jv_string("network"),
 			 STATE(e->net_enforced), jv_string("scoped"), STATE(e->scoped_enforced),
 			 jv_string("seccomp"), STATE(e->seccomp_enforced), jv_string("namespaces"),
 			 ns);
 #undef STATE
+	/* which mechanism bounded the copies (SPEC §4 limits; lib/cgroup.h):
+	 * the host's and this gl-run's, fixed before any item is read */
+	if (e->limits_memory)
+		o = jv_object_set(o, jv_string("limits"),
+				  JV_OBJECT(jv_string("memory"), jv_string(e->limits_memory),
+					    jv_string("pids"), jv_string(e->limits_pids),
+					    jv_string("cpu"), jv_string(e->limits_cpu)));
+	return o;
 }
 
 /* A release whose read_paths the policy does not grant is never launched
@@ -222,13 +231,23 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 			return -1;
 		}
 		g->enf = g->exec->enf;
-		const struct gl_limits *lim =
-		    gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
-		g->exec->tmp_mb = lim->tmp_mb;
-		g->exec->workspace_mb = lim->workspace_mb;
+		g->cg = &s->cg; /* its copies' bounds (lib/cgroup.h) */
+		g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
+		g->exec->tmp_mb = g->lim.tmp_mb;
+		g->exec->workspace_mb = g->lim.workspace_mb;
 		return 0;
 	}
-	return gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, err, code);
+	if (gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, err, code) < 0)
+		return -1;
+	/* its copies' bounds: the policy's for this release name (lib/bounds.h) */
+	g->cg = &s->cg;
+	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
+	if (g->has_init && gl_cg_bound_germline(&s->cg, &g->lim, g->pid, g->gpid, err) < 0) {
+		gl_launch_end(&s->launcher, g, ev, &s->ids);
+		*code = "launch";
+		return -1;
+	}
+	return 0;
 }
 
 /* The germline of a release, launched on first use (and again after it was
@@ -733,6 +752,7 @@ int main(int argc, char **argv)
 	s.broker.launcher = &s.launcher; /* exec copies' receipts (lib/launch.h) */
 	s.broker.ids = &s.ids;
 	rc.mode = s.mode_name;
+	gl_cg_open(&s.cg); /* the slots, made before any call (lib/cgroup.h) */
 
 	struct gl_lines in;
 	gl_lines_init(&in, 0);
@@ -776,6 +796,7 @@ int main(int argc, char **argv)
 	gl_releases_free(s.rel);
 	gl_policy_free(&pol);
 	gl_state_roots_free(&roots);
+	gl_cg_close(&s.cg);
 	curl_global_cleanup();
 	return all_ok && !too_long ? GL_EXIT_OK : GL_EXIT_REFUSED;
 }

@@ -754,6 +754,16 @@ def _precall(module):
     return None
 
 
+def _await_end(chan):
+    """After its result the copy waits for the broker to end it (SIGKILL, or
+    EOF), so that the broker can still see which bound it met (RLIMIT_AS,
+    RLIMIT_NPROC: lib/cgroup.c gl_cg_reached) before its tree is gone."""
+    try:
+        chan.recv()
+    except BaseException:
+        pass
+
+
 def run(fd, module):
     """Serve one call on fd (the copy's channel); never returns."""
     global _twin, _chan
@@ -800,6 +810,7 @@ def run(fd, module):
                 out = json.dumps({"type": "result", "error": text})
             chan.send_raw(out)
             if not session:
+                _await_end(chan)
                 break
             try:
                 msg = chan.recv()

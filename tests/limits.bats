@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# Per-copy resource bounds (issue 15; SPEC §4 "limits", §6 errors "memory",
+# "pids", "cpu"; lib/cgroup.c; docs/sandbox.md "Resource limits").
+#
+# A real release (tests/fixtures/releases/limits-hog), signed and installed
+# through the real chain, whose copies touch memory, fork and spin. Each
+# bound is shown off — the test build (build/testing/bin/gl-run) with
+# GL_TEST_LIMITS_OFF=1, where the damage happens, bounded by the release's
+# own arguments so that this shared machine is not endangered — and on
+# (bin/gl-run as shipped), where the copy is stopped, its consumer gets the
+# named error, no process of the copy outlives the call, and the next call
+# of the same germline succeeds. As root the bounds are cgroups (v1 here, v2
+# where delegated); as nobody, rlimits (RLIMIT_AS, RLIMIT_NPROC in the
+# germline's user namespace, RLIMIT_CPU): "enforcement"."limits" names them.
+# unprivileged: yes — gl-run bounds its copies with rlimits there
+load helpers
+load fixtures/run/helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+  run_setup
+  PIDS=$BATS_TEST_TMPDIR/pids
+  : >"$PIDS"
+  TGLRUN=$GL_ROOT/build/testing/bin/gl-run
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  REL=$(install_release "$FIX/releases/limits-hog")
+}
+
+teardown() {
+  local p
+  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
+  release_cleanup
+}
+
+# limits JSON — $POLICY with agent public and these limits
+limits() { jq -n --argjson l "$1" '{clearances:{agent:[]},limits:$l}' >"$POLICY"; }
+
+# call ID FUNCTION ARGS_JSON — one planned envelope line
+call() { envelope "$1" "$REL" "$2" '[]' "$(jq -cn --argjson a "$3" '{args:$a}')" | gl-plan --policy "$POLICY"; }
+
+# serve GLRUN FILE [flags…] — run the planned calls of FILE through one
+# gl-run, one at a time: after each record, the processes of the release
+# still alive on the host (its germline and copies run the release
+# directory) go to $BATS_TEST_TMPDIR/alive, one count a line. Records in
+# $output.
+serve() {
+  local glrun=$1 f=$2 n i k out=$BATS_TEST_TMPDIR/out
+  shift 2
+  mkfifo "$BATS_TEST_TMPDIR/in"
+  "$glrun" --policy "$POLICY" "$@" <"$BATS_TEST_TMPDIR/in" >"$out" 2>"$BATS_TEST_TMPDIR/err" &
+  local pid=$!
+  echo "$pid" >>"$PIDS"
+  exec 4>"$BATS_TEST_TMPDIR/in"
+  : >"$BATS_TEST_TMPDIR/alive"
+  n=0
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >&4
+    n=$((n + 1))
+    for i in $(seq 6000); do
+      k=$(wc -l <"$out")
+      [ "$k" -ge "$n" ] && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    pgrep -f -c "$GL_HOME/releases/$REL" >>"$BATS_TEST_TMPDIR/alive" || true
+  done <"$f"
+  exec 4>&-
+  wait "$pid" || true
+  output=$(cat "$out")
+}
+
+# rec N — the N-th record (1-based)
+rec() { sed -n "${1}p" <<<"$output"; }
+
+# memavail — MemAvailable in KiB
+memavail() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
+
+@test "off: a copy touching 2 GiB against a 256 MiB limit gets all of it (the damage)" {
+  limits '{"memory_mb":256}'
+  call m1 touch '{"mib":2048}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.mib == 2048'
+  rec 1 | jq -e '.enforcement.limits.memory == "off"'
+}
+
+@test "on: a copy touching 6 GiB is stopped with memory; MemAvailable never drops past the limit" {
+  limits '{"memory_mb":256}'
+  { call m1 touch '{"mib":6144}'; call m2 noop '{}'; } >calls
+  local base
+  base=$(memavail)
+  (while :; do memavail; sleep 0.05; done) >"$BATS_TEST_TMPDIR/mem" &
+  local sampler=$!
+  echo "$sampler" >>"$PIDS"
+  serve gl-run calls
+  kill "$sampler"
+  rec 1 | jq -e '.results[0].ok == false and .results[0].error == "memory"'
+  rec 1 | jq -e '.results[0].label == []'
+  rec 1 | jq -e '.enforcement.limits.memory | IN("cgroup_v1", "cgroup_v2", "rlimit_as")'
+  rec 2 | jq -e '.results[0].ok == true and .results[0].value == "ok"'
+  # the host lost at most the limit plus a margin (other tenants share it)
+  local low drop
+  low=$(sort -n "$BATS_TEST_TMPDIR/mem" | head -1)
+  drop=$(((base - low) / 1024))
+  echo "MemAvailable dropped by at most ${drop} MiB"
+  [ "$drop" -le $((256 + 1024)) ]
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 1 ] # the germline alone
+}
+
+@test "off: a fork bomb of 2000 tries forks 2000 times (the damage)" {
+  limits '{"pids":32}'
+  call p1 forks '{"tries":2000}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.forked == 2000'
+}
+
+@test "on: a fork bomb is stopped with pids, and no process outlives the call" {
+  limits '{"pids":32}'
+  { call p1 forks '{"tries":2000}'; call p2 noop '{}'; } >calls
+  serve gl-run calls
+  rec 1 | jq -e '.results[0].ok == false and .results[0].error == "pids"'
+  rec 1 | jq -e '.enforcement.limits.pids | IN("cgroup_v1", "cgroup_v2", "rlimit_nproc")'
+  rec 2 | jq -e '.results[0].ok == true'
+  # after each call only the germline runs the release: no copy, no child
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 1 ]
+  [ "$(sed -n 2p "$BATS_TEST_TMPDIR/alive")" -eq 1 ]
+}
+
+@test "off: a CPU spinner runs past cpu_s (the damage)" {
+  limits '{"cpu_s":1}'
+  call c1 spin '{"n":60000000}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls --deadline 300
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.spun == 60000000'
+}
+
+@test "on: a CPU spinner with a long deadline is stopped by cpu_s" {
+  limits '{"cpu_s":1}'
+  { call c1 spin '{"n":1000000000000}'; call c2 noop '{}'; } >calls
+  serve gl-run calls --deadline 3600
+  rec 1 | jq -e '.results[0].ok == false and .results[0].error == "cpu"'
+  rec 1 | jq -e '.enforcement.limits.cpu == "rlimit_cpu"'
+  rec 2 | jq -e '.results[0].ok == true'
+}
+
+@test "a copy within its bounds is unaffected; every slot is gone with gl-run" {
+  limits '{"memory_mb":256,"pids":16,"cpu_s":5}'
+  { call n1 touch '{"mib":64}'; call n2 forks '{"tries":4}'; call n3 noop '{}'; } >calls
+  serve gl-run calls
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.mib == 64'
+  rec 2 | jq -e '.results[0].ok == true and .results[0].value.forked == 4'
+  rec 3 | jq -e '.results[0].ok == true'
+  # nothing left behind: no per-copy cgroup of that gl-run
+  ! ls -d /sys/fs/cgroup/*/germline-"$(head -1 "$PIDS")" /sys/fs/cgroup/*/*/germline-"$(head -1 "$PIDS")" \
+    /sys/fs/cgroup/*/*/*/germline-"$(head -1 "$PIDS")" 2>/dev/null
+}
