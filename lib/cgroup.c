@@ -334,6 +334,20 @@ static long host_uid(pid_t pid)
 	return u ? strtol(u + 5, NULL, 10) : -1;
 }
 
+/* Is the broker in the initial user namespace (uid_map "0 0 4294967295")?
+ * Only there is a uid 0 the host's root, whom RLIMIT_NPROC does not bind;
+ * inside a user namespace of its own (an unprivileged operator's
+ * `unshare -r`) uid 0 has no capability in the initial one and is bound. */
+static bool initial_userns(void)
+{
+	autofree char *s = NULL;
+	size_t n;
+	if (gl_read_file_capped("/proc/self/uid_map", 4096, &s, &n) < 0)
+		return true; /* cannot tell: assume the stricter case */
+	unsigned long a, b, c;
+	return sscanf(s, "%lu %lu %lu", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295ul;
+}
+
 /* A "\nVmXxx:" field of /proc/PID/status in bytes, or 0. */
 static uint64_t vm_field(pid_t pid, const char *field)
 {
@@ -347,8 +361,16 @@ static uint64_t vm_field(pid_t pid, const char *field)
 	return v ? strtoull(v + strlen(field), NULL, 10) << 10 : 0;
 }
 
+/* soft = hard = v, or the copy's hard limit when that is already lower (an
+ * operator's `ulimit`: a tighter bound than the policy's still bounds it,
+ * and an unprivileged broker could not raise it anyway) */
 static int set_rlimit(pid_t pid, int res, uint64_t v)
 {
+	struct rlimit cur;
+	if (prlimit(pid, res, NULL, &cur) < 0)
+		return -1;
+	if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < v)
+		v = cur.rlim_max;
 	struct rlimit r = {v, v};
 	return prlimit(pid, res, &r, NULL);
 }
@@ -401,8 +423,9 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		/* RLIMIT_NPROC counts the tasks of a uid in a user namespace
 		 * (Linux >= 5.14), here the germline's: its init, the germline
 		 * and the copy's tree. The kernel ignores it for the host's
-		 * root, so a root broker without a pids controller refuses. */
-		if (host_uid(pid) == 0)
+		 * root, so a root broker without a pids controller refuses (a
+		 * uid 0 of another user namespace is bound: initial_userns). */
+		if (host_uid(pid) == 0 && initial_userns())
 			return gl_err(err, "limits: processes: no pids controller (%s), and "
 					   "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
 		cc->nproc_base = NPROC_BASE;
