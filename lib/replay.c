@@ -462,7 +462,7 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 			      "%s: a bound cut the transcript's replies; it cannot be verified", qp);
 	}
 	const char *scode = NULL;
-	if (!jv_is_valid(out) && gl_witness_snapshots(path, &w, &scode, &err) < 0)
+	if (!jv_is_valid(out) && gl_witness_snapshots(path, x->home, &w, &scode, &err) < 0)
 		out = gl_replay_as_unverified(failure(w.id, scode, "%s", err), &w);
 	free(err);
 	err = NULL;

@@ -667,13 +667,14 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 	return r.bad ? GL_WITNESS_BAD : GL_WITNESS_OK;
 }
 
-int gl_witness_snapshots(const char *path, struct gl_witness *w, const char **code,
-			 char **err)
+int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
+			 const char **code, char **err)
 {
 	struct gl_witness_grp *g[] = {&w->served, &w->comparing};
 	for (int i = 0; i < 2 && w->version >= 3; i++) {
 		jv_free(g[i]->slot);
-		if (gl_witness_snapshot_load(path, g[i]->slot_sha256, &g[i]->slot, code, err) < 0)
+		if (gl_witness_snapshot_load(path, home, g[i]->slot_sha256, &g[i]->slot, code,
+					     err) < 0)
 			return -1;
 	}
 	return 0;

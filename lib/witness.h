@@ -127,11 +127,11 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 void gl_witness_free(struct gl_witness *w);
 
 /* Version 3: load both groups' snapshots from the slots/ directory beside
- * path, each checked against its hash (gl_witness_snapshot_load). 0, or -1
+ * path or under home/witnesses/slots (gl_witness_snapshot_load), each checked against its hash (gl_witness_snapshot_load). 0, or -1
  * with *code ("too_large", "missing_snapshot", "bad_snapshot") and *err.
  * Versions 1 and 2: nothing to do. */
-int gl_witness_snapshots(const char *path, struct gl_witness *w, const char **code,
-			 char **err);
+int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
+			 const char **code, char **err);
 
 /* Index of item name in w, or -1. */
 int gl_witness_item(const struct gl_witness *w, const char *name);

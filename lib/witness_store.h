@@ -62,11 +62,12 @@ int gl_witness_store(const char *home, const char *id, const char *release, cons
 		     char **err);
 
 /* The snapshot sha named by the witness at witness_path, from the
- * slots/ directory beside it: refused before reading when larger than
+ * slots/ directory beside it, else (a witness copied or edited elsewhere)
+ * from home/witnesses/slots/ (home may be NULL): refused before reading when larger than
  * GL_WITNESS_SNAPSHOT_MAX ("too_large"), missing ("missing_snapshot"), not
  * of that hash or not a JSON object ("bad_snapshot"). 0 with *slot
  * (owned), or -1 with *code and *err. */
-int gl_witness_snapshot_load(const char *witness_path, const char *sha, jv *slot,
-			     const char **code, char **err);
+int gl_witness_snapshot_load(const char *witness_path, const char *home, const char *sha,
+			     jv *slot, const char **code, char **err);
 
 #endif
