@@ -288,9 +288,14 @@ int gl_scratch_start(int init_pidfd, const char *const *nested, struct gl_scratc
 	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 	if (pid == 0) {
 		/* nothing of the broker's but these two: 0-2 on /dev/null */
+		/* every source first above the numbers it goes to: a pidfd or
+		 * socket that is 3 or 4 here (a broker with few descriptors, as
+		 * gl-replay) would otherwise be overwritten before it is moved */
 		int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || dup2(dn, 2) < 0 ||
-		    dup2(sp[1], M_SOCK) < 0 || dup2(init_pidfd, M_GERM) < 0 ||
+		int so = fcntl(sp[1], F_DUPFD_CLOEXEC, 16), gp = fcntl(init_pidfd, F_DUPFD_CLOEXEC, 16);
+		int nd = dn < 0 ? -1 : fcntl(dn, F_DUPFD_CLOEXEC, 16);
+		if (nd < 0 || so < 0 || gp < 0 || dup2(nd, 0) < 0 || dup2(nd, 1) < 0 ||
+		    dup2(nd, 2) < 0 || dup2(so, M_SOCK) < 0 || dup2(gp, M_GERM) < 0 ||
 		    syscall(SYS_close_range, 5u, ~0u, 0u) < 0)
 			_exit(1);
 		mounter(nested);

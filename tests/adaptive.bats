@@ -78,7 +78,7 @@ target() {
 @test "adaptive matrix: every case ran under sigpin and germline without a harness error" {
   cat "$ADIR/table.txt"
   jq -e '[.runs[] | select(.error)] | length == 0' "$M"
-  jq -e '[.runs[] | [.case, .runtime]] | length == 11 * 2' "$M"
+  jq -e '[.runs[] | [.case, .runtime]] | length == 12 * 2' "$M"
   jq -e '.subreaper == true' "$M"
   # the per-case sessions were used
   jq -e '[.cases[] | select(.name == "docs-atfork") | .session] == ["testbed/sessions/docs-atfork.json"]' "$M"
@@ -264,6 +264,7 @@ target() {
     jq -c 'select(.ok == false)' damp.out
     false
   }
+}
 
 # ---- issue 14 item 5: replay told from the call -------------------------------
 
