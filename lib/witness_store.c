@@ -132,7 +132,8 @@ static void scan(int dfd, struct state *st)
 	}
 	if (d)
 		closedir(d);
-	qsort(st->e, st->ne, sizeof *st->e, by_age);
+	if (st->ne)
+		qsort(st->e, st->ne, sizeof *st->e, by_age);
 }
 
 /* The snapshot files' sizes; a file no witness names is removed now. */
