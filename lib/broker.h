@@ -23,6 +23,7 @@
 #include "plan.h"
 #include "policy.h"
 #include "readpaths.h"
+#include "witness_store.h"
 
 #define GL_BROKER_DEADLINE_DEFAULT 30.0 /* seconds per copy (paper §VI) */
 #define GL_ITEM_MAX (32u << 20)           /* bytes of one item's contents */
@@ -57,6 +58,9 @@ struct gl_broker {
 	double deadline_s;  /* T, per copy, from its fork */
 	bool no_twin;       /* ablation (gl-run --no-twin): a fresh τ per copy */
 	bool witness_items; /* gl-run --witness-items: contents in witnesses */
+	/* gl-run --witness-cap-mb, --witness-release-cap-mb (0: the defaults,
+	 * lib/witness_store.h) */
+	struct gl_witness_caps witness_caps;
 	bool lazy;          /* gl-run --mode lazy: the Lemma 2 ablation (gl_broker_call) */
 	bool pool;          /* gl-run --pool: take pooled copies, retire ended ones (germline.h) */
 	/* Receipts of exec copies (each its own verified launch, lib/launch.h):

@@ -81,14 +81,19 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 		    .deadline_ms = (int64_t)(r->b->deadline_s * 1000 + 0.5),
 		    /* what the release's import read (A2, A4; germline.h) */
 		    .import_twin = gm->import_twinned ? &gm->import_twin : NULL,
+		    .caps = &r->b->witness_caps, /* bounded evidence (issue 15) */
 		};
 		char *path = NULL, *err = NULL, sha[65];
-		if (gl_witness_save(r->b->home, &in, &path, sha, &err) == 0) {
+		bool too_large = false;
+		if (gl_witness_save(r->b->home, &in, &path, sha, &too_large, &err) == 0) {
 			trig = jv_object_set(trig, jv_string("witness"), jv_string(path));
 			trig = jv_object_set(trig, jv_string("witness_sha256"), jv_string(sha));
 		} else {
 			gl_warn("witness %s: %s", in.id, err);
-			trig = jv_object_set(trig, jv_string("witness_error"), jv_string(err));
+			trig = jv_object_set(trig, jv_string("witness"), jv_null());
+			/* a fixed text for too_large (its size is the copies') */
+			trig = jv_object_set(trig, jv_string("witness_error"),
+					     jv_string(too_large ? GL_WITNESS_TOO_LARGE_TEXT : err));
 		}
 		free(path);
 		free(err);

@@ -446,6 +446,8 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	if (ws == GL_WITNESS_IO) {
 		*status = GL_REPLAY_IO;
 		out = failure(who, "io", "%s: %s", qp, err);
+	} else if (ws == GL_WITNESS_TOO_LARGE) { /* never read whole (issue 15) */
+		out = failure(who, "too_large", "%s: %s", qp, err);
 	} else if (expect_sha256 && strcmp(expect_sha256, sha)) {
 		out = failure(who, "tampered_witness",
 			      "%s: SHA-256 %s is not the trigger's witness_sha256 %s", qp, sha,
@@ -459,6 +461,9 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 		out = failure(w.id, "incomplete_witness",
 			      "%s: a bound cut the transcript's replies; it cannot be verified", qp);
 	}
+	const char *scode = NULL;
+	if (!jv_is_valid(out) && gl_witness_snapshots(path, x->home, &w, &scode, &err) < 0)
+		out = gl_replay_as_unverified(failure(w.id, scode, "%s", err), &w);
 	free(err);
 	err = NULL;
 	if (jv_is_valid(out)) {

@@ -48,10 +48,15 @@ static jv twin_json(const struct gl_twin *t)
 			 jv_number((double)t->sec), jv_string("usec"), jv_number((double)t->usec));
 }
 
-static jv group_out(const struct gl_witness_group *g)
+/* A group; its slot by hash (snap, version 3) or embedded (NULL: the
+ * test build's GL_TEST_WITNESS_INLINE, version 2). */
+static jv group_out(const struct gl_witness_group *g, const struct gl_witness_snap *snap)
 {
 	jv o = jv_copy(g->group);
-	o = jv_object_set(o, jv_string("slot"), json_text(g->slot));
+	if (snap)
+		o = jv_object_set(o, jv_string("slot_sha256"), jv_string(snap->sha));
+	else
+		o = jv_object_set(o, jv_string("slot"), json_text(g->slot));
 	return jv_object_set(o, jv_string("twin"), twin_json(g->twin));
 }
 
@@ -71,7 +76,7 @@ static jv sequence(jv entries, const char *host, const char *only_source)
 	return out;
 }
 
-static jv record(const struct gl_witness_in *in)
+static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *snap)
 {
 	bool complete = true, with_items = false;
 	jv items = jv_array();
@@ -113,7 +118,7 @@ static jv record(const struct gl_witness_in *in)
 	jv o = jv_object();
 #define SET(k, v) o = jv_object_set(o, jv_string(k), (v))
 	SET("format", jv_string(GL_WITNESS_FORMAT));
-	SET("version", jv_number(GL_WITNESS_VERSION));
+	SET("version", jv_number(snap ? GL_WITNESS_VERSION : 2));
 	SET("id", jv_string(in->id));
 	SET("call", call);
 	SET("release", jv_string(in->release));
@@ -126,8 +131,8 @@ static jv record(const struct gl_witness_in *in)
 	SET("destination", jv_string(in->destination));
 	SET("trigger", JV_OBJECT(jv_string("kind"), jv_string(in->kind), jv_string("position"),
 				 jv_number((double)in->position)));
-	SET("served", group_out(&in->served));
-	SET("comparing", group_out(&in->comparing));
+	SET("served", group_out(&in->served, snap ? &snap[0] : NULL));
+	SET("comparing", group_out(&in->comparing, snap ? &snap[1] : NULL));
 	SET("transcript", trans);
 	SET("delivered", sequence(in->transcript, in->destination, "delivered"));
 	SET("compared", sequence(in->compared, in->destination, NULL));
@@ -157,24 +162,54 @@ static int seal(jv rec, struct gl_buf *out, char **err)
 	return rc;
 }
 
-int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path,
-		    char sha256[65], char **err)
+/* The slot's JSON text as the broker serialised it, and its SHA-256. */
+static void snapshot(jv slot, struct gl_buf *b, struct gl_witness_snap *s)
 {
-	autobuf struct gl_buf b = {0};
+	gl_json_dump(b, slot);
+	unsigned char h[32];
+	crypto_hash_sha256(h, (unsigned char *)b->data, b->len);
+	gl_hex(h, 32, s->sha);
+	s->text = b->data;
+	s->len = b->len;
+}
+
+int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path,
+		    char sha256[65], bool *too_large, char **err)
+{
+	autobuf struct gl_buf b = {0}, s0 = {0}, s1 = {0};
+	struct gl_witness_snap snap[2];
+	bool inl = gl_witness_inline();
+	*too_large = false;
+	/* Bounded evidence (issue 15): each slot as delivered, once, by hash. */
+	if (!inl) {
+		snapshot(in->served.slot, &s0, &snap[0]);
+		snapshot(in->comparing.slot, &s1, &snap[1]);
+	}
 	char *why = NULL;
-	if (seal(record(in), &b, &why) < 0) {
+	if (seal(record(in, inl ? NULL : snap), &b, &why) < 0) {
 		int rc = gl_err(err, "not canonical JSON: %s", why);
 		free(why);
 		return rc;
 	}
 	autofree char *dir = gl_xasprintf("%s/witnesses", home);
-	if (gl_mkdir_p(dir, 0700) < 0)
-		return gl_err(err, "%s: %s", dir, strerror(errno));
-	char *p = gl_xasprintf("%s/%s.json", dir, in->id);
-	if (gl_atomic_write(p, b.data, b.len, 0600) < 0) {
-		int rc = gl_err(err, "%s: %s", p, strerror(errno));
-		free(p);
-		return rc;
+	char *p = NULL;
+	if (!inl) {
+		if (b.len > GL_WITNESS_MAX) {
+			*too_large = true;
+			return gl_err(err, "%s", GL_WITNESS_TOO_LARGE_TEXT);
+		}
+		if (gl_witness_store(home, in->id, in->release, b.data, b.len, snap, 2, in->caps,
+				     &p, too_large, err) < 0)
+			return -1;
+	} else {
+		if (gl_mkdir_p(dir, 0700) < 0)
+			return gl_err(err, "%s: %s", dir, strerror(errno));
+		p = gl_xasprintf("%s/%s.json", dir, in->id);
+		if (gl_atomic_write(p, b.data, b.len, 0600) < 0) {
+			int rc = gl_err(err, "%s: %s", p, strerror(errno));
+			free(p);
+			return rc;
+		}
 	}
 	unsigned char h[32];
 	crypto_hash_sha256(h, (unsigned char *)b.data, b.len);
@@ -327,10 +362,13 @@ static void group_in(struct rd *r, jv doc, const char *where, struct gl_witness_
 {
 	static const char *const req[] = {"consumers", "destinations", "horizon", "slot",
 					  "twin", "view", NULL};
+	static const char *const req3[] = {"consumers", "destinations", "horizon",
+					   "slot_sha256", "twin", "view", NULL};
 	jv o = jv_object_get(jv_copy(doc), jv_string(where));
 	g->view = jv_invalid();
 	g->slot = jv_invalid();
-	if (keys(r, o, where, req, NULL) == 0) {
+	g->slot_sha256 = NULL;
+	if (keys(r, o, where, w->version >= 3 ? req3 : req, NULL) == 0) {
 		jv_free(strings(r, o, "destinations", where, 64, host_ok));
 		jv_free(strings(r, o, "consumers", where, 64, name_ok));
 		jv_free(strings(r, o, "horizon", where, 64, tag_ok));
@@ -342,7 +380,13 @@ static void group_in(struct rd *r, jv doc, const char *where, struct gl_witness_
 					fail(r, "%s.view[%d]: not an item of the call", where, i);
 				jv_free(n);
 			}
-		g->slot = text(r, o, "slot", where, JV_KIND_OBJECT);
+		if (w->version >= 3) {
+			g->slot_sha256 = str(r, o, "slot_sha256", where);
+			if (g->slot_sha256 && !hex64(g->slot_sha256))
+				fail(r, "%s.slot_sha256: not 64 lowercase hex", where);
+		} else {
+			g->slot = text(r, o, "slot", where, JV_KIND_OBJECT);
+		}
 		autofree char *tw = gl_xasprintf("%s.twin", where);
 		twin_in(r, o, "twin", tw, &g->twin);
 	}
@@ -492,6 +536,8 @@ static void check(struct rd *r, struct gl_witness *w)
 	w->version =
 	    integer(r, d, "version", "witness", GL_WITNESS_VERSION_MIN, GL_WITNESS_VERSION);
 	w->import_twinned = jv_object_has(jv_copy(d), jv_string("import_twin"));
+	if (r->bad)
+		return; /* the version decides the groups' fields */
 	if (w->import_twinned && w->version < 2)
 		fail(r, "import_twin: not in a version 1 witness");
 	else if (w->import_twinned)
@@ -575,9 +621,14 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 		return gl_err(err, "%s", strerror(errno)), GL_WITNESS_IO;
 	if (!S_ISREG(st.st_mode))
 		return gl_err(err, "not a regular file"), GL_WITNESS_IO;
+	if ((uint64_t)st.st_size > GL_WITNESS_MAX) /* before reading it (issue 15) */
+		return gl_err(err, "%lld bytes, larger than %u", (long long)st.st_size,
+			      GL_WITNESS_MAX),
+		       GL_WITNESS_TOO_LARGE;
 	if (gl_read_fd_capped(fd, GL_WITNESS_MAX, &buf, &len) < 0) {
 		if (errno == EFBIG)
-			return gl_err(err, "larger than %u bytes", GL_WITNESS_MAX), GL_WITNESS_BAD;
+			return gl_err(err, "larger than %u bytes", GL_WITNESS_MAX),
+			       GL_WITNESS_TOO_LARGE;
 		return gl_err(err, "%s", strerror(errno)), GL_WITNESS_IO;
 	}
 	unsigned char h[32];
@@ -614,6 +665,19 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 	struct rd r = {.err = err};
 	check(&r, w);
 	return r.bad ? GL_WITNESS_BAD : GL_WITNESS_OK;
+}
+
+int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
+			 const char **code, char **err)
+{
+	struct gl_witness_grp *g[] = {&w->served, &w->comparing};
+	for (int i = 0; i < 2 && w->version >= 3; i++) {
+		jv_free(g[i]->slot);
+		if (gl_witness_snapshot_load(path, home, g[i]->slot_sha256, &g[i]->slot, code,
+					     err) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 void gl_witness_free(struct gl_witness *w)

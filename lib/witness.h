@@ -24,11 +24,14 @@
 #include <stdint.h>
 
 #include "callmsg.h"
+#include "witness_store.h"
 
 #define GL_WITNESS_FORMAT "germline.witness"
-/* Version 2 (issue 14) adds "import_twin"; version 1 witnesses are still
- * read (docs/witness.md "Witnesses of version 1"). */
-#define GL_WITNESS_VERSION 2
+/* Version 2 (issue 14) adds "import_twin"; version 3 (issue 15) names
+ * each group's slot by hash ("slot_sha256", a snapshot in
+ * witnesses/slots/, lib/witness_store.h) instead of embedding it. Versions
+ * 1 and 2 are still read (docs/witness.md "Older versions"). */
+#define GL_WITNESS_VERSION 3
 #define GL_WITNESS_VERSION_MIN 1
 #define GL_WITNESS_MAX (96u << 20)        /* bytes of a witness file */
 #define GL_WITNESS_REPLIES_MAX (4u << 20) /* bytes of reply text kept */
@@ -68,18 +71,22 @@ struct gl_witness_in {
 	/* the germline's import-time twin inputs (germline.h), or NULL when
 	 * the import read the real clock (no germline: exec; test switch) */
 	const struct gl_twin *import_twin;
+	const struct gl_witness_caps *caps; /* NULL: the defaults */
 };
 
 /* Build the record and write it atomically (mode 0600) to
- * home/witnesses/<id>.json. 0 with *path (malloc'd) and the SHA-256 of
- * the file's bytes, or -1 with *err. */
+ * home/witnesses/<id>.json, its slots as snapshots, within the caps
+ * (lib/witness_store.h). 0 with *path (malloc'd) and the SHA-256 of the
+ * file's bytes, or -1 with *err (and *too_large when the witness alone is
+ * over the per-witness cap: nothing written). */
 int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path,
-		    char sha256[65], char **err);
+		    char sha256[65], bool *too_large, char **err);
 
 /* A witness read back and validated. Strings and arrays point into doc. */
 struct gl_witness_grp {
 	jv view;  /* item names */
-	jv slot;  /* owned: parsed slot */
+	jv slot;  /* owned: parsed slot (version 3: after gl_witness_snapshots) */
+	const char *slot_sha256; /* version 3: the snapshot's hash (in doc) */
 	struct gl_twin twin;
 };
 
@@ -105,7 +112,9 @@ struct gl_witness {
 	bool import_twinned;        /* "import_twin" present (version 2 only) */
 };
 
-enum gl_witness_status { GL_WITNESS_OK, GL_WITNESS_IO, GL_WITNESS_BAD };
+/* GL_WITNESS_TOO_LARGE: the file is larger than GL_WITNESS_MAX, refused
+ * before it is read (gl-replay's too_large). */
+enum gl_witness_status { GL_WITNESS_OK, GL_WITNESS_IO, GL_WITNESS_BAD, GL_WITNESS_TOO_LARGE };
 
 /* Read path (at most GL_WITNESS_MAX bytes) and validate every field.
  * GL_WITNESS_IO (cannot open/read: errno in *err) or GL_WITNESS_BAD (*err
@@ -116,6 +125,13 @@ enum gl_witness_status { GL_WITNESS_OK, GL_WITNESS_IO, GL_WITNESS_BAD };
 enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 				       char sha256[65], char **err);
 void gl_witness_free(struct gl_witness *w);
+
+/* Version 3: load both groups' snapshots from the slots/ directory beside
+ * path or under home/witnesses/slots (gl_witness_snapshot_load), each checked against its hash (gl_witness_snapshot_load). 0, or -1
+ * with *code ("too_large", "missing_snapshot", "bad_snapshot") and *err.
+ * Versions 1 and 2: nothing to do. */
+int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
+			 const char **code, char **err);
 
 /* Index of item name in w, or -1. */
 int gl_witness_item(const struct gl_witness *w, const char *name);

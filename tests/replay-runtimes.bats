@@ -296,6 +296,11 @@ reseal() {
   gl-plan --policy "$POLICY" <node.calls | gl-run --policy "$POLICY" --witness-items >node.run
   w=$(jq -r '.triggers[0].witness' node.run)
   cp "$w" w.json
+  # with the slot snapshots it names, beside it (docs/witness.md)
+  mkdir -p slots
+  for h in $(jq -r '.served.slot_sha256, .comparing.slot_sha256' w.json); do
+    cp "$GL_HOME/witnesses/slots/$h.json" slots/
+  done
   # the verifier's machine: no trust, no releases, no slots; the archive
   # from the publisher's directory, picked by its hash
   GL_HOME=$BATS_TEST_TMPDIR/verifier run --separate-stderr gl-replay --tries 2 --release pub w.json

@@ -142,9 +142,13 @@ witnesses() { jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results"; }
   run --separate-stderr gl-replay --items "$BATS_TEST_TMPDIR/items" "$w"
   [ "$status" -eq 0 ]
   local here=$output
-  # Only the witness, the archive and the items travel.
-  mkdir -p m2/items
+  # Only the witness (with the slot snapshots it names), the archive and
+  # the items travel.
+  mkdir -p m2/items m2/slots
   cp "$w" m2/w.json
+  for h in $(jq -r '.served.slot_sha256, .comparing.slot_sha256' "$w"); do
+    cp "$GL_HOME/witnesses/slots/$h.json" m2/slots/
+  done
   cp "$(archive_of "$REL")" m2/rel.tar.gz
   cp "$BATS_TEST_TMPDIR/items"/* m2/items/
   export GL_HOME=$BATS_TEST_TMPDIR/fresh

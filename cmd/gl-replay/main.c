@@ -17,6 +17,7 @@
 #include "policy.h"
 #include "replay.h"
 #include "util.h"
+#include "witness_store.h"
 
 static const char usage[] =
     "usage: gl-replay [--tries N] [--items DIR] [--release PATH] [--policy P] [--no-probe]\n"
@@ -60,6 +61,22 @@ static void emit(jv rec, enum gl_replay_status st)
 	gl_json_emit(rec);
 }
 
+/* A witness refused as too_large before it was read names no release; the
+ * result record does, so the refusal is an unverified event gl-damp counts
+ * (issue 15; docs/witness.md "Caps"). rec and t borrowed. */
+static jv too_large(jv out, jv rec, jv t)
+{
+	const char *code = gl_json_get_str(out, "error");
+	const char *rel = gl_json_get_str(rec, "release"), *d = gl_json_get_str(t, "destination");
+	if (!code || strcmp(code, "too_large") || jv_object_has(jv_copy(out), jv_string("event")) ||
+	    !rel || strlen(rel) != 64 || strspn(rel, "0123456789abcdef") != 64 || !d)
+		return out;
+	out = jv_object_set(out, jv_string("release"), jv_string(rel));
+	out = jv_object_set(out, jv_string("destination"), jv_string(d));
+	out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
+	return jv_object_set(out, jv_string("weight"), jv_number(GL_REPLAY_WEIGHT_W));
+}
+
 /* One line of stdin: pass it on, then a verdict per trigger. */
 static void stdin_line(struct gl_replay *x, const struct gl_buf *line)
 {
@@ -91,12 +108,17 @@ static void stdin_line(struct gl_replay *x, const struct gl_buf *line)
 			if (!path || !id) {
 				const char *why = jv_get_kind(t) == JV_KIND_OBJECT
 						      ? gl_json_get_str(t, "witness_error") : NULL;
+				/* not written, too large: counted like a refused file */
+				bool big = why && id && !strcmp(why, GL_WITNESS_TOO_LARGE_TEXT);
 				out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
-						jv_string("no_witness"), jv_string("detail"),
+						jv_string(big ? "too_large" : "no_witness"),
+						jv_string("detail"),
 						jv_string(why ? why : "the trigger names no witness file"),
 						jv_string("witness"), id ? jv_string(id) : jv_null());
+				out = too_large(out, rec, t);
 			} else {
 				out = gl_replay_file(x, path, sha, id, &st);
+				out = too_large(out, rec, t);
 			}
 			emit(out, st);
 			jv_free(t);

@@ -42,7 +42,7 @@ static const char usage[] =
     "usage: gl-run --policy FILE [--mode MODE] [--deadline SECONDS]\n"
     "              [--damp FILE] [--releases DIR] [--witness-items] [--no-twin]\n"
     "              [--receipts DIR --host-key KEY] [--profile full|no-scope]\n"
-    "              [--pool]\n"
+    "              [--pool] [--witness-cap-mb N] [--witness-release-cap-mb N]\n"
     "\n"
     "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
     "call in sandboxed copies forked from the release's germline, and writes one\n"
@@ -66,6 +66,11 @@ static const char usage[] =
     "  --releases DIR      releases in DIR/<sha256>/ (default: $GL_HOME/releases)\n"
     "  --witness-items     put the items' contents in witness records (for a\n"
     "                      verifier cleared for them; docs/witness.md)\n"
+    "  --witness-cap-mb N  bytes of all witnesses under GL_HOME/witnesses, in MiB\n"
+    "                      (default 1024): the oldest are removed first\n"
+    "  --witness-release-cap-mb N\n"
+    "                      the same per release (default 256); a witness larger\n"
+    "                      than either cap is not written (docs/witness.md)\n"
     "  --no-twin           ablation: each copy gets its own clock and seed\n"
     "                      (false triggers; for experiments only)\n"
     "  --serve-mcp         be an MCP server on stdio for one release instead\n"
@@ -119,6 +124,18 @@ static GL_NORETURN void bad_usage(const char *what)
 	gl_warn("%s", what);
 	fputs(usage, stderr);
 	exit(GL_EXIT_USAGE);
+}
+
+/* A witness cap in MiB (1..GL_WITNESS_CAP_MB_MAX), as bytes. */
+static uint64_t cap_mb(const char *flag, const char *v)
+{
+	char *end = NULL;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno || end == v || *end || n < 1 || n > GL_WITNESS_CAP_MB_MAX)
+		bad_usage(gl_xasprintf("%s must be MiB in 1..%u, not '%s'", flag,
+				       GL_WITNESS_CAP_MB_MAX, v));
+	return (uint64_t)n << 20;
 }
 
 static jv enforcement(const struct gl_enforcement *e)
@@ -637,6 +654,10 @@ int main(int argc, char **argv)
 			profile = v;
 		} else if (!strcmp(argv[i], "--witness-items")) {
 			s.broker.witness_items = true;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--witness-cap-mb", usage))) {
+			s.broker.witness_caps.total = cap_mb("--witness-cap-mb", v);
+		} else if ((v = gl_flag_value(argc, argv, &i, "--witness-release-cap-mb", usage))) {
+			s.broker.witness_caps.release = cap_mb("--witness-release-cap-mb", v);
 		} else if (!strcmp(argv[i], "--no-twin")) {
 			s.broker.no_twin = true;
 		} else if (!strcmp(argv[i], "--pool")) {

@@ -1,0 +1,73 @@
+/* witness_store.h — bounded evidence (issue 15; paper §IV-F, Definition 6;
+ * docs/witness.md "Slot snapshots, caps and pruning").
+ *
+ * A witness names the slots its two groups were delivered by hash: each
+ * distinct slot snapshot (the slot's JSON text exactly as the broker
+ * serialised it) is one content-addressed file
+ *
+ *   GL_HOME/witnesses/slots/<sha256 of those bytes>.json
+ *
+ * shared by every witness that names it, written atomically. There are no
+ * reference counts: a snapshot no witness names any more is removed by the
+ * same pruning that removes witnesses. Next to each witness record
+ * <id>.json, gl-run writes <id>.idx (one line: its release and the
+ * snapshots it names), so pruning never parses a record.
+ *
+ * Caps, enforced under an exclusive lock (witnesses/.lock) when a witness
+ * is written: the bytes of a release's witnesses (records, their .idx and
+ * the distinct snapshots they name) at most caps->release; all witnesses'
+ * at most caps->total; at most GL_WITNESS_FILES_MAX records. Over a cap,
+ * the oldest witnesses (file mtime) of the same release are removed first,
+ * then the oldest overall. gl-replay does not mark verified witnesses, so
+ * every witness counts as unverified: "oldest unverified first" is oldest
+ * first. A single witness larger than min(caps->release, caps->total) is
+ * not written (too_large). */
+#ifndef GL_WITNESS_STORE_H
+#define GL_WITNESS_STORE_H
+
+#include <jv.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GL_WITNESS_CAP_MB_DEFAULT 1024        /* gl-run --witness-cap-mb */
+#define GL_WITNESS_RELEASE_CAP_MB_DEFAULT 256 /* gl-run --witness-release-cap-mb */
+#define GL_WITNESS_CAP_MB_MAX (1u << 20)      /* 1 TiB */
+#define GL_WITNESS_FILES_MAX 4096             /* witness records kept */
+#define GL_WITNESS_SNAPSHOT_MAX (64u << 20)   /* bytes of one snapshot (GL_MSG_MAX) */
+#define GL_WITNESS_TOO_LARGE_TEXT "too_large: the witness is larger than the per-witness cap"
+
+struct gl_witness_caps {
+	uint64_t total, release; /* bytes; 0: the default */
+};
+
+/* One slot snapshot: its JSON text and the SHA-256 of those bytes. */
+struct gl_witness_snap {
+	char sha[65];
+	const char *text;
+	size_t len;
+};
+
+/* GL_TESTING with GL_TEST_WITNESS_INLINE=1: the landed behaviour (slots
+ * embedded in every record, version 2, no cap, no pruning). */
+bool gl_witness_inline(void);
+
+/* Write record rec (len bytes) as home/witnesses/<id>.json with its .idx
+ * and the snapshots it names, pruning first (above). 0 with *path
+ * (malloc'd); -1 with *err; *too_large set when the witness alone exceeds
+ * the per-witness cap (nothing written then). */
+int gl_witness_store(const char *home, const char *id, const char *release, const char *rec,
+		     size_t len, const struct gl_witness_snap *snap, size_t nsnap,
+		     const struct gl_witness_caps *caps, char **path, bool *too_large,
+		     char **err);
+
+/* The snapshot sha named by the witness at witness_path, from the
+ * slots/ directory beside it, else (a witness copied or edited elsewhere)
+ * from home/witnesses/slots/ (home may be NULL): refused before reading when larger than
+ * GL_WITNESS_SNAPSHOT_MAX ("too_large"), missing ("missing_snapshot"), not
+ * of that hash or not a JSON object ("bad_snapshot"). 0 with *slot
+ * (owned), or -1 with *code and *err. */
+int gl_witness_snapshot_load(const char *witness_path, const char *home, const char *sha,
+			     jv *slot, const char **code, char **err);
+
+#endif

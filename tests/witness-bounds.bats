@@ -1,0 +1,212 @@
+#!/usr/bin/env bats
+# Bounded evidence (issue 15 "Bounded evidence"; docs/witness.md "Slot
+# snapshots, caps and pruning"; paper §IV-F, Definition 6). A witness names
+# each group's slot by hash, a content-addressed snapshot shared by every
+# witness that names it, and GL_HOME/witnesses is capped per release and in
+# total, oldest first.
+#
+# Off/on: the test build's GL_TEST_WITNESS_INLINE=1 (build/testing/bin/gl-run)
+# restores the landed behaviour — every witness embeds both slots, no cap —
+# and five triggers against a release with a 40 MiB slot then cost more than
+# 5 × 40 MiB; with the mechanism on the same session stays under 3 × 40 MiB,
+# and every witness still verifies with gl-replay (item_witness). A forged,
+# missing or oversized snapshot, an oversized witness file and a witness too
+# large to be written are unverified events gl-damp counts.
+#
+# Fixture: tests/fixtures/releases/wb-big (the slot's size and contents from
+# the call's args). Real gl-plan | gl-run, a real sink, gl-replay, gl-damp.
+# unprivileged: yes — gl-run and gl-replay work in a user namespace
+load helpers
+load fixtures/run/helpers
+bats_require_minimum_version 1.5.0
+
+MIB=$((1 << 20))
+
+setup() {
+  run_setup
+  PIDS=$BATS_TEST_TMPDIR/pids
+  : >"$PIDS"
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  echo '{"clearances":{"agent":["finance","hr"],"ocr.example":["finance"]},"routes":{}}' >"$POLICY"
+  mkdir -p "$BATS_TEST_TMPDIR/items"
+  printf 'INVOICE-%s' "$RANDOM" >"$BATS_TEST_TMPDIR/items/invoice.txt"
+  printf 'SALARY-%s' "$RANDOM" >"$BATS_TEST_TMPDIR/items/salary.csv"
+  ITEMS=$(jq -cn --arg i "$(base64 -w0 <"$BATS_TEST_TMPDIR/items/invoice.txt")" \
+    --arg s "$(base64 -w0 <"$BATS_TEST_TMPDIR/items/salary.csv")" \
+    '[{name:"invoice.txt",label:["finance"],data:$i},{name:"salary.csv",label:["hr"],data:$s}]')
+  sink ocr.example
+  REL=$(install_release "$FIX/releases/wb-big")
+  W=$GL_HOME/witnesses
+}
+
+teardown() {
+  local p
+  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
+  release_cleanup
+}
+
+# calls N MB [TAGGED] — N envelopes c1…cN whose slot holds MB MiB ("x", or
+# with TAGGED the call's own tag: a new slot every call)
+calls() {
+  local i
+  for ((i = 1; i <= $1; i++)); do
+    envelope "c$i" "$REL" ocr_big "$ITEMS" \
+      "$(jq -cn --argjson mb "$2" --arg t "${3:+t$i}" '{args:{mb:$mb,tag:(if $t == "" then "x" else $t end)}}')"
+  done
+}
+
+# session CALLS [GL-RUN…] — gl-plan | gl-run (default bin/gl-run) into results
+session() {
+  local f=$1
+  shift
+  local run=${GLRUN:-gl-run}
+  gl-plan --policy "$POLICY" <"$f" | "$run" --policy "$POLICY" "$@" >results 2>run.err
+}
+
+bytes() { du -sb --apparent-size "$W" | cut -f1; }
+
+# seed MB — the slots of both horizons ([finance]: the OCR host's copy;
+# [finance,hr]: the agent's) as wb-big's copies leave them after a call
+# with MB MiB of "x" (each entry labelled with its horizon), so that all
+# five calls' triggers are against that slot
+seed() {
+  local h
+  for h in '["finance"]' '["finance","hr"]'; do
+    mkdir -p "$GL_HOME/slots/$REL"
+    "$SYSPY" -c 'import json, sys; n = int(sys.argv[1]) << 20
+json.dump({"big": {"value": "x" * n, "label": json.loads(sys.argv[2])}}, sys.stdout)' "$1" "$h" \
+      >"$GL_HOME/slots/$REL/$(printf '%s' "$h" | sha256sum | cut -d' ' -f1).json"
+  done
+}
+
+@test "five triggers against a 40 MiB slot: witnesses share two snapshots, stay under the cap and all verify; inline (off) they cost more than 5 × 40 MiB" {
+  calls 5 40 >calls.jsonl
+  # Off (the landed behaviour): both slots embedded in every witness.
+  seed 40
+  GLRUN=$GL_ROOT/build/testing/bin/gl-run GL_TEST_WITNESS_INLINE=1 session calls.jsonl
+  jq -e -s 'length == 5 and all(.triggers | length == 1)' results
+  jq -e -s '[.[].triggers[0].witness | select(. != null)] | length == 5' results
+  off=$(bytes)
+  echo "inline: $off bytes"
+  [ "$off" -ge $((5 * 40 * MIB)) ]
+  [ ! -e "$W/slots" ]
+  # The old format (version 2, embedded slots) is still read and verifies.
+  w=$(jq -r -s '.[4].triggers[0].witness' results)
+  grep -qF '"version":2' "$w" && grep -qF '"slot":"{' "$w" # 80 MiB: no jq
+  run --separate-stderr gl-replay --tries 1 --items items "$w"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json '.outcome == "item_witness" and .event == "verified"'
+  # On: a fresh GL_HOME/witnesses, the same session (the slots unchanged:
+  # the copies found the value they keep and wrote nothing).
+  rm -rf "$W"
+  session calls.jsonl
+  jq -e -s 'length == 5 and all(.triggers | length == 1)' results
+  on=$(bytes)
+  echo "bounded: $on bytes"
+  [ "$on" -lt $((3 * 40 * MIB)) ]
+  [ "$on" -lt $((1024 * MIB)) ]
+  # All five name the same two 40 MiB snapshots (the two horizons' slots).
+  [ "$(find "$W/slots" -name '*.json' | wc -l)" -eq 2 ]
+  for w in $(jq -r '.triggers[0].witness' results); do
+    jq -e '.version == 3 and (.served | has("slot") | not) and (.served.slot_sha256 | length == 64)' "$w"
+    jq -r '.served.slot_sha256, .comparing.slot_sha256' "$w" >>names
+  done
+  sort -u names >named
+  [ "$(wc -l <named)" -eq 2 ]
+  while read -r s; do
+    [ "$(sha256sum "$W/slots/$s.json" | cut -d' ' -f1)" = "$s" ]
+    [ "$(stat -c %s "$W/slots/$s.json")" -gt $((40 * MIB)) ]
+  done <named
+  # Every witness verifies (gl-replay reads the snapshots by hash).
+  run --separate-stderr gl-replay --tries 1 --items items <results
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json -s '[.[] | select(.outcome)] | length == 5 and all(.outcome == "item_witness" and .event == "verified")'
+}
+
+@test "the cap: the release's oldest witnesses and their snapshots are removed first; the newest still replay" {
+  calls 6 2 tagged >calls.jsonl
+  # Each witness names two snapshots of ~2 MiB of its own: ~4 MiB a witness.
+  session calls.jsonl --witness-release-cap-mb 9
+  jq -e -s 'length == 6 and all(.triggers[0].witness | type == "string")' results
+  [ "$(bytes)" -le $((9 * MIB)) ]
+  mapfile -t ws < <(jq -r '.triggers[0].witness' results)
+  # Two fit; c1–c4 were removed, oldest first.
+  for i in 0 1 2 3; do [ ! -e "${ws[$i]}" ] && [ ! -e "${ws[$i]%.json}.idx" ]; done
+  [ -e "${ws[4]}" ] && [ -e "${ws[5]}" ]
+  # Only the snapshots the kept witnesses name are left (refcount-free pruning).
+  jq -r '.served.slot_sha256, .comparing.slot_sha256' "${ws[4]}" "${ws[5]}" | sort -u >named
+  (cd "$W/slots" && ls | sed 's/\.json$//' | sort) >left
+  diff named left
+  run --separate-stderr gl-replay --tries 1 --items items "${ws[4]}" "${ws[5]}"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json -s 'length == 2 and all(.outcome == "item_witness")'
+  # The total cap: the oldest overall go.
+  calls 2 2 tagged >more.jsonl
+  session more.jsonl --witness-cap-mb 5
+  [ "$(bytes)" -le $((5 * MIB)) ]
+  w=$(jq -r -s '.[1].triggers[0].witness' results)
+  [ -e "$w" ] && [ ! -e "${ws[5]}" ]
+}
+
+@test "a witness over the per-witness cap is not written: witness null, a fixed witness_error, an unverified event gl-damp counts" {
+  calls 2 2 >calls.jsonl
+  session calls.jsonl --witness-release-cap-mb 3
+  # Call 1 (empty slots) fits; call 2 names 2 × 2 MiB of snapshots.
+  jq -e -s '.[0].triggers[0].witness | type == "string"' results
+  jq -e -s '.[1].triggers[0] | .witness == null and .witness_error ==
+    "too_large: the witness is larger than the per-witness cap"' results
+  # Every field of the trigger is in docs/gl-run.md's field table.
+  for k in $(jq -r -s '.[1].triggers[0] | keys[]' results); do
+    grep -qF "| \`record.triggers[].$k\` |" "$GL_ROOT/docs/gl-run.md" || { echo "$k"; false; }
+  done
+  sed -n 2p results >r2
+  run --separate-stderr bash -c 'gl-replay --tries 1 --items items <r2 | gl-damp --state damp.json'
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json -s '.[1].penalty == 250'
+  run --separate-stderr gl-replay --tries 1 --items items <r2
+  [ "$status" -eq 1 ]
+  json -s '.[1] | .error == "too_large" and .event == "unverified" and .weight == 250
+    and .release == "'"$REL"'"'
+}
+
+@test "a forged, missing or oversized snapshot and an oversized witness file: unverified, counted by gl-damp" {
+  calls 2 1 >calls.jsonl
+  session calls.jsonl
+  sed -n 2p results >r2
+  w=$(jq -r '.triggers[0].witness' r2)
+  s=$W/slots/$(jq -r .served.slot_sha256 "$w").json
+  cp "$s" orig
+  # Mechanism check: unchanged, it is an item witness.
+  run --separate-stderr gl-replay --tries 1 --items items "$w"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json '.outcome == "item_witness"'
+  # Forged: the same name, other bytes (the slot of another call).
+  jq -c '.big.value = "y"' orig | tr -d '\n' >"$s"
+  run --separate-stderr gl-replay --tries 1 --items items <r2
+  [ "$status" -eq 1 ]
+  json -s '.[1] | .error == "bad_snapshot" and .event == "unverified" and .weight == 250
+    and .release == "'"$REL"'" and (has("outcome") | not)'
+  run --separate-stderr bash -c 'gl-replay --tries 1 --items items <r2 | gl-damp --state d1.json'
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json -s '.[1].penalty == 250'
+  # Missing.
+  rm "$s"
+  run --separate-stderr gl-replay --tries 1 --items items "$w"
+  [ "$status" -eq 1 ]
+  json '.error == "missing_snapshot" and .event == "unverified"'
+  # Oversized (sparse): refused before it is read.
+  truncate -s $((64 * MIB + 1)) "$s"
+  run --separate-stderr gl-replay --tries 1 --items items "$w"
+  [ "$status" -eq 1 ]
+  json '.error == "too_large" and .event == "unverified" and (.detail | contains("slot snapshot"))'
+  cp orig "$s"
+  # An oversized witness file: too_large before reading; in the stream the
+  # record names the release, so gl-damp counts it.
+  truncate -s $((96 * MIB + 1)) "$w"
+  run --separate-stderr gl-replay --tries 1 --items items "$w"
+  [ "$status" -eq 1 ]
+  json '.error == "too_large" and (has("event") | not)'
+  run --separate-stderr bash -c 'gl-replay --tries 1 --items items <r2 | gl-damp --state d2.json'
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json -s '.[1].penalty == 250'
+}
