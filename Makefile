@@ -115,10 +115,10 @@ $(BUILD)/testing/bin/gl-replay: $(wildcard cmd/gl-replay/*.c) $(BUILD)/testing/l
 	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
 
 # ---- unit tests of lib/ (tests/unit/*.c), run by tests/lib.bats -------------
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgermline.a $(LIB_HDR)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgermline.a $(LIB_HDR) tests/unit/check.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libgermline.a $(LDLIBS)
-$(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/libgermline.a $(LIB_HDR)
+$(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/libgermline.a $(LIB_HDR) tests/unit/check.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $< $(BUILD)/asan/libgermline.a $(LDLIBS)
 

@@ -8,17 +8,7 @@
 
 #include "policy.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			failures++;                                          \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-		}                                                            \
-	} while (0)
+#include "check.h"
 
 /* parse s; the error (or "") into why */
 static int parse(struct gl_policy *p, const char *s, char *why, size_t n)

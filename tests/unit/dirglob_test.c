@@ -17,16 +17,7 @@
 #include "policy.h"
 #include "util.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                         \
-	do {                                                                     \
-		if (!(cond) && ++failures <= 40) {                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);     \
-			fprintf(stderr, __VA_ARGS__);                            \
-			fputc('\n', stderr);                                     \
-		}                                                                \
-	} while (0)
+#include "check.h"
 
 static const char *show(const struct gl_labels *l)
 {

@@ -6,17 +6,7 @@
 
 #include "json.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                         \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
-			failures++;                                              \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);     \
-			fprintf(stderr, __VA_ARGS__);                            \
-			fputc('\n', stderr);                                     \
-		}                                                                \
-	} while (0)
+#include "check.h"
 
 static void refused(const char *in, size_t n, const char *why)
 {

@@ -9,17 +9,7 @@
 #include "manifest.h"
 #include "policy.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                         \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
-			failures++;                                              \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);     \
-			fprintf(stderr, __VA_ARGS__);                            \
-			fputc('\n', stderr);                                     \
-		}                                                                \
-	} while (0)
+#include "check.h"
 
 /* The set as compact JSON, for comparisons (static buffer). */
 static const char *show(const struct gl_labels *l)

@@ -1,0 +1,21 @@
+/* check.h — the unit tests' one assertion: CHECK(cond, fmt, ...) counts a
+ * failure and says where and why, without stopping the test; main returns
+ * failures != 0. Included once per test program (tests/unit/). */
+#ifndef GL_UNIT_CHECK_H
+#define GL_UNIT_CHECK_H
+
+#include <stdio.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                     \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			failures++;                                          \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fputc('\n', stderr);                                 \
+		}                                                            \
+	} while (0)
+
+#endif
