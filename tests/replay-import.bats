@@ -16,20 +16,11 @@
 # unprivileged: yes — gl-run and gl-replay work in a user namespace
 load helpers
 load fixtures/run/helpers
+load fixtures/run/replay
 bats_require_minimum_version 1.5.0
 
 setup() {
-  run_setup
-  PIDS=$BATS_TEST_TMPDIR/pids
-  : >"$PIDS"
-  POLICY=$BATS_TEST_TMPDIR/policy.json
-  echo '{"clearances":{"agent":["finance","hr"],"ocr.example":["finance"]},"routes":{}}' >"$POLICY"
-  SALARY="SALARY-$RANDOM$RANDOM"
-  INVOICE="INVOICE-$RANDOM$RANDOM"
-  mkdir -p "$BATS_TEST_TMPDIR/items"
-  printf '%s' "$INVOICE" >"$BATS_TEST_TMPDIR/items/invoice.txt"
-  printf '%s' "$SALARY" >"$BATS_TEST_TMPDIR/items/salary.csv"
-  ITEMS="[$(item invoice.txt '["finance"]' "$INVOICE"),$(item salary.csv '["hr"]' "$SALARY")]"
+  replay_setup
   TGLRUN=$GL_ROOT/build/testing/bin/gl-run
   [ -x "$TGLRUN" ] || skip "build/testing/bin/gl-run is not built (make units)"
   sink ocr.example
