@@ -207,7 +207,7 @@ static enum gl_refusal get_once(const char *url, struct sink *s, int64_t deadlin
 	set_options(h, url, s, left, ebuf);
 	CURLcode rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &info->status);
-	info->missing = info->status == 404 || info->status == 410;
+	info->missing = info->status == 403 || info->status == 404 || info->status == 410;
 	info->len = s->got;
 	enum gl_refusal r = GL_R_OK;
 	if (rc == CURLE_OPERATION_TIMEDOUT) {

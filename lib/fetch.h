@@ -25,9 +25,11 @@
  *   - no proxy from the environment (http_proxy, ALL_PROXY, … are ignored):
  *     a proxy is used only when the caller names one or GL_PROXY is set;
  *   - an HTTP status other than 200 is refused `fetch` naming the URL and
- *     the status, and its body is not read. 404 and 410 also set
+ *     the status, and its body is not read. 403, 404 and 410 also set
  *     info->missing, which TUF's root-chain walk needs (specification
- *     §5.3.3: it stops at the first N+1.root.json that is not there);
+ *     §5.3.3: it stops at the first N+1.root.json that is not there; a
+ *     static bucket answers 403 for a missing object, and python-tuf's
+ *     client treats 403 and 404 alike);
  *   - the bytes as served: no content decoding (a gzip Content-Encoding is
  *     not undone, so the length and hashes are of what the server sent).
  */
@@ -47,7 +49,7 @@
 /* What happened (filled whether the fetch succeeded or not). */
 struct gl_fetch_info {
 	long status;        /* the last HTTP status, 0 if none arrived */
-	bool missing;       /* status 404 or 410: the file is not there */
+	bool missing;       /* status 403, 404 or 410: the file is not there */
 	size_t len;         /* body bytes received (and delivered) */
 	unsigned redirects; /* same-origin redirects followed */
 };

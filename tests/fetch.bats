@@ -32,11 +32,13 @@ teardown() { serve_stop_all; }
   [ "$(json -r .sha256)" = "$(sha256sum <www/dir/sub/b.txt | cut -d' ' -f1)" ]
 }
 
-@test "fetch: a status other than 200 is refused 'fetch' naming the URL and the status; 404 and 410 are 'missing'" {
+@test "fetch: a status other than 200 is refused 'fetch' naming the URL and the status; 403, 404 and 410 are 'missing'" {
   run -1 drive "$U/no-such.json"
   json '.error == "fetch" and .status == 404 and .missing == true'
   json -r .detail | grep -F "$U/no-such.json: HTTP status 404"
   run -1 drive "$U/_/status/410"
+  json '.error == "fetch" and .missing == true'
+  run -1 drive "$U/_/status/403"
   json '.error == "fetch" and .missing == true'
   run -1 drive "$U/_/status/500"
   json '.error == "fetch" and .status == 500 and .missing == false'
