@@ -18,7 +18,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wformat=2 \
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -iquote lib \
            -DGL_BUILD_HOST_DIR='"$(abspath build)/host"'
-LDLIBS  := -ljq -lsodium -larchive -lseccomp -lcurl -lm
+LDLIBS  := -ljq -lsodium -larchive -lseccomp -lcurl -lcrypto -lm
 
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined
