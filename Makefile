@@ -128,7 +128,9 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/libgermline.a $(LIB_HDR) tes
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $< $(BUILD)/asan/libgermline.a $(LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
+# (lintian too: tests/deb.bats checks the package with it)
 check: deps
+	@GL_DEPS_DEB=1 scripts/deps.sh
 	@$(MAKE) --no-print-directory -j$(JOBS) build units asan
 	@tests/run.sh
 
