@@ -550,38 +550,92 @@ void gl_cg_germline_limits(const struct gl_limits *l, struct gl_limits *g)
 	g->pids = 8; /* its init, itself, the copy being forked; G1 refuses more */
 }
 
-int gl_cg_bound_germline(struct gl_cg *cg, const struct gl_limits *l, pid_t init, pid_t germline,
-			 char **err)
+/* The germline's group g<pid> in base (v1: one per hierarchy). */
+static char *germline_dir(const char *base, pid_t pid)
 {
+	return base ? gl_xasprintf("%s/g%ld", base, (long)pid) : NULL;
+}
+
+/* Algorithm 1 line 1 runs the release's import (paper §III: hostile code):
+ * it is bounded before the exec, the launch's child waiting for the go
+ * byte until this returns (lib/germline_child.c). */
+int gl_cg_bound_launch(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, bool *grouped,
+		       char **err)
+{
+	*grouped = false;
 	if (cg->off)
 		return 0;
 	struct gl_limits g;
 	gl_cg_germline_limits(l, &g);
 	uint64_t mem = (uint64_t)g.memory_mb << 20;
+	char a[24];
+	snprintf(a, sizeof a, "%ld", (long)pid);
 	if (cg->kind != GL_CG_NONE) {
-		autofree char *m = gl_xasprintf("%s/g%ld", cg->mem_base, (long)init);
-		autofree char *p = cg->pids_base ? gl_xasprintf("%s/g%ld", cg->pids_base, (long)init)
-						 : NULL;
-		char a[24], b[24];
-		snprintf(a, sizeof a, "%ld", (long)init);
-		snprintf(b, sizeof b, "%ld", (long)germline);
+		autofree char *m = germline_dir(cg->mem_base, pid);
+		autofree char *p = germline_dir(cg->pids_base, pid);
 		int rc = (mkdir(m, 0755) < 0 && errno != EEXIST) ||
 			 (p && mkdir(p, 0755) < 0 && errno != EEXIST);
+		*grouped = !rc;
 		if (cg->kind == GL_CG_V2) {
 			put(m, "memory.swap.max", "0");
 			rc |= put_u64(m, "memory.max", mem) | put_u64(m, "pids.max", g.pids) |
-			      put(m, "cgroup.procs", a) | put(m, "cgroup.procs", b);
+			      put(m, "cgroup.procs", a);
 		} else {
-			rc |= put_u64(m, "memory.limit_in_bytes", mem) | put_u64(p, "pids.max", g.pids) |
-			      put(m, "cgroup.procs", a) | put(m, "cgroup.procs", b) |
-			      put(p, "cgroup.procs", a) | put(p, "cgroup.procs", b);
+			put(m, "memory.memsw.limit_in_bytes", "-1");
+			rc |= put_u64(m, "memory.limit_in_bytes", mem);
+			put_u64(m, "memory.memsw.limit_in_bytes", mem); /* no swap beyond it */
+			rc |= put_u64(p, "pids.max", g.pids) | put(m, "cgroup.procs", a) |
+			      put(p, "cgroup.procs", a);
 		}
 		if (rc)
 			return gl_err(err, "limits: the germline's cgroup: %s", strerror(errno));
 		return 0;
 	}
-	mem += vm_field(germline, "\nVmSize:");
-	if (set_rlimit(germline, RLIMIT_AS, mem) < 0 || set_rlimit(germline, RLIMIT_DATA, mem) < 0)
-		return gl_err(err, "limits: the germline's RLIMIT_AS: %s", strerror(errno));
+	/* No controller: rlimits of the launch child, inherited by the
+	 * germline and its copies. Its runtime is a fresh exec: RLIMIT_AS of
+	 * the bound plus what an interpreter maps without touching it. The
+	 * copies' RLIMIT_NPROC counts the same user namespace (cgroup.h), so
+	 * the germline's is theirs: a lower hard limit could not be raised
+	 * for them by an unprivileged broker. */
+	if (host_uid(pid) == 0 && initial_userns())
+		return gl_err(err, "limits: processes: no pids controller (%s), and "
+				   "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
+	if (set_rlimit(pid, RLIMIT_AS, mem + ((uint64_t)GL_CG_AS_SLACK_MB << 20)) < 0 ||
+	    set_rlimit(pid, RLIMIT_DATA, mem) < 0)
+		return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
+			      cg->why ? cg->why : "?", strerror(errno));
+	if (set_rlimit(pid, RLIMIT_NPROC, (uint64_t)l->pids + NPROC_BASE) < 0)
+		return gl_err(err, "limits: RLIMIT_NPROC of the germline: %s", strerror(errno));
 	return 0;
+}
+
+const char *gl_cg_launch_reached(const struct gl_cg *cg, pid_t pid)
+{
+	if (cg->off || cg->kind == GL_CG_NONE)
+		return NULL;
+	autofree char *m = germline_dir(cg->mem_base, pid);
+	autofree char *p = germline_dir(cg->pids_base, pid);
+	bool v2 = cg->kind == GL_CG_V2;
+	if (get_key(m, v2 ? "memory.events" : "memory.oom_control", "oom_kill") > 0)
+		return "memory";
+	if (get_key(v2 ? m : p, "pids.events", "max") > 0)
+		return "pids";
+	return NULL;
+}
+
+void gl_cg_germline_end(const struct gl_cg *cg, pid_t pid)
+{
+	if (cg->off || cg->kind == GL_CG_NONE || pid <= 0)
+		return;
+	const char *bases[2] = {cg->mem_base, cg->pids_base};
+	for (int b = 0; b < 2; b++) {
+		autofree char *d = germline_dir(bases[b], pid);
+		if (!d)
+			continue;
+		if (cg->kind == GL_CG_V2)
+			put(d, "cgroup.kill", "1");
+		for (int t = 0; t < 200 && procs(d, true) > 0; t++)
+			usleep(5000);
+		rmdir(d);
+	}
 }

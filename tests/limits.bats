@@ -46,6 +46,7 @@ call() { envelope "$1" "$REL" "$2" '[]' "$(jq -cn --argjson a "$3" '{args:$a}')"
 serve() {
   local glrun=$1 f=$2 n i k out=$BATS_TEST_TMPDIR/out
   shift 2
+  rm -f "$BATS_TEST_TMPDIR/in"
   mkfifo "$BATS_TEST_TMPDIR/in"
   "$glrun" --policy "$POLICY" "$@" <"$BATS_TEST_TMPDIR/in" >"$out" 2>"$BATS_TEST_TMPDIR/err" &
   local pid=$!
@@ -158,4 +159,69 @@ memavail() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
   # nothing left behind: no per-copy cgroup of that gl-run
   ! ls -d /sys/fs/cgroup/*/germline-"$(head -1 "$PIDS")" /sys/fs/cgroup/*/*/germline-"$(head -1 "$PIDS")" \
     /sys/fs/cgroup/*/*/*/germline-"$(head -1 "$PIDS")" 2>/dev/null
+}
+
+# init_release MIB FORKS — REL: limits-init, whose import touches MIB MiB
+# and keeps FORKS children at once (tests/fixtures/releases/limits-init)
+init_release() {
+  local d=$BATS_TEST_TMPDIR/limits-init
+  cp -r "$FIX/releases/limits-init" "$d"
+  sed -i "s/^MIB = 0$/MIB = $1/; s/^FORKS = 0$/FORKS = $2/" "$d/init.py"
+  REL=$(install_release "$d")
+}
+
+# The germline's bound (gl_cg_germline_limits): memory_mb 64 -> 1024 MiB, 8
+# tasks (RLIMIT_NPROC: the copies' pids + 2). Its import is bounded before
+# the runtime's exec (gl_cg_bound_launch): a release's initialisation
+# cannot take the host's memory nor fork without bound.
+@test "off: an import touching 3 GiB and one forking 300 children are launched (the damage)" {
+  limits '{"memory_mb":64,"pids":32}'
+  init_release 3072 0
+  call i1 noop '{}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.mib == 3072' || { rec 1 | cut -c1-600; false; }
+  rm -rf "$BATS_TEST_TMPDIR/limits-init"
+  init_release 0 300
+  call i2 noop '{}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.forked == 300' || { rec 1 | cut -c1-600; false; }
+}
+
+@test "on: an import touching 3 GiB is refused at launch naming memory; MemAvailable drops by at most the germline's bound" {
+  limits '{"memory_mb":64,"pids":32}'
+  init_release 3072 0
+  call i1 noop '{}' >calls
+  local base
+  base=$(memavail)
+  (while :; do memavail; sleep 0.05; done) >"$BATS_TEST_TMPDIR/mem" &
+  local sampler=$!
+  echo "$sampler" >>"$PIDS"
+  serve gl-run calls
+  kill "$sampler"
+  # as root a cgroup's OOM kill is named by the broker; as nobody RLIMIT_AS
+  # fails the import with MemoryError, which the launch's error carries
+  local want='germline reached its memory bound'
+  [ "$(id -u)" = 0 ] || want="$want|MemoryError"
+  rec 1 | jq -e --arg w "$want" '.ok == false and .error == "launch" and (.detail | test($w))' ||
+    { rec 1 | cut -c1-800; false; }
+  local low drop
+  low=$(sort -n "$BATS_TEST_TMPDIR/mem" | head -1)
+  drop=$(((base - low) / 1024))
+  echo "MemAvailable dropped by at most ${drop} MiB"
+  [ "$drop" -le $((1024 + 256 + 512)) ]
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 0 ] # nothing of the release runs
+}
+
+@test "on: an import forking 300 children is refused at launch naming pids" {
+  limits '{"memory_mb":64,"pids":32}'
+  init_release 0 300
+  call i1 noop '{}' >calls
+  serve gl-run calls
+  # as root a cgroup counts the refused forks (named by the broker); as
+  # nobody RLIMIT_NPROC fails the release's fork, whose error the launch's
+  local want='germline reached its pids bound'
+  [ "$(id -u)" = 0 ] || want="$want|BlockingIOError|Resource temporarily unavailable"
+  rec 1 | jq -e --arg w "$want" '.ok == false and .error == "launch" and (.detail | test($w))' ||
+    { rec 1 | cut -c1-800; false; }
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 0 ]
 }

@@ -219,6 +219,9 @@ static struct gl_launch_spec launch_spec(const struct session *s, const struct r
 	    .host_dir = s->host_dir,
 	    .interpreter = "/usr/bin/python3",
 	    .tmp_mb = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"))->tmp_mb,
+	    /* bounded from before the exec (lib/cgroup.h gl_cg_bound_launch) */
+	    .cg = (struct gl_cg *)&s->cg,
+	    .limits = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name")),
 	};
 }
 
@@ -259,11 +262,6 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 	/* its copies' bounds: the policy's for this release name (lib/bounds.h) */
 	g->cg = &s->cg;
 	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
-	if (g->has_init && gl_cg_bound_germline(&s->cg, &g->lim, g->pid, g->gpid, err) < 0) {
-		gl_launch_end(&s->launcher, g, ev, &s->ids);
-		*code = "launch";
-		return -1;
-	}
 	return 0;
 }
 
