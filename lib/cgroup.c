@@ -550,6 +550,31 @@ void gl_cg_germline_limits(const struct gl_limits *l, struct gl_limits *g)
 	g->pids = 8; /* its init, itself, the copy being forked; G1 refuses more */
 }
 
+void gl_cg_session_limits(const struct gl_limits *l, struct gl_limits *s)
+{
+	struct gl_limits g;
+	gl_cg_germline_limits(l, &g);
+	*s = *l;
+	s->memory_mb = g.memory_mb;
+	s->cpu_s = UINT32_MAX; /* RLIMIT_CPU of about 136 years: none */
+}
+
+int gl_cg_bound_pidfd(struct gl_cg *cg, const struct gl_limits *l, int pidfd, bool exec,
+		      struct gl_cg_copy *cc, char **err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+	autofree char *info = NULL;
+	size_t len;
+	const char *p = NULL;
+	if (gl_read_file_capped(path, 64 * 1024, &info, &len) == 0)
+		p = strstr(info, "\nPid:");
+	long pid = p ? strtol(p + 5, NULL, 10) : 0;
+	if (pid <= 0)
+		return gl_err(err, "limits: the copy's pid is unknown");
+	return gl_cg_bound_copy(cg, l, (pid_t)pid, exec, cc, err);
+}
+
 /* The germline's group g<pid> in base (v1: one per hierarchy). */
 static char *germline_dir(const char *base, pid_t pid)
 {

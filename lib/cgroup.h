@@ -85,6 +85,15 @@ void gl_cg_drain(const struct gl_cg *cg, struct gl_cg_copy *cc);
  * refuses a germline with any process but itself). */
 void gl_cg_germline_limits(const struct gl_limits *copy, struct gl_limits *germline);
 
+/* A session baseline's persistent process (lib/broker.h gl_session_fork):
+ * the germline's memory, the copies' pids and tmp, no CPU-time limit. */
+void gl_cg_session_limits(const struct gl_limits *copy, struct gl_limits *session);
+
+/* gl_cg_bound_copy of the process a pidfd refers to (its pid from
+ * /proc/self/fdinfo). */
+int gl_cg_bound_pidfd(struct gl_cg *cg, const struct gl_limits *lim, int pidfd, bool exec,
+		      struct gl_cg_copy *cc, char **err);
+
 /* Bound a germline's launch child pid (the init of its PID namespace, or
  * the germline itself with GL_OFF_PIDNS) by the germline's bound
  * (gl_cg_germline_limits of the copies' l), before it runs anything of the

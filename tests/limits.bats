@@ -225,3 +225,42 @@ init_release() {
     { rec 1 | cut -c1-800; false; }
   [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 0 ]
 }
+
+# MCP discovery (lib/mcp.c) forks a copy from the germline: a copy like any
+# other, bounded by the copies' limits (gl_session_fork one_call)
+@test "off: an MCP discovery copy forks 300 children (the damage)" {
+  limits '{"pids":32}'
+  REL=$(install_release "$FIX/releases/limits-mcp")
+  call d1 echo '{"text":"hi"}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true' || { rec 1 | cut -c1-600; false; }
+}
+
+@test "on: an MCP discovery copy is bounded by pids (its tool list shows a refused fork)" {
+  limits '{"pids":32}'
+  REL=$(install_release "$FIX/releases/limits-mcp")
+  call d1 echo '{"text":"hi"}' >calls
+  serve gl-run calls
+  rec 1 | jq -e '.ok == false and .error == "discovery_changed" and
+    (.detail | test("listed but not signed: \"bounded\""))' || { rec 1 | cut -c1-600; false; }
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -le 1 ] # the germline at most: no copy, no child
+}
+
+# The confined baseline (--mode confined) keeps one copy for the session:
+# the germline's memory, the copies' pids, no CPU-time limit
+# (gl_cg_session_limits)
+@test "off: the confined baseline's session process forks 2000 times (the damage)" {
+  limits '{"pids":32}'
+  call b1 forks '{"tries":2000}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls --mode confined
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.forked == 2000' || { rec 1 | cut -c1-600; false; }
+}
+
+@test "on: the confined baseline's session process is bounded by pids" {
+  limits '{"pids":32}'
+  call b1 forks '{"tries":2000}' >calls
+  serve gl-run calls --mode confined
+  rec 1 | jq -c .results
+  rec 1 | jq -e '(.results[0].ok == false) or (.results[0].value.forked <= 32 and .results[0].value.failed > 0)' ||
+    { rec 1 | cut -c1-600; false; }
+}

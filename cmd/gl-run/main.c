@@ -432,7 +432,7 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 		const char *code = "launch";
 		if (launch(s, r, &g, &ev, &err, &code) < 0)
 			return fail(code, err);
-		if (gl_session_fork(&g, &p, &lost, &err) < 0) {
+		if (gl_session_fork(&g, true, &p, &lost, &err) < 0) {
 			gl_launch_end(&s->launcher, &g, &ev, &s->ids);
 			return fail(lost ? "germline" : "germline_check", err);
 		}
@@ -451,7 +451,7 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 			r->up = true;
 		}
 		bool lost = false;
-		if (gl_session_fork(&r->g, &r->sp, &lost, &err) < 0) {
+		if (gl_session_fork(&r->g, false, &r->sp, &lost, &err) < 0) {
 			if (lost) {
 				gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 				r->up = false;
