@@ -264,3 +264,61 @@ init_release() {
   rec 1 | jq -e '(.results[0].ok == false) or (.results[0].value.forked <= 32 and .results[0].value.failed > 0)' ||
     { rec 1 | cut -c1-600; false; }
 }
+
+# Exec copies (runtime exec, lib/exec.c): fresh verified launches, bounded
+# after their launch and before the call message starts the target
+# (tests/fixtures/exec/hog, a native binary compiled here)
+exec_release() {
+  local d=$BATS_TEST_TMPDIR/exec-hog
+  cp -r "$FIX/exec/hog" "$d"
+  cc -O2 -o "$d/hog" "$d/hog.c"
+  REL=$(install_release "$d")
+}
+
+@test "off: an exec copy touches 1 GiB against 128 MiB and forks 300 times against 32 (the damage)" {
+  limits '{"memory_mb":128,"pids":32}'
+  exec_release
+  { call x1 touch '{"mib":1024}'; call x2 forks '{"tries":300}'; } >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.mib == 1024' || { rec 1 | cut -c1-600; false; }
+  rec 2 | jq -e '.results[0].ok == true and .results[0].value.forked == 300' || { rec 2 | cut -c1-600; false; }
+}
+
+@test "on: an exec copy is stopped by memory and by pids; no process outlives the call; the next call runs" {
+  limits '{"memory_mb":128,"pids":32}'
+  exec_release
+  { call x1 touch '{"mib":1024}'; call x2 forks '{"tries":300}'; call x3 noop '{}'; } >calls
+  serve gl-run calls
+  # cgroups name the bound; under RLIMIT_DATA (as nobody) the target's
+  # allocation fails (MemoryError) and its forks get EAGAIN past pids
+  rec 1 | jq -e '(.results[0].ok == false and .results[0].error == "memory") or
+    (.enforcement.limits.memory == "rlimit_data" and .results[0].ok == false)' || { rec 1 | cut -c1-600; false; }
+  rec 1 | jq -e '.enforcement.limits.memory | IN("cgroup_v1", "cgroup_v2", "rlimit_data")'
+  rec 2 | jq -e '(.results[0].ok == false and .results[0].error == "pids") or
+    (.enforcement.limits.pids == "rlimit_nproc" and .results[0].ok and .results[0].value.forked <= 32)' ||
+    { rec 2 | cut -c1-600; false; }
+  rec 3 | jq -e '.results[0].ok == true and .results[0].value == "ok"'
+  # exec copies run the release directory's files: none left after each call
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 0 ]
+  [ "$(sed -n 2p "$BATS_TEST_TMPDIR/alive")" -eq 0 ]
+}
+
+# gl-run --pool: the pooled copy, forked ahead of its call, is bounded
+# when it is forked (gl_germline_fork), like any copy
+@test "off: with --pool a pooled copy touches 1 GiB against 128 MiB (the damage)" {
+  limits '{"memory_mb":128}'
+  { call q1 noop '{}'; call q2 touch '{"mib":1024}'; } >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls --pool
+  rec 2 | jq -e '.results[0].ok == true and .results[0].value.mib == 1024' || { rec 2 | cut -c1-600; false; }
+}
+
+@test "on: with --pool pooled copies are bounded: memory, then pids, then a normal call" {
+  limits '{"memory_mb":128,"pids":32}'
+  { call q1 noop '{}'; call q2 touch '{"mib":1024}'; call q3 forks '{"tries":300}'; call q4 noop '{}'; } >calls
+  serve gl-run calls --pool
+  rec 2 | jq -e '.results[0].ok == false and .results[0].error == "memory"' || { rec 2 | cut -c1-600; false; }
+  rec 3 | jq -e '(.results[0].ok == false and .results[0].error == "pids") or
+    (.enforcement.limits.pids == "rlimit_nproc" and .results[0].ok and .results[0].value.forked <= 32)' ||
+    { rec 3 | cut -c1-600; false; }
+  rec 4 | jq -e '.results[0].ok == true'
+}
