@@ -579,6 +579,10 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	if (g) {
 		out = verdict(&w, x, pd, cd);
 		*status = GL_REPLAY_VERDICT;
+		/* evicted after the unverified (docs/witness.md "Caps") */
+		const char *oc = gl_json_get_str(out, "outcome");
+		if (!x->no_probe && oc && !strcmp(oc, "item_witness"))
+			gl_witness_mark_verified(x->home, path);
 	} else if (gl_replay_unverifiable(gl_json_get_str(out, "error"))) {
 		out = gl_replay_as_unverified(out, &w); /* gl-damp counts it */
 	}
