@@ -249,16 +249,16 @@ init_release() {
 # The confined baseline (--mode confined) keeps one copy for the session:
 # the germline's memory, the copies' pids, no CPU-time limit
 # (gl_cg_session_limits)
-@test "off: the confined baseline's session process forks 2000 times (the damage)" {
+@test "off: the confined baseline's session process forks 300 times (the damage)" {
   limits '{"pids":32}'
-  call b1 forks '{"tries":2000}' >calls
+  call b1 forks '{"tries":300}' >calls
   GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls --mode confined
-  rec 1 | jq -e '.results[0].ok == true and .results[0].value.forked == 2000' || { rec 1 | cut -c1-600; false; }
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.forked == 300' || { rec 1 | cut -c1-600; false; }
 }
 
 @test "on: the confined baseline's session process is bounded by pids" {
   limits '{"pids":32}'
-  call b1 forks '{"tries":2000}' >calls
+  call b1 forks '{"tries":300}' >calls
   serve gl-run calls --mode confined
   rec 1 | jq -c .results
   rec 1 | jq -e '(.results[0].ok == false) or (.results[0].value.forked <= 32 and .results[0].value.failed > 0)' ||
@@ -290,9 +290,10 @@ exec_release() {
   { call x1 touch '{"mib":1024}'; call x2 forks '{"tries":300}'; call x3 noop '{}'; } >calls
   serve gl-run calls
   # cgroups name the bound; under RLIMIT_DATA (as nobody) the target's
-  # allocation fails (MemoryError) and its forks get EAGAIN past pids
+  # malloc fails (it then reports what it held) and its forks get EAGAIN
   rec 1 | jq -e '(.results[0].ok == false and .results[0].error == "memory") or
-    (.enforcement.limits.memory == "rlimit_data" and .results[0].ok == false)' || { rec 1 | cut -c1-600; false; }
+    (.enforcement.limits.memory == "rlimit_data" and
+     (.results[0].ok == false or .results[0].value.mib <= 128))' || { rec 1 | cut -c1-600; false; }
   rec 1 | jq -e '.enforcement.limits.memory | IN("cgroup_v1", "cgroup_v2", "rlimit_data")'
   rec 2 | jq -e '(.results[0].ok == false and .results[0].error == "pids") or
     (.enforcement.limits.pids == "rlimit_nproc" and .results[0].ok and .results[0].value.forked <= 32)' ||
