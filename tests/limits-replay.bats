@@ -4,7 +4,7 @@
 # the auditor's host must survive a hostile release that behaves during the
 # call and bombs under replay only (tests/fixtures/releases/limits-replay:
 # the probe alone runs d's slot with the comparing copy's items). Off — the
-# test build's gl-replay with GL_TEST_LIMITS_OFF=1 — the probe holds 1.5 GiB
+# test build's gl-replay with GL_TEST_LIMITS_OFF=1 — the probe holds 2 GiB
 # of the host (bounded by the release itself); on — bin/gl-replay, the
 # SPEC §4 defaults (memory_mb 512) — the host's MemAvailable never drops by
 # more than the bound plus a margin, and gl-replay still gives its verdict.
@@ -57,7 +57,7 @@ replay_sampled() {
   echo "MemAvailable dropped by at most ${drop} MiB"
 }
 
-@test "off: under replay the probe copy takes 1.5 GiB of the auditor's host (the damage)" {
+@test "off: under replay the probe copy takes 2 GiB of the auditor's host (the damage)" {
   GL_TEST_LIMITS_OFF=1 replay_sampled "$GL_ROOT/build/testing/bin/gl-replay"
   [ "$status" -eq 0 ] || { echo "$output"; cat "$BATS_TEST_TMPDIR/err"; false; }
   json '.ok == true and .witness != null'
