@@ -118,9 +118,16 @@ int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_se
 				 char **err);
 
 /* Fork a confined session process from germline g (after G1–G3): a copy,
- * kept for later calls. 0, or -1 with *err (*germline_lost set when the
+ * kept for later calls. It is bounded (SPEC §4 limits; lib/cgroup.h) when
+ * g->cg is set: one_call (MCP discovery, the fresh baseline's one copy) by
+ * the copies' limits like any copy; otherwise (the confined baseline's
+ * process, which serves every call of the session and keeps what they
+ * leave) by gl_cg_session_limits: the germline's memory, the copies'
+ * pids, and no CPU-time limit, which would add up over the session (each
+ * call has its deadline). 0, or -1 with *err (*germline_lost set when the
  * germline failed). */
-int gl_session_fork(struct gl_germline *g, struct gl_session_proc *p, bool *germline_lost,
+int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
+		    bool *germline_lost,
 		    char **err);
 
 /* Kill p (with its descendants where it is a copy) and close it. */

@@ -182,6 +182,11 @@ int main(int argc, char **argv)
 	}
 	if (x.no_probe)
 		gl_warn("--no-probe: the Table V reference; verdicts are not evidence");
+	/* the auditor's host is bounded against the release (issue 15): the
+	 * slots are made here, off every replay's path (lib/cgroup.h) */
+	struct gl_cg cg;
+	gl_cg_open(&cg);
+	x.cg = &cg;
 	if (i < argc) {
 		for (; i < argc; i++) {
 			enum gl_replay_status st;
@@ -199,6 +204,7 @@ int main(int argc, char **argv)
 			worst = worst > 1 ? worst : 1;
 	}
 	gl_replay_end(&x);
+	gl_cg_close(&cg);
 	gl_policy_free(&pol);
 	curl_global_cleanup();
 	return worst;

@@ -219,6 +219,9 @@ static struct gl_launch_spec launch_spec(const struct session *s, const struct r
 	    .host_dir = s->host_dir,
 	    .interpreter = "/usr/bin/python3",
 	    .tmp_mb = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"))->tmp_mb,
+	    /* bounded from before the exec (lib/cgroup.h gl_cg_bound_launch) */
+	    .cg = (struct gl_cg *)&s->cg,
+	    .limits = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name")),
 	};
 }
 
@@ -259,11 +262,6 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 	/* its copies' bounds: the policy's for this release name (lib/bounds.h) */
 	g->cg = &s->cg;
 	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
-	if (g->has_init && gl_cg_bound_germline(&s->cg, &g->lim, g->pid, g->gpid, err) < 0) {
-		gl_launch_end(&s->launcher, g, ev, &s->ids);
-		*code = "launch";
-		return -1;
-	}
 	return 0;
 }
 
@@ -434,7 +432,7 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 		const char *code = "launch";
 		if (launch(s, r, &g, &ev, &err, &code) < 0)
 			return fail(code, err);
-		if (gl_session_fork(&g, &p, &lost, &err) < 0) {
+		if (gl_session_fork(&g, true, &p, &lost, &err) < 0) {
 			gl_launch_end(&s->launcher, &g, &ev, &s->ids);
 			return fail(lost ? "germline" : "germline_check", err);
 		}
@@ -453,7 +451,7 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 			r->up = true;
 		}
 		bool lost = false;
-		if (gl_session_fork(&r->g, &r->sp, &lost, &err) < 0) {
+		if (gl_session_fork(&r->g, false, &r->sp, &lost, &err) < 0) {
 			if (lost) {
 				gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 				r->up = false;
