@@ -14,6 +14,7 @@
 #include <sodium.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "broker.h"
 #include "call.h"
@@ -26,6 +27,7 @@
 #include "jsonl.h"
 #include "keys.h"
 #include "launch.h"
+#include "log.h"
 #include "manifest.h"
 #include "mcp.h"
 #include "msg.h"
@@ -43,6 +45,7 @@ static const char usage[] =
     "              [--damp FILE] [--releases DIR] [--witness-items] [--no-twin]\n"
     "              [--receipts DIR --host-key KEY] [--profile full|no-scope]\n"
     "              [--pool] [--witness-cap-mb N] [--witness-release-cap-mb N]\n"
+    "              [--log FILE]\n"
     "\n"
     "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
     "call in sandboxed copies forked from the release's germline, and writes one\n"
@@ -77,6 +80,8 @@ static const char usage[] =
     "                      (with --release H [--consumer NAME]; docs/mcp.md)\n"
     "  --receipts DIR      write one signed receipt per launch into DIR (SPEC §9,\n"
     "                      docs/receipts.md); needs --host-key\n"
+    "  --log FILE          append JSON Lines events (calls, refusals, triggers,\n"
+    "                      limits; never item contents) to FILE (or GL_LOG)\n"
     "  --host-key KEY      the host key (gl-sign keygen); its passphrase from\n"
     "                      GL_PASSPHRASE, else the terminal\n"
     "  --profile NAME      full (default): Landlock ABI >= 6, seccomp, namespaces;\n"
@@ -518,6 +523,10 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 	}
 	out = JV_OBJECT(jv_string("release"), jv_string(c.release), jv_string("function"),
 			jv_string(c.function), jv_string("mode"), jv_string(s->mode_name));
+	gl_log_event("call_start",
+		     JV_OBJECT(jv_string("id"), jv_is_valid(c.id) ? jv_copy(c.id) : jv_null(),
+			       jv_string("release"), jv_string(c.release), jv_string("function"),
+			       jv_string(c.function), jv_string("mode"), jv_string(s->mode_name)));
 	struct gl_plan plan;
 	gl_plan_make(&plan, &c, s->pol, s->mode);
 	jv manifest = jv_invalid();
@@ -604,6 +613,53 @@ done:
 	return out;
 }
 
+/* NULL when path is a directory, else why not. */
+static const char *not_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return strerror(errno);
+	return S_ISDIR(st.st_mode) ? NULL : "not a directory";
+}
+
+int gl_run_serve_check(struct session *s, const char *release, char **err)
+{
+	const char *no;
+	autofree char *dir = gl_xasprintf("%s/%s", s->releases_dir, release);
+	autofree char *rec = gl_xasprintf("%s.json", dir);
+	jv m = jv_invalid();
+	char *why = NULL;
+	const char *rt, *proto;
+	if ((no = not_dir(dir)))
+		return gl_err(err, "release %s is not installed: %s: %s (gl-verify install)", release,
+			      dir, no);
+	if (access(rec, R_OK) < 0)
+		return gl_err(err, "release %s has no verified install record: %s: %s", release, rec,
+			      strerror(errno));
+	if (gl_releases_get(s->rel, release, &m, &why) != GL_MANIFEST_OK) {
+		int r = gl_err(err, "release %s: %s/manifest.json: %s", release, dir, why);
+		free(why);
+		return r;
+	}
+	if (!(rt = gl_json_get_str(m, "runtime")) || (strcmp(rt, "python") && strcmp(rt, "exec")) ||
+	    ((proto = gl_json_get_str(m, "protocol")) && strcmp(proto, "germline") &&
+	     strcmp(proto, "mcp-stdio")))
+		return gl_err(err, "release %s: %s/manifest.json: a runtime or protocol gl-run does "
+				   "not run",
+			      release, dir);
+	if (!baseline(s->run) && gl_readpaths_check(s->pol, s->state, m, &why) < 0) {
+		int r = gl_err(err, "release %s: %s", release, why);
+		free(why);
+		return r;
+	}
+	return 0;
+}
+
+void gl_run_set_cancel(struct session *s, struct gl_cancel *c)
+{
+	s->broker.cancel = c;
+}
+
 jv gl_run_clearance(struct session *s, const char *name)
 {
 	return gl_labels_to_jv(gl_policy_clearance(s->pol, name));
@@ -634,7 +690,7 @@ int main(int argc, char **argv)
 	const char *policy_path = NULL, *releases = NULL, *v;
 	const char *serve_release = NULL, *consumer = "agent";
 	bool serve_mcp = false;
-	const char *receipts = NULL, *host_key = NULL, *profile = "full";
+	const char *receipts = NULL, *host_key = NULL, *profile = "full", *log_path = NULL;
 	struct session s = {.mode_name = "germline", .mode = GL_PLAN_GERMLINE};
 	s.broker.deadline_s = GL_BROKER_DEADLINE_DEFAULT;
 	for (int i = 1; i < argc; i++) {
@@ -652,6 +708,8 @@ int main(int argc, char **argv)
 			host_key = v;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--profile", usage))) {
 			profile = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--log", usage))) {
+			log_path = v;
 		} else if (!strcmp(argv[i], "--witness-items")) {
 			s.broker.witness_items = true;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--witness-cap-mb", usage))) {
@@ -683,6 +741,7 @@ int main(int argc, char **argv)
 	}
 	if (!policy_path)
 		bad_usage("--policy is required");
+	gl_log_open("gl-run", log_path); /* lib/log.h: exit 2 when it cannot be opened */
 	if (serve_mcp && (!serve_release || !gl_sha256_hex_ok(serve_release, strlen(serve_release))))
 		bad_usage("--serve-mcp needs --release with a release's sha256");
 	if (!serve_mcp && serve_release)
@@ -780,14 +839,29 @@ int main(int argc, char **argv)
 	autobuf struct gl_buf line = {0};
 	bool all_ok = true;
 	bool too_long = false;
+	unsigned long nrec = 0;
 	s.ids = jv_array(); /* reset by gl_run_line for each call */
-	if (serve_mcp)
+	if (serve_mcp) {
+		/* fail fast, before the first message (issue 17): an agent host
+		 * shows this stderr line, with the path, instead of an error at
+		 * the first tools/list */
+		const char *no;
+		if (!releases && (no = not_dir(home)))
+			gl_die(GL_EXIT_USAGE, "GL_HOME %s: %s", home, no);
+		if (!releases && (no = not_dir(dir)))
+			gl_die(GL_EXIT_USAGE, "GL_HOME %s holds no releases directory: %s: %s", home,
+			       dir, no);
+		if (gl_run_serve_check(&s, serve_release, &err) < 0)
+			gl_die(GL_EXIT_USAGE, "--serve-mcp: %s", err);
 		all_ok = gl_serve_mcp(&s, serve_release, consumer) == 0;
+	}
 	while (!serve_mcp && gl_lines_record(&in, &line, &too_long)) {
 		int64_t t0 = gl_mono_ns();
 		jv rec = gl_run_line(&s, &line);
 		double ms = (double)(gl_mono_ns() - t0) / 1e6;
 		rec = jv_object_set(rec, jv_string("elapsed_ms"), jv_number(round(ms * 10) / 10));
+		gl_log_result(rec);
+		gl_log_progress("%lu records", ++nrec);
 		jv ok = gl_json_get(rec, "ok");
 		all_ok &= jv_get_kind(ok) == JV_KIND_TRUE;
 		jv_free(ok);
@@ -818,6 +892,7 @@ int main(int argc, char **argv)
 	gl_policy_free(&pol);
 	gl_state_roots_free(&roots);
 	gl_cg_close(&s.cg);
+	gl_log_close();
 	curl_global_cleanup();
 	return all_ok && !too_long ? GL_EXIT_OK : GL_EXIT_REFUSED;
 }
