@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +80,17 @@ static void on_cancel(struct gl_mcp_io *io, jv msg)
 	}
 }
 
+/* The test build's switch (GL_TEST_CANCEL_OFF, tests/serve-mcp-ops.bats):
+ * cancellations are ignored like any notification, as before issue 17. */
+static bool cancel_off(void)
+{
+#ifdef GL_TESTING
+	return getenv("GL_TEST_CANCEL_OFF") != NULL;
+#else
+	return false;
+#endif
+}
+
 static void *reader_main(void *arg)
 {
 	struct gl_mcp_io *io = arg;
@@ -92,7 +104,8 @@ static void *reader_main(void *arg)
 		}
 		pthread_mutex_lock(&io->mu);
 		if (x.in.st == GL_RPC_OK && x.in.kind == GL_RPC_NOTIFICATION &&
-		    !strcmp(gl_json_get_str(x.in.msg, "method"), "notifications/cancelled")) {
+		    !strcmp(gl_json_get_str(x.in.msg, "method"), "notifications/cancelled") &&
+		    !cancel_off()) {
 			on_cancel(io, x.in.msg);
 			pthread_mutex_unlock(&io->mu);
 			jv_free(x.in.msg);

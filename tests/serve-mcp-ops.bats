@@ -159,3 +159,50 @@ EOF
   run --separate-stderr gl-run --policy "$POLICY" --log /nonexistent/dir/x.log </dev/null
   [ "$status" -eq 2 ] && [[ "$stderr" == *"--log /nonexistent/dir/x.log"* ]]
 }
+
+# first_after_cancel BIN REL — BIN --serve-mcp as a coprocess: a 5 s sleep
+# with a progress token; after its first notifications/progress (the copy
+# runs), notifications/cancelled for it and a ping. Prints the progress
+# line, then the id of the first answer that came after the cancellation.
+first_after_cancel() {
+  local bin=$1 rel=$2 line id=
+  coproc GLR { exec "$bin" --serve-mcp --release "$rel" --policy "$POLICY" 2>>"$BATS_TEST_TMPDIR/err" 3>&-; }
+  echo "$INIT" >&"${GLR[1]}"
+  read -r -t 60 line <&"${GLR[0]}" # the initialize answer
+  echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"seconds":5},"_meta":{"progressToken":"tok"}}}' >&"${GLR[1]}"
+  read -r -t 60 line <&"${GLR[0]}"
+  echo "$line"
+  echo '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"test"}}' >&"${GLR[1]}"
+  echo '{"jsonrpc":"2.0","id":3,"method":"ping"}' >&"${GLR[1]}"
+  while read -r -t 60 line <&"${GLR[0]}"; do
+    id=$(jq -r '.id // empty' <<<"$line")
+    [ -n "$id" ] && break
+  done
+  eval "exec ${GLR[1]}>&-"
+  wait "$GLR_PID" || true
+  echo "$id"
+}
+
+@test "mechanism off (test build): a wrong type reaches the server, a cancelled call is answered; on: -32602, no answer" {
+  TBIN=$GL_ROOT/build/testing/bin/gl-run
+  NOTES=$(install_release "$FIX/mcp/notes")
+  SLOW=$(install_release "$FIX/mcp/slow")
+  CALL='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"word_count","arguments":{"text":5}}}'
+  # off: the notes server gets {"text":5} and dies on it (the issue's report)
+  GL_TEST_SCHEMA_OFF=1 run --separate-stderr "$TBIN" --serve-mcp --release "$NOTES" --policy "$POLICY" <<<"$INIT
+$CALL"
+  echo "$output" | sed -n 2p | jq -e '.error.data.error == "tool_error"' || { echo "$output"; false; }
+  run --separate-stderr "$TBIN" --serve-mcp --release "$NOTES" --policy "$POLICY" <<<"$INIT
+$CALL"
+  echo "$output" | sed -n 2p | jq -e '.error.code == -32602 and .error.data.error == "bad_args"'
+  # off: the cancelled call runs its 5 s and is answered before the ping
+  GL_TEST_CANCEL_OFF=1 run first_after_cancel "$TBIN" "$SLOW"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  echo "$output" | head -1 | jq -e '.method == "notifications/progress" and .params.progressToken == "tok" and .params.progress == 1'
+  [ "$(echo "$output" | tail -1)" = 2 ] || { echo "$output"; false; }
+  # on: no answer for it; the ping is the next answer
+  run first_after_cancel "$TBIN" "$SLOW"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  echo "$output" | head -1 | jq -e '.method == "notifications/progress"'
+  [ "$(echo "$output" | tail -1)" = 3 ] || { echo "$output"; false; }
+}
