@@ -7,11 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "json.h"
+#include "manifest.h"
 #include "msg.h"
+#include "policy.h"
+#include "readpaths.h"
 #include "util.h"
 
 struct queued {
@@ -276,4 +280,53 @@ void gl_mcp_io_stop(struct gl_mcp_io *io)
 	pthread_mutex_destroy(&io->mu);
 	pthread_mutex_destroy(&io->out_mu);
 	free(io);
+}
+
+/* NULL when path is a directory, else why not. */
+static const char *not_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return strerror(errno);
+	return S_ISDIR(st.st_mode) ? NULL : "not a directory";
+}
+
+int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_releases *rel,
+		       const struct gl_policy *pol, const char *const *state,
+		       bool check_read_paths, const char *release, char **err)
+{
+	const char *no, *rt, *proto;
+	if (home && (no = not_dir(home)))
+		return gl_err(err, "GL_HOME %s: %s", home, no);
+	if (home && (no = not_dir(releases_dir)))
+		return gl_err(err, "GL_HOME %s holds no releases directory: %s: %s", home,
+			      releases_dir, no);
+	autofree char *dir = gl_xasprintf("%s/%s", releases_dir, release);
+	autofree char *rec = gl_xasprintf("%s.json", dir);
+	if ((no = not_dir(dir)))
+		return gl_err(err, "--serve-mcp: release %s is not installed: %s: %s "
+				   "(gl-verify install)",
+			      release, dir, no);
+	if (access(rec, R_OK) < 0)
+		return gl_err(err, "--serve-mcp: release %s has no verified install record: %s: %s",
+			      release, rec, strerror(errno));
+	jv m = jv_invalid();
+	char *why = NULL;
+	if (gl_releases_get(rel, release, &m, &why) != GL_MANIFEST_OK) {
+		int r = gl_err(err, "--serve-mcp: release %s: %s/manifest.json: %s", release, dir, why);
+		free(why);
+		return r;
+	}
+	if (!(rt = gl_json_get_str(m, "runtime")) || (strcmp(rt, "python") && strcmp(rt, "exec")) ||
+	    ((proto = gl_json_get_str(m, "protocol")) && strcmp(proto, "germline") &&
+	     strcmp(proto, "mcp-stdio")))
+		return gl_err(err, "--serve-mcp: release %s: %s/manifest.json: a runtime or protocol "
+				   "gl-run does not run",
+			      release, dir);
+	if (check_read_paths && gl_readpaths_check(pol, state, m, &why) < 0) {
+		int r = gl_err(err, "--serve-mcp: release %s: %s", release, why);
+		free(why);
+		return r;
+	}
+	return 0;
 }

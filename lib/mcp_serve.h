@@ -32,6 +32,19 @@
 #define GL_MCP_TOKEN_MAX 256   /* bytes of a progress token's JSON text */
 
 struct gl_mcp_io;
+struct gl_policy;
+struct gl_releases;
+
+/* gl-run --serve-mcp, before its first message (issue 17): does home
+ * (GL_HOME; NULL when --releases was given) exist and hold releases_dir,
+ * is release installed there (its tree and the verified install record
+ * gl-verify wrote), its manifest readable, its runtime and protocol ones
+ * gl-run runs, and (check_read_paths) its read_paths granted by pol
+ * (lib/readpaths.h; state: the host's state paths)? 0, or -1 with *err
+ * naming what is wrong and its path. */
+int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_releases *rel,
+		       const struct gl_policy *pol, const char *const *state,
+		       bool check_read_paths, const char *release, char **err);
 
 /* One message as gl_rpc_read gave it (st, kind, msg and err owned). */
 struct gl_mcp_in {

@@ -14,7 +14,6 @@
 #include <sodium.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "broker.h"
 #include "call.h"
@@ -30,6 +29,7 @@
 #include "log.h"
 #include "manifest.h"
 #include "mcp.h"
+#include "mcp_serve.h"
 #include "msg.h"
 #include "plan.h"
 #include "policy.h"
@@ -613,48 +613,6 @@ done:
 	return out;
 }
 
-/* NULL when path is a directory, else why not. */
-static const char *not_dir(const char *path)
-{
-	struct stat st;
-	if (stat(path, &st) < 0)
-		return strerror(errno);
-	return S_ISDIR(st.st_mode) ? NULL : "not a directory";
-}
-
-int gl_run_serve_check(struct session *s, const char *release, char **err)
-{
-	const char *no;
-	autofree char *dir = gl_xasprintf("%s/%s", s->releases_dir, release);
-	autofree char *rec = gl_xasprintf("%s.json", dir);
-	jv m = jv_invalid();
-	char *why = NULL;
-	const char *rt, *proto;
-	if ((no = not_dir(dir)))
-		return gl_err(err, "release %s is not installed: %s: %s (gl-verify install)", release,
-			      dir, no);
-	if (access(rec, R_OK) < 0)
-		return gl_err(err, "release %s has no verified install record: %s: %s", release, rec,
-			      strerror(errno));
-	if (gl_releases_get(s->rel, release, &m, &why) != GL_MANIFEST_OK) {
-		int r = gl_err(err, "release %s: %s/manifest.json: %s", release, dir, why);
-		free(why);
-		return r;
-	}
-	if (!(rt = gl_json_get_str(m, "runtime")) || (strcmp(rt, "python") && strcmp(rt, "exec")) ||
-	    ((proto = gl_json_get_str(m, "protocol")) && strcmp(proto, "germline") &&
-	     strcmp(proto, "mcp-stdio")))
-		return gl_err(err, "release %s: %s/manifest.json: a runtime or protocol gl-run does "
-				   "not run",
-			      release, dir);
-	if (!baseline(s->run) && gl_readpaths_check(s->pol, s->state, m, &why) < 0) {
-		int r = gl_err(err, "release %s: %s", release, why);
-		free(why);
-		return r;
-	}
-	return 0;
-}
-
 void gl_run_set_cancel(struct session *s, struct gl_cancel *c)
 {
 	s->broker.cancel = c;
@@ -845,14 +803,9 @@ int main(int argc, char **argv)
 		/* fail fast, before the first message (issue 17): an agent host
 		 * shows this stderr line, with the path, instead of an error at
 		 * the first tools/list */
-		const char *no;
-		if (!releases && (no = not_dir(home)))
-			gl_die(GL_EXIT_USAGE, "GL_HOME %s: %s", home, no);
-		if (!releases && (no = not_dir(dir)))
-			gl_die(GL_EXIT_USAGE, "GL_HOME %s holds no releases directory: %s: %s", home,
-			       dir, no);
-		if (gl_run_serve_check(&s, serve_release, &err) < 0)
-			gl_die(GL_EXIT_USAGE, "--serve-mcp: %s", err);
+		if (gl_mcp_serve_check(releases ? NULL : home, dir, s.rel, &pol, s.state,
+				       !baseline(s.run), serve_release, &err) < 0)
+			gl_die(GL_EXIT_USAGE, "%s", err);
 		all_ok = gl_serve_mcp(&s, serve_release, consumer) == 0;
 	}
 	while (!serve_mcp && gl_lines_record(&in, &line, &too_long)) {

@@ -24,12 +24,6 @@ void gl_run_idle(struct session *s);
  * or jv_invalid() with *code and *detail (malloc'd). */
 jv gl_run_tools(struct session *s, const char *release, char **code, char **detail);
 
-/* gl-run --serve-mcp, before its first message: is release installed
- * (its tree and its verified install record), its manifest readable, its
- * runtime one gl-run runs and its read_paths granted by the policy? 0, or
- * -1 with *err naming what is wrong and where (issue 17). */
-int gl_run_serve_check(struct session *s, const char *release, char **err);
-
 /* c(name) under the session's policy, as a JSON array (owned). */
 jv gl_run_clearance(struct session *s, const char *name);
 
