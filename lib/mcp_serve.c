@@ -122,6 +122,13 @@ static void *reader_main(void *arg)
 		}
 		while (io->n == GL_MCP_QUEUE_MAX && !io->stop)
 			pthread_cond_wait(&io->cv, &io->mu);
+		if (io->stop) { /* never: the main loop stops after the end of input */
+			pthread_mutex_unlock(&io->mu);
+			jv_free(x.in.msg);
+			free(x.in.err);
+			free(x.key);
+			break;
+		}
 		io->q[(io->head + io->n++) % GL_MCP_QUEUE_MAX] = x;
 		pthread_cond_broadcast(&io->cv);
 		pthread_mutex_unlock(&io->mu);

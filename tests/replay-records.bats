@@ -51,10 +51,14 @@ item() { jq -cn --arg n "$1" --argjson l "$2" --arg d "$(b64 "$3")" '{name:$n,la
   [ "$status" -eq 1 ]
   [ "$(printf '%s\n' "$output" | jq -c '[.event // .error]' | tr '\n' ' ')" = \
     '["verified"] ["bad_record"] ["bad_record"] ["no_witness"] ' ]
-  # the log: the plan, the call, its trigger and the verdict; no contents
+  # gl-damp counts the call and the verdict, and logs both
+  gl-damp --state damp.json --log "$LOG" <<<"$(head -1 results; cat from-trigger)" >damp.out
+  jq -se '.[1].penalty == 2000' damp.out
+  # the log: the plan, the call, its trigger, the verdict, the penalties; no contents
   cat "$LOG"
   jq -se '(map(.event) | index("plan") and index("call_end") and index("trigger") and index("verdict"))
     and ([.[] | select(.event == "trigger")][0] | .destination == "ocr.example" and .kind == "extra")
-    and ([.[] | select(.event == "verdict")][0].verdict_event == "verified")' "$LOG"
+    and ([.[] | select(.event == "verdict")][0].verdict_event == "verified")
+    and ([.[] | select(.event == "damp") | [.kind, .penalty]] == [["call",0],["event",2000]])' "$LOG"
   for s in "$SALARY" "$INVOICE" "$(b64 "$SALARY")" "$(b64 "$INVOICE")"; do ! grep -q "$s" "$LOG"; done
 }

@@ -121,6 +121,7 @@ EOF
   # stderr: one line per refusal, and the cancellation
   [ "$(grep -c '^gl-run: tools/call echo: refused: bad_args: arguments' <<<"$stderr")" -eq 5 ] || { echo "$stderr"; false; }
   grep -q '^gl-run: tools/call sleep: cancelled by the client: cancelled' <<<"$stderr"
+  ! grep -E 'Sanitizer|runtime error' <<<"$stderr" # the sanitizer pass: threads, jv, the kill
 }
 
 @test "--log and GL_LOG: one JSON line per event (calls, refusals, copy failures), never an item's contents" {
