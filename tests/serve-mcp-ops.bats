@@ -161,6 +161,20 @@ EOF
   [ "$status" -eq 2 ] && [[ "$stderr" == *"--log /nonexistent/dir/x.log"* ]]
 }
 
+@test "--log: a copy stopped at its cpu bound is one limit event, the call's end another" {
+  REL=$(install_release "$FIX/releases/limits-hog")
+  jq -n '{clearances:{agent:[]},limits:{cpu_s:1}}' >"$POLICY"
+  LOG=$BATS_TEST_TMPDIR/limits.log
+  envelope c1 "$REL" spin '[]' '{"args":{"n":1000000000000}}' | gl-plan --policy "$POLICY" |
+    gl-run --policy "$POLICY" --deadline 3600 --log "$LOG" >run.out || true
+  jq -e '.results[0].error == "cpu"' run.out
+  cat "$LOG"
+  jq -se --arg r "$REL" '[.[] | select(.event == "limit")] == [.[] | select(.event == "limit")
+      | select(.release == $r and .function == "spin" and .consumer == "agent" and .error == "cpu")]
+    and ([.[] | select(.event == "limit")] | length == 1)
+    and ([.[] | select(.event == "call_end")][0] | .ok and .copies == 1)' "$LOG"
+}
+
 # first_after_cancel BIN REL — BIN --serve-mcp as a coprocess: a 5 s sleep
 # with a progress token; after its first notifications/progress (the copy
 # runs), notifications/cancelled for it and a ping. Prints the progress
