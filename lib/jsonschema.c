@@ -105,6 +105,10 @@ static int check_type(struct ctx *c, jv t, jv v)
 		return has_type(jv_string_value(t), v) ? 0 : fail(c, "expected %s", jv_string_value(t));
 	if (jv_get_kind(t) != JV_KIND_ARRAY)
 		return 0; /* a malformed "type": ignored like an unknown keyword */
+	c->work += jv_array_length(jv_copy(t));
+	if (c->work > GL_SCHEMA_WORK_MAX)
+		return fail(c, "the inputSchema check took more than %d steps (refused)",
+			    GL_SCHEMA_WORK_MAX);
 	bool ok = false;
 	struct gl_buf names = {0};
 	int shown = 0;
@@ -130,6 +134,14 @@ static int check_enum(struct ctx *c, jv schema, jv v)
 	jv e = gl_json_get(schema, "enum");
 	int r = 0;
 	if (jv_get_kind(e) == JV_KIND_ARRAY) {
+		/* each comparison is work: a long enum under "items" must not
+		 * multiply by a long array unbounded */
+		c->work += jv_array_length(jv_copy(e));
+		if (c->work > GL_SCHEMA_WORK_MAX) {
+			jv_free(e);
+			return fail(c, "the inputSchema check took more than %d steps (refused)",
+				    GL_SCHEMA_WORK_MAX);
+		}
 		bool found = false;
 		jv_array_foreach(e, i, x)
 		{
@@ -154,6 +166,13 @@ static int check_object(struct ctx *c, jv schema, jv v, int depth)
 {
 	int r = 0;
 	jv req = gl_json_get(schema, "required");
+	if (jv_get_kind(req) == JV_KIND_ARRAY)
+		c->work += jv_array_length(jv_copy(req));
+	if (c->work > GL_SCHEMA_WORK_MAX) {
+		jv_free(req);
+		return fail(c, "the inputSchema check took more than %d steps (refused)",
+			    GL_SCHEMA_WORK_MAX);
+	}
 	if (jv_get_kind(req) == JV_KIND_ARRAY)
 		jv_array_foreach(req, i, n)
 		{

@@ -118,6 +118,23 @@ static void bounds(void)
 	gl_buf_addc(&w, 0);
 	e = run("{\"items\":{\"type\":\"integer\"}}", w.data);
 	CHECK(e && strstr(e, "more than 100000 steps"), "wide: %s", e ? e : "(valid)");
+	/* a long enum under items: its comparisons count (1000 x 1000) */
+	struct gl_buf en = {0}, arr = {0};
+	gl_buf_adds(&en, "{\"items\":{\"enum\":[");
+	gl_buf_adds(&arr, "[");
+	for (int i = 0; i < 1000; i++) {
+		gl_buf_printf(&en, "%s%d", i ? "," : "", i);
+		gl_buf_adds(&arr, i ? ",999" : "999");
+	}
+	gl_buf_adds(&en, "]}}");
+	gl_buf_adds(&arr, "]");
+	gl_buf_addc(&en, 0);
+	gl_buf_addc(&arr, 0);
+	e = run(en.data, arr.data);
+	CHECK(e && strstr(e, "more than 100000 steps"), "enum x array: %s", e ? e : "(valid)");
+	OK("{\"items\":{\"enum\":[1,2,3]}}", "[1,2,3,3,2,1]");
+	free(en.data);
+	free(arr.data);
 	free(w.data);
 }
 
