@@ -790,6 +790,12 @@ int main(int argc, char **argv)
 	s.broker.launcher = &s.launcher; /* exec copies' receipts (lib/launch.h) */
 	s.broker.ids = &s.ids;
 	rc.mode = s.mode_name;
+	/* --serve-mcp fails fast, before its first message and before any
+	 * slot exists (issue 17): an agent host shows this stderr line, with
+	 * the path, instead of an error at the first tools/list */
+	if (serve_mcp && gl_mcp_serve_check(releases ? NULL : home, dir, s.rel, &pol, s.state,
+					    !baseline(s.run), serve_release, &err) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", err);
 	gl_cg_open(&s.cg); /* the slots, made before any call (lib/cgroup.h) */
 
 	struct gl_lines in;
@@ -799,15 +805,8 @@ int main(int argc, char **argv)
 	bool too_long = false;
 	unsigned long nrec = 0;
 	s.ids = jv_array(); /* reset by gl_run_line for each call */
-	if (serve_mcp) {
-		/* fail fast, before the first message (issue 17): an agent host
-		 * shows this stderr line, with the path, instead of an error at
-		 * the first tools/list */
-		if (gl_mcp_serve_check(releases ? NULL : home, dir, s.rel, &pol, s.state,
-				       !baseline(s.run), serve_release, &err) < 0)
-			gl_die(GL_EXIT_USAGE, "%s", err);
+	if (serve_mcp)
 		all_ok = gl_serve_mcp(&s, serve_release, consumer) == 0;
-	}
 	while (!serve_mcp && gl_lines_record(&in, &line, &too_long)) {
 		int64_t t0 = gl_mono_ns();
 		jv rec = gl_run_line(&s, &line);
