@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "cancel.h"
 #include "exec.h"
 #include "http.h"
 #include "json.h"
@@ -607,7 +608,9 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 		out = lazy_probe(&r, g, germline_lost, &copies);
 	/* Line 7: the groups in Plan's order, one copy at a time. */
 	for (r.gi = 0; !jv_is_valid(out) && r.gi < plan->ngroup; r.gi++)
-		if (!lazy_skip(&r, &plan->group[r.gi]))
+		if (gl_cancel_requested(b->cancel)) /* MCP notifications/cancelled */
+			out = gl_broker_refuse("cancelled", "the call was cancelled by its client");
+		else if (!lazy_skip(&r, &plan->group[r.gi]))
 			out = run_group(&r, g, &results, germline_lost, &copies);
 
 	/* SPEC §6: every field's label (broker_record.c). A refusal after a

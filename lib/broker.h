@@ -49,6 +49,7 @@ enum gl_run_mode {
 
 struct gl_launcher;
 struct gl_exec_item;
+struct gl_cancel;
 struct gl_broker {
 	const struct gl_policy *pol;
 	const char *home;   /* GL_HOME: slots and witnesses live under it */
@@ -67,6 +68,10 @@ struct gl_broker {
 	 * the launcher (NULL: none written) and the call's receipt ids. */
 	const struct gl_launcher *launcher;
 	jv *ids;
+	/* gl-run --serve-mcp: the running call's cancellation (lib/cancel.h;
+	 * NULL: none). Each copy is armed while it runs; a cancelled call
+	 * forks no further copy and ends with error "cancelled". */
+	struct gl_cancel *cancel;
 };
 
 /* Run call c (validated by gl_call_read) by plan (gl_plan_make of the same
