@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "slots.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
@@ -201,17 +202,37 @@ int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
 	L->fd = gl_xcalloc(n, sizeof *L->fd);
 	for (size_t i = 0; i < n; i++)
 		gl_slot_horizon_id(horizons[i], L->id[i]);
+	bool sorted = true;
+	long pause_ms = 0;
+#ifdef GL_TESTING
+	/* tests/concurrency.bats: the plan's order instead (the deadlock this
+	 * order prevents), and a pause between locks that makes it likely. */
+	const char *uns = getenv("GL_TEST_SLOTLOCK_UNSORTED");
+	const char *pause = getenv("GL_TEST_SLOTLOCK_PAUSE_MS");
+	sorted = !(uns && !strcmp(uns, "1"));
+	pause_ms = pause ? strtol(pause, NULL, 10) : 0;
+	pause_ms = pause_ms < 0 || pause_ms > 10000 ? 0 : pause_ms;
+#endif
 	/* One order for every process: ascending horizon id, each once. Two
 	 * calls that lock A then B never meet one that locks B then A. */
-	qsort(L->id, n, sizeof *L->id, cmp_id);
+	if (sorted)
+		qsort(L->id, n, sizeof *L->id, cmp_id);
 	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (m == 0 || strcmp(L->id[m - 1], L->id[i]))
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < m && strcmp(L->id[j], L->id[i]))
+			j++;
+		if (j == m)
 			memmove(L->id[m++], L->id[i], sizeof *L->id);
+	}
 	autofree char *dir = gl_xasprintf("%s/slots/%s", home, release);
 	if (gl_mkdir_p(dir, 0700) < 0)
 		return gl_err(err, "slot directory %s: %s", dir, strerror(errno));
 	for (size_t i = 0; i < m; i++) {
+		if (i && pause_ms) {
+			struct timespec ts = {pause_ms / 1000, (pause_ms % 1000) * 1000000};
+			nanosleep(&ts, NULL);
+		}
 		autofree char *lock = gl_xasprintf("%s/%s.json.lock", dir, L->id[i]);
 		int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0 || lock_until(fd, deadline_ns) < 0) {
@@ -251,6 +272,24 @@ void gl_slot_unlock(struct gl_slot_locks *L)
 
 /* ---- commit -------------------------------------------------------------- */
 
+/* Remove "<id>.json.tmp.XXXXXX" left in dir by a gl-run killed inside
+ * gl_atomic_write. Called with the slot's lock held: every writer of that
+ * slot holds it while its temporary exists, so any such file is stale. */
+static void remove_stale_tmp(const char *dir, const char *path)
+{
+	const char *base = strrchr(path, '/') + 1;
+	autofree char *prefix = gl_xasprintf("%s.tmp.", base);
+	size_t plen = strlen(prefix);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, prefix, plen) && strlen(de->d_name) == plen + 6)
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+}
+
 int gl_slot_commit(struct gl_slot *s, char **err)
 {
 	if (jv_object_length(jv_copy(s->puts)) == 0)
@@ -269,6 +308,7 @@ int gl_slot_commit(struct gl_slot *s, char **err)
 			if (errno != EINTR)
 				return gl_err(err, "slot lock %s: %s", lock, strerror(errno));
 	}
+	remove_stale_tmp(s->dir, s->path);
 	/* Re-read under the lock: another gl-run may have written meanwhile. */
 	jv cur = jv_object();
 	autofree char *buf = NULL;
