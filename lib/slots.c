@@ -186,6 +186,43 @@ static int lock_until(int fd, int64_t deadline_ns)
 	}
 }
 
+/* The order locks are taken in: ascending horizon id, each once, the one
+ * order every process uses, so two calls that lock A then B never meet one
+ * that locks B then A (no deadlock). Under GL_TESTING,
+ * GL_TEST_SLOTLOCK_UNSORTED=1 keeps the plan's order instead (the deadlock
+ * this prevents, tests/concurrency.bats). Returns the count kept. */
+static size_t lock_order(char (*id)[65], size_t n)
+{
+	bool sorted = true;
+#ifdef GL_TESTING
+	const char *uns = getenv("GL_TEST_SLOTLOCK_UNSORTED");
+	sorted = !(uns && !strcmp(uns, "1"));
+#endif
+	if (sorted)
+		qsort(id, n, sizeof *id, cmp_id);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < m && strcmp(id[j], id[i]))
+			j++;
+		if (j == m)
+			memmove(id[m++], id[i], sizeof *id);
+	}
+	return m;
+}
+
+/* GL_TESTING, GL_TEST_SLOTLOCK_PAUSE_MS: a pause between a call's locks,
+ * which makes the unsorted order's deadlock likely. 0 otherwise. */
+static long lock_pause_ms(void)
+{
+	long ms = 0;
+#ifdef GL_TESTING
+	const char *v = getenv("GL_TEST_SLOTLOCK_PAUSE_MS");
+	ms = v ? strtol(v, NULL, 10) : 0;
+#endif
+	return ms < 0 || ms > 10000 ? 0 : ms;
+}
+
 int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
 		 const struct gl_labels *const *horizons, size_t n, int64_t deadline_ns,
 		 char **err)
@@ -202,32 +239,14 @@ int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
 	L->fd = gl_xcalloc(n, sizeof *L->fd);
 	for (size_t i = 0; i < n; i++)
 		gl_slot_horizon_id(horizons[i], L->id[i]);
-	bool sorted = true;
-	long pause_ms = 0;
-#ifdef GL_TESTING
-	/* tests/concurrency.bats: the plan's order instead (the deadlock this
-	 * order prevents), and a pause between locks that makes it likely. */
-	const char *uns = getenv("GL_TEST_SLOTLOCK_UNSORTED");
-	const char *pause = getenv("GL_TEST_SLOTLOCK_PAUSE_MS");
-	sorted = !(uns && !strcmp(uns, "1"));
-	pause_ms = pause ? strtol(pause, NULL, 10) : 0;
-	pause_ms = pause_ms < 0 || pause_ms > 10000 ? 0 : pause_ms;
-#endif
-	/* One order for every process: ascending horizon id, each once. Two
-	 * calls that lock A then B never meet one that locks B then A. */
-	if (sorted)
-		qsort(L->id, n, sizeof *L->id, cmp_id);
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		size_t j = 0;
-		while (j < m && strcmp(L->id[j], L->id[i]))
-			j++;
-		if (j == m)
-			memmove(L->id[m++], L->id[i], sizeof *L->id);
-	}
+	size_t m = lock_order(L->id, n);
+	long pause_ms = lock_pause_ms();
 	autofree char *dir = gl_xasprintf("%s/slots/%s", home, release);
-	if (gl_mkdir_p(dir, 0700) < 0)
-		return gl_err(err, "slot directory %s: %s", dir, strerror(errno));
+	if (gl_mkdir_p(dir, 0700) < 0) {
+		int e = errno, r = gl_err(err, "slot directory %s: %s", dir, strerror(errno));
+		errno = e == ETIMEDOUT ? EIO : e;
+		return r;
+	}
 	for (size_t i = 0; i < m; i++) {
 		if (i && pause_ms) {
 			struct timespec ts = {pause_ms / 1000, (pause_ms % 1000) * 1000000};
@@ -240,10 +259,11 @@ int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
 			if (fd >= 0)
 				close(fd);
 			gl_slot_unlock(L);
-			errno = e;
-			return gl_err(err, "slot lock %s: %s", lock,
-				      e == ETIMEDOUT ? "held by another process past the call's deadline"
-						     : strerror(e));
+			int r = gl_err(err, "slot lock %s: %s", lock,
+				       e == ETIMEDOUT ? "held by another process past the call's deadline"
+						      : strerror(e));
+			errno = e; /* for the caller: ETIMEDOUT is slot_busy */
+			return r;
 		}
 		L->fd[L->n++] = fd;
 	}
