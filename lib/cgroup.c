@@ -283,11 +283,36 @@ void gl_cg_close(struct gl_cg *cg)
 
 /* ---- bounding a copy -------------------------------------------------------- */
 
+/* One more slot when every one is taken (GL_CG_SLOTS_MAX): 0, or -1. */
+static int cg_grow(struct gl_cg *cg)
+{
+	if (cg->nslots >= GL_CG_SLOTS_MAX) {
+		errno = EBUSY;
+		return -1;
+	}
+	autofree char *m = slot_dir(cg->mem_base, (int)cg->nslots);
+	autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, (int)cg->nslots) : NULL;
+	if ((mkdir(m, 0755) < 0 && errno != EEXIST) || (p && mkdir(p, 0755) < 0 && errno != EEXIST))
+		return -1;
+	cg->nslots++;
+	return 0;
+}
+
 /* The per-copy slot the copy joins, its limits written: 0, or -1. */
 static int cg_place(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, struct gl_cg_copy *cc)
 {
-	for (int k = 0; k < GL_CG_SLOTS; k++) {
-		int i = (int)((cg->next + (unsigned)k) % GL_CG_SLOTS);
+	if (!cg->nslots)
+		cg->nslots = GL_CG_SLOTS;
+	unsigned first = cg->next, n = cg->nslots;
+	for (unsigned k = 0;; k++) {
+		int i;
+		if (k < n) {
+			i = (int)((first + k) % n);
+		} else { /* every slot made is busy: one more (GL_CG_SLOTS_MAX) */
+			if (cg_grow(cg) < 0)
+				return -1;
+			i = (int)cg->nslots - 1;
+		}
 		autofree char *m = slot_dir(cg->mem_base, i);
 		autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, i) : NULL;
 		if (gl_cg_procs(m, false) != 0 || (p && gl_cg_procs(p, false) != 0))
@@ -314,7 +339,7 @@ static int cg_place(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, stru
 		if (rc)
 			return -1;
 		cc->slot = i;
-		cg->next = (unsigned)(i + 1) % GL_CG_SLOTS;
+		cg->next = (unsigned)(i + 1) % cg->nslots;
 		return 0;
 	}
 	errno = EBUSY;

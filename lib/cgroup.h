@@ -33,6 +33,10 @@
 #include "bounds.h"
 
 #define GL_CG_SLOTS 4 /* copies bounded at once: the running one, a retiring one, a pooled one */
+/* Slots a session may grow to: a baseline's long-lived process (confined:
+ * one per release of the session) keeps its slot while the session runs;
+ * when every slot is taken one more is made, a mkdir on that call only. */
+#define GL_CG_SLOTS_MAX 256
 
 enum gl_cg_kind { GL_CG_NONE = 0, GL_CG_V1, GL_CG_V2 };
 
@@ -42,6 +46,7 @@ struct gl_cg {
 	char *mem_base;  /* v1: memory/<own>/germline-<pid>; v2: <own>/germline-<pid> */
 	char *pids_base; /* v1: pids/<own>/germline-<pid>; v2: NULL */
 	unsigned next;   /* the slot to try first */
+	unsigned nslots; /* slots made: GL_CG_SLOTS at open, up to GL_CG_SLOTS_MAX */
 	bool off;        /* GL_TESTING, GL_TEST_LIMITS_OFF=1: no bound at all (the damage) */
 	char *why;       /* why there is no controller (for the operator), or NULL */
 };

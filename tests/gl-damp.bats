@@ -339,7 +339,7 @@ EOF
     pos=$k
   done
   echo "kills=$kills records applied=$pos of $total"
-  [ "$kills" -eq 60 ]
+  [ "$kills" -eq "$n_kills" ]
   [ "$pos" -gt 0 ]
   [ "$(ls s.json.tmp.* 2>/dev/null | wc -l)" -le 1 ]
   # the state equals one uninterrupted run over the same prefix
