@@ -321,7 +321,15 @@ class Matrix:
         q = queue.Queue()
         for t in self.tasks():
             q.put(t)
-        errors = []
+        total, errors = q.qsize(), []
+        # progress on a terminal only (issue 17): "\rmatrix.py: k of n runs"
+        tty = sys.stderr.isatty() and not self.args.verbose
+
+        def progress():
+            if tty:
+                done = len(self.results) + len(self.bits)
+                print("\rmatrix.py: %d of %d runs" % (done, total), end="",
+                      file=sys.stderr, flush=True)
 
         def worker(i):
             try:
@@ -336,10 +344,12 @@ class Matrix:
                             r = self.run_bit(sinks, tr, rt)
                             with self.lock:
                                 self.bits.append(r)
+                                progress()
                         else:
                             r = self.run_case(sinks, tr, c, rt)
                             with self.lock:
                                 self.results.append(r)
+                                progress()
                                 if self.args.verbose:
                                     print("  %-22s %-9s t%d %s" % (c.name, rt, tr.index,
                                           "DISCLOSES" if r.get("discloses") else
@@ -360,6 +370,8 @@ class Matrix:
         for w in ws:
             while w.is_alive():
                 w.join(0.2)
+        if tty:
+            print(file=sys.stderr, flush=True)  # ends the progress line
         if errors:
             raise errors[0]
 
