@@ -18,6 +18,9 @@ static const char *const names[] = {
     [GL_R_BAD_MANIFEST] = "bad_manifest",
     [GL_R_NOT_PINNED] = "not_pinned",
     [GL_R_BAD_PASSPHRASE] = "bad_passphrase",
+    [GL_R_BAD_METADATA] = "bad_metadata",
+    [GL_R_UNSUPPORTED] = "unsupported",
+    [GL_R_FETCH] = "fetch",
     [GL_R_IO] = "io",
 };
 
