@@ -29,7 +29,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
-units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay
+units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay $(BUILD)/testing/bin/gl-verify
 
 .PHONY: all deps build host units asan check test demo bench install clean matrix e7 replay-runtimes
 all: deps
@@ -111,6 +111,11 @@ $(BUILD)/testing/bin/gl-run: $(wildcard cmd/gl-run/*.c) $(BUILD)/testing/libgerm
 	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
 # gl-replay's switch GL_TEST_REPLAY_RUNTIMES_OFF (tests/replay-runtimes.bats)
 $(BUILD)/testing/bin/gl-replay: $(wildcard cmd/gl-replay/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
+
+# gl-verify's switches GL_TEST_TUF_OFF and GL_TEST_META_CAP_OFF (tests/tuf.bats)
+$(BUILD)/testing/bin/gl-verify: $(wildcard cmd/gl-verify/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
 

@@ -345,6 +345,10 @@ enum gl_refusal gl_publish_rotate(const char *repo, const char *role, struct gl_
 		gl_fail_set(f, GL_R_IO, "%s exists; root.json is not the newest root", nextp);
 		goto done;
 	}
+	struct gl_keys probe = {0};
+	if (signers_of(&r.root, "root", old_keys, &probe, f))
+		goto done;
+	free((void *)probe.k);
 	if (rotate_checks(role, t, new_keys, f) ||
 	    sign_root(&r.root, role, rotated_root(&r.root, role, new_keys, t, expires), old_keys,
 		      new_keys, &doc, &next, f) ||

@@ -348,7 +348,7 @@ int gl_tuf_target_path_ok(const char *path)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)path[i];
-		if (c < 0x20 || c == 0x7f || c == '\\')
+		if (c < 0x20 || c == 0x7f)
 			return 0;
 	}
 	for (const char *s = path; *s;) {
@@ -362,7 +362,7 @@ int gl_tuf_target_path_ok(const char *path)
 	autobuf struct gl_buf q = {0};
 	gl_buf_addc(&q, '"');
 	for (size_t i = 0; i < n; i++) {
-		if (path[i] == '"')
+		if (path[i] == '"' || path[i] == '\\')
 			gl_buf_addc(&q, '\\');
 		gl_buf_addc(&q, path[i]);
 	}
@@ -378,6 +378,7 @@ int gl_tuf_target_path_ok(const char *path)
 enum gl_refusal gl_meta_parse(struct gl_meta *m, const char *name, const char *buf, size_t len,
 			      enum gl_meta_type t, struct gl_fail *f)
 {
+	autofree char *err = NULL;
 	*m = (struct gl_meta){
 	    .name = gl_xstrdup(name), .type = t, .doc = jv_invalid(), .sig = jv_invalid()};
 	if (len > gl_tuf_cap(t)) {
@@ -406,7 +407,6 @@ enum gl_refusal gl_meta_parse(struct gl_meta *m, const char *name, const char *b
 	m->sig = gl_json_get(m->doc, "signed");
 	if (check_signed(m, f) < 0)
 		goto refused;
-	autofree char *err = NULL;
 	if (gl_canon_dump_tuf(&m->signed_bytes, m->sig, &err) < 0) {
 		bad(f, "%s: signed has no canonical form: %s", name, err);
 		goto refused;

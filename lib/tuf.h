@@ -112,7 +112,7 @@ enum gl_refusal gl_tuf_check_bytes(const char *name, const void *data, size_t le
 int gl_tuf_target_name_ok(const char *name);
 /* A target path safe to fetch from a repository and install: non-empty,
  * at most GL_TUF_PATH_MAX bytes, not absolute, no empty, "." or ".."
- * segment, no backslash or control character. */
+ * segment, no control character, valid UTF-8. */
 int gl_tuf_target_path_ok(const char *path);
 
 /* ---- writing (lib/tuf_write.c) -------------------------------------- */
