@@ -193,7 +193,6 @@ static int open_publisher(const char *trust, const char *name, struct gl_publish
 		return -1;
 	}
 	memcpy(p->id, name, 17);
-	load_trusted(p);
 	return 0;
 }
 
@@ -202,8 +201,10 @@ static int open_publisher(const char *trust, const char *name, struct gl_publish
 static int try_publisher(const char *trust, const char *name, const char *repo,
 			 struct gl_publisher *p)
 {
-	if (open_publisher(trust, name, p) == 0 && repo_holds(repo, &p->root))
+	if (open_publisher(trust, name, p) == 0 && repo_holds(repo, &p->root)) {
+		load_trusted(p);
 		return 1;
+	}
 	gl_publisher_free(p);
 	return 0;
 }

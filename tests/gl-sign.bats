@@ -169,7 +169,7 @@ start_prompting() {
 
 # ---- init, add, rotate --------------------------------------------------------
 
-@test "init writes root.json = 1.root.json and an empty targets.json, canonical" {
+@test "init writes root.json = 1.root.json, empty targets, snapshot and timestamp v1, canonical" {
   gl-sign keygen --no-passphrase root >/dev/null
   gl-sign keygen --no-passphrase tk >/dev/null
   run --separate-stderr gl-sign init repo --root-key root --targets-key tk
@@ -180,6 +180,19 @@ start_prompting() {
   [ -d repo/targets ]
   [ "$(jq -r '.signed | [._type, .version, (.targets|length)] | join(" ")' repo/targets.json)" = "targets 1 0" ]
   [ "$(jq -r '.signed.roles.root.threshold' repo/root.json)" = 1 ]
+  # four roles; snapshot and timestamp default to the targets key; consistent snapshots
+  [ "$(jq -c '.signed.roles | keys' repo/root.json)" = '["root","snapshot","targets","timestamp"]' ]
+  [ "$(json -c .keyids.snapshot)" = "[\"$(sha tk.pub)\"]" ]
+  [ "$(json -c .keyids.timestamp)" = "[\"$(sha tk.pub)\"]" ]
+  [ "$(json .consistent_snapshot)" = true ]
+  [ "$(jq -c '.signed.meta' repo/snapshot.json)" = '{"targets.json":{"version":1}}' ]
+  [ "$(jq -c '.signed.meta["snapshot.json"].version' repo/timestamp.json)" = 1 ]
+  cmp repo/targets.json repo/1.targets.json
+  cmp repo/snapshot.json repo/1.snapshot.json
+  for f in root targets snapshot timestamp; do
+    [ "$(jq -cS . repo/$f.json | tr -d '\n')" = "$(cat repo/$f.json)" ]
+    [ "$(jq -r .signed.spec_version repo/$f.json)" = 1.0.31 ]
+  done
   # expiry defaults: root about 365 days, targets about 90 days ahead
   now=$(date -u +%s)
   r=$(date -u -d "$(jq -r .signed.expires repo/root.json)" +%s)
@@ -213,6 +226,36 @@ start_prompting() {
   [ "$(json .version)" = 1.1.0 ]
   [ "$(jq '.signed.targets | length' repo/targets.json)" = 2 ]
   pysign verify repo/targets.json repo/root.json targets >/dev/null
+  # every add re-signs snapshot and timestamp: each names its child's new version
+  [ "$(json .snapshot_version)" = 3 ] && [ "$(json .timestamp_version)" = 3 ]
+  [ "$(jq '.signed.meta["targets.json"].version' repo/snapshot.json)" = 3 ]
+  [ "$(jq '.signed.meta["snapshot.json"].version' repo/timestamp.json)" = 3 ]
+  cmp repo/targets.json repo/3.targets.json
+  [ -f "repo/targets/$(sha repo/targets/docs-1.1.0.tar.gz).docs-1.1.0.tar.gz" ]
+}
+
+@test "remove withdraws a target, timestamp renews alone; both need their roles' keys" {
+  new_repo
+  run --separate-stderr gl-sign remove repo --key tk nothere.tar.gz
+  [ "$status" -eq 2 ]
+  run --separate-stderr gl-sign remove repo --key tk docs-1.0.0.tar.gz
+  [ "$status" -eq 0 ]
+  [ "$(json .removed)" = docs-1.0.0.tar.gz ]
+  [ "$(json .targets_version)" = 3 ]
+  [ "$(jq '.signed.targets | length' repo/targets.json)" = 0 ]
+  [ ! -e repo/targets/docs-1.0.0.tar.gz ]
+  [ -e "repo/targets/$(sha docs-1.0.0.tar.gz).docs-1.0.0.tar.gz" ]
+  cp repo/snapshot.json snap.json
+  run --separate-stderr gl-sign timestamp repo --key tk
+  [ "$status" -eq 0 ]
+  [ "$(json .timestamp_version)" = 4 ]
+  cmp snap.json repo/snapshot.json
+  [ "$(jq -r '.signed.meta["snapshot.json"].hashes.sha256' repo/timestamp.json)" = "$(sha repo/snapshot.json)" ]
+  run --separate-stderr gl-sign timestamp repo --key root
+  refused threshold
+  [[ "$(json .detail)" == *"the timestamp role of root version 1 needs 1 signature(s)"* ]]
+  run --separate-stderr gl-sign rotate repo --role bogus --key root --new-key tk
+  [ "$status" -eq 2 ]
 }
 
 @test "add refuses an archive without a valid manifest (bad_manifest), changing nothing" {
@@ -299,6 +342,10 @@ start_prompting() {
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"repo/root.json is already expired"* ]]
   [[ "$stderr" == *"repo/targets.json is already expired"* ]]
+  # the timestamp renewed with an expiry in the past: written, with the warning
+  run --separate-stderr gl-sign timestamp repo --key tk --expires 2001-01-01T00:00:00Z
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"repo/timestamp.json is already expired"* ]]
   run --separate-stderr gl-sign init r2 --root-key root --targets-key tk --expires 2030-02-30T00:00:00Z
   [ "$status" -eq 2 ]
   run --separate-stderr gl-sign init r2 --root-key root --targets-key tk --expires 10

@@ -15,7 +15,7 @@ setup() { gl_setup; }
   [[ "$output" =~ ^0\.(2[6-9]|[3-9][0-9]) ]] || [[ "$output" =~ ^[1-9] ]]
 }
 
-@test "gl-sign's root, targets and rotated root verify with securesystemslib" {
+@test "gl-sign's root, targets, snapshot, timestamp and rotated root verify with securesystemslib" {
   new_repo
   run pysign verify repo/root.json repo/root.json root
   [ "$status" -eq 0 ]
@@ -23,6 +23,11 @@ setup() { gl_setup; }
   run pysign verify repo/targets.json repo/root.json targets
   [ "$status" -eq 0 ]
   [ "$(json -c .valid)" = "[\"$(sha tk.pub)\"]" ]
+  for f in 2.targets.json:targets snapshot.json:snapshot 2.snapshot.json:snapshot timestamp.json:timestamp; do
+    run pysign verify "repo/${f%%:*}" repo/root.json "${f#*:}"
+    [ "$status" -eq 0 ] || { echo "$f: $output"; false; }
+    [ "$(json -c .valid)" = "[\"$(sha tk.pub)\"]" ]
+  done
   gl-sign keygen --no-passphrase root2 >/dev/null
   gl-sign rotate repo --key root --new-key root2 >/dev/null
   pysign verify repo/2.root.json repo/1.root.json root
