@@ -9,6 +9,20 @@
 
 #define CHUNK (256u << 10)
 
+int gl_repo_is_url(const char *repo)
+{
+	return repo && (!strncmp(repo, "http://", 7) || !strncmp(repo, "https://", 8));
+}
+
+/* The switch for a URL transport (lib/fetch.h, issue 16): until it is
+ * wired, a URL is refused by name rather than read as a directory. */
+static enum gl_refusal no_transport(const char *repo, const char *rel, struct gl_fail *f)
+{
+	return gl_fail_set(f, GL_R_UNSUPPORTED,
+			   "%s/%s: this build has no HTTP transport (REPO must be a directory)",
+			   repo, rel);
+}
+
 char *gl_repo_name(const char *repo, const char *rel)
 {
 	return repo ? gl_xasprintf("%s/%s", repo, rel) : gl_xstrdup(rel);
@@ -33,10 +47,12 @@ static int open_file(const char *path)
 enum gl_refusal gl_repo_get(const char *repo, const char *rel, size_t max, struct gl_buf *out,
 			    int *missing, struct gl_fail *f)
 {
-	autofree char *path = gl_repo_name(repo, rel);
 	out->len = 0;
 	if (missing)
 		*missing = 0;
+	if (gl_repo_is_url(repo))
+		return no_transport(repo, rel, f);
+	autofree char *path = gl_repo_name(repo, rel);
 	autoclose int fd = open_file(path);
 	if (fd < 0 && errno == ENOENT && missing) {
 		*missing = 1;
@@ -62,9 +78,11 @@ enum gl_refusal gl_repo_stream(const char *repo, const char *rel, uint64_t max,
 			       gl_repo_sink sink, void *ctx, uint64_t *total, int *more,
 			       struct gl_fail *f)
 {
-	autofree char *path = gl_repo_name(repo, rel);
 	*total = 0;
 	*more = 0;
+	if (gl_repo_is_url(repo))
+		return no_transport(repo, rel, f);
+	autofree char *path = gl_repo_name(repo, rel);
 	autoclose int fd = open_file(path);
 	if (fd < 0)
 		return gl_fail_set(f, GL_R_IO, "%s: %s", path,

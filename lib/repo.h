@@ -28,6 +28,9 @@ enum gl_refusal gl_repo_stream(const char *repo, const char *rel, uint64_t max,
 			       gl_repo_sink sink, void *ctx, uint64_t *total, int *more,
 			       struct gl_fail *f);
 
+/* Is repo an http:// or https:// URL? */
+int gl_repo_is_url(const char *repo);
+
 /* "repo/rel" for messages (owned). */
 char *gl_repo_name(const char *repo, const char *rel);
 

@@ -110,7 +110,7 @@ enum gl_refusal gl_trust_pin(const char *home, const char *root_arg, int64_t now
 {
 	autometa struct gl_meta root = {0};
 	enum gl_refusal r;
-	if (is_dir(root_arg) || !strncmp(root_arg, "http://", 7) || !strncmp(root_arg, "https://", 8))
+	if (is_dir(root_arg) || gl_repo_is_url(root_arg))
 		r = get_meta(&root, root_arg, "root.json", GL_META_ROOT, NULL, f);
 	else
 		r = get_meta(&root, NULL, root_arg, GL_META_ROOT, NULL, f);

@@ -488,5 +488,5 @@ PY
   [ "$status" -eq 2 ]
   run --separate-stderr gl-verify --help
   [ "$status" -eq 0 ]
-  [[ "$output" == *"gl-verify install REPO FILE"* ]]
+  [[ "$output" == *"gl-verify install REPO PATH"* ]]
 }
