@@ -1,10 +1,11 @@
 # germline — build, test, demo, bench. See README.md and ../shared/SPEC.md §1.
 #
-#   make            install missing Debian packages, build bin/gl-*
+#   make            install missing Debian packages, build bin/gl-* and the host
 #   make check      the same, then every test (plain, then ASan+UBSan builds)
 #   make demo       the same, then the paper's running example end to end
 #   make bench      benchmarks, reported as ratios against baselines in one run
-#   make install PREFIX=/usr/local
+#   make install [PREFIX=/usr/local] [DESTDIR=]   (make uninstall: the same files)
+#   make deb        build/deb/germline_VERSION_ARCH.deb (docs/install.md)
 
 PREFIX  ?= /usr/local
 CC      ?= cc
@@ -29,11 +30,13 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNITS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
-units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay $(BUILD)/testing/bin/gl-verify
-
-.PHONY: all deps build host units asan check test demo bench install clean matrix e7 replay-runtimes
+# the first target: plain `make` (SPEC §1)
+.PHONY: all deps build host units asan check test demo bench install uninstall deb clean \
+	matrix e7 replay-runtimes
 all: deps
 	@$(MAKE) --no-print-directory build
+
+units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay $(BUILD)/testing/bin/gl-verify
 
 deps:
 	@scripts/deps.sh
@@ -162,15 +165,46 @@ matrix: deps
 	@$(MAKE) --no-print-directory build
 	@$(PYTHON) testbed/matrix.py --trials $(TRIALS)
 
+# ---- install (docs/install.md) ----------------------------------------------
+# gl-run finds its host at DIR/../lib/germline of its own executable (SPEC §1,
+# lib/germline.c gl_host_dir), so PREFIX/bin and PREFIX/lib/germline must
+# stay together; nothing else in the installed tree names the build tree.
+# Modes: commands and gl-exec-host 0755 (gl-exec-host is exec'd: issue 17),
+# everything else 0644, directories 0755.
+MAN1      := $(wildcard man/*.1)
+MAN7      := $(wildcard man/*.7)
+HOST_EXEC := gl-exec-host
+HOST_DATA := $(notdir $(HOST_PY) $(HOST_EXT)) twin.cjs
+BASH_COMP := $(wildcard completions/bash/*)
+ZSH_COMP  := $(wildcard completions/zsh/*)
+D         := $(DESTDIR)$(PREFIX)
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
-	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
-	for c in completions/bash/*; do install -m 0644 $$c $(DESTDIR)$(PREFIX)/share/bash-completion/completions/; done
-	install -d $(DESTDIR)$(PREFIX)/share/zsh/site-functions
-	for c in completions/zsh/*; do install -m 0644 $$c $(DESTDIR)$(PREFIX)/share/zsh/site-functions/; done
-	install -d $(DESTDIR)$(PREFIX)/lib/germline
-	for f in $(wildcard $(BUILD)/host/*); do install -m 0644 $$f $(DESTDIR)$(PREFIX)/lib/germline/; done
+	umask 022; install -d -m 0755 $(D)/bin $(D)/lib/germline $(D)/share/man/man1 $(D)/share/man/man7 \
+	  $(D)/share/bash-completion/completions $(D)/share/zsh/site-functions
+	install -m 0755 $(BINS) $(D)/bin/
+	install -m 0755 $(BUILD)/host/$(HOST_EXEC) $(D)/lib/germline/
+	install -m 0644 $(addprefix $(BUILD)/host/,$(HOST_DATA)) $(D)/lib/germline/
+	install -m 0644 $(MAN1) $(D)/share/man/man1/
+	install -m 0644 $(MAN7) $(D)/share/man/man7/
+	install -m 0644 $(BASH_COMP) $(D)/share/bash-completion/completions/
+	install -m 0644 $(ZSH_COMP) $(D)/share/zsh/site-functions/
+
+# removes exactly what install wrote, and the one directory that is ours
+# (lib/germline); shared directories (bin, share/man/man1, …) stay.
+uninstall:
+	rm -f $(addprefix $(D)/bin/,$(CMDS))
+	rm -f $(addprefix $(D)/lib/germline/,$(HOST_EXEC) $(HOST_DATA))
+	rm -f $(addprefix $(D)/share/man/man1/,$(notdir $(MAN1)))
+	rm -f $(addprefix $(D)/share/man/man7/,$(notdir $(MAN7)))
+	rm -f $(addprefix $(D)/share/bash-completion/completions/,$(notdir $(BASH_COMP)))
+	rm -f $(addprefix $(D)/share/zsh/site-functions/,$(notdir $(ZSH_COMP)))
+	if [ -d $(D)/lib/germline ]; then rmdir $(D)/lib/germline; fi
+
+# ---- the Debian package (scripts/deb.sh; docs/install.md) -------------------
+deb: deps
+	@GL_DEPS_DEB=1 scripts/deps.sh
+	@$(MAKE) --no-print-directory build
+	@scripts/deb.sh
 
 clean:
 	rm -rf $(BUILD) bin

@@ -184,7 +184,7 @@ static char *plain_key_text(const unsigned char *seed, const unsigned char pk[32
 	char pub[65];
 	gl_hex(pk, 32, pub);
 	autolocked char *shex = gl_locked(65);
-	gl_hex(seed, 32, shex);
+	sodium_bin2hex(shex, 65, seed, 32); /* constant time: the seed is secret */
 	size_t cap = 256;
 	char *t = gl_locked(cap);
 	int n =
@@ -307,6 +307,21 @@ static enum gl_key_status read_locked(const char *path, char **out, size_t *len,
 	return GL_KEY_OK;
 }
 
+/* Decode n secret bytes from exactly 2n hex digits with libsodium's
+ * constant-time decoder (no branch or table index on a digit's value);
+ * -1 for a wrong length or a non-hex digit, as gl_unhex. */
+static int unhex_secret(const char *hex, size_t hexlen, unsigned char *out, size_t n)
+{
+	size_t got = 0;
+	const char *end = NULL;
+	if (hexlen != 2 * n || sodium_hex2bin(out, n, hex, hexlen, NULL, &got, &end) != 0 ||
+	    got != n || end != hex + hexlen) {
+		sodium_memzero(out, n);
+		return -1;
+	}
+	return 0;
+}
+
 /* Take the seed out of a plain key file's text (see the top comment).
  * 1 taken, 0 none present, -1 malformed. */
 static int take_seed(char *buf, size_t len, unsigned char *seed)
@@ -318,7 +333,8 @@ static int take_seed(char *buf, size_t len, unsigned char *seed)
 	char *hex = at + tag;
 	if (memmem(hex, len - (size_t)(hex - buf), SEED_HEX_AT, tag))
 		return -1;
-	if ((size_t)(buf + len - hex) < 65 || hex[64] != '"' || gl_unhex(hex, 64, seed, 32) < 0)
+	if ((size_t)(buf + len - hex) < 65 || hex[64] != '"' ||
+	    unhex_secret(hex, 64, seed, 32) < 0)
 		return -1;
 	memset(hex, '0', 64);
 	return 1;

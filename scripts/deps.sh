@@ -2,6 +2,7 @@
 # Install, with apt-get, whatever of germline's Debian 12 packages is missing.
 # Nothing is downloaded from anywhere but Debian's archive (SPEC §1).
 # GL_SKIP_DEPS=1 skips the check (a machine managed by other means).
+# GL_DEPS_DEB=1 also installs what `make deb` alone needs (lintian).
 set -euo pipefail
 [ "${GL_SKIP_DEPS:-0}" = 1 ] && exit 0
 
@@ -12,7 +13,10 @@ pkgs=(
   python3 python3-dev python3-securesystemslib python3-nacl time
   bats minisign
   bubblewrap nodejs
+  groff-base
 )
+# make deb only (scripts/deb.sh checks the package with lintian)
+[ "${GL_DEPS_DEB:-0}" = 1 ] && pkgs+=(lintian)
 # npm: a separate Debian package (Debian 12: nodejs 18 + npm), bundled with
 # nodesource's nodejs; only asked for when there is no npm at all.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)

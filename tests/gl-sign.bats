@@ -27,6 +27,26 @@ teardown() {
   [ "$(jq -r '[.keytype,.scheme]|join(" ")' ci.key)" = "ed25519 ed25519" ]
 }
 
+@test "a plain key's seed: hex of either case decodes (sodium_hex2bin); a bad digit or length is refused" {
+  gl-sign keygen --no-passphrase k >/dev/null
+  gl-sign keygen --no-passphrase t >/dev/null
+  cp k.key k.orig
+  seed=$(jq -r .keyval.private k.orig)
+  setseed() { jq -cS --arg s "$1" '.keyval.private = $s' k.orig | tr -d '\n' >k.key; }
+  setseed "${seed^^}"
+  run --separate-stderr gl-sign init r1 --root-key k --targets-key t
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.signed.roles.root.keyids[0]' r1/root.json)" = "$(sha k.pub)" ]
+  for bad in "g${seed:1}" "${seed:0:63}" "${seed}00" "${seed:0:62} 0"; do
+    setseed "$bad"
+    run --separate-stderr gl-sign init r2 --root-key k --targets-key t
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"k.key: malformed keyval.private"* ]]
+    [[ "$stderr$output" != *"${seed:8:32}"* ]]
+    [ ! -e r2/root.json ]
+  done
+}
+
 @test "keygen never overwrites a key without --force" {
   gl-sign keygen --no-passphrase k >/dev/null
   cp k.key before
