@@ -21,7 +21,12 @@
  *
  * A trusted file whose version is the one named is reused, not fetched.
  * The three are stored under the publisher's directory only when all three
- * verified: a failed update leaves the previous trusted state. */
+ * verified: a failed update leaves the previous trusted state.
+ *
+ * The paper's assumption A3 (Section V-B: "signature verification is
+ * correct") is what this file and lib/tuf.c must make true: the release r
+ * whose image the germline is built from (A2) is the one its publisher's
+ * keys signed, fresh, not rolled back, not mixed with other metadata. */
 #ifndef GL_TUF_CLIENT_H
 #define GL_TUF_CLIENT_H
 
