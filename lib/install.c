@@ -195,16 +195,23 @@ static char *target_rel(const struct gl_meta *root, const char *path, jv hashes)
 	return gl_xasprintf("targets/%.*s/%s.%s", (int)(slash - path), path, h, slash + 1);
 }
 
-/* FILE: a target path listed in targets.json, read from the repository;
- * else a local path containing '/' whose basename is the target name. */
-static enum gl_refusal pick_target(const char *repo, const char *file,
-				   const struct gl_publisher *p, struct target *tg,
-				   struct gl_fail *f)
+/* FILE: a target path listed in targets.json (or by a role it delegates
+ * to), read from the repository; else an existing local path containing '/'
+ * whose basename is the target name. */
+static enum gl_refusal pick_target(const char *repo, const char *file, struct gl_publisher *p,
+				   int64_t now, struct target *tg, jv *signers, struct gl_fail *f)
 {
 	const struct gl_meta *t = &p->targets;
 	jv all = gl_json_get(t->sig, "targets");
 	jv e = gl_json_get(all, file);
-	int local = !jv_is_valid(e) && strchr(file, '/');
+	if (!jv_is_valid(e) && gl_tuf_target_path_ok(file)) {
+		jv_free(e);
+		if (gl_tuf_find_delegated(p, repo, now, file, &e, signers, f)) {
+			jv_free(all);
+			return f->code;
+		}
+	}
+	int local = !jv_is_valid(e) && strchr(file, '/') && access(file, F_OK) == 0;
 	autofree char *copy = gl_xstrdup(file);
 	tg->name = gl_xstrdup(local ? basename(copy) : file);
 	if (local) {
@@ -297,7 +304,8 @@ enum gl_refusal gl_install(const char *home, const char *repo, const char *file,
 	/* TUF §5.2-5.7: pinned root, root chain, timestamp, snapshot, targets,
 	 * then the target itself. */
 	if (!gl_trust_find(home, repo, &p, f) && !gl_trust_refresh_root(&p, repo, now, f) &&
-	    !gl_tuf_update(&p, repo, now, &signers, f) && !pick_target(repo, file, &p, &tg, f))
+	    !gl_tuf_update(&p, repo, now, &signers, f) &&
+	    !pick_target(repo, file, &p, now, &tg, &signers, f))
 		fetch_and_place(home, &tg, signers, record, f);
 	jv_free(signers);
 	jv_free(tg.entry);

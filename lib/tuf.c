@@ -270,10 +270,59 @@ static int check_target(struct gl_meta *m, jv name, jv t, struct gl_fail *f)
 	return rc;
 }
 
+/* delegations (optional; TUF §4.5): {"keys":{…},"roles":[{"name","keyids",
+ * "threshold","paths"?,"terminating"?},…]}; roles without "paths" (e.g.
+ * path_hash_prefixes) are kept and never match. */
+static int check_delegations(struct gl_meta *m, struct gl_fail *f)
+{
+	jv d = gl_json_get(m->sig, "delegations");
+	if (!jv_is_valid(d))
+		return 0;
+	jv keys = gl_json_get(d, "keys"), roles = gl_json_get(d, "roles");
+	int rc = is_kind(d, JV_KIND_OBJECT) ? check_keys(m, keys, f)
+					      : bad(f, "%s: signed.delegations is not an object",
+						    m->name);
+	if (rc == 0 && (!is_kind(roles, JV_KIND_ARRAY) ||
+			jv_array_length(jv_copy(roles)) > GL_TUF_DELEGATIONS_MAX))
+		rc = bad(f, "%s: signed.delegations.roles is not an array of at most %d roles",
+			 m->name, GL_TUF_DELEGATIONS_MAX);
+	if (rc == 0) {
+		jv_array_foreach(roles, i, r)
+		{
+			const char *name = is_kind(r, JV_KIND_OBJECT) ? gl_json_get_str(r, "name")
+								       : NULL;
+			jv paths = gl_json_get(r, "paths"), term = gl_json_get(r, "terminating");
+			if (rc == 0 && (!name || !gl_tuf_target_name_ok(name)))
+				rc = bad(f, "%s: delegated role %d has no usable \"name\"", m->name,
+					 i);
+			if (rc == 0)
+				rc = check_role(m, keys, r, name, f);
+			if (rc == 0 && jv_is_valid(paths) && !gl_json_is_str_array(paths))
+				rc = bad(f, "%s: delegated role %s: \"paths\" is not an array of strings",
+					 m->name, name);
+			if (rc == 0 && jv_is_valid(term) && !is_kind(term, JV_KIND_TRUE) &&
+			    !is_kind(term, JV_KIND_FALSE))
+				rc = bad(f, "%s: delegated role %s: \"terminating\" is not a boolean",
+					 m->name, name);
+			jv_free(paths);
+			jv_free(term);
+			jv_free(r);
+		}
+	}
+	jv_free(keys);
+	jv_free(roles);
+	jv_free(d);
+	return rc;
+}
+
 static int check_targets(struct gl_meta *m, struct gl_fail *f)
 {
 	jv ts = gl_json_get(m->sig, "targets");
-	int rc = 0;
+	int rc = check_delegations(m, f);
+	if (rc < 0) {
+		jv_free(ts);
+		return rc;
+	}
 	if (!is_kind(ts, JV_KIND_OBJECT) || jv_object_length(jv_copy(ts)) > GL_TUF_TARGETS_MAX)
 		rc = bad(f, "%s: signed.targets is not an object of at most %d targets", m->name,
 			 GL_TUF_TARGETS_MAX);
@@ -503,10 +552,11 @@ static int key_verify(jv key, const struct gl_buf *msg, const char *hex)
 	return ok;
 }
 
-enum gl_refusal gl_meta_verify(const struct gl_meta *m, const struct gl_meta *root,
-			       const char *role, jv *signers, struct gl_fail *f)
+/* Verify m against the role object r with keys (both consumed); by says
+ * who made the role ("root version 2"). */
+static enum gl_refusal verify_with(const struct gl_meta *m, jv keys, jv r, const char *role,
+				   const char *by, jv *signers, struct gl_fail *f)
 {
-	jv r = gl_meta_role(root, role), keys = gl_json_get(root->sig, "keys");
 	jv ids = gl_json_get(r, "keyids");
 	int64_t threshold = 0;
 	gl_json_get_int(r, "threshold", &threshold);
@@ -527,8 +577,8 @@ enum gl_refusal gl_meta_verify(const struct gl_meta *m, const struct gl_meta *ro
 			} else if (ok == 0)
 				rc = gl_fail_set(f, GL_R_BAD_SIGNATURE,
 						 "%s: signature %d by key %s (authorised for the %s "
-						 "role of root version %lld) does not verify",
-						 m->name, i, kid, role, (long long)root->version);
+						 "role of %s) does not verify",
+						 m->name, i, kid, role, by);
 			else if (ok > 0 && !array_has(valid, kid))
 				valid = jv_array_append(valid, jv_string(kid));
 			jv_free(key);
@@ -547,14 +597,33 @@ enum gl_refusal gl_meta_verify(const struct gl_meta *m, const struct gl_meta *ro
 	else if (rc == GL_R_OK && n < threshold)
 		rc = gl_fail_set(
 		    f, GL_R_THRESHOLD,
-		    "%s: %d valid signature%s from distinct keys of the %s role of root "
-		    "version %lld; its threshold is %lld",
-		    m->name, n, n == 1 ? "" : "s", role, (long long)root->version,
-		    (long long)threshold);
+		    "%s: %d valid signature%s from distinct keys of the %s role of %s; its "
+		    "threshold is %lld",
+		    m->name, n, n == 1 ? "" : "s", role, by, (long long)threshold);
 	if (rc == GL_R_OK && signers)
 		*signers = sort_strings(jv_copy(valid));
 	jv_free(valid);
 	return rc;
+}
+
+enum gl_refusal gl_meta_verify(const struct gl_meta *m, const struct gl_meta *root,
+			       const char *role, jv *signers, struct gl_fail *f)
+{
+	char by[48];
+	snprintf(by, sizeof by, "root version %lld", (long long)root->version);
+	return verify_with(m, gl_json_get(root->sig, "keys"), gl_meta_role(root, role), role, by,
+			   signers, f);
+}
+
+enum gl_refusal gl_meta_verify_delegated(const struct gl_meta *m, const struct gl_meta *parent,
+					 jv role, jv *signers, struct gl_fail *f)
+{
+	jv d = gl_json_get(parent->sig, "delegations");
+	jv keys = gl_json_get(d, "keys");
+	jv_free(d);
+	const char *name = gl_json_get_str(role, "name");
+	autofree char *by = gl_xasprintf("the delegation in %s", parent->name);
+	return verify_with(m, keys, jv_copy(role), name ? name : "?", by, signers, f);
 }
 
 enum gl_refusal gl_meta_check_expiry(const struct gl_meta *m, int64_t now, struct gl_fail *f)

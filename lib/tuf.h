@@ -37,6 +37,7 @@
 #define GL_TUF_KEYS_MAX 1024		/* keys in one root */
 #define GL_TUF_TARGETS_MAX 100000	/* targets in one targets.json */
 #define GL_TUF_PATH_MAX 4096		/* bytes of one target path */
+#define GL_TUF_DELEGATIONS_MAX 64	/* delegated roles in one targets.json */
 #define GL_TUF_SPEC_VERSION "1.0.31"
 
 enum gl_meta_type { GL_META_ROOT, GL_META_TARGETS, GL_META_SNAPSHOT, GL_META_TIMESTAMP };
@@ -85,6 +86,12 @@ enum gl_refusal gl_meta_load(struct gl_meta *m, const char *path, enum gl_meta_t
  * signed (owned). */
 enum gl_refusal gl_meta_verify(const struct gl_meta *m, const struct gl_meta *root,
 			       const char *role, jv *signers, struct gl_fail *f);
+
+/* Verify a delegated targets document m against the delegation role
+ * (borrowed: {"name","keyids","threshold",…}) of parent's "delegations",
+ * whose "keys" hold the keys. */
+enum gl_refusal gl_meta_verify_delegated(const struct gl_meta *m, const struct gl_meta *parent,
+					 jv role, jv *signers, struct gl_fail *f);
 
 /* "expired" when expires <= now. */
 enum gl_refusal gl_meta_check_expiry(const struct gl_meta *m, int64_t now, struct gl_fail *f);

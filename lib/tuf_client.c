@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "tuf_client.h"
 
+#include <fnmatch.h>
 #include <string.h>
 
 #include "json.h"
@@ -204,4 +205,90 @@ enum gl_refusal gl_tuf_update(struct gl_publisher *p, const char *repo, int64_t 
 	take(&p->snapshot, &snap);
 	take(&p->targets, &tg);
 	return GL_R_OK;
+}
+
+/* ---- delegated targets, one level (TUF §5.6.7) ------------------------- */
+
+static int path_matches(jv role, const char *path)
+{
+	jv paths = gl_json_get(role, "paths");
+	int hit = 0;
+	if (gl_json_is_str_array(paths)) {
+		jv_array_foreach(paths, i, pat)
+		{
+			(void)i;
+			hit |= fnmatch(jv_string_value(pat), path, FNM_PATHNAME) == 0;
+			jv_free(pat);
+		}
+	}
+	jv_free(paths);
+	return hit;
+}
+
+/* Fetch and verify the delegated role (borrowed) that p->targets names. */
+static enum gl_refusal load_delegated(struct gl_publisher *p, const char *repo, int64_t now,
+				      jv role, struct gl_meta *m, jv *signers, struct gl_fail *f)
+{
+	const char *name = gl_json_get_str(role, "name");
+	autofree char *file = gl_xasprintf("%s.json", name);
+	int64_t want, len;
+	jv hashes = jv_null();
+	if (gl_meta_file(&p->snapshot, file, &want, &len, &hashes) < 0)
+		return gl_fail_set(f, GL_R_BAD_METADATA, "%s: lists no %s, which %s delegates to",
+				   p->snapshot.name, file, p->targets.name);
+	autofree char *rel = gl_meta_consistent(&p->root)
+				 ? gl_xasprintf("%lld.%s", (long long)want, file)
+				 : gl_xstrdup(file);
+	autobuf struct gl_buf b = {0};
+	autofree char *fname = gl_repo_name(repo, rel);
+	size_t cap = gl_tuf_cap(GL_META_TARGETS);
+	if (len >= 0 && (uint64_t)len < cap && cap != SIZE_MAX)
+		cap = (size_t)len;
+	enum gl_refusal rc = gl_repo_get(repo, rel, cap, &b, NULL, f);
+	if (rc == GL_R_OK && !gl_tuf_check_off("hash"))
+		rc = gl_tuf_check_bytes(fname, b.data ? b.data : "", b.len, len, hashes, f);
+	jv_free(hashes);
+	if (rc == GL_R_OK)
+		rc = gl_meta_parse(m, fname, b.data ? b.data : "", b.len, GL_META_TARGETS, f);
+	if (rc == GL_R_OK)
+		rc = gl_meta_verify_delegated(m, &p->targets, role, signers, f);
+	if (rc == GL_R_OK)
+		rc = same_version(m, p->snapshot.name, want, f);
+	return rc ? rc : expiry(m, now, f);
+}
+
+enum gl_refusal gl_tuf_find_delegated(struct gl_publisher *p, const char *repo, int64_t now,
+				      const char *path, jv *entry, jv *signers, struct gl_fail *f)
+{
+	jv d = gl_json_get(p->targets.sig, "delegations");
+	jv roles = gl_json_get(d, "roles");
+	jv_free(d);
+	*entry = jv_invalid();
+	enum gl_refusal rc = GL_R_OK;
+	int done = !jv_is_valid(roles);
+	for (int i = 0; !done && i < jv_array_length(jv_copy(roles)); i++) {
+		jv role = jv_array_get(jv_copy(roles), i);
+		if (path_matches(role, path)) {
+			struct gl_meta m = {0};
+			jv who = jv_invalid();
+			rc = load_delegated(p, repo, now, role, &m, &who, f);
+			if (rc == GL_R_OK) {
+				jv ts = gl_json_get(m.sig, "targets");
+				*entry = gl_json_get(ts, path);
+				jv_free(ts);
+			}
+			if (jv_is_valid(*entry)) {
+				jv_free(*signers);
+				*signers = who;
+			} else {
+				jv_free(who);
+			}
+			done = rc != GL_R_OK || jv_is_valid(*entry) ||
+			       gl_json_get_bool(role, "terminating", 0);
+			gl_meta_free(&m);
+		}
+		jv_free(role);
+	}
+	jv_free(roles);
+	return rc;
 }

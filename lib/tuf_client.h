@@ -42,6 +42,19 @@
 enum gl_refusal gl_tuf_update(struct gl_publisher *p, const char *repo, int64_t now,
 			      jv *signers, struct gl_fail *f);
 
+/* One level of delegated targets (TUF §5.6.7): path is not listed by the
+ * top-level targets; each delegated role of p->targets whose "paths"
+ * patterns match it (fnmatch, '*' not crossing '/'), in order, is read
+ * (V.NAME.json with consistent snapshots, V the version the snapshot names:
+ * length and hashes when given, the delegation's threshold, exactly V,
+ * not expired) and asked for path, until one lists it or a terminating
+ * role was asked. *entry receives the entry (owned; invalid when no role
+ * lists it) and *signers is replaced by the delegated role's signers.
+ * Delegated roles are not cached: their rollback protection is the
+ * snapshot's (5.5.5). */
+enum gl_refusal gl_tuf_find_delegated(struct gl_publisher *p, const char *repo, int64_t now,
+				      const char *path, jv *entry, jv *signers, struct gl_fail *f);
+
 /* In a GL_TESTING build, GL_TEST_TUF_OFF names checks to skip (comma
  * separated: "expiry", "rollback", "version", "hash"), so tests/tuf.bats can
  * show each attack succeeding without its check. Never in a release build. */

@@ -348,3 +348,54 @@ installed_withdrawn() {
     [[ "$(json .detail)" == *"is not safe to install"* ]]
   done
 }
+
+@test "a failed update leaves the previous trusted state, byte for byte" {
+  new_repo
+  gl-verify pin repo >/dev/null
+  gl-verify install repo docs-1.0.0.tar.gz >/dev/null
+  trust=$(echo "$GL_HOME"/trust/*)
+  mkdir before && cp "$trust"/*.json before/
+  # a new timestamp and snapshot (valid) naming a targets whose signature fails
+  make_release rel2 docs 1.1.0
+  gl-sign pack rel2 docs-1.1.0.tar.gz >/dev/null
+  gl-sign add repo --key tk docs-1.1.0.tar.gz >/dev/null
+  jq -cj '.signatures[0].sig |= (if .[0:1] == "0" then "1" else "0" end) + .[1:]' \
+    repo/3.targets.json >t.json && mv t.json repo/3.targets.json
+  run --separate-stderr gl-verify install repo docs-1.1.0.tar.gz
+  refused bad_signature
+  [[ "$(json .detail)" == *"repo/3.targets.json: signature 0"* ]]
+  for f in before/*.json; do cmp "$f" "$trust/${f#before/}"; done
+  [ "$(ls "$trust")" = "$(ls before)" ]
+  # the good file again: all three advance together
+  cp repo/targets.json repo/3.targets.json
+  run --separate-stderr gl-verify install repo docs-1.1.0.tar.gz
+  [ "$status" -eq 0 ]
+  for r in timestamp snapshot targets; do
+    [ "$(jq .signed.version "$trust/$r.json")" = 3 ]
+  done
+}
+
+@test "delegated targets, one level: paths, the delegation's keys, terminating" {
+  for k in root tk dk other; do pysign keygen $k >/dev/null; done
+  pysign root repo 1 --root-key root --targets-key tk --consistent --sign root
+  pysign targets repo --sign tk
+  pysign delegate repo team --key dk --paths 'tools/*' --terminating --sign tk
+  make_release rel
+  gl-sign pack rel docs-1.0.0.tar.gz >/dev/null
+  pysign add-target repo docs-1.0.0.tar.gz --role team --path tools/docs-1.0.0.tar.gz --sign dk --publish tk
+  [ -f repo/2.team.json ]
+  gl-verify pin repo >/dev/null
+  run --separate-stderr gl-verify install repo tools/docs-1.0.0.tar.gz
+  [ "$status" -eq 0 ]
+  [ "$(json -c .release.publisher)" = "[\"$(sha dk.pub)\"]" ]
+  # the delegated role may list a path outside its patterns: not asked for it
+  pysign add-target repo docs-1.0.0.tar.gz --role team --path elsewhere/docs.tar.gz --sign dk --publish tk
+  run --separate-stderr gl-verify install repo elsewhere/docs.tar.gz
+  refused bad_signature
+  [[ "$(json .detail)" == *'lists no target named "elsewhere/docs.tar.gz"'* ]]
+  # team.json signed by a key the delegation does not name
+  pysign add-target repo docs-1.0.0.tar.gz --role team --path tools/x.tar.gz --sign other --publish tk
+  run --separate-stderr gl-verify install repo tools/x.tar.gz
+  refused threshold
+  [[ "$(json .detail)" == *"team role of the delegation in repo/"* ]]
+}
