@@ -160,7 +160,14 @@ static enum gl_refusal chain_build(struct gl_pubrepo *r, struct gl_keys keys,
 	c->expires[2] = or_default(e ? e->timestamp : 0, GL_TIMESTAMP_DAYS_DEFAULT);
 	if (from == GL_META_TARGETS) {
 		c->version[0]++;
+		/* the old document's other fields (delegations, a writer's own) are kept */
 		jv s = gl_tuf_targets_signed(c->version[0], c->expires[0], targets);
+		if (jv_get_kind(r->targets.sig) == JV_KIND_OBJECT) {
+			jv old = jv_copy(r->targets.sig);
+			jv_object_foreach(s, k, v) old = jv_object_set(old, k, v);
+			jv_free(s);
+			s = old;
+		}
 		if (sign_role(&r->root, "targets", keys, s, &c->doc[0], &c->bytes[0], f))
 			return f->code;
 	} else {

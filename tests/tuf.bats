@@ -398,4 +398,12 @@ installed_withdrawn() {
   run --separate-stderr gl-verify install repo tools/x.tar.gz
   refused threshold
   [[ "$(json .detail)" == *"team role of the delegation in repo/"* ]]
+  # gl-sign add on this repository keeps the delegation and the snapshot's entry for it
+  pysign sign repo/team.json --key dk
+  pysign publish repo --sign tk
+  gl-sign add repo --key tk docs-1.0.0.tar.gz >/dev/null
+  [ "$(jq -r '.signed.delegations.roles[0].name' repo/targets.json)" = team ]
+  [ "$(jq '.signed.meta["team.json"].version' repo/snapshot.json)" = 4 ]
+  run --separate-stderr gl-verify install repo tools/docs-1.0.0.tar.gz
+  [ "$status" -eq 0 ]
 }
