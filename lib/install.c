@@ -35,7 +35,7 @@ static int private_copy_fd(const char *dir)
 struct hasher {
 	crypto_hash_sha256_state s256;
 	crypto_hash_sha512_state s512;
-	int copy_fd;
+	int copy_fd, want512; /* SHA-512 only when targets.json lists one */
 	const char *name;
 };
 
@@ -43,7 +43,8 @@ static int hash_sink(void *ctx, const void *data, size_t len, struct gl_fail *f)
 {
 	struct hasher *h = ctx;
 	crypto_hash_sha256_update(&h->s256, data, (unsigned long long)len);
-	crypto_hash_sha512_update(&h->s512, data, (unsigned long long)len);
+	if (h->want512)
+		crypto_hash_sha512_update(&h->s512, data, (unsigned long long)len);
 	if (h->copy_fd >= 0 && gl_write_all(h->copy_fd, data, len) < 0)
 		return gl_fail_set(f, GL_R_IO, "copying %s: %s", h->name, strerror(errno)), -1;
 	return 0;
@@ -57,7 +58,9 @@ static enum gl_refusal fetch(const char *repo, const char *rel, int64_t want, jv
 			     int copy_fd, char sha[65], struct gl_fail *f)
 {
 	autofree char *name = gl_repo_name(repo, rel);
-	struct hasher h = {.copy_fd = copy_fd, .name = name};
+	struct hasher h = {.copy_fd = copy_fd,
+			   .want512 = gl_json_get_str(hashes, "sha512") != NULL,
+			   .name = name};
 	crypto_hash_sha256_init(&h.s256);
 	crypto_hash_sha512_init(&h.s512);
 	uint64_t total;
