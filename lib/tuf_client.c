@@ -162,12 +162,15 @@ static enum gl_refusal step_child(struct gl_publisher *p, const char *repo, int6
 	if (gl_meta_file(parent, file, &want, &len, &hashes) < 0)
 		return gl_fail_set(f, GL_R_BAD_METADATA, "%s: lists no %s", parent->name, file);
 	enum gl_refusal rc = GL_R_OK;
+	autofree char *rel = gl_meta_consistent(&p->root)
+				 ? gl_xasprintf("%lld.%s", (long long)want, file)
+				 : gl_xstrdup(file);
 	if (reuse(trusted, want, len, hashes)) {
+		/* named for messages as the file it stands for */
 		take(out, trusted);
+		free(out->name);
+		out->name = gl_repo_name(repo, rel);
 	} else {
-		autofree char *rel = gl_meta_consistent(&p->root)
-					 ? gl_xasprintf("%lld.%s", (long long)want, file)
-					 : gl_xstrdup(file);
 		rc = fetch_verified(out, p, repo, rel, t, len, hashes, f);
 		if (rc == GL_R_OK)
 			rc = same_version(out, parent->name, want, f);
