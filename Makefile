@@ -18,7 +18,9 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wformat=2 \
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -iquote lib \
            -DGL_BUILD_HOST_DIR='"$(abspath build)/host"'
-LDLIBS  := -ljq -lsodium -larchive -lseccomp -lcurl -lm
+# full RELRO and immediate binding for what is installed (lintian: hardening)
+LDFLAGS ?= -Wl,-z,relro,-z,now
+LDLIBS  := -ljq -lsodium -larchive -lseccomp -lcurl -lcrypto -lm
 
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined
@@ -61,13 +63,13 @@ $(BUILD)/host/twin.cjs: hosts/exec/twin.cjs
 # gl-exec-host: the host half of a runtime "exec" copy (hosts/exec, docs/exec.md)
 $(BUILD)/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(BUILD)/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
 $(BUILD)/host/%.py: hosts/python/%.py
 	@mkdir -p $(@D)
 	cp $< $@
 $(BUILD)/host/_germline.so: hosts/python/_germline.c $(BUILD)/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PY_INC) -shared -o $@ $< $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(PY_INC) -shared -o $@ $< $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
 
 # ---- plain build -----------------------------------------------------------
 LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
@@ -81,7 +83,7 @@ $(BUILD)/libgermline.a: $(LIB_OBJ)
 .SECONDEXPANSION:
 bin/%: $$(wildcard cmd/%/*.c) $$(wildcard cmd/%/*.h) $(BUILD)/libgermline.a $(LIB_HDR)
 	@mkdir -p bin
-	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a $(LDLIBS)
 
 # ---- sanitizer build (make check runs the suites once more with these) ---
 ASAN_LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/asan/lib/%.o,$(LIB_SRC))
@@ -131,7 +133,9 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/libgermline.a $(LIB_HDR) tes
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $< $(BUILD)/asan/libgermline.a $(LDLIBS)
 
 # ---- tests -------------------------------------------------------------------
+# (lintian too: tests/deb.bats checks the package with it)
 check: deps
+	@GL_DEPS_DEB=1 scripts/deps.sh
 	@$(MAKE) --no-print-directory -j$(JOBS) build units asan
 	@tests/run.sh
 

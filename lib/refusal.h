@@ -24,7 +24,7 @@ enum gl_refusal {
 	GL_R_BAD_PASSPHRASE,
 	GL_R_BAD_METADATA, /* a metadata file's shape is wrong (its signatures may verify) */
 	GL_R_UNSUPPORTED,  /* a key type, hash or feature this host lacks */
-	GL_R_FETCH,	   /* a repository file could not be fetched (network) */
+	GL_R_FETCH,	   /* a network failure: the URL and the HTTP status or curl's error */
 	GL_R_IO, /* usage or I/O: exit 2, no record */
 };
 

@@ -9,8 +9,8 @@ set -euo pipefail
 pkgs=(
   build-essential pkg-config
   libsodium-dev libarchive-dev libjq-dev libonig-dev libseccomp-dev
-  libcurl4-openssl-dev jq
-  python3 python3-dev python3-securesystemslib python3-nacl time
+  libcurl4-openssl-dev libssl-dev openssl jq
+  python3 python3-dev python3-securesystemslib python3-nacl python3-cryptography time
   bats minisign
   bubblewrap nodejs
   groff-base

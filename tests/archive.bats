@@ -132,9 +132,12 @@ release_dir() {
 }
 
 @test "install refuses a release over each default bound: 65536 entries, 1 GiB (docs/archives.md)" {
-  # entries: the manifest and 65536 files, one over
-  install_hostile many --count 65536
-  assert_unsafe 'entry 65537: more than 65536 entries'
+  # entries: the manifest and 65536 files, one over (65536 files to disk: the
+  # plain pass's; the code path runs in every pass under a lowered bound, above)
+  if plain_pass; then
+    install_hostile many --count 65536
+    assert_unsafe 'entry 65537: more than 65536 entries'
+  fi
   # bytes: one file declared one byte over 1 GiB (refused on its header)
   install_hostile bomb --size $(((1 << 30) + 1))
   assert_unsafe 'entry 2 "zeros": declared size past the bound of 1073741824 bytes'

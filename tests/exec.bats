@@ -430,10 +430,14 @@ PY
   run session calls
   json '.results[0].value.tree == {"e":"dir","memory.jsonl":"old flat","p":"dir","p/0":"","p/q":"dir","p/q/r.txt":"nested"}'
   deep=$(printf 'a/%.0s' $(seq 16))x
-  for bad in '{"../x": ""}' '{"a/../../x": b("x")}' '{"/abs": b("x")}' '{"a//b": b("x")}' \
-             '{"sp ace": b("x")}' '{".": ""}' '{"d/": b("x")}' '{"x": 5}' '{"x": "!!!"}' '"flat"' \
-             '{"f%d" % i: "" for i in range(1025)}' "{\"$deep\": b(\"x\")}" \
-             '{"big": "eHh4" * ((8 << 20) // 3 + 2)}' '{"x": b("x"), "x/y": b("y")}'; do
+  local bads=('{"../x": ""}' '{"a/../../x": b("x")}' '{"/abs": b("x")}' '{"a//b": b("x")}'
+             '{"sp ace": b("x")}' '{".": ""}' '{"d/": b("x")}' '{"x": 5}' '{"x": "!!!"}' '"flat"'
+             '{"f%d" % i: "" for i in range(1025)}' "{\"$deep\": b(\"x\")}"
+             '{"big": "eHh4" * ((8 << 20) // 3 + 2)}' '{"x": b("x"), "x/y": b("y")}')
+  # the slot's validation is gl-exec-host's, the plain build in every pass
+  # (docs/testing.md): the other passes try four of them
+  plain_pass || bads=("${bads[@]:0:2}" "${bads[@]:9:2}")
+  for bad in "${bads[@]}"; do
     ws_set "$sha" "$bad"
     before=$(sha256sum <"$(ws_slot "$sha")")
     run session calls

@@ -8,6 +8,17 @@ FIX="$GL_ROOT/tests/fixtures"
 # python3 may come first on PATH on developer machines).
 SYSPY=/usr/bin/python3
 
+# The pass a suite runs in (tests/run.sh sets GL_TEST_LANE: plain, sanitizers
+# or unprivileged; a suite run by hand is plain). docs/testing.md "Counts and
+# the mechanism off in the other passes": a count (200 calls, 60 kills) and a
+# mechanism-off run (the damage) are the plain pass's; the sanitizer and
+# unprivileged passes run the same code paths with small counts, since what
+# they add is the sanitized build and the missing privileges, not statistics.
+GL_TEST_LANE=${GL_TEST_LANE:-plain}
+plain_pass() { [ "$GL_TEST_LANE" = plain ]; }
+# count PLAIN OTHER — PLAIN in the plain pass, OTHER in the others
+count() { if plain_pass; then echo "$1"; else echo "$2"; fi; }
+
 gl_setup() {
   export GL_HOME="$BATS_TEST_TMPDIR/glhome"
   export HOME="$BATS_TEST_TMPDIR/home"

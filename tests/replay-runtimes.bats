@@ -26,7 +26,7 @@ load helpers
 load fixtures/run/helpers
 bats_require_minimum_version 1.5.0
 
-CALLS=${GL_RT_CALLS:-10}
+CALLS=${GL_RT_CALLS:-$(count 10 3)} # 3 outside the plain pass (tests/helpers.bash count)
 TRIES=3 # gl-replay's probe and control runs per trigger (each exec run starts node)
 
 setup() {

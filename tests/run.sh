@@ -65,7 +65,7 @@ run_pass() {
       continue
     fi
     echo "== $s ($label)"
-    run_bats "$s ($label)" env GL_BIN="$bindir" GL_ROOT="$root" bats --tap "$s"
+    run_bats "$s ($label)" env GL_BIN="$bindir" GL_ROOT="$root" GL_TEST_LANE="$label" bats --tap "$s"
   done
 }
 
@@ -149,7 +149,7 @@ run_unprivileged() {
       echo "== $rel (unprivileged: nobody, from a copy in $uroot)"
     fi
     (cd "$uroot" && run_bats "$rel (unprivileged)" as_nobody GL_BIN="$uroot/bin" \
-      GL_ROOT="$uroot" bats --tap "$uroot/$rel")
+      GL_ROOT="$uroot" GL_TEST_LANE=unprivileged bats --tap "$uroot/$rel")
   done
 }
 
@@ -199,7 +199,7 @@ if want unprivileged && [ "${GL_TEST_NO_UNPRIV:-0}" != 1 ]; then
      for s in "${suites[@]}"; do
        if lane_beside "$s"; then
          echo "== $s (plain, in the unprivileged lane)"
-         log=$unpriv_log run_bats "$s (plain)" env GL_BIN="$root/bin" GL_ROOT="$root" bats --tap "$s"
+         log=$unpriv_log run_bats "$s (plain)" env GL_BIN="$root/bin" GL_ROOT="$root" GL_TEST_LANE=plain bats --tap "$s"
        fi
      done
     ) >"$unpriv_out" 2>&1 &
