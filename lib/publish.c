@@ -13,6 +13,7 @@
 #include "archive.h"
 #include "json.h"
 #include "manifest.h"
+#include "minisign.h"
 #include "publish_impl.h"
 #include "tuf.h"
 
@@ -331,6 +332,38 @@ enum gl_refusal gl_publish_add(const char *repo, struct gl_keys keys, const char
 	add_signed(&r, keys, archive, name, e, out, f);
 	gl_pubrepo_free(&r);
 	return f->code;
+}
+
+enum gl_refusal gl_publish_minisign(const char *repo, struct gl_keys keys, const char *name,
+				    jv *out, struct gl_fail *f)
+{
+	struct gl_pubrepo r;
+	if (gl_pubrepo_load(&r, repo, f))
+		return f->code;
+	jv role = gl_meta_role(&r.root, "targets"), ids = gl_json_get(role, "keyids");
+	const struct gl_key *k = NULL;
+	for (size_t i = 0; i < keys.n && !k; i++) {
+		jv_array_foreach(ids, j, id)
+		{
+			(void)j;
+			if (!k && keys.k[i].sk && !strcmp(jv_string_value(id), keys.k[i].keyid))
+				k = &keys.k[i];
+			jv_free(id);
+		}
+	}
+	jv_free(ids);
+	jv_free(role);
+	gl_pubrepo_free(&r);
+	if (!k)
+		return gl_fail_set(f, GL_R_THRESHOLD, "--minisign: no --key is a targets key");
+	autofree char *file = gl_xasprintf("%s/targets/%s", repo, name);
+	autofree char *sig = gl_xasprintf("%s.minisig", file);
+	char pub[GL_MINISIGN_PUBKEY_LEN];
+	if (gl_minisign_write(k, file, sig, f) || gl_minisign_pubkey(k, pub, sizeof pub) < 0)
+		return f->code ? f->code : gl_fail_set(f, GL_R_IO, "minisign public key");
+	*out = jv_object_set(*out, jv_string("minisig"), jv_string(sig));
+	*out = jv_object_set(*out, jv_string("minisign_pubkey"), jv_string(pub));
+	return GL_R_OK;
 }
 
 enum gl_refusal gl_publish_remove(const char *repo, struct gl_keys keys, const char *target,

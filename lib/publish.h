@@ -63,6 +63,13 @@ enum gl_refusal gl_publish_init(const char *repo, const struct gl_init *in, jv *
 enum gl_refusal gl_publish_add(const char *repo, struct gl_keys keys, const char *archive,
 			       const struct gl_expiry *e, jv *out, struct gl_fail *f);
 
+/* After gl_publish_add: REPO/targets/NAME.minisig in minisign's format
+ * (lib/minisign.h), signed by the first of keys that the targets role lists;
+ * *out gets "minisig" (its path) and "minisign_pubkey" (the "RW…" line for
+ * minisign -Vm FILE -P). */
+enum gl_refusal gl_publish_minisign(const char *repo, struct gl_keys keys, const char *name,
+				    jv *out, struct gl_fail *f);
+
 /* Withdraw target (a path listed in targets.json): re-signs the chain
  * without it, then removes REPO/targets/TARGET (the HASH. copy stays for
  * clients that fetched an earlier snapshot). *out as for add, without the

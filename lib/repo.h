@@ -3,7 +3,10 @@
  * than a directory (an http:// or https:// URL, lib/fetch.h) is one switch
  * here. A repository is untrusted: nothing is read past the cap the caller
  * gives, and rel (built from signed metadata, already checked with
- * gl_tuf_target_path_ok where it holds a target path) is relative. */
+ * gl_tuf_target_path_ok where it holds a target path) is relative. A repo
+ * that is an http:// or https:// URL is read with lib/fetch.h (its policy:
+ * http(s) only, certificates checked, same-origin redirects, no proxy from
+ * the environment, the cap before and while reading). */
 #ifndef GL_REPO_H
 #define GL_REPO_H
 
@@ -11,6 +14,8 @@
 
 #include "refusal.h"
 #include "util.h"
+
+#define GL_REPO_TARGET_TIMEOUT_MS (15 * 60 * 1000) /* one target over HTTP(S) */
 
 /* Read repo/rel into out (replacing its contents), at most max bytes:
  * more is "length" naming the file and the cap. When the file does not

@@ -144,15 +144,19 @@ enum gl_refusal gl_trust_pin(const char *home, const char *root_arg, int64_t now
 	return GL_R_OK;
 }
 
-/* Does repo hold p's trusted root byte-identical as <version>.root.json? */
-static int repo_holds(const char *repo, const struct gl_meta *root)
+/* Does repo hold p's trusted root byte-identical as <version>.root.json?
+ * A transport failure (not a missing file) is kept in *err. */
+static int repo_holds(const char *repo, const struct gl_meta *root, struct gl_fail *err)
 {
 	autofree char *rel = gl_xasprintf("%lld.root.json", (long long)root->version);
 	autobuf struct gl_buf b = {0};
 	autofail struct gl_fail f = {0};
 	int missing;
-	return gl_repo_get(repo, rel, GL_TUF_META_MAX, &b, &missing, &f) == GL_R_OK && !missing &&
-	       b.len == root->raw.len && memcmp(b.data, root->raw.data, b.len) == 0;
+	enum gl_refusal r = gl_repo_get(repo, rel, GL_TUF_META_MAX, &b, &missing, &f);
+	if (r == GL_R_FETCH || (r == GL_R_LENGTH && gl_repo_is_url(repo)))
+		gl_fail_set(err, r, "%s", f.detail);
+	return r == GL_R_OK && !missing && b.len == root->raw.len &&
+	       memcmp(b.data, root->raw.data, b.len) == 0;
 }
 
 /* The trusted timestamp, snapshot and targets of p, each verified against
@@ -199,9 +203,9 @@ static int open_publisher(const char *trust, const char *name, struct gl_publish
 /* Is publisher dir `name` the one whose trusted root repo also holds?
  * Leaves it locked and loaded in p when so. */
 static int try_publisher(const char *trust, const char *name, const char *repo,
-			 struct gl_publisher *p)
+			 struct gl_publisher *p, struct gl_fail *err)
 {
-	if (open_publisher(trust, name, p) == 0 && repo_holds(repo, &p->root)) {
+	if (open_publisher(trust, name, p) == 0 && repo_holds(repo, &p->root, err)) {
 		load_trusted(p);
 		return 1;
 	}
@@ -217,13 +221,16 @@ enum gl_refusal gl_trust_find(const char *home, const char *repo, struct gl_publ
 	autofree struct dirent **names = NULL;
 	int n = scandir(trust, &names, NULL, alphasort);
 	int found = 0;
+	autofail struct gl_fail err = {0};
 	for (int i = 0; i < n; i++) {
 		if (!found)
-			found = try_publisher(trust, names[i]->d_name, repo, p);
+			found = try_publisher(trust, names[i]->d_name, repo, p, &err);
 		free(names[i]);
 	}
 	if (found)
 		return GL_R_OK;
+	if (err.code) /* the repository could not be read: say why */
+		return gl_fail_set(f, err.code, "%s", err.detail);
 	return gl_fail_set(f, GL_R_NOT_PINNED,
 			   "%s: no pinned publisher's trusted root is in this repository "
 			   "(pin it first: gl-verify pin %s)",

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "pkey.h"
 
 static const char *const type_names[] = {"root", "targets", "snapshot", "timestamp"};
 
@@ -535,13 +536,20 @@ static jv sort_strings(jv arr)
 }
 
 /* Does hex sig verify over msg under key (borrowed)? 1 yes, 0 no, -1 the
- * key type is not one this host verifies. The one place a key type is
- * dispatched: other types go to libcrypto here (issue 16). */
-static int key_verify(jv key, const struct gl_buf *msg, const char *hex)
+ * key type is not one this host verifies, -2 the key's shape is wrong (kf
+ * set). The one place a key type is dispatched: Ed25519 here (libsodium),
+ * every other TUF scheme through lib/pkey.h (OpenSSL's libcrypto). */
+static int key_verify(jv key, const struct gl_buf *msg, const char *hex, struct gl_fail *kf)
 {
 	const char *kt = gl_json_get_str(key, "keytype"), *sc = gl_json_get_str(key, "scheme");
-	if (!kt || !sc || strcmp(kt, "ed25519") || strcmp(sc, "ed25519"))
-		return -1;
+	if (!kt || !sc || strcmp(kt, "ed25519") || strcmp(sc, "ed25519")) {
+		switch (gl_pkey_verify(key, (const unsigned char *)msg->data, msg->len, hex, kf)) {
+		case GL_R_OK: return 1;
+		case GL_R_UNSUPPORTED: return -1;
+		case GL_R_BAD_METADATA: return -2;
+		default: return 0;
+		}
+	}
 	jv kv = gl_json_get(key, "keyval");
 	const char *pub = gl_json_get_str(kv, "public");
 	unsigned char pk[32], sig[64];
@@ -570,8 +578,12 @@ static enum gl_refusal verify_with(const struct gl_meta *m, jv keys, jv r, const
 		const char *kid = gl_json_get_str(s, "keyid");
 		if (rc == GL_R_OK && array_has(ids, kid)) {
 			jv key = gl_json_get(keys, kid);
-			int ok = key_verify(key, &m->signed_bytes, gl_json_get_str(s, "sig"));
-			if (ok < 0 && !unsup) {
+			autofail struct gl_fail kf = {0};
+			int ok = key_verify(key, &m->signed_bytes, gl_json_get_str(s, "sig"), &kf);
+			if (ok == -2)
+				rc = gl_fail_set(f, GL_R_BAD_METADATA, "%s: key %s: %s", m->name, kid,
+						 kf.detail ? kf.detail : "malformed");
+			else if (ok < 0 && !unsup) {
 				const char *kt = gl_json_get_str(key, "keytype");
 				unsup = gl_xasprintf("%.40s", kt ? kt : "?");
 			} else if (ok == 0)

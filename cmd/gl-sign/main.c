@@ -3,6 +3,7 @@
  * lib/publish.h, prints one JSON object. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <libgen.h>
 #include <string.h>
 
 #include "json.h"
@@ -17,7 +18,7 @@ static const char usage[] =
     "                    [--timestamp-key K...] [--threshold N] [--expires DAYS|TIME]\n"
     "                    [--no-consistent-snapshot]\n"
     "       gl-sign pack SRC_DIR OUT.tar.gz\n"
-    "       gl-sign add REPO --key K... [--expires DAYS|TIME] ARCHIVE\n"
+    "       gl-sign add REPO --key K... [--expires DAYS|TIME] [--minisign] ARCHIVE\n"
     "       gl-sign remove REPO --key K... [--expires DAYS|TIME] TARGET\n"
     "       gl-sign timestamp REPO --key K... [--expires DAYS|TIME]\n"
     "       gl-sign rotate REPO [--role ROLE] --key OLD... --new-key NEW...\n"
@@ -47,7 +48,7 @@ struct args {
 	size_t npos;
 	struct strv root_key, targets_key, snapshot_key, timestamp_key, key, new_key;
 	const char *threshold, *expires, *role;
-	int no_passphrase, force, no_consistent;
+	int no_passphrase, force, no_consistent, minisign;
 	struct strv *greedy; /* the last key list, and how many of its values */
 	size_t greedy_extra; /* were taken without a flag of their own */
 };
@@ -65,11 +66,13 @@ enum flag {
 	F_TIMESTAMP_KEY,
 	F_ROLE,
 	F_NO_CONSISTENT,
+	F_MINISIGN,
 };
 static const char *const flag_names[] = {
 	"--root-key",	  "--targets-key",   "--key",	 "--new-key",
 	"--threshold",	  "--expires",	     "--no-passphrase", "--force",
 	"--snapshot-key", "--timestamp-key", "--role",	 "--no-consistent-snapshot",
+	"--minisign",
 };
 
 GL_NORETURN static void usage_error(const char *fmt, ...) GL_PRINTF(1, 2);
@@ -114,11 +117,13 @@ static void parse_flag(struct args *a, int argc, char **argv, int *i, unsigned a
 			fl = k;
 	if (fl < 0 || !(allowed & 1u << fl))
 		usage_error("unknown option %.*s for %s", (int)len, arg, argv[1]);
-	if (fl == F_NO_PASS || fl == F_FORCE || fl == F_NO_CONSISTENT) {
+	if (fl == F_NO_PASS || fl == F_FORCE || fl == F_NO_CONSISTENT || fl == F_MINISIGN) {
 		if (eq)
 			usage_error("%s takes no value", flag_names[fl]);
-		*(fl == F_NO_PASS ? &a->no_passphrase
-				  : fl == F_FORCE ? &a->force : &a->no_consistent) = 1;
+		*(fl == F_NO_PASS	  ? &a->no_passphrase
+		  : fl == F_FORCE	  ? &a->force
+		  : fl == F_MINISIGN	  ? &a->minisign
+					  : &a->no_consistent) = 1;
 		return;
 	}
 	const char *val = eq ? eq + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
@@ -314,6 +319,10 @@ static int cmd_change(struct args *a, const char *cmd)
 		struct gl_expiry e = {.targets = parse_expires(a->expires, GL_TARGETS_DAYS_DEFAULT)};
 		r = !strcmp(cmd, "add") ? gl_publish_add(a->pos[0], ks, a->pos[1], &e, &out, &f)
 					: gl_publish_remove(a->pos[0], ks, a->pos[1], &e, &out, &f);
+		if (r == GL_R_OK && a->minisign) {
+			autofree char *copy = gl_xstrdup(a->pos[1]);
+			r = gl_publish_minisign(a->pos[0], ks, basename(copy), &out, &f);
+		}
 	}
 	free((void *)ks.k);
 	return finish(r, &f, out);
@@ -370,7 +379,9 @@ int main(int argc, char **argv)
 		      1);
 		rc = cmd_init(&a);
 	} else if (!strcmp(cmd, "add") || !strcmp(cmd, "remove")) {
-		parse(&a, argc, argv, 1u << F_KEY | 1u << F_EXPIRES, 2);
+		parse(&a, argc, argv,
+		      1u << F_KEY | 1u << F_EXPIRES | (!strcmp(cmd, "add") ? 1u << F_MINISIGN : 0),
+		      2);
 		rc = cmd_change(&a, cmd);
 	} else if (!strcmp(cmd, "timestamp")) {
 		parse(&a, argc, argv, 1u << F_KEY | 1u << F_EXPIRES, 1);
