@@ -254,6 +254,28 @@ start_prompting() {
   [ -f "repo/targets/$(sha repo/targets/docs-1.1.0.tar.gz).docs-1.1.0.tar.gz" ]
 }
 
+@test "add --minisign: targets/NAME.minisig that minisign -Vm verifies; sha256sum -c from targets.json" {
+  command -v minisign >/dev/null || skip "minisign is not installed"
+  new_repo
+  make_release rel2 docs 1.1.0
+  gl-sign pack rel2 docs-1.1.0.tar.gz >/dev/null
+  run --separate-stderr gl-sign add repo --key tk --minisign docs-1.1.0.tar.gz
+  [ "$status" -eq 0 ]
+  [ "$(json .minisig)" = repo/targets/docs-1.1.0.tar.gz.minisig ]
+  pub=$(json .minisign_pubkey)
+  run minisign -Vm repo/targets/docs-1.1.0.tar.gz -P "$pub"
+  [ "$status" -eq 0 ]
+  # another file under that signature fails
+  cp repo/targets/docs-1.1.0.tar.gz.minisig repo/targets/docs-1.0.0.tar.gz.minisig
+  run minisign -Vm repo/targets/docs-1.0.0.tar.gz -P "$pub"
+  [ "$status" -ne 0 ]
+  # and the hashes in targets.json check with coreutils alone
+  (cd repo/targets && jq -r '.signed.targets | to_entries[] | "\(.value.hashes.sha256)  \(.key)"' ../targets.json | sha256sum -c)
+  # only a targets key signs a .minisig
+  run --separate-stderr gl-sign add repo --key tk root --minisign docs-1.1.0.tar.gz
+  [ "$status" -eq 0 ]
+}
+
 @test "remove withdraws a target, timestamp renews alone; both need their roles' keys" {
   new_repo
   run --separate-stderr gl-sign remove repo --key tk nothere.tar.gz
