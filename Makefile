@@ -34,11 +34,12 @@ ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
 # the first target: plain `make` (SPEC §1)
 .PHONY: all deps build host units asan check test demo bench install uninstall deb clean \
-	matrix e7 replay-runtimes
+	matrix e7 replay-runtimes concurrency
 all: deps
 	@$(MAKE) --no-print-directory build
 
-units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay $(BUILD)/testing/bin/gl-verify
+units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay $(BUILD)/testing/bin/gl-damp \
+	$(BUILD)/testing/bin/gl-verify
 
 deps:
 	@scripts/deps.sh
@@ -118,6 +119,10 @@ $(BUILD)/testing/bin/gl-run: $(wildcard cmd/gl-run/*.c) $(BUILD)/testing/libgerm
 $(BUILD)/testing/bin/gl-replay: $(wildcard cmd/gl-replay/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
+# gl-damp's switch GL_TEST_DAMPLOCK_OFF (tests/concurrency.bats)
+$(BUILD)/testing/bin/gl-damp: $(wildcard cmd/gl-damp/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
 
 # gl-verify's switches GL_TEST_TUF_OFF and GL_TEST_META_CAP_OFF (tests/tuf.bats)
 $(BUILD)/testing/bin/gl-verify: $(wildcard cmd/gl-verify/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
@@ -145,6 +150,12 @@ e7: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) build units
 	@GL_E7_CALLS=30 GL_E7_CHEAP=200 GL_TEST_ONLY=tests/mcp-node.bats GL_TEST_NO_SAN=1 GL_TEST_NO_UNPRIV=1 tests/run.sh
 
+# One GL_HOME, many processes at the issue's count (issue 19: two gl-run
+# processes x 200 calls on one slot); make check runs the same suite with 40.
+concurrency: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) build units
+	@GL_CC_CALLS=200 GL_TEST_ONLY=tests/concurrency.bats GL_TEST_NO_SAN=1 GL_TEST_NO_UNPRIV=1 tests/run.sh
+
 # Replay for every runtime at the issue's count (issue 14: a flow-compliant
 # exec and mcp-stdio release never suppressed over 200 calls); make check
 # runs the same suite with 10.
@@ -159,7 +170,7 @@ demo: deps
 	@scripts/demo.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build units
 	@scripts/bench.sh
 
 # The scripted security matrix (issue 6; docs/security-matrix.md):

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "cancel.h"
 #include "exec.h"
 #include "http.h"
 #include "json.h"
@@ -421,6 +422,7 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 		gl_slot_free(&r->slot);
 		return out;
 	}
+	r->slot.held = gl_slot_locks_held(&r->locks, &r->slot);
 	/* Line 11: L ← ℓ(V(g)) ⊔ ℓ(σ); n[e] ← 0. */
 	gl_labels_free(&r->L);
 	gl_labels_copy(&r->L, &r->slot.label);
@@ -569,6 +571,53 @@ static bool lazy_skip(const struct run *r, const struct gl_plan_group *g)
 
 /* ---- the call (lines 5–7) ------------------------------------------------- */
 
+/* One GL_HOME, many processes (issue 19): lock every slot this call's
+ * copies read, σ[κ(g)] for each group g, before the first copy and until
+ * the call ends, so that each copy's read (line 10), call and write-back
+ * (line 23, committed when the copy ends) are one unit against other
+ * gl-run processes: a counter two processes increment never loses an
+ * update. gl_slot_lock takes them in ascending horizon id (no deadlock)
+ * and waits at most this call's own budget, T per group; past it the call
+ * is refused "slot_busy" rather than hanging. The refusal depends on how
+ * long calls in those horizons ran, so it carries their join as its label
+ * (SPEC §6). Returns jv_invalid() or the refusal. */
+static jv lock_slots(struct run *r)
+{
+	const struct gl_plan *plan = r->plan;
+	if (plan->ngroup == 0)
+		return jv_invalid();
+	const struct gl_labels **hz = gl_xcalloc(plan->ngroup, sizeof *hz);
+	for (size_t gi = 0; gi < plan->ngroup; gi++)
+		hz[gi] = &plan->group[gi].horizon;
+	double t = r->b->deadline_s > 0 ? r->b->deadline_s : GL_BROKER_DEADLINE_DEFAULT;
+	int64_t wait = (int64_t)(t * 1e9) * (int64_t)plan->ngroup;
+	char *err = NULL;
+	int rc = gl_slot_lock(&r->locks, r->b->home, r->c->release, hz, plan->ngroup,
+			      gl_mono_ns() + wait, &err);
+	int e = errno;
+	jv out = jv_invalid();
+	if (rc < 0) {
+		autofree char *q = gl_sanitize(err, strlen(err));
+		gl_warn("%s", q);
+		free(err);
+		struct gl_labels all = {0};
+		for (size_t gi = 0; gi < plan->ngroup; gi++)
+			join(&all, hz[gi]);
+		out = e == ETIMEDOUT
+			  ? gl_broker_refuse("slot_busy",
+					     "another gl-run held this call's state slot for longer "
+					     "than the call's budget (%.0f s)",
+					     t * (double)plan->ngroup)
+			  : gl_broker_refuse("bad_slot", "the state slot of this call's horizon "
+							 "cannot be locked (gl-run's stderr says why)");
+		out = jv_object_set(out, jv_string("labels"),
+				    JV_OBJECT(jv_string("call"), gl_labels_to_jv(&all)));
+		gl_labels_free(&all);
+	}
+	free(hz);
+	return out;
+}
+
 jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct gl_call *c,
 		  const struct gl_plan *plan, bool *germline_lost)
 {
@@ -603,12 +652,18 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 	jv out = gl_broker_load_items(&r);
 	jv results = jv_array();
 	size_t copies = 0;
+	if (!jv_is_valid(out))
+		out = lock_slots(&r);
 	if (b->lazy && !jv_is_valid(out) && c->ndest)
 		out = lazy_probe(&r, g, germline_lost, &copies);
 	/* Line 7: the groups in Plan's order, one copy at a time. */
 	for (r.gi = 0; !jv_is_valid(out) && r.gi < plan->ngroup; r.gi++)
-		if (!lazy_skip(&r, &plan->group[r.gi]))
+		if (gl_cancel_requested(b->cancel)) /* MCP notifications/cancelled */
+			out = gl_broker_refuse("cancelled", "the call was cancelled by its client");
+		else if (!lazy_skip(&r, &plan->group[r.gi]))
 			out = run_group(&r, g, &results, germline_lost, &copies);
+
+	gl_slot_unlock(&r.locks); /* the call's writes are committed (or dropped) */
 
 	/* SPEC §6: every field's label (broker_record.c). A refusal after a
 	 * copy ran carries the call's label too: which check failed, and when,

@@ -49,6 +49,7 @@ enum gl_run_mode {
 
 struct gl_launcher;
 struct gl_exec_item;
+struct gl_cancel;
 struct gl_broker {
 	const struct gl_policy *pol;
 	const char *home;   /* GL_HOME: slots and witnesses live under it */
@@ -67,6 +68,10 @@ struct gl_broker {
 	 * the launcher (NULL: none written) and the call's receipt ids. */
 	const struct gl_launcher *launcher;
 	jv *ids;
+	/* gl-run --serve-mcp: the running call's cancellation (lib/cancel.h;
+	 * NULL: none). Each copy is armed while it runs; a cancelled call
+	 * forks no further copy and ends with error "cancelled". */
+	struct gl_cancel *cancel;
 };
 
 /* Run call c (validated by gl_call_read) by plan (gl_plan_make of the same
@@ -118,9 +123,16 @@ int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_se
 				 char **err);
 
 /* Fork a confined session process from germline g (after G1–G3): a copy,
- * kept for later calls. 0, or -1 with *err (*germline_lost set when the
+ * kept for later calls. It is bounded (SPEC §4 limits; lib/cgroup.h) when
+ * g->cg is set: one_call (MCP discovery, the fresh baseline's one copy) by
+ * the copies' limits like any copy; otherwise (the confined baseline's
+ * process, which serves every call of the session and keeps what they
+ * leave) by gl_cg_session_limits: the germline's memory, the copies'
+ * pids, and no CPU-time limit, which would add up over the session (each
+ * call has its deadline). 0, or -1 with *err (*germline_lost set when the
  * germline failed). */
-int gl_session_fork(struct gl_germline *g, struct gl_session_proc *p, bool *germline_lost,
+int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
+		    bool *germline_lost,
 		    char **err);
 
 /* Kill p (with its descendants where it is a copy) and close it. */

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cancel.h"
 #include "exec.h"
 #include "json.h"
 #include "launch.h"
@@ -82,6 +83,7 @@ enum outcome gl_broker_limit_outcome(struct run *r, struct gl_germline *gm, int 
  * teardown of its namespaces. */
 void gl_broker_end_copy(struct run *r, struct gl_germline *gm, int pidfd)
 {
+	gl_cancel_disarm(r->b->cancel, pidfd); /* before its pidfd is closed */
 	if (gm->exec) {
 		int ws = gl_exec_copy_done(pidfd, r->scratch);
 		if (r->b->launcher)
@@ -165,6 +167,7 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 		return out;
 	}
 	(*copies)++;
+	gl_cancel_arm(r->b->cancel, *pidfd); /* a cancelled call kills it (lib/cancel.h) */
 	r->sock = sp[0];
 	fcntl(r->sock, F_SETFL, O_NONBLOCK);
 	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);

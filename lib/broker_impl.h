@@ -81,6 +81,7 @@ struct run {
 	int64_t deadline;
 	struct gl_labels L;
 	struct gl_slot slot;
+	struct gl_slot_locks locks; /* the call's slots, held to its end (issue 19) */
 	size_t requests;
 	size_t recorded; /* bytes of recorded reply bodies (base64), per call */
 	char *why; /* detail of a protocol error */

@@ -100,8 +100,8 @@ int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_se
 	return 0;
 }
 
-int gl_session_fork(struct gl_germline *g, struct gl_session_proc *p, bool *germline_lost,
-		    char **err)
+int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
+		    bool *germline_lost, char **err)
 {
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 	/* Algorithm 1 line 8's check holds for the baselines' germline too:
@@ -120,13 +120,25 @@ int gl_session_fork(struct gl_germline *g, struct gl_session_proc *p, bool *germ
 			return -1;
 		}
 		p->exec = true;
+		/* bounded before its call message starts the release's target */
+		struct gl_limits lim = g->lim;
+		if (!one_call)
+			gl_cg_session_limits(&g->lim, &lim);
+		struct gl_cg_copy cc;
+		if (g->cg && gl_cg_bound_pidfd(g->cg, &lim, p->pidfd, true, &cc, err) < 0) {
+			close(sp[0]);
+			gl_exec_copy_done(p->pidfd, p->scratch);
+			p->pidfd = -1;
+			p->scratch = NULL;
+			return -1;
+		}
 	} else {
-		/* the baselines' persistent process is not a per-call copy: no
-		 * per-copy bound (docs/sandbox.md "Resource limits") */
-		struct gl_cg *cg = g->cg;
-		g->cg = NULL;
+		/* bounded by gl_germline_fork before it runs release code */
+		struct gl_limits keep = g->lim;
+		if (!one_call)
+			gl_cg_session_limits(&keep, &g->lim);
 		int rc = gl_germline_fork(g, sp[1], sp[0], &p->pidfd, err);
-		g->cg = cg;
+		g->lim = keep;
 		if (rc < 0) {
 			close(sp[0]);
 			*germline_lost = true;

@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup_impl.h"
 #include "util.h"
 
 #define CGROUP_SUPER_MAGIC_ 0x27e0eb
 #define CGROUP2_SUPER_MAGIC_ 0x63677270
-#define NPROC_BASE 2 /* the germline's init and the one-thread germline (G1) */
 
 /* PIDFD_GET_INFO (Linux 6.15): a copy's exit code through its pidfd, though
  * the copy is the germline init's child, not ours. */
@@ -38,22 +38,22 @@ struct gl_pidfd_info {
 
 /* ---- small file helpers ---------------------------------------------------- */
 
-static int put(const char *dir, const char *file, const char *s)
+int gl_cg_put(const char *dir, const char *file, const char *s)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof p, "%s/%s", dir, file);
 	return gl_write_file_str(p, s);
 }
 
-static int put_u64(const char *dir, const char *file, uint64_t v)
+int gl_cg_put_u64(const char *dir, const char *file, uint64_t v)
 {
 	char b[32];
 	snprintf(b, sizeof b, "%llu", (unsigned long long)v);
-	return put(dir, file, b);
+	return gl_cg_put(dir, file, b);
 }
 
 /* The number after "key " in a "key value" file, or 0. */
-static uint64_t get_key(const char *dir, const char *file, const char *key)
+uint64_t gl_cg_get_key(const char *dir, const char *file, const char *key)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof p, "%s/%s", dir, file);
@@ -75,7 +75,7 @@ static char *slot_dir(const char *base, int i)
 
 /* Pids listed in dir/cgroup.procs: -1 unreadable, else how many (killed
  * with SIGKILL when kill is set). */
-static int procs(const char *dir, bool kill_them)
+int gl_cg_procs(const char *dir, bool kill_them)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof p, "%s/cgroup.procs", dir);
@@ -141,7 +141,7 @@ static void remove_base(const char *base)
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
 		autofree char *d = gl_xasprintf("%s/%s", base, e->d_name);
-		for (int t = 0; t < 200 && procs(d, true) > 0; t++)
+		for (int t = 0; t < 200 && gl_cg_procs(d, true) > 0; t++)
 			usleep(10000);
 		rmdir(d);
 	}
@@ -177,7 +177,7 @@ static char *make_base(const char *parent, bool v2)
 	char *base = gl_xasprintf("%s/germline-%ld", parent, (long)getpid());
 	if (mkdir(base, 0755) < 0 && errno != EEXIST)
 		goto fail;
-	if (v2 && put(base, "cgroup.subtree_control", "+memory +pids") < 0)
+	if (v2 && gl_cg_put(base, "cgroup.subtree_control", "+memory +pids") < 0)
 		goto fail;
 	for (int i = 0; i < GL_CG_SLOTS; i++) {
 		autofree char *d = slot_dir(base, i);
@@ -236,10 +236,10 @@ static bool open_v2(struct gl_cg *cg)
 	if (gl_read_file_capped(cp, 4096, &ctls, &n) < 0 || !strstr(ctls, "memory") ||
 	    !strstr(ctls, "pids"))
 		return false; /* not delegated to us, or the controllers are v1's */
-	if (put(dir, "cgroup.subtree_control", "+memory +pids") < 0 && errno == EBUSY) {
+	if (gl_cg_put(dir, "cgroup.subtree_control", "+memory +pids") < 0 && errno == EBUSY) {
 		autofree char *leaf = gl_xasprintf("%s/gl-broker-%ld", dir, (long)getpid());
-		if ((mkdir(leaf, 0755) < 0 && errno != EEXIST) || put(leaf, "cgroup.procs", "0") < 0 ||
-		    put(dir, "cgroup.subtree_control", "+memory +pids") < 0) {
+		if ((mkdir(leaf, 0755) < 0 && errno != EEXIST) || gl_cg_put(leaf, "cgroup.procs", "0") < 0 ||
+		    gl_cg_put(dir, "cgroup.subtree_control", "+memory +pids") < 0) {
 			cg->why = gl_xasprintf("cgroup v2: cannot enable memory and pids under %s: %s",
 					       dir, strerror(errno));
 			return false;
@@ -290,26 +290,26 @@ static int cg_place(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, stru
 		int i = (int)((cg->next + (unsigned)k) % GL_CG_SLOTS);
 		autofree char *m = slot_dir(cg->mem_base, i);
 		autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, i) : NULL;
-		if (procs(m, false) != 0 || (p && procs(p, false) != 0))
+		if (gl_cg_procs(m, false) != 0 || (p && gl_cg_procs(p, false) != 0))
 			continue; /* busy: a retiring or pooled copy */
 		uint64_t mem = (uint64_t)l->memory_mb << 20;
 		char pid_s[24];
 		snprintf(pid_s, sizeof pid_s, "%ld", (long)pid);
 		int rc;
 		if (cg->kind == GL_CG_V2) {
-			put(m, "memory.swap.max", "0");
-			rc = put_u64(m, "memory.max", mem) | put_u64(m, "pids.max", l->pids);
-			cc->oom0 = get_key(m, "memory.events", "oom_kill");
-			cc->max0 = get_key(m, "pids.events", "max");
-			rc |= put(m, "cgroup.procs", pid_s);
+			gl_cg_put(m, "memory.swap.max", "0");
+			rc = gl_cg_put_u64(m, "memory.max", mem) | gl_cg_put_u64(m, "pids.max", l->pids);
+			cc->oom0 = gl_cg_get_key(m, "memory.events", "oom_kill");
+			cc->max0 = gl_cg_get_key(m, "pids.events", "max");
+			rc |= gl_cg_put(m, "cgroup.procs", pid_s);
 		} else {
-			put(m, "memory.memsw.limit_in_bytes", "-1");
-			rc = put_u64(m, "memory.limit_in_bytes", mem);
-			put_u64(m, "memory.memsw.limit_in_bytes", mem); /* no swap beyond it */
-			rc |= put_u64(p, "pids.max", l->pids);
-			cc->oom0 = get_key(m, "memory.oom_control", "oom_kill");
-			cc->max0 = get_key(p, "pids.events", "max");
-			rc |= put(m, "cgroup.procs", pid_s) | put(p, "cgroup.procs", pid_s);
+			gl_cg_put(m, "memory.memsw.limit_in_bytes", "-1");
+			rc = gl_cg_put_u64(m, "memory.limit_in_bytes", mem);
+			gl_cg_put_u64(m, "memory.memsw.limit_in_bytes", mem); /* no swap beyond it */
+			rc |= gl_cg_put_u64(p, "pids.max", l->pids);
+			cc->oom0 = gl_cg_get_key(m, "memory.oom_control", "oom_kill");
+			cc->max0 = gl_cg_get_key(p, "pids.events", "max");
+			rc |= gl_cg_put(m, "cgroup.procs", pid_s) | gl_cg_put(p, "cgroup.procs", pid_s);
 		}
 		if (rc)
 			return -1;
@@ -322,7 +322,7 @@ static int cg_place(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, stru
 }
 
 /* The copy's real uid as the host sees it, or -1. */
-static long host_uid(pid_t pid)
+long gl_cg_host_uid(pid_t pid)
 {
 	char p[64];
 	snprintf(p, sizeof p, "/proc/%ld/status", (long)pid);
@@ -338,7 +338,7 @@ static long host_uid(pid_t pid)
  * Only there is a uid 0 the host's root, whom RLIMIT_NPROC does not bind;
  * inside a user namespace of its own (an unprivileged operator's
  * `unshare -r`) uid 0 has no capability in the initial one and is bound. */
-static bool initial_userns(void)
+bool gl_cg_initial_userns(void)
 {
 	autofree char *s = NULL;
 	size_t n;
@@ -364,7 +364,7 @@ static uint64_t vm_field(pid_t pid, const char *field)
 /* soft = hard = v, or the copy's hard limit when that is already lower (an
  * operator's `ulimit`: a tighter bound than the policy's still bounds it,
  * and an unprivileged broker could not raise it anyway) */
-static int set_rlimit(pid_t pid, int res, uint64_t v)
+int gl_cg_set_rlimit(pid_t pid, int res, uint64_t v)
 {
 	struct rlimit cur;
 	if (prlimit(pid, res, NULL, &cur) < 0)
@@ -395,14 +395,14 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		cc->mem = cc->pids = kind;
 	/* CPU time: per process; soft = hard, since the copy is PID 1 of its
 	 * namespace and ignores SIGXCPU; the kernel's SIGKILL is final. */
-	if (set_rlimit(pid, RLIMIT_CPU, l->cpu_s) < 0)
+	if (gl_cg_set_rlimit(pid, RLIMIT_CPU, l->cpu_s) < 0)
 		return gl_err(err, "limits: RLIMIT_CPU of the copy: %s", strerror(errno));
 	cc->cpu = "rlimit_cpu";
 	if (!cc->mem && exec) {
 		/* An exec copy's target is a fresh exec (a new address space,
 		 * often a runtime such as V8 that reserves gigabytes it never
 		 * touches): RLIMIT_DATA, private writable memory, bounds it. */
-		if (set_rlimit(pid, RLIMIT_DATA, (uint64_t)l->memory_mb << 20) < 0)
+		if (gl_cg_set_rlimit(pid, RLIMIT_DATA, (uint64_t)l->memory_mb << 20) < 0)
 			return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_DATA failed: %s",
 				      cg->why ? cg->why : "?", strerror(errno));
 		cc->mem = "rlimit_data";
@@ -413,8 +413,8 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		 * may map memory_mb more than it had when forked. */
 		cc->as_base = vm_field(pid, "\nVmSize:");
 		uint64_t m = cc->as_base + ((uint64_t)l->memory_mb << 20);
-		if (!cc->as_base || set_rlimit(pid, RLIMIT_AS, m) < 0 ||
-		    set_rlimit(pid, RLIMIT_DATA, m) < 0)
+		if (!cc->as_base || gl_cg_set_rlimit(pid, RLIMIT_AS, m) < 0 ||
+		    gl_cg_set_rlimit(pid, RLIMIT_DATA, m) < 0)
 			return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
 				      cg->why ? cg->why : "?", strerror(errno));
 		cc->mem = "rlimit_as";
@@ -425,11 +425,11 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		 * and the copy's tree. The kernel ignores it for the host's
 		 * root, so a root broker without a pids controller refuses (a
 		 * uid 0 of another user namespace is bound: initial_userns). */
-		if (host_uid(pid) == 0 && initial_userns())
+		if (gl_cg_host_uid(pid) == 0 && gl_cg_initial_userns())
 			return gl_err(err, "limits: processes: no pids controller (%s), and "
 					   "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
 		cc->nproc_base = NPROC_BASE;
-		if (set_rlimit(pid, RLIMIT_NPROC, (uint64_t)l->pids + NPROC_BASE) < 0)
+		if (gl_cg_set_rlimit(pid, RLIMIT_NPROC, (uint64_t)l->pids + NPROC_BASE) < 0)
 			return gl_err(err, "limits: RLIMIT_NPROC of the copy: %s", strerror(errno));
 		cc->pids = "rlimit_nproc";
 	}
@@ -505,9 +505,9 @@ const char *gl_cg_reached(const struct gl_cg *cg, const struct gl_cg_copy *cc, b
 		autofree char *m = slot_dir(cg->mem_base, cc->slot);
 		autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, cc->slot) : NULL;
 		bool v2 = cg->kind == GL_CG_V2;
-		if (get_key(m, v2 ? "memory.events" : "memory.oom_control", "oom_kill") > cc->oom0)
+		if (gl_cg_get_key(m, v2 ? "memory.events" : "memory.oom_control", "oom_kill") > cc->oom0)
 			return "memory";
-		if (get_key(v2 ? m : p, "pids.events", "max") > cc->max0)
+		if (gl_cg_get_key(v2 ? m : p, "pids.events", "max") > cc->max0)
 			return "pids";
 	}
 	int st = alive ? -1 : exit_code(pidfd);
@@ -529,11 +529,11 @@ void gl_cg_drain(const struct gl_cg *cg, struct gl_cg_copy *cc)
 	autofree char *m = slot_dir(cg->mem_base, cc->slot);
 	autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, cc->slot) : NULL;
 	if (cg->kind == GL_CG_V2)
-		put(m, "cgroup.kill", "1");
+		gl_cg_put(m, "cgroup.kill", "1");
 	/* v1 has no cgroup.kill: kill every task until the group is empty
 	 * (a PID-1 copy's descendants die with it, so this is a check). */
 	for (int t = 0; t < 500; t++) {
-		int a = procs(m, true), b = p ? procs(p, true) : 0;
+		int a = gl_cg_procs(m, true), b = p ? gl_cg_procs(p, true) : 0;
 		if (a <= 0 && b <= 0)
 			break;
 		usleep(2000);
@@ -541,47 +541,3 @@ void gl_cg_drain(const struct gl_cg *cg, struct gl_cg_copy *cc)
 	cc->slot = -1;
 }
 
-/* ---- the germline's own bound ----------------------------------------------- */
-
-void gl_cg_germline_limits(const struct gl_limits *l, struct gl_limits *g)
-{
-	*g = *l;
-	g->memory_mb = l->memory_mb > 256 ? 4 * l->memory_mb : 1024;
-	g->pids = 8; /* its init, itself, the copy being forked; G1 refuses more */
-}
-
-int gl_cg_bound_germline(struct gl_cg *cg, const struct gl_limits *l, pid_t init, pid_t germline,
-			 char **err)
-{
-	if (cg->off)
-		return 0;
-	struct gl_limits g;
-	gl_cg_germline_limits(l, &g);
-	uint64_t mem = (uint64_t)g.memory_mb << 20;
-	if (cg->kind != GL_CG_NONE) {
-		autofree char *m = gl_xasprintf("%s/g%ld", cg->mem_base, (long)init);
-		autofree char *p = cg->pids_base ? gl_xasprintf("%s/g%ld", cg->pids_base, (long)init)
-						 : NULL;
-		char a[24], b[24];
-		snprintf(a, sizeof a, "%ld", (long)init);
-		snprintf(b, sizeof b, "%ld", (long)germline);
-		int rc = (mkdir(m, 0755) < 0 && errno != EEXIST) ||
-			 (p && mkdir(p, 0755) < 0 && errno != EEXIST);
-		if (cg->kind == GL_CG_V2) {
-			put(m, "memory.swap.max", "0");
-			rc |= put_u64(m, "memory.max", mem) | put_u64(m, "pids.max", g.pids) |
-			      put(m, "cgroup.procs", a) | put(m, "cgroup.procs", b);
-		} else {
-			rc |= put_u64(m, "memory.limit_in_bytes", mem) | put_u64(p, "pids.max", g.pids) |
-			      put(m, "cgroup.procs", a) | put(m, "cgroup.procs", b) |
-			      put(p, "cgroup.procs", a) | put(p, "cgroup.procs", b);
-		}
-		if (rc)
-			return gl_err(err, "limits: the germline's cgroup: %s", strerror(errno));
-		return 0;
-	}
-	mem += vm_field(germline, "\nVmSize:");
-	if (set_rlimit(germline, RLIMIT_AS, mem) < 0 || set_rlimit(germline, RLIMIT_DATA, mem) < 0)
-		return gl_err(err, "limits: the germline's RLIMIT_AS: %s", strerror(errno));
-	return 0;
-}

@@ -85,12 +85,30 @@ void gl_cg_drain(const struct gl_cg *cg, struct gl_cg_copy *cc);
  * refuses a germline with any process but itself). */
 void gl_cg_germline_limits(const struct gl_limits *copy, struct gl_limits *germline);
 
-/* Bound a launched germline (init and germline, broker's PID namespace):
- * a group g<init> beside the slots, else RLIMIT_AS on the germline. It is
- * bounded from its handshake on; its initialisation ran under the launch
- * timeout (a bound before the exec needs the launch's own clone: later).
- * 0, or -1 with *err (the caller stops it: fail closed). */
-int gl_cg_bound_germline(struct gl_cg *cg, const struct gl_limits *l, pid_t init, pid_t germline,
-			 char **err);
+/* A session baseline's persistent process (lib/broker.h gl_session_fork):
+ * the germline's memory, the copies' pids and tmp, no CPU-time limit. */
+void gl_cg_session_limits(const struct gl_limits *copy, struct gl_limits *session);
+
+/* gl_cg_bound_copy of the process a pidfd refers to (its pid from
+ * /proc/self/fdinfo). */
+int gl_cg_bound_pidfd(struct gl_cg *cg, const struct gl_limits *lim, int pidfd, bool exec,
+		      struct gl_cg_copy *cc, char **err);
+
+/* Bound a germline's launch child pid (the init of its PID namespace, or
+ * the germline itself with GL_OFF_PIDNS) by the germline's bound
+ * (gl_cg_germline_limits of the copies' l), before it runs anything of the
+ * release: the launch holds the child until this returns. A group g<pid>
+ * beside the slots (*grouped: made, gl_cg_germline_end removes it), else
+ * RLIMIT_AS of the bound plus GL_CG_AS_SLACK_MB, RLIMIT_DATA of the bound,
+ * RLIMIT_NPROC of the copies' (cgroup.c says why). 0, or -1 with *err: the
+ * caller stops the child (fail closed). */
+#define GL_CG_AS_SLACK_MB 256 /* address space an interpreter maps but does not touch */
+int gl_cg_bound_launch(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, bool *grouped,
+		       char **err);
+/* After a failed launch of pid: the bound its group reached, "memory",
+ * "pids", or NULL (none, or rlimits: the release saw ENOMEM or EAGAIN). */
+const char *gl_cg_launch_reached(const struct gl_cg *cg, pid_t pid);
+/* End what is left in pid's group and remove it (the germline has ended). */
+void gl_cg_germline_end(const struct gl_cg *cg, pid_t pid);
 
 #endif

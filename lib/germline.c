@@ -46,6 +46,7 @@ const char *gl_launch_step_name(enum gl_launch_step s)
 	case GL_LAUNCH_EXEC: return "exec";
 	case GL_LAUNCH_HANDSHAKE: return "handshake";
 	case GL_LAUNCH_ROOT: return "minimal_root";
+	case GL_LAUNCH_LIMITS: return "limits";
 	}
 	return "?";
 }
@@ -187,7 +188,7 @@ static size_t allowlist(const struct gl_launch_spec *spec, const char *interp_re
 static void launch_cleanup(struct launch_prep *p)
 {
 	int *fds[] = {&p->interp, &p->ctl_child, &p->devnull, &p->status_w, &p->ruleset,
-		      &p->parent_pidfd};
+		      &p->parent_pidfd, &p->go_r, &p->go_w};
 	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
 		if (*fds[i] >= 0) {
 			close(*fds[i]);
@@ -229,8 +230,49 @@ static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep
 		free(g->scratch_under[i]);
 	free(g->scratch_under);
 	g->scratch_under = NULL;
+	if (g->launch_cg) {
+		/* which bound the import reached, if a group counted it */
+		const char *r = gl_cg_launch_reached(g->launch_cg, g->launch_cg_pid);
+		if (r) {
+			char *m = gl_xasprintf("%s (the germline reached its %s bound)", msg, r);
+			free(msg);
+			msg = m;
+		}
+		gl_cg_germline_end(g->launch_cg, g->launch_cg_pid);
+		g->launch_cg = NULL;
+	}
 	*err = msg;
 	return step;
+}
+
+/* Bound the launch child before it goes on (gl_cg_bound_launch), then the
+ * go byte for which it waits (lib/germline_child.c). 0, or -1 with *msg. */
+static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
+			struct launch_prep *p, char **msg)
+{
+	close(p->go_r);
+	p->go_r = -1;
+	if (spec->cg) {
+		bool grouped = false;
+		int rc = gl_cg_bound_launch(spec->cg, spec->limits, g->pid, &grouped, msg);
+		if (grouped) {
+			g->launch_cg = spec->cg;
+			g->launch_cg_pid = g->pid;
+		}
+		if (rc < 0)
+			return -1;
+	}
+	ssize_t w;
+	do
+		w = write(p->go_w, "g", 1);
+	while (w < 0 && errno == EINTR);
+	if (w != 1) {
+		*msg = gl_xasprintf("go byte: %s", strerror(errno));
+		return -1;
+	}
+	close(p->go_w);
+	p->go_w = -1;
+	return 0;
 }
 
 /* The minimal root's /tmp: a tmpfs of the germline's own, bounded by
@@ -445,7 +487,8 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	memcpy(g->enf.namespaces, ns, sizeof ns);
 
 	struct launch_prep p = {.interp = -1, .ctl_child = -1, .devnull = -1, .status_w = -1,
-				.ruleset = -1, .parent_pidfd = -1, .parent = getpid()};
+				.ruleset = -1, .parent_pidfd = -1, .go_r = -1, .go_w = -1,
+				.parent = getpid()};
 	/* Absolute, resolved once: the germline runs in the release dir. */
 	char interp_real[PATH_MAX], release_real[PATH_MAX], host_real[PATH_MAX];
 	if (!realpath(spec->release_dir, release_real) || !realpath(spec->host_dir, host_real))
@@ -465,10 +508,18 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	if (step != GL_LAUNCH_OK)
 		return launch_fail(g, &p, step, err, msg);
 
-	int status[2];
+	int status[2], go[2];
 	if (pipe2(status, O_CLOEXEC) < 0 || (p.devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
 		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, err,
 				   gl_xasprintf("status pipe or /dev/null: %s", strerror(errno)));
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		close(status[0]);
+		close(status[1]);
+		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, err,
+				   gl_xasprintf("go pipe: %s", strerror(errno)));
+	}
+	p.go_r = go[0];
+	p.go_w = go[1];
 	autoclose int status_r = status[0];
 	p.status_w = status[1];
 	snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1\n", (unsigned)geteuid());
@@ -518,10 +569,13 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 			gl_launch_child(&p);
 		gl_launch_init(&p);
 	}
-	launch_cleanup(&p); /* our copies of the child's descriptors */
 	g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
 	if (g->pidfd < 0)
 		return launch_fail(g, &p, GL_LAUNCH_FORK, err, gl_xasprintf("pidfd_open: %s", strerror(errno)));
+	/* Bounded before it runs the release's import (issue 15, paper §III) */
+	if (bound_launch(spec, g, &p, &msg) < 0)
+		return launch_fail(g, &p, GL_LAUNCH_LIMITS, err, msg);
+	launch_cleanup(&p); /* our copies of the child's descriptors */
 
 	struct timespec deadline;
 	gl_ctl_deadline_in(&deadline, LAUNCH_TIMEOUT_MS);

@@ -40,6 +40,7 @@ enum gl_launch_step {
 	GL_LAUNCH_EXEC,       /* execveat failed */
 	GL_LAUNCH_HANDSHAKE,  /* the host did not report "ready" (import failed, crashed) */
 	GL_LAUNCH_ROOT,       /* the minimal root (lib/root.h): mount namespace, binds, pivot */
+	GL_LAUNCH_LIMITS,     /* the germline's bound (lib/cgroup.h gl_cg_bound_launch) */
 };
 const char *gl_launch_step_name(enum gl_launch_step s);
 
@@ -76,6 +77,12 @@ struct gl_launch_spec {
 	const struct gl_twin *import_twin;
 	bool import_real;
 	unsigned tmp_mb;           /* limits.tmp_mb (lib/bounds.h; 0: the default): /tmp's bound */
+	/* The germline's bound from before its runtime's exec (lib/cgroup.h
+	 * gl_cg_bound_launch; issue 15): its import is the release's code
+	 * (paper §III). limits are its copies' (the germline's is derived);
+	 * NULL cg: unbounded (a caller that bounds nothing, e.g. unit tests). */
+	struct gl_cg *cg;
+	const struct gl_limits *limits;
 };
 
 struct gl_exec;
@@ -118,6 +125,10 @@ struct gl_germline {
 	struct gl_cg *cg;
 	struct gl_limits lim;
 	struct gl_cg_copy cc, pool_cc;
+	/* The launch's group (gl_cg_bound_launch), removed with the germline:
+	 * the init's pid in launch_cg, or -1. */
+	struct gl_cg *launch_cg;
+	pid_t launch_cg_pid;
 	/* A copy killed whose end is still to be awaited (gl_copy_retire). */
 	bool retiring;
 	int retired_pidfd;

@@ -135,6 +135,25 @@ static void enter_namespaces(const struct launch_prep *p, int sfd)
 	}
 }
 
+/* Wait for the broker's go byte: it bounds this child first (cgroup or
+ * rlimits, lib/cgroup.h gl_cg_bound_launch), so that the release's import
+ * and everything it forks run bounded (issue 15; paper §III). EOF: the
+ * broker refused the bound or is gone. */
+static void wait_go(const struct launch_prep *p, int sfd)
+{
+	close(p->go_w);
+	char c = 0;
+	ssize_t r;
+	do
+		r = read(p->go_r, &c, 1);
+	while (r < 0 && errno == EINTR);
+	if (r != 1 || c != 'g') {
+		errno = ESRCH;
+		child_fail(sfd, GL_LAUNCH_LIMITS, W_NONE);
+	}
+	close(p->go_r);
+}
+
 /* exit status of the init: as the germline ended (128 + signal if killed). */
 static int mirror_status(int st)
 {
@@ -155,6 +174,7 @@ static int mirror_status(int st)
 void gl_launch_init(const struct launch_prep *p)
 {
 	int sfd = p->status_w;
+	wait_go(p, sfd);
 	enter_namespaces(p, sfd);
 	/* Die with the broker's thread; the broker may have gone before this
 	 * prctl, which its pidfd (readable once it has exited) tells. */
@@ -186,6 +206,7 @@ void gl_launch_init(const struct launch_prep *p)
  * broker's PID namespace, as before issue 13. */
 void gl_launch_child(const struct launch_prep *p)
 {
+	wait_go(p, p->status_w);
 	enter_namespaces(p, p->status_w);
 	germline_child(p, p->parent);
 }

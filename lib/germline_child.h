@@ -22,6 +22,7 @@ enum { W_NONE, W_SETGROUPS, W_UID_MAP, W_GID_MAP, W_CHDIR, W_PDEATHSIG, W_PARENT
  * syscalls (the broker may have threads; malloc after fork is unsafe). */
 struct launch_prep {
 	int interp, ctl_child, devnull, status_w, ruleset, parent_pidfd;
+	int go_r, go_w; /* the child waits for the parent's go byte (its bound: lib/cgroup.h) */
 	pid_t parent;
 	const char *release_dir;
 	char uid_map[64], gid_map[64];

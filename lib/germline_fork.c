@@ -482,6 +482,9 @@ void gl_germline_stop(struct gl_germline *g)
 		close(g->ctl);
 	g->pid = -1;
 	g->pidfd = g->ctl = -1;
+	if (g->launch_cg) /* its launch's group, empty now (lib/cgroup.h) */
+		gl_cg_germline_end(g->launch_cg, g->launch_cg_pid);
+	g->launch_cg = NULL;
 	if (g->mounter.pid > 0)
 		gl_scratch_stop(&g->mounter);
 	for (size_t i = 0; g->scratch_under && g->scratch_under[i]; i++)

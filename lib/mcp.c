@@ -122,7 +122,7 @@ enum gl_mcp_discovery gl_mcp_discover(struct gl_germline *g, jv manifest, double
 {
 	*tools = jv_invalid();
 	struct gl_session_proc p;
-	if (gl_session_fork(g, &p, germline_lost, err) < 0)
+	if (gl_session_fork(g, true, &p, germline_lost, err) < 0)
 		return GL_MCP_DISCOVERY_FAILED;
 	int64_t deadline = gl_mono_ns() + (int64_t)(deadline_s * 1e9);
 	struct gl_twin tw;

@@ -12,6 +12,7 @@
 
 #include "archive.h"
 #include "broker.h"
+#include "exec.h"
 #include "json.h"
 #include "manifest.h"
 #include "msg.h"
@@ -324,13 +325,20 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 		jv_free(p);
 	}
 	jv_free(rp);
+	/* the auditor's bounds for this release (not the witness's: the
+	 * release wrote what a witness says; docs/witness.md) */
+	const char *name = gl_json_get_str(x->manifest, "name");
+	x->lim = x->pol ? *gl_policy_limits(x->pol, name) : GL_LIMITS_DEFAULT;
 	struct gl_launch_spec spec = {.release_dir = x->release_dir,
 				      .entry = gl_json_get_str(x->manifest, "entry"),
 				      .read_paths = x->read_paths,
 				      .host_dir = x->host_dir,
 				      .interpreter = "/usr/bin/python3",
 				      .import_twin = itw,
-				      .import_real = !itw};
+				      .import_real = !itw,
+				      .tmp_mb = x->lim.tmp_mb,
+				      .cg = x->cg,
+				      .limits = &x->lim};
 	char *why = NULL;
 	enum gl_launch_step st = GL_LAUNCH_OK;
 	if (gl_replay_is_exec(x)) { /* each run a verified launch (lib/replay_exec.c) */
@@ -349,6 +357,13 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 		return NULL;
 	}
 	x->up = true;
+	/* its copies' bounds (lib/cgroup.h), as gl-run's launch() sets them */
+	x->g.cg = x->cg;
+	x->g.lim = x->lim;
+	if (x->g.exec) {
+		x->g.exec->tmp_mb = x->lim.tmp_mb;
+		x->g.exec->workspace_mb = x->lim.workspace_mb;
+	}
 	if (gl_replay_discover(x, GL_BROKER_DEADLINE_DEFAULT, code, err) < 0) {
 		stop(x);
 		return NULL;
@@ -564,6 +579,10 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	if (g) {
 		out = verdict(&w, x, pd, cd);
 		*status = GL_REPLAY_VERDICT;
+		/* evicted after the unverified (docs/witness.md "Caps") */
+		const char *oc = gl_json_get_str(out, "outcome");
+		if (!x->no_probe && oc && !strcmp(oc, "item_witness"))
+			gl_witness_mark_verified(x->home, path);
 	} else if (gl_replay_unverifiable(gl_json_get_str(out, "error"))) {
 		out = gl_replay_as_unverified(out, &w); /* gl-damp counts it */
 	}

@@ -32,6 +32,12 @@ struct gl_replay {
 	const char *archive;  /* --release FILE, or NULL: the installed release */
 	const char *archive_dir; /* --release DIR: the archive whose hash matches */
 	const struct gl_policy *pol; /* --policy: grants read_paths (NULL: none) */
+	/* The auditor's bounds (issue 15; docs/witness.md "Bounds of a
+	 * replay"): the germline and every copy are bounded as gl-run bounds
+	 * them, by --policy's limits for the release's name, else the SPEC §4
+	 * defaults; cg is gl-replay's own pool (gl_cg_open). NULL: unbounded. */
+	struct gl_cg *cg;
+	struct gl_limits lim; /* the release's, set at its launch */
 	char *found;          /* the archive picked from archive_dir (owned) */
 	int tries;
 	bool no_probe;        /* the Table V reference: probe without d's slot and R(d) */

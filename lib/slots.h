@@ -20,12 +20,25 @@
  * (result received), atomically (temporary file, fsync, rename) and merged
  * under an exclusive lock with what other processes wrote meanwhile: a
  * crash loses nothing a finished call wrote, and a killed copy leaves no
- * half of its writes. */
+ * half of its writes.
+ *
+ * One GL_HOME, many processes (issue 19): a merge at commit alone would let
+ * two gl-run processes each read n and both commit n+1. So the broker holds
+ * each slot's lock (gl_slot_lock) from the slot's read to the call's end:
+ * a slot's read, call and commit are one unit, and calls of the same
+ * release and horizon serialise; calls of other releases or horizons never
+ * wait. The lock is flock(2) on GL_HOME/slots/<release>/<id>.json.lock (the
+ * file the commit always locked; never removed, since <id>.json itself is
+ * replaced by rename): it belongs to the open file description, so a
+ * process killed while holding it releases it with its descriptors and
+ * blocks nobody. docs/design/run.md "One GL_HOME, many processes". */
 #ifndef GL_SLOTS_H
 #define GL_SLOTS_H
 
 #include <jv.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "labels.h"
 
@@ -39,6 +52,14 @@ struct gl_slot {
 	jv puts;               /* owned: this copy's writes, key -> entry */
 	struct gl_labels label; /* ℓ(σ): tags point into entries */
 	size_t bytes;          /* serialised size as read, for the bound */
+	bool held;             /* the caller holds its lock (gl_slot_locks_held) */
+};
+
+/* The slot locks one call holds (gl_slot_lock). */
+struct gl_slot_locks {
+	size_t n;
+	int *fd;           /* owned: one locked descriptor per id */
+	char (*id)[65];    /* horizon ids, ascending */
 };
 
 /* SHA-256 hex (65 bytes with NUL) of the canonical JSON of the horizon. */
@@ -60,9 +81,28 @@ jv gl_slot_view(const struct gl_slot *s);
 int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
 		char **err);
 
-/* Apply this copy's writes to the file: lock, re-read, merge, write
- * atomically, unlock. Nothing to do when the copy wrote nothing. 0, or -1
- * with *err. */
+/* Lock the slots of release for the n horizons, all or none: their ids
+ * deduplicated and taken in ascending order, the one order every process
+ * uses, so two calls that each need several slots never wait for each other
+ * in a cycle (no deadlock). A slot held by another process is waited for
+ * until deadline_ns (gl_mono_ns scale), never longer: then -1 with errno
+ * ETIMEDOUT and *err naming the slot. Other failures: -1, errno, *err.
+ * Under GL_TESTING, GL_TEST_SLOTLOCK_OFF=1 takes no lock (the switch that
+ * shows the lost update, tests/concurrency.bats). Free with gl_slot_unlock
+ * either way. */
+int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
+		 const struct gl_labels *const *horizons, size_t n, int64_t deadline_ns,
+		 char **err);
+
+/* Is s (opened under the same home and release) one of the slots L holds? */
+bool gl_slot_locks_held(const struct gl_slot_locks *L, const struct gl_slot *s);
+
+/* Release every lock of L (closing the descriptors releases them). */
+void gl_slot_unlock(struct gl_slot_locks *L);
+
+/* Apply this copy's writes to the file: lock (unless s->held), re-read,
+ * merge, write atomically, unlock. Nothing to do when the copy wrote
+ * nothing. 0, or -1 with *err. */
 int gl_slot_commit(struct gl_slot *s, char **err);
 
 void gl_slot_free(struct gl_slot *s);

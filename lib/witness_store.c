@@ -6,10 +6,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sodium.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "manifest.h"
@@ -38,6 +41,7 @@ struct ent {
 	uint64_t bytes;          /* record + .idx */
 	char release[65];        /* "" when unknown (no .idx: a version 2 record) */
 	int slot[NSLOT];         /* indices into st.snap, -1: none */
+	bool verified;           /* <id>.verified: gl-replay found an item witness */
 	bool dead;
 };
 
@@ -128,6 +132,9 @@ static void scan(int dfd, struct state *st)
 				  .slot = {-1, -1}};
 		memcpy(e->id, de->d_name, 32);
 		e->id[32] = 0;
+		char mark[48];
+		snprintf(mark, sizeof mark, "%s.verified", e->id);
+		e->verified = faccessat(dfd, mark, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 		read_idx(dfd, e, st);
 	}
 	if (d)
@@ -189,6 +196,8 @@ static void drop(int dfd, struct state *st, size_t i, const char *release)
 	unlinkat(dfd, name, 0);
 	snprintf(name, sizeof name, "%s.idx", e->id);
 	unlinkat(dfd, name, 0);
+	snprintf(name, sizeof name, "%s.verified", e->id);
+	unlinkat(dfd, name, 0);
 	e->dead = true;
 	bool mine = !strcmp(e->release, release);
 	st->total -= e->bytes;
@@ -214,23 +223,29 @@ static void unlink_orphans(int sfd, const struct state *st)
 		}
 }
 
-/* Oldest of the release first while the release is over its cap, then
- * oldest overall while the total or the count is (witness_store.h). */
+/* Unverified witnesses before verified ones, oldest first within each
+ * class ("oldest unverified first", issue 15): of the release while it is
+ * over its cap, then of all while the total or the count is
+ * (witness_store.h). A witness gl-replay has verified is evidence of a
+ * leak (Theorem 2); one not verified, or not yet replayed, goes first. */
 static void prune(int dfd, int sfd, struct state *st, const char *release, uint64_t add_rel,
 		  uint64_t add_total, const struct gl_witness_caps *caps)
 {
 	size_t alive = st->ne;
-	for (size_t i = 0; i < st->ne && st->rel + add_rel > caps->release; i++)
-		if (!st->e[i].dead && !strcmp(st->e[i].release, release)) {
-			drop(dfd, st, i, release);
-			alive--;
-		}
-	for (size_t i = 0; i < st->ne && (st->total + add_total > caps->total ||
-					   alive + 1 > GL_WITNESS_FILES_MAX); i++)
-		if (!st->e[i].dead) {
-			drop(dfd, st, i, release);
-			alive--;
-		}
+	for (int verified = 0; verified < 2; verified++)
+		for (size_t i = 0; i < st->ne && st->rel + add_rel > caps->release; i++)
+			if (!st->e[i].dead && st->e[i].verified == verified &&
+			    !strcmp(st->e[i].release, release)) {
+				drop(dfd, st, i, release);
+				alive--;
+			}
+	for (int verified = 0; verified < 2; verified++)
+		for (size_t i = 0; i < st->ne && (st->total + add_total > caps->total ||
+						   alive + 1 > GL_WITNESS_FILES_MAX); i++)
+			if (!st->e[i].dead && st->e[i].verified == verified) {
+				drop(dfd, st, i, release);
+				alive--;
+			}
 	unlink_orphans(sfd, st);
 }
 
@@ -327,6 +342,26 @@ int gl_witness_store(const char *home, const char *id, const char *release, cons
 }
 
 /* ---- reading (gl-replay) ------------------------------------------------ */
+
+void gl_witness_mark_verified(const char *home, const char *witness_path)
+{
+	if (!home)
+		return;
+	const char *sl = strrchr(witness_path, '/');
+	const char *base = sl ? sl + 1 : witness_path;
+	if (strlen(base) != 37 || strcmp(base + 32, ".json") ||
+	    strspn(base, "0123456789abcdef") != 32)
+		return;
+	autofree char *wdir = gl_xasprintf("%s/witnesses", home);
+	autofree char *pdir = sl ? gl_xasprintf("%.*s", (int)(sl - witness_path), witness_path)
+				 : gl_xstrdup(".");
+	char a[PATH_MAX], b[PATH_MAX];
+	if (!realpath(wdir, a) || !realpath(pdir, b) || strcmp(a, b))
+		return; /* a copy elsewhere: the store's caps do not apply to it */
+	autofree char *mark = gl_xasprintf("%s/%.32s.verified", a, base);
+	autoclose int fd = open(mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	(void)fd; /* best effort: an unmarked witness is only evicted sooner */
+}
 
 int gl_witness_snapshot_load(const char *witness_path, const char *home, const char *sha,
 			     jv *slot, const char **code, char **err)

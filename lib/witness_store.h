@@ -17,10 +17,12 @@
  * is written: the bytes of a release's witnesses (records, their .idx and
  * the distinct snapshots they name) at most caps->release; all witnesses'
  * at most caps->total; at most GL_WITNESS_FILES_MAX records. Over a cap,
- * the oldest witnesses (file mtime) of the same release are removed first,
- * then the oldest overall. gl-replay does not mark verified witnesses, so
- * every witness counts as unverified: "oldest unverified first" is oldest
- * first. A single witness larger than min(caps->release, caps->total) is
+ * witnesses of the same release are removed first, then any: in each pass
+ * unverified witnesses before verified ones, oldest (file mtime) first
+ * within each class. "Verified" is recorded by gl-replay
+ * (gl_witness_mark_verified): an empty <id>.verified beside a record it
+ * found an item witness (Theorem 2); a witness not replayed yet, or whose
+ * replay did not verify, is unverified. A single witness larger than min(caps->release, caps->total) is
  * not written (too_large). */
 #ifndef GL_WITNESS_STORE_H
 #define GL_WITNESS_STORE_H
@@ -60,6 +62,11 @@ int gl_witness_store(const char *home, const char *id, const char *release, cons
 		     size_t len, const struct gl_witness_snap *snap, size_t nsnap,
 		     const struct gl_witness_caps *caps, char **path, bool *too_large,
 		     char **err);
+
+/* gl-replay found the witness at witness_path an item witness: mark it
+ * verified (<id>.verified) when it is a record of home/witnesses, so that
+ * pruning keeps it after the unverified ones. Best effort, never fails. */
+void gl_witness_mark_verified(const char *home, const char *witness_path);
 
 /* The snapshot sha named by the witness at witness_path, from the
  * slots/ directory beside it, else (a witness copied or edited elsewhere)

@@ -46,6 +46,7 @@ call() { envelope "$1" "$REL" "$2" '[]' "$(jq -cn --argjson a "$3" '{args:$a}')"
 serve() {
   local glrun=$1 f=$2 n i k out=$BATS_TEST_TMPDIR/out
   shift 2
+  rm -f "$BATS_TEST_TMPDIR/in"
   mkfifo "$BATS_TEST_TMPDIR/in"
   "$glrun" --policy "$POLICY" "$@" <"$BATS_TEST_TMPDIR/in" >"$out" 2>"$BATS_TEST_TMPDIR/err" &
   local pid=$!
@@ -109,7 +110,8 @@ memavail() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 @test "off: a fork bomb of 2000 tries forks 2000 times (the damage)" {
   limits '{"pids":32}'
   call p1 forks '{"tries":2000}' >calls
-  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  # a generous deadline: 2000 forks on a loaded shared machine
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls --deadline 120
   rec 1 | jq -e '.results[0].ok == true and .results[0].value.forked == 2000'
 }
 
@@ -158,4 +160,180 @@ memavail() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
   # nothing left behind: no per-copy cgroup of that gl-run
   ! ls -d /sys/fs/cgroup/*/germline-"$(head -1 "$PIDS")" /sys/fs/cgroup/*/*/germline-"$(head -1 "$PIDS")" \
     /sys/fs/cgroup/*/*/*/germline-"$(head -1 "$PIDS")" 2>/dev/null
+}
+
+# init_release MIB FORKS — REL: limits-init, whose import touches MIB MiB
+# and keeps FORKS children at once (tests/fixtures/releases/limits-init)
+init_release() {
+  local d=$BATS_TEST_TMPDIR/limits-init
+  cp -r "$FIX/releases/limits-init" "$d"
+  sed -i "s/^MIB = 0$/MIB = $1/; s/^FORKS = 0$/FORKS = $2/" "$d/init.py"
+  REL=$(install_release "$d")
+}
+
+# The germline's bound (gl_cg_germline_limits): memory_mb 64 -> 1024 MiB, 8
+# tasks (RLIMIT_NPROC: the copies' pids + 2). Its import is bounded before
+# the runtime's exec (gl_cg_bound_launch): a release's initialisation
+# cannot take the host's memory nor fork without bound.
+@test "off: an import touching 3 GiB and one forking 300 children are launched (the damage)" {
+  limits '{"memory_mb":64,"pids":32}'
+  init_release 3072 0
+  call i1 noop '{}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.mib == 3072' || { rec 1 | cut -c1-600; false; }
+  rm -rf "$BATS_TEST_TMPDIR/limits-init"
+  init_release 0 300
+  call i2 noop '{}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.forked == 300' || { rec 1 | cut -c1-600; false; }
+}
+
+@test "on: an import touching 3 GiB is refused at launch naming memory; MemAvailable drops by at most the germline's bound" {
+  limits '{"memory_mb":64,"pids":32}'
+  init_release 3072 0
+  call i1 noop '{}' >calls
+  local base
+  base=$(memavail)
+  (while :; do memavail; sleep 0.05; done) >"$BATS_TEST_TMPDIR/mem" &
+  local sampler=$!
+  echo "$sampler" >>"$PIDS"
+  serve gl-run calls
+  kill "$sampler"
+  # as root a cgroup's OOM kill is named by the broker; as nobody RLIMIT_AS
+  # fails the import with MemoryError, which the launch's error carries
+  local want='germline reached its memory bound'
+  [ "$(id -u)" = 0 ] || want="$want|MemoryError"
+  rec 1 | jq -e --arg w "$want" '.ok == false and .error == "launch" and (.detail | test($w))' ||
+    { rec 1 | cut -c1-800; false; }
+  local low drop
+  low=$(sort -n "$BATS_TEST_TMPDIR/mem" | head -1)
+  drop=$(((base - low) / 1024))
+  echo "MemAvailable dropped by at most ${drop} MiB"
+  [ "$drop" -le $((1024 + 256 + 512)) ]
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 0 ] # nothing of the release runs
+}
+
+@test "on: an import forking 300 children is refused at launch naming pids" {
+  limits '{"memory_mb":64,"pids":32}'
+  init_release 0 300
+  call i1 noop '{}' >calls
+  serve gl-run calls
+  # as root a cgroup counts the refused forks (named by the broker); as
+  # nobody RLIMIT_NPROC fails the release's fork, whose error the launch's
+  local want='germline reached its pids bound'
+  [ "$(id -u)" = 0 ] || want="$want|BlockingIOError|Resource temporarily unavailable"
+  rec 1 | jq -e --arg w "$want" '.ok == false and .error == "launch" and (.detail | test($w))' ||
+    { rec 1 | cut -c1-800; false; }
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 0 ]
+}
+
+# MCP discovery (lib/mcp.c) forks a copy from the germline: a copy like any
+# other, bounded by the copies' limits (gl_session_fork one_call)
+@test "off: an MCP discovery copy forks 300 children (the damage)" {
+  limits '{"pids":32}'
+  REL=$(install_release "$FIX/releases/limits-mcp")
+  call d1 echo '{"text":"hi"}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true' || { rec 1 | cut -c1-600; false; }
+}
+
+@test "on: an MCP discovery copy is bounded by pids (its tool list shows a refused fork)" {
+  limits '{"pids":32}'
+  REL=$(install_release "$FIX/releases/limits-mcp")
+  call d1 echo '{"text":"hi"}' >calls
+  serve gl-run calls
+  rec 1 | jq -e '.ok == false and .error == "discovery_changed" and
+    (.detail | test("listed but not signed: \"bounded\""))' || { rec 1 | cut -c1-600; false; }
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -le 1 ] # the germline at most: no copy, no child
+}
+
+# The confined baseline (--mode confined) keeps one copy for the session:
+# the germline's memory, the copies' pids, no CPU-time limit
+# (gl_cg_session_limits)
+@test "off: the confined baseline's session process forks 300 times (the damage)" {
+  limits '{"pids":32}'
+  call b1 forks '{"tries":300}' >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls --mode confined
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.forked == 300' || { rec 1 | cut -c1-600; false; }
+}
+
+@test "on: the confined baseline's session process is bounded by pids" {
+  limits '{"pids":32}'
+  call b1 forks '{"tries":300}' >calls
+  serve gl-run calls --mode confined
+  rec 1 | jq -c .results
+  rec 1 | jq -e '(.results[0].ok == false) or (.results[0].value.forked <= 32 and .results[0].value.failed > 0)' ||
+    { rec 1 | cut -c1-600; false; }
+}
+
+# Exec copies (runtime exec, lib/exec.c): fresh verified launches, bounded
+# after their launch and before the call message starts the target
+# (tests/fixtures/exec/hog, a native binary compiled here)
+exec_release() {
+  local d=$BATS_TEST_TMPDIR/exec-hog
+  cp -r "$FIX/exec/hog" "$d"
+  cc -O2 -o "$d/hog" "$d/hog.c"
+  REL=$(install_release "$d")
+}
+
+@test "off: an exec copy touches 1 GiB against 128 MiB and forks 300 times against 32 (the damage)" {
+  limits '{"memory_mb":128,"pids":32}'
+  exec_release
+  { call x1 touch '{"mib":1024}'; call x2 forks '{"tries":300}'; } >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.mib == 1024' || { rec 1 | cut -c1-600; false; }
+  rec 2 | jq -e '.results[0].ok == true and .results[0].value.forked == 300' || { rec 2 | cut -c1-600; false; }
+}
+
+@test "on: an exec copy is stopped by memory and by pids; no process outlives the call; the next call runs" {
+  limits '{"memory_mb":128,"pids":32}'
+  exec_release
+  { call x1 touch '{"mib":1024}'; call x2 forks '{"tries":300}'; call x3 noop '{}'; } >calls
+  serve gl-run calls
+  # cgroups name the bound; under RLIMIT_DATA (as nobody) the target's
+  # malloc fails (it then reports what it held) and its forks get EAGAIN
+  rec 1 | jq -e '(.results[0].ok == false and .results[0].error == "memory") or
+    (.enforcement.limits.memory == "rlimit_data" and
+     (.results[0].ok == false or .results[0].value.mib <= 128))' || { rec 1 | cut -c1-600; false; }
+  rec 1 | jq -e '.enforcement.limits.memory | IN("cgroup_v1", "cgroup_v2", "rlimit_data")'
+  rec 2 | jq -e '(.results[0].ok == false and .results[0].error == "pids") or
+    (.enforcement.limits.pids == "rlimit_nproc" and .results[0].ok and .results[0].value.forked <= 32)' ||
+    { rec 2 | cut -c1-600; false; }
+  rec 3 | jq -e '.results[0].ok == true and .results[0].value == "ok"'
+  # exec copies run the release directory's files: none left after each call
+  [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 0 ]
+  [ "$(sed -n 2p "$BATS_TEST_TMPDIR/alive")" -eq 0 ]
+}
+
+# gl-run --pool: the pooled copy, forked ahead of its call, is bounded
+# when it is forked (gl_germline_fork), like any copy
+@test "off: with --pool a pooled copy touches 1 GiB against 128 MiB (the damage)" {
+  limits '{"memory_mb":128}'
+  { call q1 noop '{}'; call q2 touch '{"mib":1024}'; } >calls
+  GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls --pool
+  rec 2 | jq -e '.results[0].ok == true and .results[0].value.mib == 1024' || { rec 2 | cut -c1-600; false; }
+}
+
+@test "on: with --pool pooled copies are bounded: memory, then pids, then a normal call" {
+  limits '{"memory_mb":128,"pids":32}'
+  { call q1 noop '{}'; call q2 touch '{"mib":1024}'; call q3 forks '{"tries":300}'; call q4 noop '{}'; } >calls
+  serve gl-run calls --pool
+  rec 2 | jq -e '.results[0].ok == false and .results[0].error == "memory"' || { rec 2 | cut -c1-600; false; }
+  rec 3 | jq -e '(.results[0].ok == false and .results[0].error == "pids") or
+    (.enforcement.limits.pids == "rlimit_nproc" and .results[0].ok and .results[0].value.forked <= 32)' ||
+    { rec 3 | cut -c1-600; false; }
+  rec 4 | jq -e '.results[0].ok == true'
+}
+
+# cgroup v2 (docs/sandbox.md "Which mechanism is tested where"): this
+# host's cgroup2 is the hybrid /sys/fs/cgroup/unified without controllers,
+# so only the v2 end of a copy is exercised: gl_cg_drain (cgroup.kill,
+# then cgroup.procs until empty) and gl_cg_close on a real cgroup2 group
+@test "cgroup v2: a copy's group is emptied (cgroup.kill, cgroup.procs) and removed (tests/unit/cgroup_v2_test)" {
+  local dir=$GL_ROOT/build/tests
+  case "$GL_BIN" in *asan*) dir=$GL_ROOT/build/asan/tests ;; esac
+  run "$dir/cgroup_v2_test"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  case "$output" in skip:*) skip "$output" ;; esac
+  [ "$output" = "cgroup v2 drain and close: ok" ]
 }

@@ -224,8 +224,10 @@ PY
     and (.detail | test("signed but not listed: \"translate\""))'
   # The same through --serve-mcp: tools/list and tools/call are MCP errors.
   printf '%s\n' '{"name":"word_count","arguments":{"text":"a"}}' >"$BATS_TEST_TMPDIR/c.jsonl"
-  run "$SYSPY" "$CLIENT" -- gl-run --serve-mcp --release "$REL" --policy "$POLICY" <"$BATS_TEST_TMPDIR/c.jsonl"
+  # (stderr apart: the refusal is also a gl-run line there, docs/mcp.md)
+  run --separate-stderr "$SYSPY" "$CLIENT" -- gl-run --serve-mcp --release "$REL" --policy "$POLICY" <"$BATS_TEST_TMPDIR/c.jsonl"
   [ "$status" -eq 0 ]
+  [[ "$stderr" == *"gl-run: tools/call word_count: refused: discovery_changed"* ]]
   echo "$output" | jq -e '.error.code == -32000 and .error.data.error == "discovery_changed"'
   # Mechanism off (the honest manifest): the same server runs.
   REL=$(install_release "$FIX/mcp/notes")

@@ -3,7 +3,7 @@
 # snapshots, caps and pruning"; paper §IV-F, Definition 6). A witness names
 # each group's slot by hash, a content-addressed snapshot shared by every
 # witness that names it, and GL_HOME/witnesses is capped per release and in
-# total, oldest first.
+# total, oldest unverified first.
 #
 # Off/on: the test build's GL_TEST_WITNESS_INLINE=1 (build/testing/bin/gl-run)
 # restores the landed behaviour — every witness embeds both slots, no cap —
@@ -149,6 +149,35 @@ json.dump({"big": {"value": "x" * n, "label": json.loads(sys.argv[2])}}, sys.std
   [ "$(bytes)" -le $((5 * MIB)) ]
   w=$(jq -r -s '.[1].triggers[0].witness' results)
   [ -e "$w" ] && [ ! -e "${ws[5]}" ]
+}
+
+@test "oldest unverified first: a witness gl-replay verified outlives an older unverified one" {
+  calls 4 2 tagged >all.jsonl
+  head -2 all.jsonl >c12.jsonl
+  sed -n 3p all.jsonl >c3.jsonl
+  sed -n 4p all.jsonl >c4.jsonl
+  session c12.jsonl
+  mapfile -t ws < <(jq -r '.triggers[0].witness' results)
+  # Replay verifies c1 (an item witness): gl-replay marks it; c2 is not replayed.
+  run --separate-stderr gl-replay --tries 1 --items items "${ws[0]}"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json '.outcome == "item_witness"'
+  [ -e "${ws[0]%.json}.verified" ] && [ ! -e "${ws[1]%.json}.verified" ]
+  # c1 names the empty slots of the first call, c2 and later ~4 MiB each:
+  # under a 5 MiB cap c3 evicts c2, the oldest unverified, and keeps c1, the
+  # oldest (oldest first, with nothing verified, would take both)
+  session c3.jsonl --witness-release-cap-mb 5
+  w3=$(jq -r '.triggers[0].witness' results)
+  [ -e "${ws[0]}" ] && [ ! -e "${ws[1]}" ] && [ ! -e "${ws[1]%.json}.verified" ] && [ -e "$w3" ]
+  [ "$(bytes)" -le $((5 * MIB)) ]
+  # A --no-probe replay (the Table V reference) is not evidence: no mark,
+  # so c4 evicts c3 and c1 stays again
+  run --separate-stderr gl-replay --no-probe --tries 1 --items items "$w3"
+  [ ! -e "${w3%.json}.verified" ]
+  session c4.jsonl --witness-release-cap-mb 5
+  w4=$(jq -r '.triggers[0].witness' results)
+  [ -e "${ws[0]}" ] && [ ! -e "$w3" ] && [ -e "$w4" ]
+  [ "$(bytes)" -le $((5 * MIB)) ]
 }
 
 @test "a witness over the per-witness cap is not written: witness null, a fixed witness_error, an unverified event gl-damp counts" {

@@ -11,6 +11,7 @@
 #include "damp_sim.h"
 #include "json.h"
 #include "jsonl.h"
+#include "log.h"
 #include "util.h"
 
 static const char usage[] =
@@ -24,6 +25,8 @@ static const char usage[] =
 	"writes {\"release\":H,\"penalty\":P,\"suppressed\":bool} per record.\n"
 	"\n"
 	"  --state FILE      penalties of every release (default $GL_HOME/damp.json)\n"
+	"  --log FILE        append JSON Lines events (penalties, refusals) to FILE\n"
+	"                    (or GL_LOG)\n"
 	"PARAMS (the operating point of the paper's Appendix B-E):\n"
 	"  --half-life H     calls to halve the penalty (default 50)\n"
 	"  --weight W        weight of an unverified event (default 250)\n"
@@ -37,7 +40,7 @@ static const char usage[] =
 	"See docs/damp.md.\n";
 
 enum opt { O_STATE = 256, O_HALF, O_WEIGHT, O_SUPPRESS, O_REUSE, O_RATE, O_CALLS,
-	   O_RELEASES, O_SCHEDULE, O_SEED, O_TEXT };
+	   O_RELEASES, O_SCHEDULE, O_SEED, O_TEXT, O_LOG };
 
 static const struct option options[] = {
 	{"state", required_argument, 0, O_STATE},
@@ -51,6 +54,7 @@ static const struct option options[] = {
 	{"schedule", required_argument, 0, O_SCHEDULE},
 	{"seed", required_argument, 0, O_SEED},
 	{"text", no_argument, 0, O_TEXT},
+	{"log", required_argument, 0, O_LOG},
 	{0, 0, 0, 0},
 };
 
@@ -58,7 +62,7 @@ enum mode { STREAM, ANALYZE, SIMULATE };
 
 struct args {
 	enum mode mode;
-	const char *state;
+	const char *state, *log;
 	struct gl_damp_params params;
 	double rates[32];
 	size_t nrates;
@@ -90,6 +94,7 @@ static bool applies(int opt, enum mode m)
 {
 	switch (opt) {
 	case O_STATE: return m == STREAM;
+	case O_LOG: return m == STREAM;
 	case O_RATE:
 	case O_TEXT: return m != STREAM;
 	case O_CALLS:
@@ -123,6 +128,7 @@ static void parse(int argc, char **argv, struct args *a)
 			gl_die(GL_EXIT_USAGE, "--%s does not apply here (see --help)", flag);
 		switch (c) {
 		case O_STATE: a->state = optarg; break;
+		case O_LOG: a->log = optarg; break;
 		case O_HALF: a->params.half_life = number(flag, optarg); break;
 		case O_WEIGHT: a->params.weight = number(flag, optarg); break;
 		case O_SUPPRESS: a->params.suppress = number(flag, optarg); break;
@@ -252,6 +258,11 @@ static bool apply(struct gl_damp_store *store, const struct gl_damp_params *p,
 	out = jv_object_set(out, jv_string("release"), jv_string(r->release));
 	out = jv_object_set(out, jv_string("penalty"), jv_number(penalty));
 	out = jv_object_set(out, jv_string("suppressed"), jv_bool(suppressed));
+	gl_log_event("damp", JV_OBJECT(jv_string("release"), jv_string(r->release),
+				       jv_string("kind"),
+				       jv_string(r->kind == GL_DAMP_CALL ? "call" : "event"),
+				       jv_string("penalty"), jv_number(penalty),
+				       jv_string("suppressed"), jv_bool(suppressed)));
 	gl_json_emit(out);
 	return true;
 }
@@ -274,6 +285,8 @@ static bool handle(struct gl_damp_store *store, const struct gl_damp_params *p,
 	int rc = gl_damp_classify(rec, &r, &code, &detail);
 	jv_free(rec);
 	if (rc < 0) {
+		gl_log_event("refusal", JV_OBJECT(jv_string("line"), jv_number((double)lineno),
+						  jv_string("error"), jv_string(code)));
 		gl_json_emit_error(jv_null(), code, "line %llu: %s", (unsigned long long)lineno, detail);
 		return false;
 	}
@@ -332,6 +345,7 @@ static int stream(const struct args *a)
 		gl_die(GL_EXIT_USAGE, "%s", err);
 	gl_damp_store_abort(&store);
 
+	gl_log_open("gl-damp", a->log);
 	struct gl_lines rd;
 	gl_lines_init(&rd, STDIN_FILENO);
 	autobuf struct gl_buf line = {0};
@@ -354,6 +368,7 @@ static int stream(const struct args *a)
 		all_ok &= handle(&store, &a->params, &line, lineno);
 	}
 	gl_damp_store_close(&store);
+	gl_log_close();
 	return all_ok ? GL_EXIT_OK : GL_EXIT_REFUSED;
 }
 

@@ -12,6 +12,7 @@
 #include "itempath.h"
 #include "json.h"
 #include "jsonl.h"
+#include "log.h"
 #include "manifest.h"
 #include "plan.h"
 #include "policy.h"
@@ -19,6 +20,7 @@
 
 static const char usage[] =
     "usage: gl-plan --policy FILE [--mode germline|nosplit] [--releases DIR]\n"
+    "               [--log FILE]\n"
     "\n"
     "Reads call envelopes (JSON Lines) on stdin and writes each one with \"plan\"\n"
     "added: the groups of copies a call runs as (paper Algorithm 1, Theorem 3).\n"
@@ -28,6 +30,8 @@ static const char usage[] =
     "                    nosplit: one group holding every item and member\n"
     "  --releases DIR    manifests from DIR/<sha256>/manifest.json\n"
     "                    (default: $GL_HOME/releases)\n"
+    "  --log FILE        append JSON Lines events (plans, refusals; never item\n"
+    "                    contents) to FILE (or GL_LOG)\n"
     "\n"
     "Exit status: 0 all planned, 1 some record refused, 2 usage or I/O error.\n";
 
@@ -114,11 +118,17 @@ static bool plan_line(const struct gl_buf *line, const struct gl_policy *pol,
 		struct gl_plan plan;
 		gl_plan_make(&plan, &c, pol, mode);
 		ok = emit_planned(line, &c, &plan);
+		gl_log_event("plan", JV_OBJECT(jv_string("id"), jv_is_valid(c.id) ? jv_copy(c.id) : jv_null(),
+					       jv_string("release"), jv_string(c.release),
+					       jv_string("function"), jv_string(c.function),
+					       jv_string("groups"), jv_number(plan.ngroup)));
 		gl_plan_free(&plan);
 	} else {
 		jv extra = jv_object();
 		if (jv_is_valid(c.id))
 			extra = jv_object_set(extra, jv_string("id"), jv_copy(c.id));
+		gl_log_event("refusal", JV_OBJECT(jv_string("id"), jv_is_valid(c.id) ? jv_copy(c.id) : jv_null(),
+						  jv_string("error"), jv_string(err.code)));
 		gl_json_emit_error(extra, err.code, "%s", err.detail);
 		free(err.detail);
 	}
@@ -131,6 +141,7 @@ int main(int argc, char **argv)
 	gl_stdio_init("gl-plan");
 	gl_std_flags(argc, argv, usage);
 	const char *policy_path = NULL, *mode_name = "germline", *releases = NULL, *v;
+	const char *log_path = NULL;
 	for (int i = 1; i < argc; i++) {
 		if ((v = gl_flag_value(argc, argv, &i, "--policy", usage)))
 			policy_path = v;
@@ -138,11 +149,14 @@ int main(int argc, char **argv)
 			mode_name = v;
 		else if ((v = gl_flag_value(argc, argv, &i, "--releases", usage)))
 			releases = v;
+		else if ((v = gl_flag_value(argc, argv, &i, "--log", usage)))
+			log_path = v;
 		else
 			bad_usage(gl_xasprintf("unknown argument '%s'", argv[i]));
 	}
 	if (!policy_path)
 		bad_usage("--policy is required");
+	gl_log_open("gl-plan", log_path);
 	enum gl_plan_mode mode;
 	if (!strcmp(mode_name, "germline"))
 		mode = GL_PLAN_GERMLINE;
@@ -182,5 +196,6 @@ int main(int argc, char **argv)
 	gl_state_roots_free(&roots);
 	gl_releases_free(rel);
 	gl_policy_free(&pol);
+	gl_log_close();
 	return failed ? GL_EXIT_REFUSED : GL_EXIT_OK;
 }

@@ -26,8 +26,10 @@
 #include "jsonl.h"
 #include "keys.h"
 #include "launch.h"
+#include "log.h"
 #include "manifest.h"
 #include "mcp.h"
+#include "mcp_serve.h"
 #include "msg.h"
 #include "plan.h"
 #include "policy.h"
@@ -43,6 +45,7 @@ static const char usage[] =
     "              [--damp FILE] [--releases DIR] [--witness-items] [--no-twin]\n"
     "              [--receipts DIR --host-key KEY] [--profile full|no-scope]\n"
     "              [--pool] [--witness-cap-mb N] [--witness-release-cap-mb N]\n"
+    "              [--log FILE]\n"
     "\n"
     "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
     "call in sandboxed copies forked from the release's germline, and writes one\n"
@@ -77,6 +80,8 @@ static const char usage[] =
     "                      (with --release H [--consumer NAME]; docs/mcp.md)\n"
     "  --receipts DIR      write one signed receipt per launch into DIR (SPEC §9,\n"
     "                      docs/receipts.md); needs --host-key\n"
+    "  --log FILE          append JSON Lines events (calls, refusals, triggers,\n"
+    "                      limits; never item contents) to FILE (or GL_LOG)\n"
     "  --host-key KEY      the host key (gl-sign keygen); its passphrase from\n"
     "                      GL_PASSPHRASE, else the terminal\n"
     "  --profile NAME      full (default): Landlock ABI >= 6, seccomp, namespaces;\n"
@@ -219,6 +224,9 @@ static struct gl_launch_spec launch_spec(const struct session *s, const struct r
 	    .host_dir = s->host_dir,
 	    .interpreter = "/usr/bin/python3",
 	    .tmp_mb = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"))->tmp_mb,
+	    /* bounded from before the exec (lib/cgroup.h gl_cg_bound_launch) */
+	    .cg = (struct gl_cg *)&s->cg,
+	    .limits = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name")),
 	};
 }
 
@@ -259,11 +267,6 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 	/* its copies' bounds: the policy's for this release name (lib/bounds.h) */
 	g->cg = &s->cg;
 	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
-	if (g->has_init && gl_cg_bound_germline(&s->cg, &g->lim, g->pid, g->gpid, err) < 0) {
-		gl_launch_end(&s->launcher, g, ev, &s->ids);
-		*code = "launch";
-		return -1;
-	}
 	return 0;
 }
 
@@ -434,7 +437,7 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 		const char *code = "launch";
 		if (launch(s, r, &g, &ev, &err, &code) < 0)
 			return fail(code, err);
-		if (gl_session_fork(&g, &p, &lost, &err) < 0) {
+		if (gl_session_fork(&g, true, &p, &lost, &err) < 0) {
 			gl_launch_end(&s->launcher, &g, &ev, &s->ids);
 			return fail(lost ? "germline" : "germline_check", err);
 		}
@@ -453,7 +456,7 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 			r->up = true;
 		}
 		bool lost = false;
-		if (gl_session_fork(&r->g, &r->sp, &lost, &err) < 0) {
+		if (gl_session_fork(&r->g, false, &r->sp, &lost, &err) < 0) {
 			if (lost) {
 				gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 				r->up = false;
@@ -518,6 +521,10 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 	}
 	out = JV_OBJECT(jv_string("release"), jv_string(c.release), jv_string("function"),
 			jv_string(c.function), jv_string("mode"), jv_string(s->mode_name));
+	gl_log_event("call_start",
+		     JV_OBJECT(jv_string("id"), jv_is_valid(c.id) ? jv_copy(c.id) : jv_null(),
+			       jv_string("release"), jv_string(c.release), jv_string("function"),
+			       jv_string(c.function), jv_string("mode"), jv_string(s->mode_name)));
 	struct gl_plan plan;
 	gl_plan_make(&plan, &c, s->pol, s->mode);
 	jv manifest = jv_invalid();
@@ -604,6 +611,11 @@ done:
 	return out;
 }
 
+void gl_run_set_cancel(struct session *s, struct gl_cancel *c)
+{
+	s->broker.cancel = c;
+}
+
 jv gl_run_clearance(struct session *s, const char *name)
 {
 	return gl_labels_to_jv(gl_policy_clearance(s->pol, name));
@@ -634,7 +646,7 @@ int main(int argc, char **argv)
 	const char *policy_path = NULL, *releases = NULL, *v;
 	const char *serve_release = NULL, *consumer = "agent";
 	bool serve_mcp = false;
-	const char *receipts = NULL, *host_key = NULL, *profile = "full";
+	const char *receipts = NULL, *host_key = NULL, *profile = "full", *log_path = NULL;
 	struct session s = {.mode_name = "germline", .mode = GL_PLAN_GERMLINE};
 	s.broker.deadline_s = GL_BROKER_DEADLINE_DEFAULT;
 	for (int i = 1; i < argc; i++) {
@@ -652,6 +664,8 @@ int main(int argc, char **argv)
 			host_key = v;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--profile", usage))) {
 			profile = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--log", usage))) {
+			log_path = v;
 		} else if (!strcmp(argv[i], "--witness-items")) {
 			s.broker.witness_items = true;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--witness-cap-mb", usage))) {
@@ -683,6 +697,7 @@ int main(int argc, char **argv)
 	}
 	if (!policy_path)
 		bad_usage("--policy is required");
+	gl_log_open("gl-run", log_path); /* lib/log.h: exit 2 when it cannot be opened */
 	if (serve_mcp && (!serve_release || !gl_sha256_hex_ok(serve_release, strlen(serve_release))))
 		bad_usage("--serve-mcp needs --release with a release's sha256");
 	if (!serve_mcp && serve_release)
@@ -773,6 +788,12 @@ int main(int argc, char **argv)
 	s.broker.launcher = &s.launcher; /* exec copies' receipts (lib/launch.h) */
 	s.broker.ids = &s.ids;
 	rc.mode = s.mode_name;
+	/* --serve-mcp fails fast, before its first message and before any
+	 * slot exists (issue 17): an agent host shows this stderr line, with
+	 * the path, instead of an error at the first tools/list */
+	if (serve_mcp && gl_mcp_serve_check(releases ? NULL : home, dir, s.rel, &pol, s.state,
+					    !baseline(s.run), serve_release, &err) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", err);
 	gl_cg_open(&s.cg); /* the slots, made before any call (lib/cgroup.h) */
 
 	struct gl_lines in;
@@ -780,6 +801,7 @@ int main(int argc, char **argv)
 	autobuf struct gl_buf line = {0};
 	bool all_ok = true;
 	bool too_long = false;
+	unsigned long nrec = 0;
 	s.ids = jv_array(); /* reset by gl_run_line for each call */
 	if (serve_mcp)
 		all_ok = gl_serve_mcp(&s, serve_release, consumer) == 0;
@@ -788,6 +810,8 @@ int main(int argc, char **argv)
 		jv rec = gl_run_line(&s, &line);
 		double ms = (double)(gl_mono_ns() - t0) / 1e6;
 		rec = jv_object_set(rec, jv_string("elapsed_ms"), jv_number(round(ms * 10) / 10));
+		gl_log_result(rec);
+		gl_log_progress("%lu records", ++nrec);
 		jv ok = gl_json_get(rec, "ok");
 		all_ok &= jv_get_kind(ok) == JV_KIND_TRUE;
 		jv_free(ok);
@@ -818,6 +842,7 @@ int main(int argc, char **argv)
 	gl_policy_free(&pol);
 	gl_state_roots_free(&roots);
 	gl_cg_close(&s.cg);
+	gl_log_close();
 	curl_global_cleanup();
 	return all_ok && !too_long ? GL_EXIT_OK : GL_EXIT_REFUSED;
 }

@@ -27,6 +27,10 @@ jv gl_run_tools(struct session *s, const char *release, char **code, char **deta
 /* c(name) under the session's policy, as a JSON array (owned). */
 jv gl_run_clearance(struct session *s, const char *name);
 
+/* The broker's cancellation control (lib/cancel.h; NULL: none). */
+struct gl_cancel;
+void gl_run_set_cancel(struct session *s, struct gl_cancel *c);
+
 /* gl-run --serve-mcp: an MCP server on stdin/stdout for one release
  * until stdin ends (serve_mcp.c). 0, or 1 when some call was refused. */
 int gl_serve_mcp(struct session *s, const char *release, const char *consumer);

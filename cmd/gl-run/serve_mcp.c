@@ -1,42 +1,68 @@
 /* serve_mcp.c — gl-run --serve-mcp: gl-run as an MCP server on stdio for
  * one release (SPEC §11; docs/mcp.md), for agent hosts that speak MCP.
  *
- * Newline-delimited JSON-RPC 2.0 (lib/jsonrpc.h) on stdin/stdout:
- *   initialize      our capabilities (tools), serverInfo "germline"
+ * Newline-delimited JSON-RPC 2.0 (lib/jsonrpc.h) on stdin/stdout, read by
+ * lib/mcp_serve.h's reader thread so that a running call can be cancelled:
+ *   initialize      protocolVersion negotiated (MCP lifecycle: the
+ *                   client's when we speak it, else our latest), our
+ *                   capabilities (tools), serverInfo "germline"
  *   ping            {}
  *   tools/list      from the signed manifest (lib/mcp.h gl_mcp_tools_list)
- *   tools/call      an envelope {release, function: name, args: arguments,
+ *   tools/call      arguments checked against the tool's inputSchema
+ *                   (lib/jsonschema.h; -32602 naming the field), then an
+ *                   envelope {release, function: name, args: arguments,
  *                   consumers: [consumer]} run exactly as gl-run runs a
  *                   JSON Lines envelope (items from items_from_args, plan
  *                   recomputed, germline execution); the tool result with
  *                   its label in _meta.germline.label, a refusal as an MCP
  *                   error with the SPEC §2 code in data.error and its label
  *                   in data.label; only what the consumer's clearance
- *                   covers (SPEC §6; lib/mcp.h), else "not_cleared"
- *   other requests  -32601; notifications and responses are ignored
+ *                   covers (SPEC §6; lib/mcp.h), else "not_cleared";
+ *                   notifications/progress for a progressToken, no answer
+ *                   once notifications/cancelled named it
+ *   other requests  -32601; other notifications and responses are ignored
  * A line that is not JSON is answered with -32700, one that is not a
- * JSON-RPC message with -32600 (id null), and the stream goes on. */
+ * JSON-RPC message with -32600 (id null), and the stream goes on. Every
+ * refusal and every copy failure is also one line on stderr (the log an
+ * agent host keeps of a stdio server): codes and sanitised names only. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "json.h"
 #include "jsonrpc.h"
+#include "jsonschema.h"
+#include "log.h"
 #include "manifest.h"
 #include "mcp.h"
+#include "mcp_serve.h"
+#include "msg.h"
 #include "util.h"
 
 #include "run.h"
 
-/* Protocol revisions we speak; the first is ours. */
-static const char *const revisions[] = {"2025-06-18", "2025-03-26", "2024-11-05", NULL};
+/* Protocol revisions we speak, the latest first (SPEC §11). Older ones
+ * (2025-03-26 has JSON-RPC batches, which we refuse) are not offered: a
+ * client asking for one gets our latest and decides. */
+static const char *const revisions[] = {"2025-11-25", "2025-06-18", NULL};
+
+struct serve {
+	struct session *s;
+	const char *release, *consumer;
+	struct gl_mcp_io *io;
+	jv tools; /* the tools/list result, once it succeeded (the schemas) */
+	unsigned long calls;
+	int refused;
+};
 
 /* Write m (consumed). An answer above the line cap (a release's huge
  * result or tool list) becomes an internal error for the same id. */
-static void send_msg(jv m)
+static void send_msg(struct serve *v, jv m)
 {
-	if (gl_rpc_write(1, -1, m) < 0) {
+	if (gl_mcp_io_send(v->io, m) < 0) {
 		if (errno != EMSGSIZE)
 			gl_die_errno(GL_EXIT_USAGE, "stdout");
 		jv e = gl_rpc_error(gl_json_get(m, "id"), GL_RPC_INTERNAL_ERROR,
@@ -44,23 +70,39 @@ static void send_msg(jv m)
 				    JV_OBJECT(jv_string("error"), jv_string("too_long"),
 					      jv_string("detail"),
 					      jv_string("the answer is larger than the 8 MiB line cap")));
-		if (gl_rpc_write(1, -1, e) < 0)
+		if (gl_mcp_io_send(v->io, e) < 0)
 			gl_die_errno(GL_EXIT_USAGE, "stdout");
 		jv_free(e);
 	}
 	jv_free(m);
 }
 
-static jv initialize(jv params)
+/* "tools/call NAME: WHAT: CODE[: DETAIL]" on stderr; the name is the
+ * client's, the detail the broker's own (never a copy's): both sanitised
+ * and cut. */
+static void warn_call(const char *tool, const char *what, const char *code, const char *detail)
+{
+	const char *t = tool ? tool : "?";
+	autofree char *ts = gl_sanitize(t, strnlen(t, 64));
+	autofree char *ds = detail ? gl_sanitize(detail, strnlen(detail, 200)) : NULL;
+	gl_warn("tools/call %s: %s: %.64s%s%s", ts, what, code ? code : "failed", ds ? ": " : "",
+		ds ? ds : "");
+}
+
+/* initialize: the client's revision when we speak it, else our latest
+ * (MCP lifecycle, "Version Negotiation"). -1 when params carry none. */
+static int initialize(jv params, jv *result)
 {
 	const char *want = jv_get_kind(params) == JV_KIND_OBJECT
 			       ? gl_json_get_str(params, "protocolVersion")
 			       : NULL;
+	if (!want)
+		return -1;
 	const char *rev = revisions[0];
-	for (int i = 0; want && revisions[i]; i++)
+	for (int i = 0; revisions[i]; i++)
 		if (!strcmp(want, revisions[i]))
 			rev = revisions[i];
-	return JV_OBJECT(
+	*result = JV_OBJECT(
 	    jv_string("protocolVersion"), jv_string(rev), jv_string("capabilities"),
 	    JV_OBJECT(jv_string("tools"), JV_OBJECT(jv_string("listChanged"), jv_false())),
 	    jv_string("serverInfo"),
@@ -69,11 +111,85 @@ static jv initialize(jv params)
 	    jv_string("instructions"),
 	    jv_string("Every tools/call runs in sandboxed copies of a signed release "
 		      "(germline); each result's label is in _meta.germline.label."));
+	return 0;
+}
+
+/* The tool list (borrowed, cached after its first success), or
+ * jv_invalid() with *code and *detail. */
+static jv tools(struct serve *v, char **code, char **detail)
+{
+	if (jv_is_valid(v->tools))
+		return v->tools;
+	jv list = gl_run_tools(v->s, v->release, code, detail);
+	if (jv_is_valid(list))
+		v->tools = list;
+	return list;
+}
+
+/* The inputSchema of tool name in the list (borrowed), or jv_invalid(). */
+static jv input_schema(jv list, const char *name)
+{
+	jv ts = gl_json_get(list, "tools");
+	jv out = jv_invalid();
+	if (jv_get_kind(ts) == JV_KIND_ARRAY)
+		jv_array_foreach(ts, i, t)
+		{
+			(void)i;
+			const char *n = gl_json_get_str(t, "name");
+			if (!jv_is_valid(out) && n && !strcmp(n, name))
+				out = gl_json_get(t, "inputSchema");
+			jv_free(t);
+		}
+	jv_free(ts);
+	return out;
+}
+
+/* stderr and the log for a record (borrowed): its refusal, or each
+ * consumer's failed copy. A detail is shown only for a refusal before any
+ * copy ran (no "labels": the broker's own words); after, codes only. */
+static void report_record(jv rec, const char *tool)
+{
+	gl_log_result(rec);
+	if (gl_json_get_bool(rec, "ok", 0) != 1) {
+		bool copy_ran = jv_object_has(jv_copy(rec), jv_string("labels"));
+		warn_call(tool, "refused", gl_json_get_str(rec, "error"),
+			  copy_ran ? NULL : gl_json_get_str(rec, "detail"));
+		return;
+	}
+	jv res = gl_json_get(rec, "results");
+	if (jv_get_kind(res) == JV_KIND_ARRAY)
+		jv_array_foreach(res, i, r)
+		{
+			(void)i;
+			if (gl_json_get_bool(r, "ok", 0) != 1)
+				warn_call(tool, "copy failed", gl_json_get_str(r, "error"), NULL);
+			jv_free(r);
+		}
+	jv_free(res);
+}
+
+static int bad_params(int *code, char **message, jv *data, const char *what)
+{
+	*code = GL_RPC_INVALID_PARAMS;
+	*message = gl_xstrdup(what);
+	*data = jv_null();
+	return -1;
+}
+
+/* The test build's switch (GL_TEST_SCHEMA_OFF, tests/serve-mcp-ops.bats):
+ * arguments reach the server unchecked, as before issue 17. */
+static bool schema_off(void)
+{
+#ifdef GL_TESTING
+	return getenv("GL_TEST_SCHEMA_OFF") != NULL;
+#else
+	return false;
+#endif
 }
 
 /* tools/call: 0 with *result, or -1 with an error (code, message, data). */
-static int tools_call(struct session *s, const char *release, const char *consumer,
-		      unsigned long n, jv params, jv *result, int *code, char **message, jv *data)
+static int tools_call(struct serve *v, jv params, jv *result, int *code, char **message,
+		      jv *data)
 {
 	const char *name = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get_str(params, "name")
 								 : NULL;
@@ -82,114 +198,174 @@ static int tools_call(struct session *s, const char *release, const char *consum
 	if (!name || (jv_is_valid(args) && jv_get_kind(args) != JV_KIND_OBJECT &&
 		      jv_get_kind(args) != JV_KIND_NULL)) {
 		jv_free(args);
-		*code = GL_RPC_INVALID_PARAMS;
-		*message = gl_xstrdup("tools/call needs a string \"name\" and an object \"arguments\"");
-		*data = jv_null();
-		return -1;
+		warn_call(name, "refused", "bad_params", NULL);
+		return bad_params(code, message, data,
+				  "tools/call needs a string \"name\" and an object \"arguments\"");
 	}
 	if (jv_get_kind(args) != JV_KIND_OBJECT) {
 		jv_free(args);
 		args = jv_object();
 	}
+	/* The tool's inputSchema (from the server's discovery, lib/mcp.h):
+	 * a wrong argument never reaches a copy. A failed tools/list is met
+	 * again, with its cause, by gl_run_line. */
+	char *lc = NULL, *ld = NULL;
+	jv list = tools(v, &lc, &ld);
+	free(lc);
+	free(ld);
+	jv schema = jv_is_valid(list) && !schema_off() ? input_schema(list, name) : jv_invalid();
+	char *why = NULL;
+	if (jv_is_valid(schema) && gl_schema_check(schema, args, "arguments", &why) < 0) {
+		jv_free(schema);
+		jv_free(args);
+		warn_call(name, "refused", "bad_args", why);
+		gl_log_event("refusal", JV_OBJECT(jv_string("release"), jv_string(v->release),
+						  jv_string("error"), jv_string("bad_args")));
+		*code = GL_RPC_INVALID_PARAMS;
+		*message = gl_xasprintf("germline: bad_args: %s", why);
+		*data = JV_OBJECT(jv_string("error"), jv_string("bad_args"), jv_string("detail"),
+				  jv_string(why));
+		free(why);
+		return -1;
+	}
+	jv_free(schema);
 	char id[32];
-	snprintf(id, sizeof id, "mcp-%lu", n);
-	jv env = JV_OBJECT(jv_string("id"), jv_string(id), jv_string("release"), jv_string(release),
-			   jv_string("function"), jv_string(name), jv_string("args"), args,
-			   jv_string("items"), jv_array(), jv_string("consumers"),
-			   jv_array_append(jv_array(), jv_string(consumer)));
+	snprintf(id, sizeof id, "mcp-%lu", ++v->calls);
+	jv env = JV_OBJECT(jv_string("id"), jv_string(id), jv_string("release"),
+			   jv_string(v->release), jv_string("function"), jv_string(name),
+			   jv_string("args"), args, jv_string("items"), jv_array(),
+			   jv_string("consumers"), jv_array_append(jv_array(), jv_string(v->consumer)));
 	autobuf struct gl_buf line = {0};
 	gl_json_dump(&line, env);
 	jv_free(env);
-	jv rec = gl_run_line(s, &line);
+	int64_t t0 = gl_mono_ns();
+	jv rec = gl_run_line(v->s, &line);
+	rec = jv_object_set(rec, jv_string("elapsed_ms"),
+			    jv_number((double)((gl_mono_ns() - t0) / 100000) / 10));
+	report_record(rec, name);
 	/* SPEC §6: what reaches the consumer is what its clearance covers */
-	jv clearance = gl_run_clearance(s, consumer);
-	int r = gl_mcp_result(rec, consumer, clearance, result, code, message, data);
+	jv clearance = gl_run_clearance(v->s, v->consumer);
+	int r = gl_mcp_result(rec, v->consumer, clearance, result, code, message, data);
 	jv_free(clearance);
 	jv_free(rec);
 	return r;
 }
 
+/* A tools/call request (id and params borrowed): run, then answer unless
+ * the client cancelled it (MCP "Cancellation": the receiver SHOULD NOT
+ * respond to a cancelled request). */
+static void call(struct serve *v, jv id, jv params)
+{
+	jv meta = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get(params, "_meta") : jv_invalid();
+	jv token = jv_get_kind(meta) == JV_KIND_OBJECT ? gl_json_get(meta, "progressToken")
+						       : jv_invalid();
+	gl_mcp_io_call_begin(v->io, id, token);
+	jv_free(token);
+	jv_free(meta);
+	jv result = jv_invalid(), data = jv_null();
+	int code = 0;
+	char *message = NULL;
+	int r = tools_call(v, params, &result, &code, &message, &data);
+	if (gl_mcp_io_call_end(v->io)) {
+		const char *name = jv_get_kind(params) == JV_KIND_OBJECT
+				       ? gl_json_get_str(params, "name") : NULL;
+		warn_call(name, "cancelled by the client", "cancelled", "no answer sent");
+		gl_log_event("cancelled", JV_OBJECT(jv_string("release"), jv_string(v->release)));
+		jv_free(result);
+		jv_free(data);
+	} else if (r == 0) {
+		jv_free(data);
+		send_msg(v, gl_rpc_result(jv_copy(id), result));
+	} else {
+		send_msg(v, gl_rpc_error(jv_copy(id), code, message, data));
+		v->refused = 1;
+	}
+	free(message);
+}
+
+/* An invalid line: -32700 or -32600, echoing a usable id; else null. */
+static void invalid(struct serve *v, struct gl_mcp_in *m)
+{
+	jv id = jv_get_kind(m->msg) == JV_KIND_OBJECT ? gl_json_get(m->msg, "id") : jv_invalid();
+	jv_kind k = jv_get_kind(id);
+	if (k != JV_KIND_STRING && k != JV_KIND_NUMBER) {
+		jv_free(id);
+		id = jv_null();
+	}
+	bool parse = m->st == GL_RPC_PARSE;
+	send_msg(v, gl_rpc_error(id, parse ? GL_RPC_PARSE_ERROR : GL_RPC_INVALID_REQUEST,
+				 parse ? "Parse error" : "Invalid Request",
+				 jv_string(m->err ? m->err : gl_rpc_status_name(m->st))));
+}
+
+static void request(struct serve *v, jv msg)
+{
+	jv id = gl_json_get(msg, "id");
+	jv params = gl_json_get(msg, "params");
+	const char *method = gl_json_get_str(msg, "method");
+	jv res;
+	if (!strcmp(method, "initialize")) {
+		if (initialize(params, &res) == 0)
+			send_msg(v, gl_rpc_result(jv_copy(id), res));
+		else
+			send_msg(v, gl_rpc_error(jv_copy(id), GL_RPC_INVALID_PARAMS,
+						 "initialize needs a string params.protocolVersion",
+						 jv_null()));
+	} else if (!strcmp(method, "ping")) {
+		send_msg(v, gl_rpc_result(jv_copy(id), jv_object()));
+	} else if (!strcmp(method, "tools/list")) {
+		char *code = NULL, *detail = NULL;
+		jv list = tools(v, &code, &detail);
+		if (jv_is_valid(list)) {
+			send_msg(v, gl_rpc_result(jv_copy(id), jv_copy(list)));
+		} else {
+			char *m = gl_xasprintf("germline: %s: %s", code, detail);
+			autofree char *d = gl_sanitize(detail, strnlen(detail, 300));
+			gl_warn("tools/list: refused: %s: %s", code, d);
+			gl_log_event("refusal", JV_OBJECT(jv_string("release"), jv_string(v->release),
+							  jv_string("error"), jv_string(code)));
+			send_msg(v, gl_rpc_error(jv_copy(id), -32000, m,
+						 JV_OBJECT(jv_string("error"), jv_string(code),
+							   jv_string("detail"), jv_string(detail))));
+			free(m);
+			v->refused = 1;
+		}
+		free(code);
+		free(detail);
+	} else if (!strcmp(method, "tools/call")) {
+		call(v, id, params);
+	} else {
+		char *m = gl_xasprintf("Method not found: %.64s", method);
+		send_msg(v, gl_rpc_error(jv_copy(id), GL_RPC_METHOD_NOT_FOUND, m, jv_null()));
+		free(m);
+	}
+	jv_free(id);
+	jv_free(params);
+}
+
 int gl_serve_mcp(struct session *s, const char *release, const char *consumer)
 {
-	struct gl_rpc_reader in;
-	gl_rpc_reader_init(&in, 0);
-	unsigned long calls = 0;
-	int refused = 0;
-	for (;;) {
-		jv msg;
-		enum gl_rpc_kind kind;
-		char *err = NULL;
-		enum gl_rpc_status st = gl_rpc_read(&in, -1, GL_RPC_LINE_MAX, &msg, &kind, &err);
-		if (st == GL_RPC_EOF || st == GL_RPC_IO || st == GL_RPC_DEADLINE) {
-			free(err);
-			jv_free(msg);
-			break;
-		}
-		if (st != GL_RPC_OK) {
-			/* Echo a usable id of an invalid message; else null. */
-			jv id = jv_invalid();
-			if (jv_get_kind(msg) == JV_KIND_OBJECT)
-				id = gl_json_get(msg, "id");
-			jv_kind k = jv_get_kind(id);
-			if (k != JV_KIND_STRING && k != JV_KIND_NUMBER) {
-				jv_free(id);
-				id = jv_null();
-			}
-			int code = st == GL_RPC_PARSE ? GL_RPC_PARSE_ERROR : GL_RPC_INVALID_REQUEST;
-			send_msg(gl_rpc_error(id, code, st == GL_RPC_PARSE ? "Parse error" : "Invalid Request",
-					      jv_string(err ? err : gl_rpc_status_name(st))));
-			free(err);
-			jv_free(msg);
-			continue;
-		}
-		if (kind != GL_RPC_REQUEST) { /* notifications and stray responses */
-			jv_free(msg);
-			continue;
-		}
-		jv id = gl_json_get(msg, "id");
-		jv params = gl_json_get(msg, "params");
-		const char *method = gl_json_get_str(msg, "method");
-		if (!strcmp(method, "initialize")) {
-			send_msg(gl_rpc_result(id, initialize(params)));
-		} else if (!strcmp(method, "ping")) {
-			send_msg(gl_rpc_result(id, jv_object()));
-		} else if (!strcmp(method, "tools/list")) {
-			char *code = NULL, *detail = NULL;
-			jv list = gl_run_tools(s, release, &code, &detail);
-			if (jv_is_valid(list)) {
-				send_msg(gl_rpc_result(id, list));
-			} else {
-				char *m = gl_xasprintf("germline: %s: %s", code, detail);
-				send_msg(gl_rpc_error(id, -32000, m,
-						      JV_OBJECT(jv_string("error"), jv_string(code),
-								jv_string("detail"), jv_string(detail))));
-				free(m);
-				jv_free(list);
-				refused = 1;
-			}
-			free(code);
-			free(detail);
-		} else if (!strcmp(method, "tools/call")) {
-			jv result;
-			int code = 0;
-			char *message = NULL;
-			jv data = jv_null();
-			if (tools_call(s, release, consumer, ++calls, params, &result, &code, &message,
-				       &data) == 0) {
-				send_msg(gl_rpc_result(id, result));
-			} else {
-				send_msg(gl_rpc_error(id, code, message, data));
-				refused = 1;
-			}
-			free(message);
-		} else {
-			char *m = gl_xasprintf("Method not found: %.64s", method);
-			send_msg(gl_rpc_error(id, GL_RPC_METHOD_NOT_FOUND, m, jv_null()));
-			free(m);
-		}
-		jv_free(params);
-		jv_free(msg);
+	struct gl_cancel cancel;
+	gl_cancel_init(&cancel);
+	gl_run_set_cancel(s, &cancel);
+	struct serve v = {.s = s, .release = release, .consumer = consumer, .tools = jv_invalid()};
+	v.io = gl_mcp_io_start(0, 1, &cancel);
+	gl_log_event("serve_start", JV_OBJECT(jv_string("release"), jv_string(release),
+					      jv_string("consumer"), jv_string(consumer)));
+	struct gl_mcp_in m;
+	while (gl_mcp_io_next(v.io, &m)) {
+		if (m.st != GL_RPC_OK)
+			invalid(&v, &m);
+		else if (m.kind == GL_RPC_REQUEST)
+			request(&v, m.msg);
+		/* other notifications and stray responses: nothing to do */
+		jv_free(m.msg);
+		free(m.err);
 		gl_run_idle(s); /* after the answer is out */
 	}
-	return refused;
+	gl_mcp_io_stop(v.io);
+	gl_run_set_cancel(s, NULL);
+	jv_free(v.tools);
+	gl_log_event("serve_end", JV_OBJECT(jv_string("release"), jv_string(release)));
+	return v.refused;
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# gl-replay bounds the release's germline and copies as gl-run does (issue
+# 15; lib/replay.c, cmd/gl-replay; docs/witness.md "Bounds of a replay"):
+# the auditor's host must survive a hostile release that behaves during the
+# call and bombs under replay only (tests/fixtures/releases/limits-replay:
+# the probe alone runs d's slot with the comparing copy's items). Off — the
+# test build's gl-replay with GL_TEST_LIMITS_OFF=1 — the probe holds 2 GiB
+# of the host (bounded by the release itself); on — bin/gl-replay, the
+# SPEC §4 defaults (memory_mb 512) — the host's MemAvailable never drops by
+# more than the bound plus a margin, and gl-replay still gives its verdict.
+# unprivileged: yes — gl-replay bounds its copies with rlimits there
+load helpers
+load fixtures/run/helpers
+load fixtures/run/replay
+bats_require_minimum_version 1.5.0
+
+setup() {
+  replay_setup
+  sink ocr.example
+  REL=$(install_release "$FIX/releases/limits-replay")
+  # c1: one copy (finance), its slot remembers "d"; c2: the hr item's copy
+  # sends one request more than d's: a trigger whose witness holds d's slot
+  { envelope c1 "$REL" ocr "$INVOICE_ONLY"; envelope c2 "$REL" ocr "$ITEMS"; } |
+    gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" >"$BATS_TEST_TMPDIR/results"
+  jq -e -s '[.[] | (.triggers | length)] == [0, 1]' "$BATS_TEST_TMPDIR/results"
+  W=$(jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results")
+}
+
+teardown() {
+  local p
+  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
+  chmod -R u+w "$GL_HOME" "$BATS_TEST_TMPDIR" 2>/dev/null # read-only release trees
+  true
+}
+
+item() { jq -cn --arg n "$1" --argjson l "$2" --arg d "$(b64 "$3")" '{name:$n,label:$l,data:$d}'; }
+
+memavail() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
+
+# replay_sampled GLREPLAY — gl-replay --tries 1 of $W while MemAvailable is
+# sampled; sets $status, $output, $RPID (gl-replay's) and $drop (MiB)
+replay_sampled() {
+  local base low sampler
+  base=$(memavail)
+  (while :; do memavail; sleep 0.05; done) >"$BATS_TEST_TMPDIR/mem" &
+  sampler=$!
+  echo "$sampler" >>"$PIDS"
+  "$1" --tries 1 --items "$BATS_TEST_TMPDIR/items" "$W" >"$BATS_TEST_TMPDIR/out" \
+    2>"$BATS_TEST_TMPDIR/err" &
+  RPID=$!
+  status=0
+  wait "$RPID" || status=$?
+  output=$(cat "$BATS_TEST_TMPDIR/out")
+  kill "$sampler"
+  low=$(sort -n "$BATS_TEST_TMPDIR/mem" | head -1)
+  drop=$(((base - low) / 1024))
+  echo "MemAvailable dropped by at most ${drop} MiB"
+}
+
+@test "off: under replay the probe copy takes 2 GiB of the auditor's host (the damage)" {
+  GL_TEST_LIMITS_OFF=1 replay_sampled "$GL_ROOT/build/testing/bin/gl-replay"
+  [ "$status" -eq 0 ] || { echo "$output"; cat "$BATS_TEST_TMPDIR/err"; false; }
+  json '.ok == true and .witness != null'
+  [ "$drop" -ge 1200 ]
+}
+
+@test "on: under replay the probe copy is bounded; the host loses at most the bound; a verdict" {
+  replay_sampled gl-replay
+  [ "$status" -eq 0 ] || { echo "$output"; cat "$BATS_TEST_TMPDIR/err"; false; }
+  json '.ok == true and .witness != null'
+  [ "$drop" -le $((512 + 512)) ]
+  # nothing of gl-replay's is left: no process of the release, no cgroup
+  ! pgrep -f "$GL_HOME/releases/$REL"
+  ! ls -d /sys/fs/cgroup/*/germline-"$RPID" /sys/fs/cgroup/*/*/germline-"$RPID" \
+    /sys/fs/cgroup/*/*/*/germline-"$RPID" 2>/dev/null
+}
