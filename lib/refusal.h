@@ -51,5 +51,8 @@ int gl_refusal_exit(enum gl_refusal code);
 /* Print f as SPEC §2 says (record on stdout for a refusal, always a line on
  * stderr) and return the exit code to use. */
 int gl_fail_report(const struct gl_fail *f);
+/* The code of the last refusal gl_fail_report printed in this process (for
+ * the log, lib/log.h), or NULL. */
+const char *gl_fail_last(void);
 
 #endif

@@ -414,3 +414,27 @@ start_prompting() {
   [ "$status" -eq 0 ]
   [[ "$output" == "gl-sign "* ]]
 }
+
+@test "--log FILE (or GL_LOG) on gl-sign and gl-verify: one command event per run, the refusal's code, never a secret" {
+  export GL_PASSPHRASE=sekrit-passphrase-$RANDOM
+  run --separate-stderr gl-sign keygen --log log.jsonl root
+  [ "$status" -eq 0 ]
+  gl-sign keygen --no-passphrase tk >/dev/null
+  GL_LOG=log.jsonl gl-sign init repo --root-key root --targets-key tk >/dev/null
+  run --separate-stderr gl-verify install --log=log.jsonl repo missing.tar.gz
+  [ "$status" -eq 1 ]
+  gl-verify pin repo --log log.jsonl >/dev/null
+  run --separate-stderr gl-verify install repo --log log.jsonl missing.tar.gz
+  [ "$status" -eq 1 ]
+  cat log.jsonl
+  jq -se 'map([.prog, .command, .exit, .error]) == [["gl-sign","keygen",0,null],
+    ["gl-sign","init",0,null], ["gl-verify","install",1,"not_pinned"], ["gl-verify","pin",0,null],
+    ["gl-verify","install",1,.[4].error]] and (.[4].error | type) == "string"
+    and all(.[]; .event == "command" and (.elapsed_ms | type) == "number")' log.jsonl
+  ! grep -q "$GL_PASSPHRASE" log.jsonl
+  ! grep -q "$(jq -r '.keyval.public' tk.pub)" log.jsonl
+  # a log that cannot be opened is a usage error, before anything is done
+  run --separate-stderr gl-sign keygen --no-passphrase --log /nonexistent/dir/l k2
+  [ "$status" -eq 2 ]
+  [ ! -e k2.key ]
+}

@@ -8,6 +8,7 @@
 
 #include "json.h"
 #include "keys.h"
+#include "log.h"
 #include "publish.h"
 #include "refusal.h"
 #include "util.h"
@@ -35,6 +36,8 @@ static const char usage[] =
     "else from the terminal. --expires takes days from now or an RFC 3339 UTC time\n"
     "(defaults: root 365 days, targets 90, snapshot 7, timestamp 1; for init and add\n"
     "it sets root and targets, for timestamp the timestamp).\n"
+    "Every command also takes --log FILE (or GL_LOG=FILE): one JSON Lines \"command\"\n"
+    "event per run (what ran, exit, refusal code, elapsed; never a secret).\n"
     "Prints one JSON object. Exit 0 ok; 1 refused ({\"ok\":false,\"error\":CODE,...});\n"
     "2 usage or I/O error. See docs/signing.md.\n";
 
@@ -360,6 +363,7 @@ int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-sign");
 	gl_std_flags(argc, argv, usage);
+	gl_log_take_flag("gl-sign", &argc, argv); /* --log FILE, anywhere (lib/log.h) */
 	if (argc < 2)
 		usage_error("missing command");
 	/* Before any secret is touched: no core dumps, not dumpable. */
@@ -404,5 +408,7 @@ int main(int argc, char **argv)
 	free(a.timestamp_key.v);
 	free(a.key.v);
 	free(a.new_key.v);
+	gl_log_command(cmd, rc, rc ? gl_fail_last() : NULL);
+	gl_log_close();
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "install.h"
 #include "json.h"
 #include "keys.h"
+#include "log.h"
 #include "receipt.h"
 #include "refusal.h"
 #include "trust.h"
@@ -21,6 +22,8 @@ static const char usage[] =
     "                 [--expect-target-sha256 H] [--expect-manifest-sha256 H]\n"
     "                 [--expect-interpreter-sha256 H] [--expect-state STATE]\n"
     "                 [--expect-mode MODE] [--expect-tree-sha256 H]\n"
+    "every command also takes --log FILE (or GL_LOG=FILE): one JSON Lines\n"
+    "         \"command\" event per run (what ran, exit, refusal code, elapsed).\n"
     "\n"
     "pin      trust REPO's root.json (or the given root file) explicitly; it must be\n"
     "         signed by its own root threshold and not expired.\n"
@@ -187,12 +190,8 @@ static int cmd_receipt(int argc, char **argv)
 	return all_ok ? GL_EXIT_OK : GL_EXIT_REFUSED;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-	gl_stdio_init("gl-verify");
-	gl_std_flags(argc, argv, usage);
-	if (argc < 2)
-		usage_error("missing command");
 	if (!strcmp(argv[1], "receipt"))
 		return cmd_receipt(argc, argv);
 	for (int i = 2; i < argc; i++) {
@@ -204,4 +203,17 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "install"))
 		return cmd_install(argc, argv);
 	usage_error("unknown command");
+}
+
+int main(int argc, char **argv)
+{
+	gl_stdio_init("gl-verify");
+	gl_std_flags(argc, argv, usage);
+	gl_log_take_flag("gl-verify", &argc, argv); /* --log FILE, anywhere (lib/log.h) */
+	if (argc < 2)
+		usage_error("missing command");
+	int rc = run(argc, argv);
+	gl_log_command(argv[1], rc, rc ? gl_fail_last() : NULL);
+	gl_log_close();
+	return rc;
 }
