@@ -38,7 +38,8 @@ ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 all: deps
 	@$(MAKE) --no-print-directory build
 
-units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay $(BUILD)/testing/bin/gl-damp
+units: $(UNITS) $(BUILD)/testing/bin/gl-run $(BUILD)/testing/bin/gl-replay $(BUILD)/testing/bin/gl-damp \
+	$(BUILD)/testing/bin/gl-verify
 
 deps:
 	@scripts/deps.sh
@@ -120,6 +121,11 @@ $(BUILD)/testing/bin/gl-replay: $(wildcard cmd/gl-replay/*.c) $(BUILD)/testing/l
 	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
 # gl-damp's switch GL_TEST_DAMPLOCK_OFF (tests/concurrency.bats)
 $(BUILD)/testing/bin/gl-damp: $(wildcard cmd/gl-damp/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
+
+# gl-verify's switches GL_TEST_TUF_OFF and GL_TEST_META_CAP_OFF (tests/tuf.bats)
+$(BUILD)/testing/bin/gl-verify: $(wildcard cmd/gl-verify/*.c) $(BUILD)/testing/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DGL_TESTING -o $@ $(filter %.c,$^) $(BUILD)/testing/libgermline.a $(LDLIBS)
 

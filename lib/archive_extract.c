@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "json.h"
+#include "log.h"
 
 #define XBUF (1u << 20) /* the one data buffer: memory is independent of size */
 /* Directory modes while extracting: created implicitly as the parent of an
@@ -389,7 +390,10 @@ static enum gl_archive_status extract(int fd, const char *dest, const struct gl_
 		rc = put_entry(&x, e, &root_seen);
 		if (rc != GL_ARCHIVE_OK)
 			break;
+		/* long installs say how far they are, on a terminal only */
+		gl_log_progress("%llu entries extracted", (unsigned long long)x.index);
 	}
+	gl_log_progress_end();
 	if (rc == GL_ARCHIVE_OK)
 		rc = seal(&x, "");
 	/* Data reaches the disk before the tree gets its final name. */

@@ -13,7 +13,9 @@
 #include "archive.h"
 #include "json.h"
 #include "manifest.h"
+#include "repo.h"
 #include "trust.h"
+#include "tuf_client.h"
 
 #define CHUNK (256u << 10)
 
@@ -30,48 +32,71 @@ static int private_copy_fd(const char *dir)
 	return fd;
 }
 
-/* Read at most want+1 bytes of path, hashing them and (when copy_fd >= 0)
- * writing them to copy_fd; then compare length, then SHA-256. */
-static enum gl_refusal fetch(const char *path, int64_t want, const char *want_sha, int copy_fd,
-			     struct gl_fail *f)
+struct hasher {
+	crypto_hash_sha256_state s256;
+	crypto_hash_sha512_state s512;
+	int copy_fd, want512; /* SHA-512 only when targets.json lists one */
+	const char *name;
+};
+
+static int hash_sink(void *ctx, const void *data, size_t len, struct gl_fail *f)
 {
-	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return gl_fail_set(f, GL_R_IO, "%s: not a regular file", path);
-	crypto_hash_sha256_state h;
-	crypto_hash_sha256_init(&h);
-	autofree unsigned char *buf = gl_xmalloc(CHUNK);
-	uint64_t total = 0, limit = (uint64_t)want + 1;
-	while (total < limit) {
-		size_t room = limit - total < CHUNK ? (size_t)(limit - total) : CHUNK;
-		ssize_t r = read(fd, buf, room);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno));
-		if (r == 0)
-			break;
-		total += (uint64_t)r;
-		crypto_hash_sha256_update(&h, buf, (unsigned long long)r);
-		if (copy_fd >= 0 && gl_write_all(copy_fd, buf, (size_t)r) < 0)
-			return gl_fail_set(f, GL_R_IO, "copying %s: %s", path, strerror(errno));
-	}
-	if (total > (uint64_t)want)
+	struct hasher *h = ctx;
+	crypto_hash_sha256_update(&h->s256, data, (unsigned long long)len);
+	if (h->want512)
+		crypto_hash_sha512_update(&h->s512, data, (unsigned long long)len);
+	if (h->copy_fd >= 0 && gl_write_all(h->copy_fd, data, len) < 0)
+		return gl_fail_set(f, GL_R_IO, "copying %s: %s", h->name, strerror(errno)), -1;
+	return 0;
+}
+
+/* TUF §5.7.3: stream the target (at most its signed length and one byte
+ * more), writing it to copy_fd when >= 0; then its length, then every
+ * hash targets.json lists that this host supports (sha256, sha512; at least
+ * one). sha (out) is its SHA-256, the release's identity. */
+static enum gl_refusal fetch(const char *repo, const char *rel, int64_t want, jv hashes,
+			     int copy_fd, char sha[65], struct gl_fail *f)
+{
+	autofree char *name = gl_repo_name(repo, rel);
+	struct hasher h = {.copy_fd = copy_fd,
+			   .want512 = gl_json_get_str(hashes, "sha512") != NULL,
+			   .name = name};
+	crypto_hash_sha256_init(&h.s256);
+	crypto_hash_sha512_init(&h.s512);
+	uint64_t total;
+	int more;
+	if (gl_repo_stream(repo, rel, (uint64_t)want, hash_sink, &h, &total, &more, f))
+		return f->code;
+	if (more)
 		return gl_fail_set(f, GL_R_LENGTH, "%s: longer than the %lld bytes targets.json says",
-				   path, (long long)want);
+				   name, (long long)want);
 	if (total < (uint64_t)want)
-		return gl_fail_set(f, GL_R_LENGTH, "%s: %llu bytes, but targets.json says %lld", path,
+		return gl_fail_set(f, GL_R_LENGTH, "%s: %llu bytes, but targets.json says %lld", name,
 				   (unsigned long long)total, (long long)want);
-	unsigned char d[crypto_hash_sha256_BYTES];
-	char hex[2 * sizeof d + 1];
-	crypto_hash_sha256_final(&h, d);
-	gl_hex(d, sizeof d, hex);
-	if (strcmp(hex, want_sha))
-		return gl_fail_set(f, GL_R_HASH, "%s: SHA-256 is %s, but targets.json says %s",
-				   path, hex, want_sha);
+	unsigned char d256[crypto_hash_sha256_BYTES], d512[crypto_hash_sha512_BYTES];
+	char hex512[129];
+	crypto_hash_sha256_final(&h.s256, d256);
+	crypto_hash_sha512_final(&h.s512, d512);
+	gl_hex(d256, sizeof d256, sha);
+	gl_hex(d512, sizeof d512, hex512);
+	static const char *const algs[] = {"sha256", "sha512"}, *const names[] = {"SHA-256",
+										   "SHA-512"};
+	const char *have[] = {sha, hex512};
+	int checked = 0;
+	for (int i = 0; i < 2; i++) {
+		const char *w = gl_json_get_str(hashes, algs[i]);
+		if (!w)
+			continue;
+		if (strcasecmp(w, have[i]) && !gl_tuf_check_off("hash"))
+			return gl_fail_set(f, GL_R_HASH, "%s: %s is %s, but targets.json says %.128s",
+					   name, names[i], have[i], w);
+		checked++;
+	}
+	if (!checked)
+		return gl_fail_set(f, GL_R_UNSUPPORTED,
+				   "%s: targets.json lists no hash this host supports (sha256, "
+				   "sha512)",
+				   name);
 	return GL_R_OK;
 }
 
@@ -137,30 +162,80 @@ static enum gl_refusal extract(int fd, const char *dest, const char *target, jv 
 }
 
 struct target {
-	char *name, *path;
-	jv entry; /* targets.json's entry for name */
+	char *name;	  /* the target path in targets.json */
+	const char *repo; /* where it is read from: the repository, or NULL */
+	char *rel;	  /* its path there (or the local path when repo is NULL) */
+	jv entry;	  /* targets.json's entry for name */
+	jv hashes;	  /* entry.hashes */
 	int64_t length;
-	const char *sha; /* inside entry */
+	char sha[65]; /* SHA-256 of the bytes read (after fetch) */
 };
 
-static enum gl_refusal pick_target(const char *repo, const char *file, const struct gl_meta *t,
-				   struct target *tg, struct gl_fail *f)
+/* The file a repository serves for target path `path` (TUF §5.7.3): with
+ * consistent snapshots targets/DIR/HASH.BASE, HASH its sha256 (else sha512,
+ * else the first digest listed), else targets/PATH. Owned. */
+static char *target_rel(const struct gl_meta *root, const char *path, jv hashes)
 {
-	autofree char *copy = gl_xstrdup(file);
-	int is_path = strchr(file, '/') != NULL;
-	tg->name = gl_xstrdup(basename(copy));
-	tg->path = is_path ? gl_xstrdup(file) : gl_xasprintf("%s/targets/%s", repo, file);
+	if (!gl_meta_consistent(root))
+		return gl_xasprintf("targets/%s", path);
+	const char *h = gl_json_get_str(hashes, "sha256");
+	if (!h)
+		h = gl_json_get_str(hashes, "sha512");
+	jv keys = jv_keys(jv_copy(hashes));
+	jv first = jv_array_get(jv_copy(keys), 0);
+	autofree char *any = jv_is_valid(first) ? gl_json_get_str(hashes, jv_string_value(first))
+						      ? gl_xstrdup(gl_json_get_str(
+							    hashes, jv_string_value(first)))
+						      : NULL
+					    : NULL;
+	jv_free(first);
+	jv_free(keys);
+	if (!h)
+		h = any;
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return gl_xasprintf("targets/%s.%s", h, path);
+	return gl_xasprintf("targets/%.*s/%s.%s", (int)(slash - path), path, h, slash + 1);
+}
+
+/* FILE: a target path listed in targets.json (or by a role it delegates
+ * to), read from the repository; else an existing local path containing '/'
+ * whose basename is the target name. */
+static enum gl_refusal pick_target(const char *repo, const char *file, struct gl_publisher *p,
+				   int64_t now, struct target *tg, jv *signers, struct gl_fail *f)
+{
+	const struct gl_meta *t = &p->targets;
 	jv all = gl_json_get(t->sig, "targets");
-	tg->entry = gl_json_get(all, tg->name);
+	jv e = gl_json_get(all, file);
+	if (!jv_is_valid(e) && gl_tuf_target_path_ok(file)) {
+		jv_free(e);
+		if (gl_tuf_find_delegated(p, repo, now, file, &e, signers, f)) {
+			jv_free(all);
+			return f->code;
+		}
+	}
+	int local = !jv_is_valid(e) && strchr(file, '/') && access(file, F_OK) == 0;
+	autofree char *copy = gl_xstrdup(file);
+	tg->name = gl_xstrdup(local ? basename(copy) : file);
+	if (local) {
+		jv_free(e);
+		e = gl_json_get(all, tg->name);
+	}
 	jv_free(all);
+	tg->entry = e;
 	if (!jv_is_valid(tg->entry))
 		return gl_fail_set(f, GL_R_BAD_SIGNATURE,
 				   "%s: lists no target named \"%s\" (no signature covers it)",
 				   t->name, tg->name);
-	jv h = gl_json_get(tg->entry, "hashes");
-	tg->sha = gl_json_get_str(h, "sha256"); /* entry keeps it alive */
-	jv_free(h);
+	if (!gl_tuf_target_path_ok(tg->name))
+		return gl_fail_set(f, GL_R_BAD_METADATA,
+				   "%s: target path \"%s\" is not safe to install (absolute, an "
+				   "empty, \".\" or \"..\" segment, or a control character)",
+				   t->name, tg->name);
+	tg->hashes = gl_json_get(tg->entry, "hashes");
 	gl_json_get_int(tg->entry, "length", &tg->length);
+	tg->repo = local ? NULL : repo;
+	tg->rel = local ? gl_xstrdup(file) : target_rel(&p->root, tg->name, tg->hashes);
 	return GL_R_OK;
 }
 
@@ -172,6 +247,8 @@ static enum gl_refusal place(const char *rel, const struct target *tg, jv signer
 	autofree char *dest = gl_xasprintf("%s/%s", rel, tg->sha);
 	autofree char *rec = gl_xasprintf("%s/%s.json", rel, tg->sha);
 	jv files = jv_invalid();
+	if (copy_fd >= 0 && access(dest, F_OK) == 0 && access(rec, F_OK) == 0)
+		copy_fd = -1; /* installed before under the same SHA-256 */
 	if (copy_fd >= 0) {
 		if (access(dest, F_OK) == 0 && gl_rm_rf(dest) < 0) /* a torn earlier install */
 			return gl_fail_set(f, GL_R_IO, "%s: %s", dest, strerror(errno));
@@ -200,21 +277,23 @@ static enum gl_refusal place(const char *rel, const struct target *tg, jv signer
 	return GL_R_OK;
 }
 
-/* Fetch (length, hash) and place the target named by tg. Borrows signers. */
-static enum gl_refusal fetch_and_place(const char *home, const struct target *tg, jv signers,
+/* Fetch (length, hashes) and place the target named by tg. Borrows signers. */
+static enum gl_refusal fetch_and_place(const char *home, struct target *tg, jv signers,
 				       jv *record, struct gl_fail *f)
 {
 	autofree char *rel = gl_xasprintf("%s/releases", home);
-	autofree char *dest = gl_xasprintf("%s/%s", rel, tg->sha);
-	autofree char *rec = gl_xasprintf("%s/%s.json", rel, tg->sha);
 	if (gl_mkdir_p(rel, 0755) < 0)
 		return gl_fail_set(f, GL_R_IO, "%s: %s", rel, strerror(errno));
 	/* Installed before: re-verify the bytes, keep the tree. */
-	int installed = access(dest, F_OK) == 0 && access(rec, F_OK) == 0;
+	const char *sha = gl_json_get_str(tg->hashes, "sha256");
+	autofree char *dest = sha ? gl_xasprintf("%s/%.64s", rel, sha) : NULL;
+	autofree char *rec = sha ? gl_xasprintf("%s/%.64s.json", rel, sha) : NULL;
+	int installed = sha && strlen(sha) == 64 && strspn(sha, "0123456789abcdef") == 64 &&
+			access(dest, F_OK) == 0 && access(rec, F_OK) == 0;
 	autoclose int copy_fd = installed ? -1 : private_copy_fd(rel);
 	if (!installed && copy_fd < 0)
 		return gl_fail_set(f, GL_R_IO, "%s: %s", rel, strerror(errno));
-	if (fetch(tg->path, tg->length, tg->sha, copy_fd, f))
+	if (fetch(tg->repo, tg->rel, tg->length, tg->hashes, copy_fd, tg->sha, f))
 		return f->code;
 	return place(rel, tg, signers, copy_fd, record, f);
 }
@@ -223,16 +302,18 @@ enum gl_refusal gl_install(const char *home, const char *repo, const char *file,
 			   jv *record, struct gl_fail *f)
 {
 	autopublisher struct gl_publisher p = {.lock_fd = -1};
-	autometa struct gl_meta t = {0};
 	jv signers = jv_invalid();
-	struct target tg = {.entry = jv_invalid()};
+	struct target tg = {.entry = jv_invalid(), .hashes = jv_invalid()};
+	/* TUF §5.2-5.7: pinned root, root chain, timestamp, snapshot, targets,
+	 * then the target itself. */
 	if (!gl_trust_find(home, repo, &p, f) && !gl_trust_refresh_root(&p, repo, now, f) &&
-	    !gl_trust_refresh_targets(&p, repo, now, &t, &signers, f) &&
-	    !pick_target(repo, file, &t, &tg, f))
+	    !gl_tuf_update(&p, repo, now, &signers, f) &&
+	    !pick_target(repo, file, &p, now, &tg, &signers, f))
 		fetch_and_place(home, &tg, signers, record, f);
 	jv_free(signers);
 	jv_free(tg.entry);
+	jv_free(tg.hashes);
 	free(tg.name);
-	free(tg.path);
+	free(tg.rel);
 	return f->code;
 }

@@ -193,7 +193,7 @@ void gl_json_dump(struct gl_buf *b, jv v)
 	}
 }
 
-static int canon(struct gl_buf *b, jv v, char **err)
+static int canon(struct gl_buf *b, jv v, bool ctl, char **err)
 {
 	switch (jv_get_kind(v)) {
 	case JV_KIND_NULL: gl_buf_adds(b, "null"); return 0;
@@ -219,7 +219,7 @@ static int canon(struct gl_buf *b, jv v, char **err)
 		gl_buf_addc(b, '"');
 		for (size_t i = 0; i < n; i++) {
 			unsigned char c = (unsigned char)s[i];
-			if (c < 0x20) {
+			if (c < 0x20 && !ctl) {
 				*err = gl_xasprintf("control character 0x%02x in a string", c);
 				return -1;
 			}
@@ -237,7 +237,7 @@ static int canon(struct gl_buf *b, jv v, char **err)
 			if (i)
 				gl_buf_addc(b, ',');
 			jv e = jv_array_get(jv_copy(v), i);
-			int r = canon(b, e, err);
+			int r = canon(b, e, ctl, err);
 			jv_free(e);
 			if (r < 0)
 				return -1;
@@ -252,11 +252,11 @@ static int canon(struct gl_buf *b, jv v, char **err)
 		for (int i = 0; i < n && r == 0; i++) {
 			if (i)
 				gl_buf_addc(b, ',');
-			r = canon(b, ks[i].k, err);
+			r = canon(b, ks[i].k, ctl, err);
 			if (r == 0) {
 				gl_buf_addc(b, ':');
 				jv e = jv_object_get(jv_copy(v), jv_copy(ks[i].k));
-				r = canon(b, e, err);
+				r = canon(b, e, ctl, err);
 				jv_free(e);
 			}
 		}
@@ -275,7 +275,13 @@ static int canon(struct gl_buf *b, jv v, char **err)
 int gl_canon_dump(struct gl_buf *b, jv v, char **err)
 {
 	*err = NULL;
-	return canon(b, v, err);
+	return canon(b, v, false, err);
+}
+
+int gl_canon_dump_tuf(struct gl_buf *b, jv v, char **err)
+{
+	*err = NULL;
+	return canon(b, v, true, err);
 }
 
 jv gl_canon_parse(const char *buf, size_t len)

@@ -119,6 +119,10 @@ void gl_json_dump_string(struct gl_buf *b, const char *s, size_t n);
  * Borrows v. Returns 0, or -1 with *err (malloc'd) naming the offending
  * value (a float, a control character, an out-of-range integer). */
 int gl_canon_dump(struct gl_buf *b, jv v, char **err);
+/* The same, but control characters are written verbatim as
+ * securesystemslib's encode_canonical writes them (SPEC §3): the bytes a
+ * TUF signature covers. Only TUF metadata uses it. */
+int gl_canon_dump_tuf(struct gl_buf *b, jv v, char **err);
 
 /* Is buf[0..len) exactly the canonical form of the value it parses to?
  * Returns the parsed value (owned) or jv_invalid_with_msg. This single

@@ -33,6 +33,40 @@ void gl_log_open(const char *prog, const char *path)
 		gl_die_errno(GL_EXIT_USAGE, "--log %s", path);
 }
 
+void gl_log_take_flag(const char *prog, int *argc, char **argv)
+{
+	const char *path = NULL;
+	int j = 1, i = 1;
+	for (; i < *argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--log")) {
+			if (i + 1 >= *argc)
+				gl_die(GL_EXIT_USAGE, "--log wants a FILE");
+			path = argv[++i];
+		} else if (!strncmp(argv[i], "--log=", 6)) {
+			path = argv[i] + 6;
+		} else {
+			argv[j++] = argv[i];
+		}
+	}
+	for (; i < *argc; i++)
+		argv[j++] = argv[i];
+	argv[j] = NULL;
+	*argc = j;
+	gl_log_open(prog, path);
+}
+
+void gl_log_command(const char *command, int status, const char *error)
+{
+	if (log_fd < 0)
+		return;
+	gl_log_event("command", JV_OBJECT(jv_string("command"), jv_string(command ? command : ""),
+					  jv_string("exit"), jv_number(status), jv_string("error"),
+					  error ? jv_string(error) : jv_null(), jv_string("elapsed_ms"),
+					  jv_number((double)((gl_mono_ns() - prog_start) / 1000000))));
+}
+
 bool gl_log_on(void)
 {
 	return log_fd >= 0;
@@ -158,7 +192,8 @@ void gl_log_close(void)
 void gl_log_progress(const char *fmt, ...)
 {
 	int64_t now = gl_mono_ns();
-	if (now - prog_start < 2000000000LL || now - prog_last < 1000000000LL || !isatty(2))
+	if (!log_prog || now - prog_start < 2000000000LL || now - prog_last < 1000000000LL ||
+	    !isatty(2))
 		return;
 	prog_last = now;
 	char text[160];

@@ -1,9 +1,10 @@
 /* log.h — the operator's log (issue 17; docs/gl-run.md "Logs"): JSON Lines
  * events appended to one file, and progress on a terminal.
  *
- * `--log FILE` or GL_LOG=FILE (the flag wins) on gl-run, gl-replay,
- * gl-damp and gl-plan; any command can call gl_log_open (gl-sign and
- * gl-verify are not wired yet). Each event is one line
+ * `--log FILE` or GL_LOG=FILE (the flag wins) on every command: gl-run,
+ * gl-replay, gl-damp and gl-plan parse it with their flags; gl-sign and
+ * gl-verify, whose arguments are positional, take it out of argv first
+ * (gl_log_take_flag) and log one "command" event per run. Each event is one line
  *   {"ts":"2027-01-31T00:00:00Z","prog":"gl-run","pid":123,"event":"call_end",…}
  * written with a single write(2) on a descriptor opened O_APPEND (several
  * processes may share the file; a line is never interleaved with another),
@@ -37,6 +38,13 @@ void gl_log_result(jv rec);
 /* obj.key (borrowed obj) for an event's fields: a copy, or jv_null(). */
 jv gl_log_field(jv obj, const char *key);
 void gl_log_close(void);
+
+/* For a command with positional arguments: remove every "--log FILE" and
+ * "--log=FILE" before "--" from argv (updating *argc), then gl_log_open. */
+void gl_log_take_flag(const char *prog, int *argc, char **argv);
+/* The "command" event: what ran (argv[1]), its exit status, the refusal
+ * code when it was refused (NULL: none), and the elapsed time. */
+void gl_log_command(const char *command, int status, const char *error);
 
 /* Progress of long work on stderr, at most once a second, and only when
  * stderr is a terminal and the work has run for more than 2 s: "\rPROG:

@@ -1,4 +1,5 @@
-/* publish.c — gl-sign init|add|rotate over a repository; see publish.h. */
+/* publish.c — gl-sign init|add|remove|pack over a repository; see publish.h.
+ * The metadata chain, timestamp and rotate are lib/publish_meta.c. */
 #define _GNU_SOURCE
 #include "publish.h"
 
@@ -12,143 +13,103 @@
 #include "archive.h"
 #include "json.h"
 #include "manifest.h"
+#include "minisign.h"
+#include "publish_impl.h"
 #include "tuf.h"
 
 #define CHUNK (256u << 10)
 
-/* ---- helpers ----------------------------------------------------------- */
+/* ---- init -------------------------------------------------------------- */
 
-static size_t distinct(struct gl_keys ks, int need_secret)
+static jv init_record(const char *repo, jv root_signed, int consistent)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < ks.n; i++) {
-		int dup = need_secret && !ks.k[i].sk;
-		for (size_t j = 0; j < i && !dup; j++)
-			dup = !strcmp(ks.k[i].keyid, ks.k[j].keyid) && (!need_secret || ks.k[j].sk);
-		n += !dup;
-	}
-	return n;
-}
-
-static int role_has(jv role, const char *keyid)
-{
-	jv ids = gl_json_get(role, "keyids");
-	int found = 0;
-	jv_array_foreach(ids, i, e)
-	{
-		(void)i;
-		found |= !strcmp(jv_string_value(e), keyid);
-		jv_free(e);
-	}
-	jv_free(ids);
-	return found;
-}
-
-/* The keys of ks (with secrets) that role lists, into out (caller frees
- * out->k, a shallow copy); warns about the others. Borrows role. */
-static void authorised(struct gl_keys ks, jv role, const char *what, struct gl_keys *out)
-{
-	struct gl_key *a = gl_xcalloc(ks.n, sizeof *a);
-	size_t n = 0;
-	for (size_t i = 0; i < ks.n; i++) {
-		if (role_has(role, ks.k[i].keyid) && ks.k[i].sk)
-			a[n++] = ks.k[i];
-		else
-			gl_warn("%s (key %s) is not a signing key of the %s; it does not sign",
-				ks.k[i].path, ks.k[i].keyid, what);
-	}
-	out->k = a;
-	out->n = n;
-}
-
-static int64_t role_threshold(jv role)
-{
-	int64_t t = 0;
-	gl_json_get_int(role, "threshold", &t);
-	return t;
-}
-
-static void warn_expired(const char *path, int64_t expires)
-{
-	if (expires > gl_now())
-		return;
-	char t[21];
-	gl_time_format(expires, t);
-	gl_warn("warning: %s is already expired (expires %s)", path, t);
-}
-
-static enum gl_refusal write_doc(const char *path, jv doc, struct gl_fail *f)
-{
-	autofree char *err = NULL;
-	int r = gl_tuf_write(path, doc, &err);
-	jv_free(doc);
-	return r < 0 ? gl_fail_set(f, GL_R_IO, "%s", err) : GL_R_OK;
-}
-
-/* {"root":[…],"targets":[…]} of a root "signed" object (borrowed). */
-static jv keyids_of(jv signed_)
-{
-	jv roles = gl_json_get(signed_, "roles"), out = jv_object();
-	static const char *const names[] = {"root", "targets"};
-	for (int i = 0; i < 2; i++) {
+	jv roles = gl_json_get(root_signed, "roles"), ids = jv_object();
+	static const char *const names[] = {"root", "targets", "snapshot", "timestamp"};
+	for (int i = 0; i < 4; i++) {
 		jv r = gl_json_get(roles, names[i]);
-		out = jv_object_set(out, jv_string(names[i]), gl_json_get(r, "keyids"));
+		ids = jv_object_set(ids, jv_string(names[i]), gl_json_get(r, "keyids"));
 		jv_free(r);
 	}
 	jv_free(roles);
-	return out;
+	jv o = jv_object_set(jv_object(), jv_string("ok"), jv_true());
+	o = jv_object_set(o, jv_string("repo"), jv_string(repo));
+	o = jv_object_set(o, jv_string("root_version"), jv_number(1));
+	o = jv_object_set(o, jv_string("targets_version"), jv_number(1));
+	o = jv_object_set(o, jv_string("consistent_snapshot"), jv_bool(consistent));
+	return jv_object_set(o, jv_string("keyids"), ids);
 }
 
-/* ---- init -------------------------------------------------------------- */
+static enum gl_refusal init_checks(const struct gl_init *in, const struct gl_keys *ks,
+				   struct gl_fail *f)
+{
+	static const char *const names[] = {"root", "targets", "snapshot", "timestamp"};
+	for (int i = 0; i < 4; i++) {
+		if ((size_t)in->threshold > gl_keys_distinct(ks[i], 1))
+			return gl_fail_set(f, GL_R_IO,
+					   "--threshold %lld exceeds the %zu distinct signing keys "
+					   "given for the %s role",
+					   (long long)in->threshold, gl_keys_distinct(ks[i], 1),
+					   names[i]);
+	}
+	return GL_R_OK;
+}
 
-enum gl_refusal gl_publish_init(const char *repo, struct gl_keys root_keys,
-				struct gl_keys targets_keys, int64_t threshold,
-				int64_t root_expires, int64_t targets_expires, jv *out,
+/* Root v1 and the empty targets v1 -> snapshot v1 -> timestamp v1. */
+enum gl_refusal gl_publish_init(const char *repo, const struct gl_init *in, jv *out,
 				struct gl_fail *f)
 {
-	if ((size_t)threshold > distinct(root_keys, 1) ||
-	    (size_t)threshold > distinct(targets_keys, 1))
-		return gl_fail_set(f, GL_R_IO,
-				   "--threshold %lld exceeds the distinct signing keys given "
-				   "(root %zu, targets %zu)",
-				   (long long)threshold, distinct(root_keys, 1),
-				   distinct(targets_keys, 1));
+	struct gl_keys ks[4] = {in->root, in->targets, in->snapshot.n ? in->snapshot : in->targets,
+				in->timestamp.n ? in->timestamp : in->targets};
+	if (init_checks(in, ks, f))
+		return f->code;
 	autofree char *rootp = gl_xasprintf("%s/root.json", repo);
 	autofree char *root1 = gl_xasprintf("%s/1.root.json", repo);
-	autofree char *tp = gl_xasprintf("%s/targets.json", repo);
 	autofree char *tdir = gl_xasprintf("%s/targets", repo);
 	if (access(rootp, F_OK) == 0 || access(root1, F_OK) == 0)
 		return gl_fail_set(f, GL_R_IO, "%s: already initialised (root.json exists)", repo);
 	if (gl_mkdir_p(tdir, 0755) < 0)
 		return gl_fail_set(f, GL_R_IO, "%s: %s", tdir, strerror(errno));
-	jv keys = gl_tuf_keys_add(jv_object(), root_keys.k, root_keys.n);
-	keys = gl_tuf_keys_add(keys, targets_keys.k, targets_keys.n);
-	jv rs = gl_tuf_root_signed(1, root_expires, keys,
-				   gl_tuf_role(root_keys.k, root_keys.n, threshold),
-				   gl_tuf_role(targets_keys.k, targets_keys.n, threshold));
-	jv ids = keyids_of(rs);
-	jv root = gl_tuf_sign(rs, root_keys.k, root_keys.n);
-	jv targets = gl_tuf_sign(gl_tuf_targets_signed(1, targets_expires, jv_object()),
-				 targets_keys.k, targets_keys.n);
-	warn_expired(rootp, root_expires);
-	warn_expired(tp, targets_expires);
-	enum gl_refusal r = write_doc(root1, jv_copy(root), f);
-	if (r == GL_R_OK)
-		r = write_doc(rootp, jv_copy(root), f);
-	if (r == GL_R_OK)
-		r = write_doc(tp, jv_copy(targets), f);
-	jv_free(root);
-	jv_free(targets);
-	if (r != GL_R_OK) {
-		jv_free(ids);
-		return r;
+	jv keys = jv_object(), roles = jv_object();
+	static const char *const names[] = {"root", "targets", "snapshot", "timestamp"};
+	for (int i = 0; i < 4; i++) {
+		keys = gl_tuf_keys_add(keys, ks[i].k, ks[i].n);
+		roles = jv_object_set(roles, jv_string(names[i]),
+				      gl_tuf_role(ks[i].k, ks[i].n, in->threshold));
 	}
-	jv o = jv_object_set(jv_object(), jv_string("ok"), jv_true());
-	o = jv_object_set(o, jv_string("repo"), jv_string(repo));
-	o = jv_object_set(o, jv_string("root_version"), jv_number(1));
-	o = jv_object_set(o, jv_string("targets_version"), jv_number(1));
-	*out = jv_object_set(o, jv_string("keyids"), ids);
-	return GL_R_OK;
+	jv rs = gl_tuf_root_signed(1, in->root_expires, keys, roles, in->consistent);
+	jv rec = init_record(repo, rs, in->consistent);
+	jv root = gl_tuf_sign(rs, ks[0].k, ks[0].n);
+	gl_pub_warn_expired(rootp, in->root_expires);
+	/* A bootstrap chain at version 0 that the commit below advances to 1. */
+	struct gl_pubrepo r = {.dir = repo};
+	autobuf struct gl_buf b = {0};
+	autofree char *err = NULL;
+	gl_tuf_dump(&b, root, &err);
+	enum gl_refusal rc = gl_meta_parse(&r.root, "root.json", b.data, b.len, GL_META_ROOT, f);
+	r.snapshot.sig = jv_object_set(jv_object(), jv_string("meta"), jv_object());
+	r.snapshot.doc = r.targets.doc = r.targets.sig = r.timestamp.doc = r.timestamp.sig =
+	    jv_invalid();
+	r.snapshot.doc = jv_invalid();
+	if (rc == GL_R_OK)
+		rc = gl_pub_write(repo, "1.root.json", jv_copy(root), f);
+	if (rc == GL_R_OK)
+		rc = gl_pub_write(repo, "root.json", jv_copy(root), f);
+	struct gl_key *all = gl_xcalloc(ks[1].n + ks[2].n + ks[3].n + 1, sizeof *all);
+	size_t n = 0;
+	for (int i = 1; i < 4; i++)
+		for (size_t j = 0; j < ks[i].n; j++)
+			all[n++] = ks[i].k[j];
+	if (rc == GL_R_OK)
+		rc = gl_pubrepo_commit(&r, (struct gl_keys){all, n}, GL_META_TARGETS, jv_object(),
+				       &in->exp, &rec, f);
+	free(all);
+	jv_free(root);
+	gl_pubrepo_free(&r);
+	if (rc == GL_R_OK)
+		*out = rec;
+	else
+		jv_free(rec);
+	return rc;
 }
 
 /* ---- add --------------------------------------------------------------- */
@@ -264,27 +225,50 @@ static jv target_entry(const struct staged *s, jv manifest)
 	return jv_object_set(e, jv_string("custom"), custom);
 }
 
-static jv add_record(const char *name, const struct staged *s, jv manifest, int64_t version)
+static jv add_record(const char *name, const struct staged *s, jv manifest)
 {
 	jv o = jv_object_set(jv_object(), jv_string("ok"), jv_true());
 	o = jv_object_set(o, jv_string("target"), jv_string(name));
 	o = jv_object_set(o, jv_string("length"), jv_number((double)s->len));
 	o = jv_object_set(o, jv_string("sha256"), jv_string(s->sha));
 	o = jv_object_set(o, jv_string("name"), gl_json_get(manifest, "name"));
-	o = jv_object_set(o, jv_string("version"), gl_json_get(manifest, "version"));
-	return jv_object_set(o, jv_string("targets_version"), jv_number((double)version));
+	return jv_object_set(o, jv_string("version"), gl_json_get(manifest, "version"));
 }
 
-/* Stage the archive, check its manifest, publish it under name and write
- * the new targets.json. Borrows old. */
-static enum gl_refusal add_signed(const char *repo, struct gl_keys signers, const char *archive,
-				  const char *name, const struct gl_meta *old, int64_t expires,
-				  jv *out, struct gl_fail *f)
+/* REPO/targets/HASH.NAME, the consistent-snapshot name of a target (TUF
+ * §5.7.3): a hard link to REPO/targets/NAME, else a copy. */
+static enum gl_refusal hashed_copy(const char *repo, const char *name, const struct staged *s,
+				   struct gl_fail *f)
 {
-	autofree char *dest = gl_xasprintf("%s/targets/%s", repo, name);
-	autofree char *tp = gl_xasprintf("%s/targets.json", repo);
+	autofree char *src = gl_xasprintf("%s/targets/%s", repo, name);
+	autofree char *dst = gl_xasprintf("%s/targets/%s.%s", repo, s->sha, name);
+	if (access(dst, F_OK) == 0 || link(src, dst) == 0)
+		return GL_R_OK;
+	struct staged c = {.fd = -1};
+	autofree char *tmp = gl_xasprintf("%s.tmp.XXXXXX", dst);
+	autoclose int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 || fchmod(fd, 0644) < 0 || hash_copy(src, fd, &c, f) || rename(tmp, dst) < 0) {
+		if (fd >= 0)
+			unlink(tmp);
+		return f->code ? f->code : gl_fail_set(f, GL_R_IO, "%s: %s", dst, strerror(errno));
+	}
+	return GL_R_OK;
+}
+
+/* Stage the archive, check its manifest and every threshold, publish it
+ * under name and re-sign the chain. */
+static enum gl_refusal add_signed(struct gl_pubrepo *r, struct gl_keys keys, const char *archive,
+				  const char *name, const struct gl_expiry *e, jv *out,
+				  struct gl_fail *f)
+{
+	autofree char *dest = gl_xasprintf("%s/targets/%s", r->dir, name);
+	autofree char *tdir = gl_xasprintf("%s/targets", r->dir);
 	struct staged s = {.fd = -1};
 	jv m = jv_invalid();
+	if (gl_mkdir_p(tdir, 0755) < 0) {
+		gl_fail_set(f, GL_R_IO, "%s: %s", tdir, strerror(errno));
+		goto done;
+	}
 	if (stage(archive, dest, &s, f) || !jv_is_valid(m = staged_manifest(&s, archive, f)))
 		goto done;
 	if (s.tmp && rename(s.tmp, dest) < 0) {
@@ -293,130 +277,120 @@ static enum gl_refusal add_signed(const char *repo, struct gl_keys signers, cons
 	}
 	free(s.tmp);
 	s.tmp = NULL;
-	jv ts = gl_json_get(old->sig, "targets");
+	if (gl_meta_consistent(&r->root) && hashed_copy(r->dir, name, &s, f))
+		goto done;
+	jv ts = gl_json_get(r->targets.sig, "targets");
 	ts = jv_object_set(ts, jv_string(name), target_entry(&s, m));
-	jv doc =
-	    gl_tuf_sign(gl_tuf_targets_signed(old->version + 1, expires, ts), signers.k, signers.n);
-	warn_expired(tp, expires);
-	if (write_doc(tp, doc, f) == GL_R_OK)
-		*out = add_record(name, &s, m, old->version + 1);
+	jv o = add_record(name, &s, m);
+	if (gl_pubrepo_commit(r, keys, GL_META_TARGETS, ts, e, &o, f) == GL_R_OK)
+		*out = o;
+	else
+		jv_free(o);
 done:
 	jv_free(m);
 	staged_free(&s);
 	return f->code;
 }
 
-enum gl_refusal gl_publish_add(const char *repo, struct gl_keys keys, const char *archive,
-			       int64_t expires, jv *out, struct gl_fail *f)
+/* Every key given signs some role (else it is a mistake worth a word). */
+static void warn_unused(const struct gl_meta *root, struct gl_keys keys)
 {
-	autofree char *rootp = gl_xasprintf("%s/root.json", repo);
-	autofree char *tp = gl_xasprintf("%s/targets.json", repo);
+	jv roles = gl_json_get(root->sig, "roles");
+	for (size_t i = 0; i < keys.n; i++) {
+		int used = 0;
+		jv_object_foreach(roles, k, v)
+		{
+			jv ids = gl_json_get(v, "keyids");
+			jv_array_foreach(ids, j, id)
+			{
+				(void)j;
+				used |= !strcmp(jv_string_value(id), keys.k[i].keyid);
+				jv_free(id);
+			}
+			jv_free(ids);
+			jv_free(k);
+			jv_free(v);
+		}
+		if (!used)
+			gl_warn("%s (key %s) is not a key of any role of %s; it does not sign",
+				keys.k[i].path, keys.k[i].keyid, root->name);
+	}
+	jv_free(roles);
+}
+
+enum gl_refusal gl_publish_add(const char *repo, struct gl_keys keys, const char *archive,
+			       const struct gl_expiry *e, jv *out, struct gl_fail *f)
+{
 	autofree char *copy = gl_xstrdup(archive);
 	const char *name = basename(copy);
 	if (!gl_tuf_target_name_ok(name))
 		return gl_fail_set(f, GL_R_IO, "%s: not usable as a target file name", archive);
-	autometa struct gl_meta root = {0}, old = {0};
-	if (gl_meta_load(&root, rootp, GL_META_ROOT, f) ||
-	    gl_meta_load(&old, tp, GL_META_TARGETS, f))
+	struct gl_pubrepo r;
+	if (gl_pubrepo_load(&r, repo, f))
 		return f->code;
-	jv role = gl_meta_role(&root, "targets");
-	struct gl_keys signers;
-	authorised(keys, role, "targets role", &signers);
-	int64_t t = role_threshold(role);
-	jv_free(role);
-	size_t have = distinct(signers, 1);
-	if ((int64_t)have < t)
-		gl_fail_set(f, GL_R_THRESHOLD,
-			    "%s: the targets role needs %lld signature(s) from distinct keys; the "
-			    "keys given hold %zu of them",
-			    rootp, (long long)t, have);
-	else
-		add_signed(repo, signers, archive, name, &old, expires, out, f);
-	free((void *)signers.k);
+	warn_unused(&r.root, keys);
+	add_signed(&r, keys, archive, name, e, out, f);
+	gl_pubrepo_free(&r);
 	return f->code;
 }
 
-/* ---- rotate ------------------------------------------------------------ */
-
-/* The new root's keys: the targets role's keys, plus new_keys. */
-static jv rotated_keys(const struct gl_meta *cur, jv targets_role, struct gl_keys new_keys)
+enum gl_refusal gl_publish_minisign(const char *repo, struct gl_keys keys, const char *name,
+				    jv *out, struct gl_fail *f)
 {
-	jv all = gl_json_get(cur->sig, "keys"), keys = jv_object();
-	jv ids = gl_json_get(targets_role, "keyids");
-	jv_array_foreach(ids, i, id)
-	{
-		(void)i;
-		keys = jv_object_set(keys, jv_copy(id), jv_object_get(jv_copy(all), jv_copy(id)));
-		jv_free(id);
+	struct gl_pubrepo r;
+	if (gl_pubrepo_load(&r, repo, f))
+		return f->code;
+	jv role = gl_meta_role(&r.root, "targets"), ids = gl_json_get(role, "keyids");
+	const struct gl_key *k = NULL;
+	for (size_t i = 0; i < keys.n && !k; i++) {
+		jv_array_foreach(ids, j, id)
+		{
+			(void)j;
+			if (!k && keys.k[i].sk && !strcmp(jv_string_value(id), keys.k[i].keyid))
+				k = &keys.k[i];
+			jv_free(id);
+		}
 	}
 	jv_free(ids);
-	jv_free(all);
-	return gl_tuf_keys_add(keys, new_keys.k, new_keys.n);
-}
-
-static enum gl_refusal rotate_checks(const char *rootp, struct gl_keys old_ok, int64_t old_t,
-				     struct gl_keys new_keys, int64_t t, struct gl_fail *f)
-{
-	if ((int64_t)distinct(old_ok, 1) < old_t)
-		return gl_fail_set(
-		    f, GL_R_THRESHOLD,
-		    "%s: the root role needs %lld signature(s) from distinct keys; the "
-		    "--key keys hold %zu of them",
-		    rootp, (long long)old_t, distinct(old_ok, 1));
-	if (t < 1 || (size_t)t > distinct(new_keys, 0))
-		return gl_fail_set(f, GL_R_IO,
-				   "threshold %lld does not fit the %zu distinct --new-key keys "
-				   "(give --threshold)",
-				   (long long)t, distinct(new_keys, 0));
-	if ((int64_t)distinct(new_keys, 1) < t)
-		return gl_fail_set(
-		    f, GL_R_THRESHOLD,
-		    "the new root role needs %lld signature(s) from its own keys; the "
-		    "--new-key secret keys hold %zu",
-		    (long long)t, distinct(new_keys, 1));
+	jv_free(role);
+	gl_pubrepo_free(&r);
+	if (!k)
+		return gl_fail_set(f, GL_R_THRESHOLD, "--minisign: no --key is a targets key");
+	autofree char *file = gl_xasprintf("%s/targets/%s", repo, name);
+	autofree char *sig = gl_xasprintf("%s.minisig", file);
+	char pub[GL_MINISIGN_PUBKEY_LEN];
+	if (gl_minisign_write(k, file, sig, f) || gl_minisign_pubkey(k, pub, sizeof pub) < 0)
+		return f->code ? f->code : gl_fail_set(f, GL_R_IO, "minisign public key");
+	*out = jv_object_set(*out, jv_string("minisig"), jv_string(sig));
+	*out = jv_object_set(*out, jv_string("minisign_pubkey"), jv_string(pub));
 	return GL_R_OK;
 }
 
-enum gl_refusal gl_publish_rotate(const char *repo, struct gl_keys old_keys,
-				  struct gl_keys new_keys, int64_t threshold, int64_t expires,
-				  jv *out, struct gl_fail *f)
+enum gl_refusal gl_publish_remove(const char *repo, struct gl_keys keys, const char *target,
+				  const struct gl_expiry *e, jv *out, struct gl_fail *f)
 {
-	autofree char *rootp = gl_xasprintf("%s/root.json", repo);
-	autometa struct gl_meta cur = {0};
-	if (gl_meta_load(&cur, rootp, GL_META_ROOT, f))
+	struct gl_pubrepo r;
+	if (gl_pubrepo_load(&r, repo, f))
 		return f->code;
-	int64_t v = cur.version + 1;
-	autofree char *nextp = gl_xasprintf("%s/%lld.root.json", repo, (long long)v);
-	if (access(nextp, F_OK) == 0)
-		return gl_fail_set(f, GL_R_IO, "%s exists; root.json is not the newest root",
-				   nextp);
-	jv role = gl_meta_role(&cur, "root");
-	struct gl_keys old_ok;
-	authorised(old_keys, role, "current root role", &old_ok);
-	int64_t old_t = role_threshold(role), t = threshold ? threshold : role_threshold(role);
-	jv_free(role);
-	if (rotate_checks(rootp, old_ok, old_t, new_keys, t, f) == GL_R_OK) {
-		jv trole = gl_meta_role(&cur, "targets");
-		jv rs = gl_tuf_root_signed(v, expires, rotated_keys(&cur, trole, new_keys),
-					   gl_tuf_role(new_keys.k, new_keys.n, t), jv_copy(trole));
-		jv_free(trole);
-		jv ids = keyids_of(rs);
-		struct gl_key *all = gl_xcalloc(old_ok.n + new_keys.n, sizeof *all);
-		memcpy(all, old_ok.k, old_ok.n * sizeof *all);
-		memcpy(all + old_ok.n, new_keys.k, new_keys.n * sizeof *all);
-		jv doc = gl_tuf_sign(rs, all, old_ok.n + new_keys.n);
-		free(all);
-		warn_expired(nextp, expires);
-		if (write_doc(nextp, jv_copy(doc), f) == GL_R_OK &&
-		    write_doc(rootp, jv_copy(doc), f) == GL_R_OK) {
-			jv o = jv_object_set(jv_object(), jv_string("ok"), jv_true());
-			o = jv_object_set(o, jv_string("version"), jv_number((double)v));
-			*out = jv_object_set(o, jv_string("keyids"), jv_copy(ids));
+	warn_unused(&r.root, keys);
+	jv ts = gl_json_get(r.targets.sig, "targets");
+	if (!jv_object_has(jv_copy(ts), jv_string(target))) {
+		jv_free(ts);
+		gl_fail_set(f, GL_R_IO, "%s/targets.json lists no target \"%s\"", repo, target);
+	} else {
+		jv o = jv_object_set(jv_object(), jv_string("ok"), jv_true());
+		o = jv_object_set(o, jv_string("removed"), jv_string(target));
+		ts = jv_object_delete(ts, jv_string(target));
+		if (gl_pubrepo_commit(&r, keys, GL_META_TARGETS, ts, e, &o, f) == GL_R_OK) {
+			autofree char *plain = gl_xasprintf("%s/targets/%s", repo, target);
+			if (gl_tuf_target_path_ok(target) && unlink(plain) < 0 && errno != ENOENT)
+				gl_warn_errno("%s", plain);
+			*out = o;
+		} else {
+			jv_free(o);
 		}
-		jv_free(doc);
-		jv_free(ids);
 	}
-	free((void *)old_ok.k);
+	gl_pubrepo_free(&r);
 	return f->code;
 }
 

@@ -59,9 +59,17 @@ int gl_refusal_exit(enum gl_refusal code)
 	return code == GL_R_IO ? GL_EXIT_USAGE : GL_EXIT_REFUSED;
 }
 
+static const char *last_reported; /* the last code gl_fail_report printed */
+
+const char *gl_fail_last(void)
+{
+	return last_reported;
+}
+
 int gl_fail_report(const struct gl_fail *f)
 {
 	const char *d = f->detail ? f->detail : "";
+	last_reported = gl_refusal_name(f->code);
 	autofree char *safe = gl_sanitize(d, strlen(d));
 	if (f->code == GL_R_IO) {
 		gl_warn("%s", safe);

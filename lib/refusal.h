@@ -23,7 +23,7 @@ enum gl_refusal {
 	GL_R_NOT_PINNED,
 	GL_R_BAD_PASSPHRASE,
 	GL_R_BAD_METADATA, /* a metadata file's shape is wrong (its signatures may verify) */
-	GL_R_UNSUPPORTED,  /* a key type or feature this host lacks */
+	GL_R_UNSUPPORTED,  /* a key type, hash or feature this host lacks */
 	GL_R_FETCH,	   /* a network failure: the URL and the HTTP status or curl's error */
 	GL_R_IO, /* usage or I/O: exit 2, no record */
 };
@@ -51,5 +51,8 @@ int gl_refusal_exit(enum gl_refusal code);
 /* Print f as SPEC §2 says (record on stdout for a refusal, always a line on
  * stderr) and return the exit code to use. */
 int gl_fail_report(const struct gl_fail *f);
+/* The code of the last refusal gl_fail_report printed in this process (for
+ * the log, lib/log.h), or NULL. */
+const char *gl_fail_last(void);
 
 #endif

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "json.h"
+#include "repo.h"
 
 void gl_publisher_free(struct gl_publisher *p)
 {
@@ -20,6 +21,9 @@ void gl_publisher_free(struct gl_publisher *p)
 		close(p->lock_fd); /* releases the flock */
 	p->lock_fd = -1;
 	gl_meta_free(&p->root);
+	gl_meta_free(&p->timestamp);
+	gl_meta_free(&p->snapshot);
+	gl_meta_free(&p->targets);
 }
 
 static void publisher_id(const struct gl_meta *root, char id[17])
@@ -43,8 +47,8 @@ static int is_dir(const char *path)
 static jv role_keyids(const struct gl_meta *root)
 {
 	jv out = jv_object();
-	static const char *const roles[] = {"root", "targets"};
-	for (int i = 0; i < 2; i++) {
+	static const char *const roles[] = {"root", "targets", "snapshot", "timestamp"};
+	for (int i = 0; i < 4; i++) {
 		jv r = gl_meta_role(root, roles[i]);
 		out = jv_object_set(out, jv_string(roles[i]), gl_json_get(r, "keyids"));
 		jv_free(r);
@@ -87,14 +91,30 @@ static char *find_same_root(const char *trust, const struct gl_buf *raw)
 	return found;
 }
 
+/* Fetch and parse repo/rel as type t (capped per role). */
+static enum gl_refusal get_meta(struct gl_meta *m, const char *repo, const char *rel,
+				enum gl_meta_type t, int *missing, struct gl_fail *f)
+{
+	autobuf struct gl_buf b = {0};
+	*m = (struct gl_meta){.doc = jv_invalid(), .sig = jv_invalid()};
+	if (gl_repo_get(repo, rel, gl_tuf_cap(t), &b, missing, f))
+		return f->code;
+	if (missing && *missing)
+		return GL_R_OK;
+	autofree char *name = gl_repo_name(repo, rel);
+	return gl_meta_parse(m, name, b.data ? b.data : "", b.len, t, f);
+}
+
 enum gl_refusal gl_trust_pin(const char *home, const char *root_arg, int64_t now, jv *out,
 			     struct gl_fail *f)
 {
-	autofree char *path =
-	    is_dir(root_arg) ? gl_xasprintf("%s/root.json", root_arg) : gl_xstrdup(root_arg);
 	autometa struct gl_meta root = {0};
-	if (gl_meta_load(&root, path, GL_META_ROOT, f) ||
-	    gl_meta_verify(&root, &root, "root", NULL, f) || gl_meta_check_expiry(&root, now, f))
+	enum gl_refusal r;
+	if (is_dir(root_arg) || gl_repo_is_url(root_arg))
+		r = get_meta(&root, root_arg, "root.json", GL_META_ROOT, NULL, f);
+	else
+		r = get_meta(&root, NULL, root_arg, GL_META_ROOT, NULL, f);
+	if (r || gl_meta_verify(&root, &root, "root", NULL, f) || gl_meta_check_expiry(&root, now, f))
 		return f->code;
 	autofree char *trust = gl_xasprintf("%s/trust", home);
 	if (gl_mkdir_p(trust, 0755) < 0)
@@ -124,14 +144,41 @@ enum gl_refusal gl_trust_pin(const char *home, const char *root_arg, int64_t now
 	return GL_R_OK;
 }
 
-/* Does repo hold p's trusted root byte-identical as <version>.root.json? */
-static int repo_holds(const char *repo, const struct gl_meta *root)
+/* Does repo hold p's trusted root byte-identical as <version>.root.json?
+ * A transport failure (not a missing file) is kept in *err. */
+static int repo_holds(const char *repo, const struct gl_meta *root, struct gl_fail *err)
 {
-	autofree char *theirs = gl_xasprintf("%s/%lld.root.json", repo, (long long)root->version);
-	autofree char *buf = NULL;
-	size_t len;
-	return gl_read_file_capped(theirs, GL_TUF_META_MAX, &buf, &len) == 0 &&
-	       len == root->raw.len && memcmp(buf, root->raw.data, len) == 0;
+	autofree char *rel = gl_xasprintf("%lld.root.json", (long long)root->version);
+	autobuf struct gl_buf b = {0};
+	autofail struct gl_fail f = {0};
+	int missing;
+	enum gl_refusal r = gl_repo_get(repo, rel, GL_TUF_META_MAX, &b, &missing, &f);
+	if (r == GL_R_FETCH || (r == GL_R_LENGTH && gl_repo_is_url(repo)))
+		gl_fail_set(err, r, "%s", f.detail);
+	return r == GL_R_OK && !missing && b.len == root->raw.len &&
+	       memcmp(b.data, root->raw.data, b.len) == 0;
+}
+
+/* The trusted timestamp, snapshot and targets of p, each verified against
+ * the trusted root; one that no longer verifies (its role's keys rotated
+ * while the host was away and it was not yet dropped) is ignored. */
+static void load_trusted(struct gl_publisher *p)
+{
+	static const enum gl_meta_type types[] = {GL_META_TIMESTAMP, GL_META_SNAPSHOT,
+						  GL_META_TARGETS};
+	struct gl_meta *dst[] = {&p->timestamp, &p->snapshot, &p->targets};
+	for (int i = 0; i < 3; i++) {
+		const char *role = gl_meta_type_name(types[i]);
+		autofree char *path = gl_xasprintf("%s/%s.json", p->dir, role);
+		autofail struct gl_fail f = {0};
+		if (access(path, F_OK) < 0)
+			continue;
+		if (gl_meta_load(dst[i], path, types[i], &f) == GL_R_OK &&
+		    gl_meta_verify(dst[i], &p->root, role, NULL, &f) == GL_R_OK)
+			continue;
+		gl_warn("%s: %s; not trusted any more", path, f.detail);
+		gl_meta_free(dst[i]);
+	}
 }
 
 /* Lock publisher dir `name` and load its trusted root into p. 0 or -1. */
@@ -156,10 +203,12 @@ static int open_publisher(const char *trust, const char *name, struct gl_publish
 /* Is publisher dir `name` the one whose trusted root repo also holds?
  * Leaves it locked and loaded in p when so. */
 static int try_publisher(const char *trust, const char *name, const char *repo,
-			 struct gl_publisher *p)
+			 struct gl_publisher *p, struct gl_fail *err)
 {
-	if (open_publisher(trust, name, p) == 0 && repo_holds(repo, &p->root))
+	if (open_publisher(trust, name, p) == 0 && repo_holds(repo, &p->root, err)) {
+		load_trusted(p);
 		return 1;
+	}
 	gl_publisher_free(p);
 	return 0;
 }
@@ -172,13 +221,16 @@ enum gl_refusal gl_trust_find(const char *home, const char *repo, struct gl_publ
 	autofree struct dirent **names = NULL;
 	int n = scandir(trust, &names, NULL, alphasort);
 	int found = 0;
+	autofail struct gl_fail err = {0};
 	for (int i = 0; i < n; i++) {
 		if (!found)
-			found = try_publisher(trust, names[i]->d_name, repo, p);
+			found = try_publisher(trust, names[i]->d_name, repo, p, &err);
 		free(names[i]);
 	}
 	if (found)
 		return GL_R_OK;
+	if (err.code) /* the repository could not be read: say why */
+		return gl_fail_set(f, err.code, "%s", err.detail);
 	return gl_fail_set(f, GL_R_NOT_PINNED,
 			   "%s: no pinned publisher's trusted root is in this repository "
 			   "(pin it first: gl-verify pin %s)",
@@ -203,105 +255,82 @@ static enum gl_refusal chain_step(const struct gl_meta *cur, const struct gl_met
 	return GL_R_OK;
 }
 
-static int targets_role_changed(const struct gl_meta *a, const struct gl_meta *b)
+static int role_changed(const struct gl_meta *a, const struct gl_meta *b, const char *role)
 {
-	return !jv_equal(gl_meta_role(a, "targets"), gl_meta_role(b, "targets"));
+	return !jv_equal(gl_meta_role(a, role), gl_meta_role(b, role));
 }
 
 /* REPO/root.json must not be newer than what the chain reached. */
 static enum gl_refusal check_repo_root(const struct gl_meta *cur, const char *repo,
 				       struct gl_fail *f)
 {
-	autofree char *path = gl_xasprintf("%s/root.json", repo);
-	if (access(path, F_OK) < 0)
-		return GL_R_OK;
 	autometa struct gl_meta top = {0};
-	if (gl_meta_load(&top, path, GL_META_ROOT, f))
+	int missing = 0;
+	if (get_meta(&top, repo, "root.json", GL_META_ROOT, &missing, f))
 		return f->code;
-	if (top.version <= cur->version)
+	if (missing || top.version <= cur->version)
 		return GL_R_OK;
 	return gl_fail_set(f, GL_R_THRESHOLD,
-			   "%s: root version %lld cannot be reached from the trusted version "
-			   "%lld: %s/%lld.root.json is missing, so no chain of signatures leads "
-			   "to it",
-			   path, (long long)top.version, (long long)cur->version, repo,
+			   "%s/root.json: root version %lld cannot be reached from the trusted "
+			   "version %lld: %s/%lld.root.json is missing, so no chain of signatures "
+			   "leads to it",
+			   repo, (long long)top.version, (long long)cur->version, repo,
 			   (long long)cur->version + 1);
+}
+
+enum gl_refusal gl_trust_store(const struct gl_publisher *p, const struct gl_meta *m,
+			       struct gl_fail *f)
+{
+	autofree char *path = gl_xasprintf("%s/%s.json", p->dir, gl_meta_type_name(m->type));
+	return write_file(path, &m->raw, f) < 0 ? f->code : GL_R_OK;
+}
+
+/* Drop the trusted file of role (5.3.11). */
+static enum gl_refusal drop(struct gl_publisher *p, struct gl_meta *m, const char *role,
+			    struct gl_fail *f)
+{
+	autofree char *path = gl_xasprintf("%s/%s.json", p->dir, role);
+	gl_meta_free(m);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno));
+	return GL_R_OK;
 }
 
 enum gl_refusal gl_trust_refresh_root(struct gl_publisher *p, const char *repo, int64_t now,
 				      struct gl_fail *f)
 {
-	int changed = 0, targets_changed = 0;
+	int changed = 0, ts_changed = 0, targets_changed = 0;
 	for (int step = 0; step < GL_TRUST_CHAIN_MAX; step++) {
 		int64_t want = p->root.version + 1;
-		autofree char *path = gl_xasprintf("%s/%lld.root.json", repo, (long long)want);
-		if (access(path, F_OK) < 0)
-			break;
+		autofree char *rel = gl_xasprintf("%lld.root.json", (long long)want);
 		struct gl_meta next = {0};
-		if (gl_meta_load(&next, path, GL_META_ROOT, f) ||
-		    chain_step(&p->root, &next, want, f)) {
+		int missing = 0;
+		if (get_meta(&next, repo, rel, GL_META_ROOT, &missing, f))
+			return f->code;
+		if (missing)
+			break;
+		if (chain_step(&p->root, &next, want, f)) {
 			gl_meta_free(&next);
 			return f->code;
 		}
-		targets_changed |= targets_role_changed(&p->root, &next);
+		ts_changed |= role_changed(&p->root, &next, "timestamp") ||
+			      role_changed(&p->root, &next, "snapshot");
+		targets_changed |= role_changed(&p->root, &next, "targets");
 		gl_meta_free(&p->root);
 		p->root = next;
 		changed = 1;
 	}
 	if (changed) {
 		autofree char *rpath = gl_xasprintf("%s/root.json", p->dir);
-		autofree char *tpath = gl_xasprintf("%s/targets.json", p->dir);
 		if (write_file(rpath, &p->root.raw, f) < 0)
 			return f->code;
-		if (targets_changed && unlink(tpath) < 0 && errno != ENOENT)
-			return gl_fail_set(f, GL_R_IO, "%s: %s", tpath, strerror(errno));
+		if (ts_changed && (drop(p, &p->timestamp, "timestamp", f) ||
+				   drop(p, &p->snapshot, "snapshot", f)))
+			return f->code;
+		if (targets_changed && drop(p, &p->targets, "targets", f))
+			return f->code;
 	}
 	if (check_repo_root(&p->root, repo, f))
 		return f->code;
 	return gl_meta_check_expiry(&p->root, now, f);
-}
-
-/* Compare t with the stored targets (rollback). */
-static enum gl_refusal check_rollback(const struct gl_publisher *p, const struct gl_meta *t,
-				      struct gl_fail *f)
-{
-	autofree char *tpath = gl_xasprintf("%s/targets.json", p->dir);
-	if (access(tpath, F_OK) < 0)
-		return GL_R_OK;
-	autometa struct gl_meta old = {0};
-	if (gl_meta_load(&old, tpath, GL_META_TARGETS, f))
-		return gl_fail_set(f, GL_R_IO, "trust store damaged: %s", f->detail);
-	if (t->version < old.version)
-		return gl_fail_set(f, GL_R_ROLLBACK,
-				   "%s: version %lld is lower than the trusted %lld (rollback)",
-				   t->name, (long long)t->version, (long long)old.version);
-	if (t->version == old.version &&
-	    (t->raw.len != old.raw.len || memcmp(t->raw.data, old.raw.data, t->raw.len)))
-		return gl_fail_set(f, GL_R_ROLLBACK,
-				   "%s: version %lld differs from the trusted targets of the same "
-				   "version (a changed document must carry a higher version)",
-				   t->name, (long long)t->version);
-	return GL_R_OK;
-}
-
-enum gl_refusal gl_trust_refresh_targets(struct gl_publisher *p, const char *repo, int64_t now,
-					 struct gl_meta *t, jv *signers, struct gl_fail *f)
-{
-	autofree char *path = gl_xasprintf("%s/targets.json", repo);
-	*signers = jv_invalid();
-	if (gl_meta_load(t, path, GL_META_TARGETS, f))
-		return f->code;
-	jv who = jv_invalid();
-	if (gl_meta_verify(t, &p->root, "targets", &who, f) || check_rollback(p, t, f) ||
-	    gl_meta_check_expiry(t, now, f)) {
-		jv_free(who);
-		return f->code;
-	}
-	autofree char *tpath = gl_xasprintf("%s/targets.json", p->dir);
-	if (write_file(tpath, &t->raw, f) < 0) {
-		jv_free(who);
-		return f->code;
-	}
-	*signers = who;
-	return GL_R_OK;
 }

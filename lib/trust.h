@@ -1,7 +1,9 @@
 /* trust.h — the host's trust store (SPEC §2, §3), under GL_HOME/trust/:
  *
- *   trust/<publisher-id>/root.json     the newest trusted root (canonical bytes)
- *   trust/<publisher-id>/targets.json  the last accepted targets (rollback baseline)
+ *   trust/<publisher-id>/root.json       the newest trusted root (its bytes as fetched)
+ *   trust/<publisher-id>/timestamp.json  the trusted timestamp, snapshot and targets
+ *   trust/<publisher-id>/snapshot.json   (the rollback baselines of TUF §5.4-5.6;
+ *   trust/<publisher-id>/targets.json    lib/tuf_client.h)
  *
  * publisher-id is the first 16 hex digits of the SHA-256 of the canonical
  * bytes of the pinned root's "signed". Every write is atomic; an install
@@ -25,6 +27,10 @@ struct gl_publisher {
 	char *dir;	     /* GL_HOME/trust/<id> */
 	int lock_fd;	     /* the flock'd directory, or -1 */
 	struct gl_meta root; /* newest trusted root */
+	/* the trusted timestamp, snapshot and targets, each verified against
+	 * root when loaded (one that no longer verifies is dropped); empty when
+	 * none is trusted yet */
+	struct gl_meta timestamp, snapshot, targets;
 };
 void gl_publisher_free(struct gl_publisher *p);
 static inline void gl_publisher_freep(struct gl_publisher *p)
@@ -44,20 +50,20 @@ enum gl_refusal gl_trust_pin(const char *home, const char *root_arg, int64_t now
 enum gl_refusal gl_trust_find(const char *home, const char *repo, struct gl_publisher *p,
 			      struct gl_fail *f);
 
-/* Walk REPO/(N+1).root.json, (N+2)… from the trusted version N: each must
- * carry exactly that version and meet the threshold of the previous root's
- * root role and of its own. The newest is stored, then checked for expiry.
- * A REPO/root.json newer than the chain reaches is refused ("threshold").
- * When the targets role changes, the stored targets.json is dropped (TUF
- * 5.3.11): its version was counted under other keys. */
+/* TUF §5.3: walk REPO/(N+1).root.json, (N+2)… from the trusted version N
+ * (at most GL_TRUST_CHAIN_MAX): each must carry exactly that version and
+ * meet the threshold of the previous root's root role and of its own
+ * (5.3.4, 5.3.5). The newest is stored (5.3.8), then checked for expiry
+ * (5.3.10: "expired", the freeze of the root). A REPO/root.json newer than
+ * the chain reaches is refused ("threshold"). When the timestamp or
+ * snapshot role's keys changed, the trusted timestamp and snapshot are
+ * dropped (5.3.11); when the targets role's did, the trusted targets too:
+ * their versions were counted under other keys. */
 enum gl_refusal gl_trust_refresh_root(struct gl_publisher *p, const char *repo, int64_t now,
 				      struct gl_fail *f);
 
-/* Verify REPO/targets.json against the trusted root's targets role, the
- * stored targets (rollback: lower version, or same version with other
- * bytes) and its expiry; store it. *t receives it, *signers the keyids
- * that validly signed it (owned). */
-enum gl_refusal gl_trust_refresh_targets(struct gl_publisher *p, const char *repo, int64_t now,
-					 struct gl_meta *t, jv *signers, struct gl_fail *f);
+/* Store m's bytes as p->dir/<role>.json atomically. */
+enum gl_refusal gl_trust_store(const struct gl_publisher *p, const struct gl_meta *m,
+			       struct gl_fail *f);
 
 #endif

@@ -2,7 +2,7 @@
 # make demo, in a scratch directory.
 # Act 1, the signing chain (issue 2): a publisher generates keys, packs and
 # signs a release; a host pins the publisher, installs the release, and then
-# refuses a tampered archive and a rolled-back targets.json.
+# refuses a tampered archive and a rolled-back (replayed) timestamp.json.
 # Act 2, the paper's running example (Fig. 2a-b, issue 4): a signed release
 # whose hidden lines stash earlier inputs discloses an HR item to the OCR
 # service when run as one persistent process, and not under gl-run.
@@ -36,7 +36,7 @@ say "Publisher: a TUF-style repository, a reproducible archive, a signed target"
 show gl-sign init repo --root-key root --targets-key targets
 show gl-sign pack "$root/examples/releases/docs" docs-1.0.0.tar.gz
 show gl-sign add repo --key targets docs-1.0.0.tar.gz
-cp repo/targets.json targets-v2.json
+cp repo/timestamp.json timestamp-v2.json
 
 say "Host: pin the publisher's root (trust on first use), install the release"
 show gl-verify pin repo
@@ -57,14 +57,14 @@ set -e
 echo "refused (exit $rc)"
 cp docs-1.0.0.tar.gz repo/targets/docs-1.0.0.tar.gz
 
-say "Attack 2: the mirror serves an older, validly signed targets.json (rollback)"
+say "Attack 2: the mirror serves an older, validly signed timestamp.json (rollback)"
 cp -r "$root/examples/releases/docs" v101 && chmod -R u+w v101
 sed -i 's/"version":"1.0.0"/"version":"1.0.1"/' v101/manifest.json
 gl-sign pack v101 docs-1.0.1.tar.gz >/dev/null
 gl-sign add repo --key targets docs-1.0.1.tar.gz >/dev/null
 gl-verify install repo docs-1.0.1.tar.gz >/dev/null
 echo "host accepted targets version $(jq -r .signed.version repo/targets.json)"
-cp targets-v2.json repo/targets.json
+cp timestamp-v2.json repo/timestamp.json
 set +e
 show gl-verify install repo docs-1.0.0.tar.gz; rc=$?
 set -e

@@ -189,7 +189,7 @@ start_prompting() {
 
 # ---- init, add, rotate --------------------------------------------------------
 
-@test "init writes root.json = 1.root.json and an empty targets.json, canonical" {
+@test "init writes root.json = 1.root.json, empty targets, snapshot and timestamp v1, canonical" {
   gl-sign keygen --no-passphrase root >/dev/null
   gl-sign keygen --no-passphrase tk >/dev/null
   run --separate-stderr gl-sign init repo --root-key root --targets-key tk
@@ -200,6 +200,19 @@ start_prompting() {
   [ -d repo/targets ]
   [ "$(jq -r '.signed | [._type, .version, (.targets|length)] | join(" ")' repo/targets.json)" = "targets 1 0" ]
   [ "$(jq -r '.signed.roles.root.threshold' repo/root.json)" = 1 ]
+  # four roles; snapshot and timestamp default to the targets key; consistent snapshots
+  [ "$(jq -c '.signed.roles | keys' repo/root.json)" = '["root","snapshot","targets","timestamp"]' ]
+  [ "$(json -c .keyids.snapshot)" = "[\"$(sha tk.pub)\"]" ]
+  [ "$(json -c .keyids.timestamp)" = "[\"$(sha tk.pub)\"]" ]
+  [ "$(json .consistent_snapshot)" = true ]
+  [ "$(jq -c '.signed.meta' repo/snapshot.json)" = '{"targets.json":{"version":1}}' ]
+  [ "$(jq -c '.signed.meta["snapshot.json"].version' repo/timestamp.json)" = 1 ]
+  cmp repo/targets.json repo/1.targets.json
+  cmp repo/snapshot.json repo/1.snapshot.json
+  for f in root targets snapshot timestamp; do
+    [ "$(jq -cS . repo/$f.json | tr -d '\n')" = "$(cat repo/$f.json)" ]
+    [ "$(jq -r .signed.spec_version repo/$f.json)" = 1.0.31 ]
+  done
   # expiry defaults: root about 365 days, targets about 90 days ahead
   now=$(date -u +%s)
   r=$(date -u -d "$(jq -r .signed.expires repo/root.json)" +%s)
@@ -233,6 +246,58 @@ start_prompting() {
   [ "$(json .version)" = 1.1.0 ]
   [ "$(jq '.signed.targets | length' repo/targets.json)" = 2 ]
   pysign verify repo/targets.json repo/root.json targets >/dev/null
+  # every add re-signs snapshot and timestamp: each names its child's new version
+  [ "$(json .snapshot_version)" = 3 ] && [ "$(json .timestamp_version)" = 3 ]
+  [ "$(jq '.signed.meta["targets.json"].version' repo/snapshot.json)" = 3 ]
+  [ "$(jq '.signed.meta["snapshot.json"].version' repo/timestamp.json)" = 3 ]
+  cmp repo/targets.json repo/3.targets.json
+  [ -f "repo/targets/$(sha repo/targets/docs-1.1.0.tar.gz).docs-1.1.0.tar.gz" ]
+}
+
+@test "add --minisign: targets/NAME.minisig that minisign -Vm verifies; sha256sum -c from targets.json" {
+  command -v minisign >/dev/null || skip "minisign is not installed"
+  new_repo
+  make_release rel2 docs 1.1.0
+  gl-sign pack rel2 docs-1.1.0.tar.gz >/dev/null
+  run --separate-stderr gl-sign add repo --key tk --minisign docs-1.1.0.tar.gz
+  [ "$status" -eq 0 ]
+  [ "$(json .minisig)" = repo/targets/docs-1.1.0.tar.gz.minisig ]
+  pub=$(json .minisign_pubkey)
+  run minisign -Vm repo/targets/docs-1.1.0.tar.gz -P "$pub"
+  [ "$status" -eq 0 ]
+  # another file under that signature fails
+  cp repo/targets/docs-1.1.0.tar.gz.minisig repo/targets/docs-1.0.0.tar.gz.minisig
+  run minisign -Vm repo/targets/docs-1.0.0.tar.gz -P "$pub"
+  [ "$status" -ne 0 ]
+  # and the hashes in targets.json check with coreutils alone
+  (cd repo/targets && jq -r '.signed.targets | to_entries[] | "\(.value.hashes.sha256)  \(.key)"' ../targets.json | sha256sum -c)
+  # only a targets key signs a .minisig
+  run --separate-stderr gl-sign add repo --key tk root --minisign docs-1.1.0.tar.gz
+  [ "$status" -eq 0 ]
+}
+
+@test "remove withdraws a target, timestamp renews alone; both need their roles' keys" {
+  new_repo
+  run --separate-stderr gl-sign remove repo --key tk nothere.tar.gz
+  [ "$status" -eq 2 ]
+  run --separate-stderr gl-sign remove repo --key tk docs-1.0.0.tar.gz
+  [ "$status" -eq 0 ]
+  [ "$(json .removed)" = docs-1.0.0.tar.gz ]
+  [ "$(json .targets_version)" = 3 ]
+  [ "$(jq '.signed.targets | length' repo/targets.json)" = 0 ]
+  [ ! -e repo/targets/docs-1.0.0.tar.gz ]
+  [ -e "repo/targets/$(sha docs-1.0.0.tar.gz).docs-1.0.0.tar.gz" ]
+  cp repo/snapshot.json snap.json
+  run --separate-stderr gl-sign timestamp repo --key tk
+  [ "$status" -eq 0 ]
+  [ "$(json .timestamp_version)" = 4 ]
+  cmp snap.json repo/snapshot.json
+  [ "$(jq -r '.signed.meta["snapshot.json"].hashes.sha256' repo/timestamp.json)" = "$(sha repo/snapshot.json)" ]
+  run --separate-stderr gl-sign timestamp repo --key root
+  refused threshold
+  [[ "$(json .detail)" == *"the timestamp role of root version 1 needs 1 signature(s)"* ]]
+  run --separate-stderr gl-sign rotate repo --role bogus --key root --new-key tk
+  [ "$status" -eq 2 ]
 }
 
 @test "add refuses an archive without a valid manifest (bad_manifest), changing nothing" {
@@ -248,7 +313,8 @@ start_prompting() {
   run --separate-stderr gl-sign add repo --key tk bad.tar.gz
   refused bad_manifest
   cmp before.json repo/targets.json
-  [ "$(ls repo/targets)" = docs-1.0.0.tar.gz ]
+  # the plain name and its consistent-snapshot twin targets/HASH.NAME, nothing else
+  [ "$(ls repo/targets)" = "$(printf '%s\n' "$(sha docs-1.0.0.tar.gz).docs-1.0.0.tar.gz" docs-1.0.0.tar.gz)" ]
 }
 
 @test "add: keys must reach the targets threshold; one key given twice counts once" {
@@ -263,7 +329,7 @@ start_prompting() {
   refused threshold
   run --separate-stderr gl-sign add repo --key t1 r1 docs.tar.gz
   refused threshold
-  [[ "$stderr" == *"is not a signing key of the targets role"* ]]
+  [[ "$(json .detail)" == *"the targets role of root version 1 needs 2 signature(s)"* ]]
   cmp before.json repo/targets.json
   run --separate-stderr gl-sign add repo --key t1 --key t2 docs.tar.gz
   [ "$status" -eq 0 ]
@@ -318,6 +384,10 @@ start_prompting() {
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"repo/root.json is already expired"* ]]
   [[ "$stderr" == *"repo/targets.json is already expired"* ]]
+  # the timestamp renewed with an expiry in the past: written, with the warning
+  run --separate-stderr gl-sign timestamp repo --key tk --expires 2001-01-01T00:00:00Z
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"repo/timestamp.json is already expired"* ]]
   run --separate-stderr gl-sign init r2 --root-key root --targets-key tk --expires 2030-02-30T00:00:00Z
   [ "$status" -eq 2 ]
   run --separate-stderr gl-sign init r2 --root-key root --targets-key tk --expires 10
@@ -343,4 +413,28 @@ start_prompting() {
   run gl-sign --version
   [ "$status" -eq 0 ]
   [[ "$output" == "gl-sign "* ]]
+}
+
+@test "--log FILE (or GL_LOG) on gl-sign and gl-verify: one command event per run, the refusal's code, never a secret" {
+  export GL_PASSPHRASE=sekrit-passphrase-$RANDOM
+  run --separate-stderr gl-sign keygen --log log.jsonl root
+  [ "$status" -eq 0 ]
+  gl-sign keygen --no-passphrase tk >/dev/null
+  GL_LOG=log.jsonl gl-sign init repo --root-key root --targets-key tk >/dev/null
+  run --separate-stderr gl-verify install --log=log.jsonl repo missing.tar.gz
+  [ "$status" -eq 1 ]
+  gl-verify pin repo --log log.jsonl >/dev/null
+  run --separate-stderr gl-verify install repo --log log.jsonl missing.tar.gz
+  [ "$status" -eq 1 ]
+  cat log.jsonl
+  jq -se 'map([.prog, .command, .exit, .error]) == [["gl-sign","keygen",0,null],
+    ["gl-sign","init",0,null], ["gl-verify","install",1,"not_pinned"], ["gl-verify","pin",0,null],
+    ["gl-verify","install",1,.[4].error]] and (.[4].error | type) == "string"
+    and all(.[]; .event == "command" and (.elapsed_ms | type) == "number")' log.jsonl
+  ! grep -q "$GL_PASSPHRASE" log.jsonl
+  ! grep -q "$(jq -r '.keyval.public' tk.pub)" log.jsonl
+  # a log that cannot be opened is a usage error, before anything is done
+  run --separate-stderr gl-sign keygen --no-passphrase --log /nonexistent/dir/l k2
+  [ "$status" -eq 2 ]
+  [ ! -e k2.key ]
 }

@@ -15,7 +15,7 @@ setup() { gl_setup; }
   [[ "$output" =~ ^0\.(2[6-9]|[3-9][0-9]) ]] || [[ "$output" =~ ^[1-9] ]]
 }
 
-@test "gl-sign's root, targets and rotated root verify with securesystemslib" {
+@test "gl-sign's root, targets, snapshot, timestamp and rotated root verify with securesystemslib" {
   new_repo
   run pysign verify repo/root.json repo/root.json root
   [ "$status" -eq 0 ]
@@ -23,6 +23,11 @@ setup() { gl_setup; }
   run pysign verify repo/targets.json repo/root.json targets
   [ "$status" -eq 0 ]
   [ "$(json -c .valid)" = "[\"$(sha tk.pub)\"]" ]
+  for f in 2.targets.json:targets snapshot.json:snapshot 2.snapshot.json:snapshot timestamp.json:timestamp; do
+    run pysign verify "repo/${f%%:*}" repo/root.json "${f#*:}"
+    [ "$status" -eq 0 ] || { echo "$f: $output"; false; }
+    [ "$(json -c .valid)" = "[\"$(sha tk.pub)\"]" ]
+  done
   gl-sign keygen --no-passphrase root2 >/dev/null
   gl-sign rotate repo --key root --new-key root2 >/dev/null
   pysign verify repo/2.root.json repo/1.root.json root
@@ -70,6 +75,33 @@ setup() { gl_setup; }
   run --separate-stderr gl-verify install repo docs-1.0.0.tar.gz
   [ "$status" -eq 0 ]
   cmp "$GL_HOME"/trust/*/root.json repo/2.root.json
+}
+
+@test "securesystemslib's key format (keyid_hash_algorithms), pretty-printed metadata, consistent snapshots" {
+  export PYSIGN_SSL_KEYS=1
+  pysign keygen pr >/dev/null
+  pysign keygen pt >/dev/null
+  pysign root repo 1 --root-key pr --targets-key pt --consistent --sign pr
+  jq -e '.signed.keys[] | .keyid_hash_algorithms == ["sha256","sha512"]' repo/root.json >/dev/null
+  pysign targets repo --sign pt
+  make_release rel
+  gl-sign pack rel docs-1.0.0.tar.gz >/dev/null
+  pysign add-target repo docs-1.0.0.tar.gz --path a/b/docs-1.0.0.tar.gz --sign pt
+  # python-tuf writes pretty-printed files: the same documents, indented (the
+  # snapshot and timestamp name the targets served, so publish again)
+  for f in repo/root.json repo/1.root.json repo/targets.json; do jq . "$f" >t.json && mv t.json "$f"; done
+  pysign publish repo --sign pt
+  grep -q '^  "signed": {' repo/2.targets.json
+  run --separate-stderr gl-verify pin repo
+  [ "$status" -eq 0 ]
+  # the keyid is the SHA-256 of the key object as the root gives it
+  kid=$(jq -cj '.signed.keys | to_entries[0].value' repo/root.json | "$SYSPY" -c 'import sys,json,hashlib
+from securesystemslib import formats
+print(hashlib.sha256(formats.encode_canonical(json.loads(sys.stdin.read())).encode()).hexdigest())')
+  [ "$(jq -r '.signed.keys | keys[0]' repo/root.json)" = "$kid" ]
+  run --separate-stderr gl-verify install repo a/b/docs-1.0.0.tar.gz
+  [ "$status" -eq 0 ]
+  [ "$(json '.release.publisher[0]')" = "$(jq -r '.signed.roles.targets.keyids[0]' repo/root.json)" ]
 }
 
 @test "gl-sign signs with securesystemslib-generated keys, securesystemslib verifies" {

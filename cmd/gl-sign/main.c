@@ -3,27 +3,41 @@
  * lib/publish.h, prints one JSON object. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <libgen.h>
 #include <string.h>
 
 #include "json.h"
 #include "keys.h"
+#include "log.h"
 #include "publish.h"
 #include "refusal.h"
 #include "util.h"
 
 static const char usage[] =
     "usage: gl-sign keygen [--no-passphrase] [--force] OUT\n"
-    "       gl-sign init REPO --root-key K... --targets-key K... [--threshold N]\n"
-    "                    [--expires DAYS|TIME]\n"
+    "       gl-sign init REPO --root-key K... --targets-key K... [--snapshot-key K...]\n"
+    "                    [--timestamp-key K...] [--threshold N] [--expires DAYS|TIME]\n"
+    "                    [--no-consistent-snapshot]\n"
     "       gl-sign pack SRC_DIR OUT.tar.gz\n"
-    "       gl-sign add REPO --key K... [--expires DAYS|TIME] ARCHIVE\n"
-    "       gl-sign rotate REPO --key OLD... --new-key NEW... [--threshold N]\n"
-    "                      [--expires DAYS|TIME]\n"
+    "       gl-sign add REPO --key K... [--expires DAYS|TIME] [--minisign] ARCHIVE\n"
+    "       gl-sign remove REPO --key K... [--expires DAYS|TIME] TARGET\n"
+    "       gl-sign timestamp REPO --key K... [--expires DAYS|TIME]\n"
+    "       gl-sign rotate REPO [--role ROLE] --key OLD... --new-key NEW...\n"
+    "                      [--threshold N] [--expires DAYS|TIME]\n"
     "\n"
+    "A TUF 1.0 repository: roles root, targets, snapshot and timestamp (snapshot and\n"
+    "timestamp keys default to the targets keys), consistent snapshots by default.\n"
+    "add and remove re-sign targets, snapshot and timestamp, each with the --key keys\n"
+    "its role lists; timestamp renews timestamp.json alone (a cron job); rotate\n"
+    "gives ROLE (root, targets, snapshot or timestamp; default root) new keys in\n"
+    "root version N+1, signed by the old root keys (and the new ones for root).\n"
     "K names a key by path prefix (K.key, K.pub) or by its .key/.pub path; give\n"
     "several after one flag or repeat the flag. Passphrases come from GL_PASSPHRASE,\n"
     "else from the terminal. --expires takes days from now or an RFC 3339 UTC time\n"
-    "(defaults: root 365 days, targets 90 days).\n"
+    "(defaults: root 365 days, targets 90, snapshot 7, timestamp 1; for init and add\n"
+    "it sets root and targets, for timestamp the timestamp).\n"
+    "Every command also takes --log FILE (or GL_LOG=FILE): one JSON Lines \"command\"\n"
+    "event per run (what ran, exit, refusal code, elapsed; never a secret).\n"
     "Prints one JSON object. Exit 0 ok; 1 refused ({\"ok\":false,\"error\":CODE,...});\n"
     "2 usage or I/O error. See docs/signing.md.\n";
 
@@ -35,9 +49,9 @@ struct strv {
 struct args {
 	const char *pos[3];
 	size_t npos;
-	struct strv root_key, targets_key, key, new_key;
-	const char *threshold, *expires;
-	int no_passphrase, force;
+	struct strv root_key, targets_key, snapshot_key, timestamp_key, key, new_key;
+	const char *threshold, *expires, *role;
+	int no_passphrase, force, no_consistent, minisign;
 	struct strv *greedy; /* the last key list, and how many of its values */
 	size_t greedy_extra; /* were taken without a flag of their own */
 };
@@ -50,11 +64,18 @@ enum flag {
 	F_THRESHOLD,
 	F_EXPIRES,
 	F_NO_PASS,
-	F_FORCE
+	F_FORCE,
+	F_SNAPSHOT_KEY,
+	F_TIMESTAMP_KEY,
+	F_ROLE,
+	F_NO_CONSISTENT,
+	F_MINISIGN,
 };
 static const char *const flag_names[] = {
-	"--root-key",  "--targets-key", "--key",           "--new-key",
-	"--threshold", "--expires",     "--no-passphrase", "--force",
+	"--root-key",	  "--targets-key",   "--key",	 "--new-key",
+	"--threshold",	  "--expires",	     "--no-passphrase", "--force",
+	"--snapshot-key", "--timestamp-key", "--role",	 "--no-consistent-snapshot",
+	"--minisign",
 };
 
 GL_NORETURN static void usage_error(const char *fmt, ...) GL_PRINTF(1, 2);
@@ -82,6 +103,8 @@ static struct strv *key_list(struct args *a, enum flag fl)
 	case F_TARGETS_KEY: return &a->targets_key;
 	case F_KEY: return &a->key;
 	case F_NEW_KEY: return &a->new_key;
+	case F_SNAPSHOT_KEY: return &a->snapshot_key;
+	case F_TIMESTAMP_KEY: return &a->timestamp_key;
 	default: return NULL;
 	}
 }
@@ -97,10 +120,13 @@ static void parse_flag(struct args *a, int argc, char **argv, int *i, unsigned a
 			fl = k;
 	if (fl < 0 || !(allowed & 1u << fl))
 		usage_error("unknown option %.*s for %s", (int)len, arg, argv[1]);
-	if (fl == F_NO_PASS || fl == F_FORCE) {
+	if (fl == F_NO_PASS || fl == F_FORCE || fl == F_NO_CONSISTENT || fl == F_MINISIGN) {
 		if (eq)
 			usage_error("%s takes no value", flag_names[fl]);
-		*(fl == F_NO_PASS ? &a->no_passphrase : &a->force) = 1;
+		*(fl == F_NO_PASS	  ? &a->no_passphrase
+		  : fl == F_FORCE	  ? &a->force
+		  : fl == F_MINISIGN	  ? &a->minisign
+					  : &a->no_consistent) = 1;
 		return;
 	}
 	const char *val = eq ? eq + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
@@ -108,7 +134,7 @@ static void parse_flag(struct args *a, int argc, char **argv, int *i, unsigned a
 		usage_error("%s needs a value", flag_names[fl]);
 	struct strv *list = key_list(a, (enum flag)fl);
 	if (!list) {
-		*(fl == F_THRESHOLD ? &a->threshold : &a->expires) = val;
+		*(fl == F_THRESHOLD ? &a->threshold : fl == F_ROLE ? &a->role : &a->expires) = val;
 		a->greedy = NULL;
 		return;
 	}
@@ -259,27 +285,48 @@ static int cmd_init(struct args *a)
 	if (!a->root_key.n || !a->targets_key.n)
 		usage_error("init needs --root-key and --targets-key");
 	int64_t t = parse_threshold(a->threshold);
-	int64_t rexp = parse_expires(a->expires, GL_ROOT_DAYS_DEFAULT);
-	int64_t texp = parse_expires(a->expires, GL_TARGETS_DAYS_DEFAULT);
-	struct gl_keys rk = load_keys(a->root_key, GL_KEY_SECRET);
-	struct gl_keys tk = load_keys(a->targets_key, GL_KEY_SECRET);
+	struct gl_init in = {
+	    .root = load_keys(a->root_key, GL_KEY_SECRET),
+	    .targets = load_keys(a->targets_key, GL_KEY_SECRET),
+	    .snapshot = load_keys(a->snapshot_key, GL_KEY_SECRET),
+	    .timestamp = load_keys(a->timestamp_key, GL_KEY_SECRET),
+	    .threshold = t ? t : 1,
+	    .root_expires = parse_expires(a->expires, GL_ROOT_DAYS_DEFAULT),
+	    .exp = {.targets = parse_expires(a->expires, GL_TARGETS_DAYS_DEFAULT)},
+	    .consistent = !a->no_consistent,
+	};
 	autofail struct gl_fail f = {0};
 	jv out = jv_invalid();
-	enum gl_refusal r = gl_publish_init(a->pos[0], rk, tk, t ? t : 1, rexp, texp, &out, &f);
-	free((void *)rk.k);
-	free((void *)tk.k);
+	enum gl_refusal r = gl_publish_init(a->pos[0], &in, &out, &f);
+	free((void *)in.root.k);
+	free((void *)in.targets.k);
+	free((void *)in.snapshot.k);
+	free((void *)in.timestamp.k);
 	return finish(r, &f, out);
 }
 
-static int cmd_add(struct args *a)
+/* add, remove and timestamp: one repository, --key, [--expires], a target. */
+static int cmd_change(struct args *a, const char *cmd)
 {
 	if (!a->key.n)
-		usage_error("add needs --key");
-	int64_t exp = parse_expires(a->expires, GL_TARGETS_DAYS_DEFAULT);
+		usage_error("%s needs --key", cmd);
 	struct gl_keys ks = load_keys(a->key, GL_KEY_SECRET);
 	autofail struct gl_fail f = {0};
 	jv out = jv_invalid();
-	enum gl_refusal r = gl_publish_add(a->pos[0], ks, a->pos[1], exp, &out, &f);
+	enum gl_refusal r;
+	if (!strcmp(cmd, "timestamp")) {
+		r = gl_publish_timestamp(a->pos[0], ks,
+					 parse_expires(a->expires, GL_TIMESTAMP_DAYS_DEFAULT), &out,
+					 &f);
+	} else {
+		struct gl_expiry e = {.targets = parse_expires(a->expires, GL_TARGETS_DAYS_DEFAULT)};
+		r = !strcmp(cmd, "add") ? gl_publish_add(a->pos[0], ks, a->pos[1], &e, &out, &f)
+					: gl_publish_remove(a->pos[0], ks, a->pos[1], &e, &out, &f);
+		if (r == GL_R_OK && a->minisign) {
+			autofree char *copy = gl_xstrdup(a->pos[1]);
+			r = gl_publish_minisign(a->pos[0], ks, basename(copy), &out, &f);
+		}
+	}
 	free((void *)ks.k);
 	return finish(r, &f, out);
 }
@@ -288,13 +335,17 @@ static int cmd_rotate(struct args *a)
 {
 	if (!a->key.n || !a->new_key.n)
 		usage_error("rotate needs --key and --new-key");
+	const char *role = a->role ? a->role : "root";
+	if (strcmp(role, "root") && strcmp(role, "targets") && strcmp(role, "snapshot") &&
+	    strcmp(role, "timestamp"))
+		usage_error("--role %s: root, targets, snapshot or timestamp", role);
 	int64_t t = parse_threshold(a->threshold);
 	int64_t exp = parse_expires(a->expires, GL_ROOT_DAYS_DEFAULT);
 	struct gl_keys old = load_keys(a->key, GL_KEY_SECRET);
 	struct gl_keys nw = load_keys(a->new_key, GL_KEY_ANY);
 	autofail struct gl_fail f = {0};
 	jv out = jv_invalid();
-	enum gl_refusal r = gl_publish_rotate(a->pos[0], old, nw, t, exp, &out, &f);
+	enum gl_refusal r = gl_publish_rotate(a->pos[0], role, old, nw, t, exp, &out, &f);
 	free((void *)old.k);
 	free((void *)nw.k);
 	return finish(r, &f, out);
@@ -312,6 +363,7 @@ int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-sign");
 	gl_std_flags(argc, argv, usage);
+	gl_log_take_flag("gl-sign", &argc, argv); /* --log FILE, anywhere (lib/log.h) */
 	if (argc < 2)
 		usage_error("missing command");
 	/* Before any secret is touched: no core dumps, not dumpable. */
@@ -325,15 +377,24 @@ int main(int argc, char **argv)
 		rc = cmd_keygen(&a);
 	} else if (!strcmp(cmd, "init")) {
 		parse(&a, argc, argv,
-		      1u << F_ROOT_KEY | 1u << F_TARGETS_KEY | 1u << F_THRESHOLD | 1u << F_EXPIRES,
+		      1u << F_ROOT_KEY | 1u << F_TARGETS_KEY | 1u << F_SNAPSHOT_KEY |
+			  1u << F_TIMESTAMP_KEY | 1u << F_THRESHOLD | 1u << F_EXPIRES |
+			  1u << F_NO_CONSISTENT,
 		      1);
 		rc = cmd_init(&a);
-	} else if (!strcmp(cmd, "add")) {
-		parse(&a, argc, argv, 1u << F_KEY | 1u << F_EXPIRES, 2);
-		rc = cmd_add(&a);
+	} else if (!strcmp(cmd, "add") || !strcmp(cmd, "remove")) {
+		parse(&a, argc, argv,
+		      1u << F_KEY | 1u << F_EXPIRES | (!strcmp(cmd, "add") ? 1u << F_MINISIGN : 0),
+		      2);
+		rc = cmd_change(&a, cmd);
+	} else if (!strcmp(cmd, "timestamp")) {
+		parse(&a, argc, argv, 1u << F_KEY | 1u << F_EXPIRES, 1);
+		rc = cmd_change(&a, cmd);
 	} else if (!strcmp(cmd, "rotate")) {
 		parse(&a, argc, argv,
-		      1u << F_KEY | 1u << F_NEW_KEY | 1u << F_THRESHOLD | 1u << F_EXPIRES, 1);
+		      1u << F_KEY | 1u << F_NEW_KEY | 1u << F_ROLE | 1u << F_THRESHOLD |
+			  1u << F_EXPIRES,
+		      1);
 		rc = cmd_rotate(&a);
 	} else if (!strcmp(cmd, "pack")) {
 		parse(&a, argc, argv, 0, 2);
@@ -343,7 +404,11 @@ int main(int argc, char **argv)
 	}
 	free(a.root_key.v);
 	free(a.targets_key.v);
+	free(a.snapshot_key.v);
+	free(a.timestamp_key.v);
 	free(a.key.v);
 	free(a.new_key.v);
+	gl_log_command(cmd, rc, rc ? gl_fail_last() : NULL);
+	gl_log_close();
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "install.h"
 #include "json.h"
 #include "keys.h"
+#include "log.h"
 #include "receipt.h"
 #include "refusal.h"
 #include "trust.h"
@@ -16,18 +17,22 @@
 
 static const char usage[] =
     "usage: gl-verify pin REPO|ROOT.json\n"
-    "       gl-verify install REPO FILE\n"
+    "       gl-verify install REPO PATH\n"
     "       gl-verify receipt FILE... --host KEY.pub [--expect-release H]\n"
     "                 [--expect-target-sha256 H] [--expect-manifest-sha256 H]\n"
     "                 [--expect-interpreter-sha256 H] [--expect-state STATE]\n"
     "                 [--expect-mode MODE] [--expect-tree-sha256 H]\n"
+    "every command also takes --log FILE (or GL_LOG=FILE): one JSON Lines\n"
+    "         \"command\" event per run (what ran, exit, refusal code, elapsed).\n"
     "\n"
     "pin      trust REPO's root.json (or the given root file) explicitly; it must be\n"
     "         signed by its own root threshold and not expired.\n"
-    "install  refresh the root chain, verify targets.json, check FILE's length and\n"
-    "         SHA-256, extract it read-only into $GL_HOME/releases/<sha256>/ and print\n"
-    "         the release record. FILE is a target name (read from REPO/targets/) or a\n"
-    "         path containing '/' (its basename is the target name).\n"
+    "install  the TUF client workflow: refresh the root chain, then timestamp,\n"
+    "         snapshot and targets (threshold, expiry, rollback, the versions and\n"
+    "         hashes each names); check the target's length and hashes, extract it\n"
+    "         read-only into $GL_HOME/releases/<sha256>/ and print the release record.\n"
+    "         PATH is a target path listed in targets.json (read from the repository)\n"
+    "         or a local file containing '/' (its basename is the target name).\n"
     "receipt  check each enforcement receipt (gl-run --receipts): the host key's\n"
     "         signature, canonical form, shape, state, timestamps and the expected\n"
     "         bindings; an exited receipt given with the launch receipt it closes\n"
@@ -185,12 +190,8 @@ static int cmd_receipt(int argc, char **argv)
 	return all_ok ? GL_EXIT_OK : GL_EXIT_REFUSED;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-	gl_stdio_init("gl-verify");
-	gl_std_flags(argc, argv, usage);
-	if (argc < 2)
-		usage_error("missing command");
 	if (!strcmp(argv[1], "receipt"))
 		return cmd_receipt(argc, argv);
 	for (int i = 2; i < argc; i++) {
@@ -202,4 +203,17 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "install"))
 		return cmd_install(argc, argv);
 	usage_error("unknown command");
+}
+
+int main(int argc, char **argv)
+{
+	gl_stdio_init("gl-verify");
+	gl_std_flags(argc, argv, usage);
+	gl_log_take_flag("gl-verify", &argc, argv); /* --log FILE, anywhere (lib/log.h) */
+	if (argc < 2)
+		usage_error("missing command");
+	int rc = run(argc, argv);
+	gl_log_command(argv[1], rc, rc ? gl_fail_last() : NULL);
+	gl_log_close();
+	return rc;
 }
