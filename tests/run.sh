@@ -17,18 +17,18 @@
 #   GL_TEST_PASS=unprivileged tests/run.sh     run one pass (plain|sanitizers|unprivileged)
 #   GL_TEST_NO_SAN=1 tests/run.sh              skip the sanitizer pass
 #   GL_TEST_NO_UNPRIV=1 tests/run.sh           skip the unprivileged pass
-#   GL_TEST_JOBS=1 tests/run.sh                passes one after the other (default 3:
-#                                              the sanitizer and unprivileged passes
-#                                              beside the plain one; 2: only sanitizers)
+#   GL_TEST_JOBS=1 tests/run.sh                one suite run at a time (default 4:
+#                                              suite runs of every pass, longest first)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 log=$(mktemp)
 unpriv_dir=
+worker_pids=()
 cleanup() {
-  if [ -n "${san_pid:-}" ]; then kill "$san_pid" 2>/dev/null; fi
-  if [ -n "${unpriv_pid:-}" ]; then kill "$unpriv_pid" 2>/dev/null; fi
-  rm -f "$log" "${san_out:-}" "${san_log:-}" "${unpriv_out:-}" "${unpriv_log:-}"
+  local p
+  for p in "${worker_pids[@]}"; do kill "$p" 2>/dev/null; done
+  rm -rf "$log" "${jobdir:-}"
   if [ -n "$unpriv_dir" ]; then chmod -R u+w "$unpriv_dir" 2>/dev/null; rm -rf "$unpriv_dir"; fi
 }
 trap cleanup EXIT
@@ -46,27 +46,6 @@ want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 skipped() {
   echo "== $1 ($2): skipped — $3"
   echo "ok 1 $1 ($2) # skip $3" >>"$log"
-}
-
-# run_pass LABEL BINDIR [SKIP_LANE] — every suite against BINDIR; with
-# SKIP_LANE=1 the plain pass leaves out the suites marked "# lane: beside",
-# which the unprivileged lane runs once it is done (run_beside), so that the
-# two lanes take about as long.
-lane_beside() { grep -q '^# lane: beside' "$1"; }
-run_pass() {
-  local label=$1 bindir=$2 skip=${3:-0} s
-  for s in "${suites[@]}"; do
-    if [ "$skip" = 1 ] && lane_beside "$s"; then
-      echo "== $s ($label): in the unprivileged lane (# lane: beside)"
-      continue
-    fi
-    if [ "$label" = sanitizers ] && grep -q '^# sanitizers: no' "$s"; then
-      echo "== $s ($label): not run — $(grep -m1 '^# sanitizers: no' "$s" | sed 's/^# sanitizers: no *[—-]* *//')"
-      continue
-    fi
-    echo "== $s ($label)"
-    run_bats "$s ($label)" env GL_BIN="$bindir" GL_ROOT="$root" GL_TEST_LANE="$label" bats --tap "$s"
-  done
 }
 
 # run_bats NAME CMD... — run one suite, its TAP into the log. A bats that
@@ -120,14 +99,18 @@ unprivileged_root() { # sets uroot to the root nobody uses, or why
   uroot=$unpriv_dir
 }
 
-run_unprivileged() {
-  local s rel marked=() why= uroot=
+# unprivileged_prepare — the unprivileged pass's set-up, once: marked (the
+# suites it runs), and uroot (the root nobody reads) or why (why it cannot).
+unprivileged_prepare() {
+  local s
+  marked=() why= uroot=
   for s in "${suites[@]}"; do
     grep -q '^# unprivileged: yes' "$s" && marked+=("$s")
   done
   [ ${#marked[@]} -gt 0 ] || return 0
   if [ "$(id -u)" != 0 ]; then
     echo "== unprivileged pass: not run — the plain pass already ran as uid $(id -u)"
+    marked=()
     return 0
   fi
   if ! command -v setpriv >/dev/null; then
@@ -135,28 +118,32 @@ run_unprivileged() {
   elif ! id nobody >/dev/null 2>&1 || ! getent group nogroup >/dev/null; then
     why="no user nobody or group nogroup"
   else
-    unprivileged_root
+    unprivileged_root || true
   fi
-  for s in "${marked[@]}"; do
-    if [ -n "$why" ]; then
-      skipped "$s" unprivileged "$why"
-      continue
-    fi
-    rel=${s#"$root"/}
-    if [ "$uroot" = "$root" ]; then
-      echo "== $rel (unprivileged: nobody)"
-    else
-      echo "== $rel (unprivileged: nobody, from a copy in $uroot)"
-    fi
-    (cd "$uroot" && run_bats "$rel (unprivileged)" as_nobody GL_BIN="$uroot/bin" \
-      GL_ROOT="$uroot" GL_TEST_LANE=unprivileged bats --tap "$uroot/$rel")
-  done
 }
 
-sanitizers() {
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86"
-  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87"
-  run_pass sanitizers "$root/build/asan/bin"
+# run_job PASS SUITE — one suite in one pass (its TAP into $log)
+run_job() {
+  local pass=$1 s=$2 rel
+  case $pass in
+    plain)
+      echo "== $s (plain)"
+      run_bats "$s (plain)" env GL_BIN="$root/bin" GL_ROOT="$root" GL_TEST_LANE=plain bats --tap "$s" ;;
+    sanitizers)
+      echo "== $s (sanitizers)"
+      run_bats "$s (sanitizers)" env ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86" \
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87" \
+        GL_BIN="$root/build/asan/bin" GL_ROOT="$root" GL_TEST_LANE=sanitizers bats --tap "$s" ;;
+    unprivileged)
+      rel=${s#"$root"/}
+      if [ "$uroot" = "$root" ]; then
+        echo "== $rel (unprivileged: nobody)"
+      else
+        echo "== $rel (unprivileged: nobody, from a copy in $uroot)"
+      fi
+      (cd "$uroot" && run_bats "$rel (unprivileged)" as_nobody GL_BIN="$uroot/bin" \
+        GL_ROOT="$uroot" GL_TEST_LANE=unprivileged bats --tap "$uroot/$rel") ;;
+  esac
 }
 
 # The npm packages some suites use are fetched once, before passes that may
@@ -169,61 +156,87 @@ if command -v npm >/dev/null && grep -qlE 'mcp-sdk.sh|npm-releases.sh' "${suites
   rm -rf "$npm_tmp"
 fi
 
-# GL_TEST_JOBS (default 3): with 2 or more, the sanitizer pass runs beside
-# the plain and unprivileged passes (its output is shown when it ends); with
-# 3, the unprivileged pass too (below); with 1, the passes run one after the
-# other. Suites share nothing but the build.
-san_pid=
+# The jobs: one per suite and pass. GL_TEST_JOBS workers (default 4: most
+# suites wait on processes, sinks and sleeps more than they compute, so four
+# streams fit two CPUs) take them longest first — by the times of the last
+# run on this checkout (build/test-times.tsv, else tests/times.tsv) — and
+# print each job's output when it ends.
+jobdir=$(mktemp -d)
+: >"$jobdir/jobs"
+if want plain; then
+  for s in "${suites[@]}"; do echo "plain $s" >>"$jobdir/jobs"; done
+fi
 if want sanitizers && [ "${GL_TEST_NO_SAN:-0}" != 1 ]; then
-  if [ "${GL_TEST_JOBS:-3}" -gt 1 ] && { want plain || want unprivileged; }; then
-    san_out=$(mktemp)
-    san_log=$(mktemp)
-    (log=$san_log sanitizers) >"$san_out" 2>&1 &
-    san_pid=$!
-    echo "== the sanitizer pass runs beside this one (pid $san_pid); its output follows at the end"
-  else
-    sanitizers
-  fi
+  for s in "${suites[@]}"; do
+    if grep -q '^# sanitizers: no' "$s"; then
+      echo "== $s (sanitizers): not run — $(grep -m1 '^# sanitizers: no' "$s" | sed 's/^# sanitizers: no *[—-]* *//')"
+    else
+      echo "sanitizers $s" >>"$jobdir/jobs"
+    fi
+  done
 fi
-# GL_TEST_JOBS 3 (the default): the unprivileged pass runs beside the plain
-# one too (most suites wait on processes, sinks and sleeps more than they
-# compute, so three streams fit two CPUs).
-unpriv_pid=
+marked=() why= uroot=
 if want unprivileged && [ "${GL_TEST_NO_UNPRIV:-0}" != 1 ]; then
-  if [ "${GL_TEST_JOBS:-3}" -gt 2 ] && want plain; then
-    unpriv_out=$(mktemp)
-    unpriv_log=$(mktemp)
-    # (a subshell: it removes its own copy of the checkout, if it made one)
-    (log=$unpriv_log run_unprivileged
-     if [ -n "$unpriv_dir" ]; then chmod -R u+w "$unpriv_dir" 2>/dev/null; rm -rf "$unpriv_dir"; fi
-     for s in "${suites[@]}"; do
-       if lane_beside "$s"; then
-         echo "== $s (plain, in the unprivileged lane)"
-         log=$unpriv_log run_bats "$s (plain)" env GL_BIN="$root/bin" GL_ROOT="$root" GL_TEST_LANE=plain bats --tap "$s"
-       fi
-     done
-    ) >"$unpriv_out" 2>&1 &
-    beside=1
-    unpriv_pid=$!
-    echo "== the unprivileged pass runs beside this one (pid $unpriv_pid); its output follows"
-  fi
+  unprivileged_prepare
+  for s in "${marked[@]}"; do
+    if [ -n "$why" ]; then
+      skipped "$s" unprivileged "$why"
+    else
+      echo "unprivileged $s" >>"$jobdir/jobs"
+    fi
+  done
 fi
-want plain && run_pass plain "$root/bin" "${beside:-0}"
-if want unprivileged && [ "${GL_TEST_NO_UNPRIV:-0}" != 1 ] && [ -z "$unpriv_pid" ]; then
-  run_unprivileged
+times=$root/build/test-times.tsv
+# each job's weight: the seconds it took last time on this checkout, else
+# in the run tests/times.tsv records (a clean clone), else 600 for a suite
+# marked "# lane: beside" and 60 for the others
+seed=$times
+[ -f "$seed" ] || seed=$root/tests/times.tsv
+{
+  while read -r pass s; do
+    w=$(awk -v p="$pass" -v s="${s#"$root"/}" '$1 == p && $2 == s { print $3 }' "$seed" 2>/dev/null | tail -1)
+    if [ -z "$w" ]; then
+      if grep -q '^# lane: beside' "$s"; then w=600; else w=60; fi
+    fi
+    echo "$w $pass $s"
+  done <"$jobdir/jobs"
+} | sort -k1,1nr -s | cut -d' ' -f2- >"$jobdir/order"
+njobs=$(wc -l <"$jobdir/order")
+echo 0 >"$jobdir/next"
+: >"$jobdir/times"
+# worker — take the next job (under the lock), run it, print its output and
+# add its TAP to the log (under the lock: blocks never interleave)
+worker() {
+  local i line pass s t0 out
+  while :; do
+    i=$(flock "$jobdir/next" sh -c 'i=$(cat "$1"); echo $((i + 1)) >"$1"; echo "$i"' sh "$jobdir/next")
+    [ "$i" -lt "$njobs" ] || return 0
+    line=$(sed -n "$((i + 1))p" "$jobdir/order")
+    pass=${line%% *} s=${line#* }
+    out=$jobdir/$i.out
+    t0=$SECONDS
+    log=$jobdir/$i.log run_job "$pass" "$s" >"$out" 2>&1
+    flock "$jobdir/next" sh -c 'cat "$1"; cat "$2" >>"$3"; echo "$4" >>"$5"' sh \
+      "$out" "$jobdir/$i.log" "$log" "$pass ${s#"$root"/} $((SECONDS - t0))" "$jobdir/times"
+  done
+}
+workers=${GL_TEST_JOBS:-4}
+[ "$workers" -ge 1 ] 2>/dev/null || workers=1
+echo "== $njobs suite runs, $workers at a time, longest first"
+worker_pids=()
+for ((w = 0; w < workers; w++)); do
+  worker &
+  worker_pids+=($!)
+done
+for p in "${worker_pids[@]}"; do wait "$p"; done
+worker_pids=()
+# the times of this run, for the next one's order (a partial run adds to them)
+if [ -d "$root/build" ] && [ -w "$root/build" ]; then
+  { [ -f "$times" ] && cat "$times"; cat "$jobdir/times"; } |
+    awk '{ t[$1 " " $2] = $3 } END { for (k in t) print k, t[k] }' | sort >"$times.tmp" &&
+    mv "$times.tmp" "$times"
 fi
-if [ -n "$unpriv_pid" ]; then
-  wait "$unpriv_pid"
-  cat "$unpriv_out"
-  cat "$unpriv_log" >>"$log"
-  rm -f "$unpriv_out" "$unpriv_log"
-fi
-if [ -n "$san_pid" ]; then
-  wait "$san_pid"
-  cat "$san_out"
-  cat "$san_log" >>"$log"
-  rm -f "$san_out" "$san_log"
-fi
+rm -rf "$jobdir"
 
 passed=$(grep -cE '^ok [0-9]+' "$log" | tr -d ' ' || true)
 skipped=$(grep -cE '^ok [0-9]+ .*# skip' "$log" || true)
