@@ -12,7 +12,7 @@
 # issue's 30, and GL_E7_CHEAP=200 for the cheap ones (default GL_E7_CALLS).
 # File state through slots: server-memory's graph persists across the calls
 # of one horizon and never crosses horizons.
-# lane: beside — long and plain-only: tests/run.sh runs it in the unprivileged lane once that pass is done
+# lane: beside — long and plain-only: tests/run.sh starts it among the first jobs when no recorded time says otherwise
 # sanitizers: no — node's own start-up is the wall time (about 0.5 s a call); the broker's exec paths run under ASan in tests/exec.bats
 load helpers
 load fixtures/run/helpers

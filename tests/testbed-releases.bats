@@ -8,7 +8,7 @@
 # server's scripted session (testbed/sessions, testbed/session.py) over a
 # fresh world with the real recording sinks and oracle.
 #
-# lane: beside — long and plain-only: tests/run.sh runs it in the unprivileged lane once that pass is done
+# lane: beside — long and plain-only: tests/run.sh starts it among the first jobs when no recorded time says otherwise
 # sanitizers: no — its sessions drive the same gl-plan | gl-run paths as
 # tests/runtimes.bats, broker.bats and matrix.bats, which run under ASan; here
 # under ASan it would only repeat them (about 4 minutes) with Python doing the work
