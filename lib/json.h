@@ -87,6 +87,10 @@ jv gl_json_parse(const char *buf, size_t len);
 /* The same without the node limit, for a caller that has already counted
  * buf's nodes against its own limit (lib/msg.c). */
 jv gl_json_parse_unbounded(const char *buf, size_t len);
+/* The same as gl_json_parse, but control characters inside strings are
+ * taken verbatim, as securesystemslib's canonical form writes them (SPEC §3:
+ * a PEM key's newlines in a TUF metadata file); for TUF metadata only. */
+jv gl_json_parse_tuf(const char *buf, size_t len);
 
 /* The depth of v (borrowed): 0 for a scalar, 1 + its deepest member's for
  * an array or object; counting stops past cap (cap + 1 is returned then),

@@ -14,6 +14,7 @@
 struct parser {
 	const unsigned char *p, *s, *end;
 	int depth;
+	bool raw_ctl; /* control characters allowed verbatim in strings (TUF) */
 	char err[160];
 };
 
@@ -115,8 +116,8 @@ static jv parse_string(struct parser *ps, struct gl_buf *tmp)
 			}
 			return jv_string_sized(tmp->data ? tmp->data : "", (int)tmp->len);
 		}
-		if (c < 0x20) {
-			perr(ps, "control character in string");
+		if (c < 0x20 && (!ps->raw_ctl || c == 0)) {
+			perr(ps, c ? "control character in string" : "NUL in string");
 			return jv_invalid();
 		}
 		if (c == '\\') {
@@ -171,7 +172,8 @@ static jv parse_string(struct parser *ps, struct gl_buf *tmp)
 		}
 		/* Copy a run of plain bytes, validating UTF-8. */
 		const unsigned char *start = ps->p;
-		while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' && *ps->p >= 0x20) {
+		while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' &&
+		       (*ps->p >= 0x20 || (ps->raw_ctl && *ps->p))) {
 			int n = utf8_len(ps->p, ps->end);
 			if (!n) {
 				perr(ps, "invalid UTF-8");
@@ -498,21 +500,39 @@ bool gl_json_nodes_off(void)
 #endif
 }
 
-jv gl_json_parse(const char *buf, size_t len)
+static jv parse_doc(const char *buf, size_t len, bool raw_ctl);
+
+static jv parse_bounded(const char *buf, size_t len, bool raw_ctl)
 {
 	size_t cap = gl_json_nodes_off() ? SIZE_MAX : GL_JSON_NODES_MAX;
 	if (cap != SIZE_MAX && gl_json_nodes(buf, len, cap) > cap)
 		return jv_invalid_with_msg(jv_string_fmt(
 		    "more than %u JSON nodes (an array or object weighs %d; lib/json.h)",
 		    GL_JSON_NODES_MAX, GL_JSON_CONTAINER_WEIGHT));
-	return gl_json_parse_unbounded(buf, len);
+	return parse_doc(buf, len, raw_ctl);
+}
+
+jv gl_json_parse(const char *buf, size_t len)
+{
+	return parse_bounded(buf, len, false);
+}
+
+jv gl_json_parse_tuf(const char *buf, size_t len)
+{
+	return parse_bounded(buf, len, true);
 }
 
 jv gl_json_parse_unbounded(const char *buf, size_t len)
 {
+	return parse_doc(buf, len, false);
+}
+
+static jv parse_doc(const char *buf, size_t len, bool raw_ctl)
+{
 	struct parser ps = {.p = (const unsigned char *)buf,
 			    .s = (const unsigned char *)buf,
-			    .end = (const unsigned char *)buf + len};
+			    .end = (const unsigned char *)buf + len,
+			    .raw_ctl = raw_ctl};
 	autobuf struct gl_buf tmp = {0};
 	jv v = parse_value(&ps, &tmp);
 	if (jv_is_valid(v)) {

@@ -435,7 +435,7 @@ enum gl_refusal gl_meta_parse(struct gl_meta *m, const char *name, const char *b
 			    name, gl_tuf_cap(t), type_names[t]);
 		goto refused;
 	}
-	m->doc = gl_json_parse(buf, len);
+	m->doc = gl_json_parse_tuf(buf, len); /* PEM keys: raw newlines (SPEC §3) */
 	if (!jv_is_valid(m->doc)) {
 		jv msg = jv_invalid_get_msg(m->doc);
 		m->doc = jv_invalid();

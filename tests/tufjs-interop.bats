@@ -63,7 +63,8 @@ pin_install() {
 @test "repositories written with @tufjs/models are pinned and installed by gl-verify, from a directory and a URL" {
   serve_start WWW .
   local n=0 # not i: bats' run uses i
-  for opts in "" "--pretty" "--no-consistent --sha512" "--pretty --hashes sha256,sha512 --meta-hashes" "--ssl-keys"; do
+  for opts in "" "--pretty" "--no-consistent --sha512" "--pretty --hashes sha256,sha512 --meta-hashes" "--ssl-keys" \
+    "--keytype ecdsa" "--keytype rsa --pretty"; do
     n=$((n + 1))
     # shellcheck disable=SC2086
     run --separate-stderr write_repo --out r$n --keys k$n $opts --target tools/docs/docs-1.0.0.tar.gz=docs-1.0.0.tar.gz
@@ -74,6 +75,22 @@ pin_install() {
   # the pretty one really is pretty, the sha512 one lists only sha512
   grep -q '^  "signed"' r2/root.json
   [ "$(jq -c '.signed.targets[].hashes | keys' r3/targets.json)" = '["sha512"]' ]
+  # targets, snapshot and timestamp signed with ECDSA P-256 (r6) and RSA-PSS
+  # (r7) keys: verified through OpenSSL (lib/pkey.c)
+  # (root.json holds the PEM keys' newlines raw, as the canonical form
+  # writes them: jq refuses such a file, Python's json in strict=False does not)
+  schemes() { "$SYSPY" -c 'import json, sys
+print(" ".join(sorted({k["scheme"] for k in json.loads(open(sys.argv[1]).read(), strict=False)["signed"]["keys"].values()})))' "$1"; }
+  [ "$(schemes r6/root.json)" = "ecdsa-sha2-nistp256 ed25519" ]
+  [ "$(schemes r7/root.json)" = "ed25519 rsassa-pss-sha256" ]
+  # a flipped signature digit in r6's timestamp: refused, the others verify
+  rm -rf "$GL_HOME"
+  jq -c '.signatures[0].sig |= (if .[0:1] == "3" then "4" else "3" end + .[1:])' r6/timestamp.json >ts &&
+    mv ts r6/timestamp.json
+  gl-verify pin r6 >/dev/null
+  run --separate-stderr gl-verify install r6 tools/docs/docs-1.0.0.tar.gz
+  [ "$status" -eq 1 ]
+  json '.error == "bad_signature" or .error == "threshold"'
 }
 
 @test "a @tufjs/models repository with a delegated role, then updated (root rotation, a remove), followed by gl-verify" {

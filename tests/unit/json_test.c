@@ -68,6 +68,22 @@ int main(void)
 	refused("\"\\udc00\"", 8, "a lone low surrogate");
 	refused("\"a\\u0000b\"", 10, "NUL in a string");
 	refused("\"a\nb\"", 5, "a raw control character");
+	/* TUF metadata: securesystemslib's canonical form writes a PEM key's
+	 * newlines raw; gl_json_parse_tuf takes them (and nothing else new),
+	 * never a raw NUL; a control character ends no run of plain bytes. */
+	{
+		jv v = gl_json_parse_tuf("\"a\nb\tc\x01\"", 8);
+		CHECK(jv_is_valid(v) && jv_string_length_bytes(jv_copy(v)) == 6 &&
+			  !memcmp(jv_string_value(v), "a\nb\tc\x01", 6),
+		      "gl_json_parse_tuf refused or changed raw control characters");
+		jv_free(v);
+		v = gl_json_parse_tuf("\"a\0b\"", 5);
+		CHECK(!jv_is_valid(v), "gl_json_parse_tuf accepted a raw NUL");
+		jv_free(v);
+		v = gl_json_parse_tuf("{\"a\":1,\"a\":2}", 13);
+		CHECK(!jv_is_valid(v), "gl_json_parse_tuf accepted a duplicate key");
+		jv_free(v);
+	}
 	refused("[1,]", 4, "a trailing comma");
 	refused("{} {}", 5, "trailing bytes");
 	refused("01", 2, "a leading zero");
