@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include "damp.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -358,32 +357,6 @@ int gl_damp_apply(struct gl_damp_state *st, const struct gl_damp_params *p,
 
 /* ---- the locked store ------------------------------------------------ */
 
-/* Remove "FILE.tmp.XXXXXX" left by a writer killed inside gl_atomic_write.
- * Called with the lock held: every writer of FILE holds it while its
- * temporary exists, so any such file is stale. */
-static void remove_stale_tmp(const char *path)
-{
-	autofree char *dir = gl_xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	const char *base = slash ? slash + 1 : path;
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = 0;
-	else
-		*slash = 0;
-	autofree char *prefix = gl_xasprintf("%s.tmp.", base);
-	size_t plen = strlen(prefix);
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, prefix, plen) && strlen(de->d_name) == plen + 6)
-			(void)unlinkat(dirfd(d), de->d_name, 0);
-	closedir(d);
-}
-
 /* 0 locked, -1 with *err; 1 (GL_TESTING, GL_TEST_DAMPLOCK_OFF=1) not locked. */
 static int lock_ex(struct gl_damp_store *s, char **err)
 {
@@ -414,7 +387,7 @@ int gl_damp_store_open(struct gl_damp_store *s, const char *path, char **err)
 	if (rc < 0)
 		return -1;
 	if (rc == 0) /* only under the lock: unlocked, another writer's file is live */
-		remove_stale_tmp(path);
+		gl_atomic_write_stale(path); /* under the lock: any temporary is stale */
 	flock(s->lock_fd, LOCK_UN);
 	return 0;
 }

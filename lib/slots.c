@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "slots.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
@@ -292,24 +291,6 @@ void gl_slot_unlock(struct gl_slot_locks *L)
 
 /* ---- commit -------------------------------------------------------------- */
 
-/* Remove "<id>.json.tmp.XXXXXX" left in dir by a gl-run killed inside
- * gl_atomic_write. Called with the slot's lock held: every writer of that
- * slot holds it while its temporary exists, so any such file is stale. */
-static void remove_stale_tmp(const char *dir, const char *path)
-{
-	const char *base = strrchr(path, '/') + 1;
-	autofree char *prefix = gl_xasprintf("%s.tmp.", base);
-	size_t plen = strlen(prefix);
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, prefix, plen) && strlen(de->d_name) == plen + 6)
-			(void)unlinkat(dirfd(d), de->d_name, 0);
-	closedir(d);
-}
-
 int gl_slot_commit(struct gl_slot *s, char **err)
 {
 	if (jv_object_length(jv_copy(s->puts)) == 0)
@@ -328,7 +309,7 @@ int gl_slot_commit(struct gl_slot *s, char **err)
 			if (errno != EINTR)
 				return gl_err(err, "slot lock %s: %s", lock, strerror(errno));
 	}
-	remove_stale_tmp(s->dir, s->path);
+	gl_atomic_write_stale(s->path); /* the slot's lock is held: any is stale */
 	/* Re-read under the lock: another gl-run may have written meanwhile. */
 	jv cur = jv_object();
 	autofree char *buf = NULL;

@@ -276,6 +276,29 @@ static int fsync_dir_of(const char *path)
 	return fsync(dfd);
 }
 
+void gl_atomic_write_stale(const char *path)
+{
+	autofree char *dir = gl_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	const char *base = slash ? path + (slash - dir) + 1 : path; /* not in dir: cut below */
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	autofree char *prefix = gl_xasprintf("%s.tmp.", base);
+	size_t plen = strlen(prefix);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, prefix, plen) && strlen(de->d_name) == plen + 6)
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+}
+
 int gl_atomic_write(const char *path, const void *data, size_t len, mode_t mode)
 {
 	autofree char *tmp = gl_xasprintf("%s.tmp.XXXXXX", path);

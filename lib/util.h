@@ -108,6 +108,11 @@ int gl_write_file_str(const char *path, const char *s);
  * fsync it, rename over path, fsync the directory. A crash at any instant
  * leaves the previous or the new contents, never a torn file. */
 int gl_atomic_write(const char *path, const void *data, size_t len, mode_t mode);
+/* Remove the "PATH.tmp.XXXXXX" temporaries a writer killed inside
+ * gl_atomic_write left beside path. Only for a caller that holds the lock
+ * every writer of path holds while its temporary exists (then any such file
+ * is stale). */
+void gl_atomic_write_stale(const char *path);
 
 /* mkdir -p with the given mode for created components. */
 int gl_mkdir_p(const char *path, mode_t mode);

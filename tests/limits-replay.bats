@@ -26,14 +26,7 @@ setup() {
   W=$(jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results")
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  chmod -R u+w "$GL_HOME" "$BATS_TEST_TMPDIR" 2>/dev/null # read-only release trees
-  true
-}
-
-item() { jq -cn --arg n "$1" --argjson l "$2" --arg d "$(b64 "$3")" '{name:$n,label:$l,data:$d}'; }
+teardown() { replay_teardown; }
 
 memavail() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 

@@ -27,14 +27,7 @@ setup() {
   REL=$(install_release "$FIX/releases/rp-import")
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  chmod -R u+w "$GL_HOME" "$BATS_TEST_TMPDIR" 2>/dev/null # read-only release trees
-  true
-}
-
-item() { jq -cn --arg n "$1" --argjson l "$2" --arg d "$(b64 "$3")" '{name:$n,label:$l,data:$d}'; }
+teardown() { replay_teardown; }
 
 # calls FUNCTION N — N envelopes of FUNCTION with the invoice and the salary
 calls() {

@@ -17,14 +17,7 @@ setup() {
   replay_setup
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  chmod -R u+w "$GL_HOME" "$BATS_TEST_TMPDIR" 2>/dev/null # read-only release trees
-  true
-}
-
-item() { jq -cn --arg n "$1" --argjson l "$2" --arg d "$(b64 "$3")" '{name:$n,label:$l,data:$d}'; }
+teardown() { replay_teardown; }
 
 @test "gl-replay: a bare trigger record gets the verdict its result record gets; other records are bad_record" {
   sink ocr.example

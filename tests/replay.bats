@@ -18,15 +18,7 @@ setup() {
   replay_setup
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  chmod -R u+w "$GL_HOME" "$BATS_TEST_TMPDIR" 2>/dev/null # read-only release trees
-  true
-}
-
-
-item() { jq -cn --arg n "$1" --argjson l "$2" --arg d "$(b64 "$3")" '{name:$n,label:$l,data:$d}'; }
+teardown() { replay_teardown; }
 
 # call ID FUNCTION ITEMS_JSON — an envelope for $REL, consumer agent
 call() { envelope "$1" "$REL" "$2" "$3"; }
