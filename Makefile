@@ -10,8 +10,8 @@
 PREFIX  ?= /usr/local
 CC      ?= cc
 CMDS    := $(notdir $(wildcard cmd/gl-*))
-LIB_SRC := $(sort $(wildcard lib/*.c))
-LIB_HDR := $(wildcard lib/*.h)
+LIB_SRC := $(sort $(wildcard lib/*/*.c))
+LIB_HDR := $(wildcard lib/*/*.h)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wformat=2 \
            -Wno-unused-parameter
@@ -34,7 +34,7 @@ ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
 # the first target: plain `make` (SPEC §1)
 .PHONY: all deps build host units asan check test demo bench install uninstall deb clean \
-	matrix e7 replay-runtimes concurrency
+	matrix e7 replay-runtimes concurrency layers
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -103,7 +103,7 @@ asan: $(ASAN_BINS) $(ASAN_UNITS)
 # ---- the test build of gl-run (tests/receipts.bats) ------------------------
 # lib/ compiled with GL_TESTING: honours GL_TEST_LANDLOCK_ABI, GL_TEST_NO_SECCOMP,
 # GL_TEST_NO_USERNS, GL_TEST_NO_NETNS, GL_TEST_INTERPRETER and
-# GL_TEST_SWAP_INTERPRETER (lib/germline.c, lib/sandbox.c) so that each
+# GL_TEST_SWAP_INTERPRETER (lib/runtime/germline.c, lib/sandbox/sandbox.c) so that each
 # fail-closed case runs on this kernel. Never bin/gl-run, never installed.
 TESTING_LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/testing/lib/%.o,$(LIB_SRC))
 $(BUILD)/testing/lib/%.o: lib/%.c $(LIB_HDR)
@@ -137,10 +137,15 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/libgermline.a $(LIB_HDR) tes
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $< $(BUILD)/asan/libgermline.a $(LDLIBS)
 
+# ---- make layers: no include points up lib/'s order (docs/design/README.md)
+layers:
+	@scripts/layers.sh
+
 # ---- tests -------------------------------------------------------------------
 # (lintian too: tests/deb.bats checks the package with it)
 check: deps
 	@GL_DEPS_DEB=1 scripts/deps.sh
+	@scripts/layers.sh
 	@$(MAKE) --no-print-directory -j$(JOBS) build units asan
 	@tests/run.sh
 
@@ -182,7 +187,7 @@ matrix: deps
 
 # ---- install (docs/install.md) ----------------------------------------------
 # gl-run finds its host at DIR/../lib/germline of its own executable (SPEC §1,
-# lib/germline.c gl_host_dir), so PREFIX/bin and PREFIX/lib/germline must
+# lib/runtime/germline.c gl_host_dir), so PREFIX/bin and PREFIX/lib/germline must
 # stay together; nothing else in the installed tree names the build tree.
 # Modes: commands and gl-exec-host 0755 (gl-exec-host is exec'd: issue 17),
 # everything else 0644, directories 0755.

@@ -8,9 +8,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-version=$(sed -n 's/^#define GL_VERSION "\(.*\)"$/\1/p' lib/util.h)
+version=$(sed -n 's/^#define GL_VERSION "\(.*\)"$/\1/p' lib/core/util.h)
 arch=$(dpkg --print-architecture)
-[ -n "$version" ] || { echo "deb: no GL_VERSION in lib/util.h" >&2; exit 2; }
+[ -n "$version" ] || { echo "deb: no GL_VERSION in lib/core/util.h" >&2; exit 2; }
 out=${GL_DEB_OUT:-$root/build/deb}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -104,7 +104,7 @@ target() {
 # ---- class 1: read_paths is the release's to choose ---------------------------
 
 @test "class 1 readpaths: with the policy check off (test build) germline discloses the HR files it read by path; on, every runtime refuses it" {
-  # The deployer's read_paths rule (lib/readpaths.c) refuses the release under
+  # The deployer's read_paths rule (lib/plan/readpaths.c) refuses the release under
   # every mode, the baselines too: the reference is the test build of gl-run
   # with the rule switched off (GL_TEST_READPATHS_OFF), the other stages as built.
   tg=$GL_ROOT/build/testing/bin/gl-run

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# The broker is bounded by construction (issue 15; lib/json.h "node limit",
-# lib/msg.h GL_MSG_NODES_MAX; docs/design/run.md "The broker's bound").
+# The broker is bounded by construction (issue 15; lib/json/json.h "node limit",
+# lib/json/msg.h GL_MSG_NODES_MAX; docs/design/run.md "The broker's bound").
 #
 # A copy may send up to 64 MiB per message; libjq's jv costs 8 to 130 times
 # the text it is read from, so before this bound a 60 MiB result of [0,0,…]
@@ -12,7 +12,7 @@
 # Real release (tests/fixtures/releases/bb-wide, which writes its own result
 # message on the channel), signed and installed through the real chain. The
 # broker's peak RSS (VmHWM) and CPU are read by the test build of gl-run
-# itself at exit (GL_TEST_USAGE=1, lib/msg.h); the bound off is the same
+# itself at exit (GL_TEST_USAGE=1, lib/json/msg.h); the bound off is the same
 # build with GL_TEST_NODES_OFF=1, run under a 1.5 GiB address-space limit
 # so that it cannot hurt the machine. The sizes and the bound off are the
 # plain pass's; the others run the largest size and the bound on (the

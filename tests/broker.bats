@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# gl-run's broker: paper Algorithm 1 lines 5–28 (lib/broker.c), Table VI
+# gl-run's broker: paper Algorithm 1 lines 5–28 (lib/broker/broker.c), Table VI
 # (slot labels, the match bit, sequence comparison, the per-copy deadline,
 # redirects, the two workflows), Table XII O4, hostile copy messages and bad
 # envelopes (issue 4; SPEC §6; docs/gl-run.md).

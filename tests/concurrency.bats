@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # One GL_HOME, many processes (issue 19): two gl-run processes on one slot,
 # two gl-damp processes on one state file, and a gl-run killed while it
-# holds a slot's lock (lib/slots.h gl_slot_lock; docs/design/run.md "One
+# holds a slot's lock (lib/broker/slots.h gl_slot_lock; docs/design/run.md "One
 # GL_HOME, many processes").
 #
 # Each property is shown with its mechanism off — the GL_TESTING builds

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# lib/fetch.h: the TUF repository transport over HTTP(S) (issue 16, SPEC §3),
+# lib/sign/fetch.h: the TUF repository transport over HTTP(S) (issue 16, SPEC §3),
 # driven by tests/unit/fetch_drive.c against tests/fixtures/tuf/serve.py on
 # loopback, whose special paths play the adversary's mirror (paper §III).
 # Where a mechanism can be switched off, the reference is curl(1) without it

@@ -141,7 +141,7 @@ EOF
 
 @test "pid counter: every copy is PID 3 of the germline's namespace, whatever earlier copies started; off: refused" {
   # spawn makes 50 processes; the next copy still has the same number there
-  # (the broker refuses any other: lib/germline_fork.c)
+  # (the broker refuses any other: lib/runtime/germline_fork.c)
   run drive "$(rel probe)" 'spawn={"n":50}' 'spawn={"n":1}' 'spawn={"n":1}'
   at 1 .ok && at 2 .ok && at 3 .ok || { echo "$output"; false; }
   # reference: a plain clone; the first copy is 3 by chance, the next one's

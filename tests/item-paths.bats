@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Item paths never name host state (issue 14 item 1; SPEC §4; docs/plan.md
-# "Item paths"; lib/itempath.c). Under a natural policy ("$T/**": [] —
+# "Item paths"; lib/broker/itempath.c). Under a natural policy ("$T/**": [] —
 # $HOME and GL_HOME both lie under $T — beside a narrower labelled glob, or
 # "/**": []) an item path naming GL_HOME/slots/… would hand another horizon's
 # slot to a public consumer and a blog, a directory item on GL_HOME every

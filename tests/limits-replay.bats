@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # gl-replay bounds the release's germline and copies as gl-run does (issue
-# 15; lib/replay.c, cmd/gl-replay; docs/witness.md "Bounds of a replay"):
+# 15; lib/replay/replay.c, cmd/gl-replay; docs/witness.md "Bounds of a replay"):
 # the auditor's host must survive a hostile release that behaves during the
 # call and bombs under replay only (tests/fixtures/releases/limits-replay:
 # the probe alone runs d's slot with the comparing copy's items). Off — the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Per-copy resource bounds (issue 15; SPEC §4 "limits", §6 errors "memory",
-# "pids", "cpu"; lib/cgroup.c; docs/sandbox.md "Resource limits").
+# "pids", "cpu"; lib/sandbox/cgroup.c; docs/sandbox.md "Resource limits").
 #
 # A real release (tests/fixtures/releases/limits-hog), signed and installed
 # through the real chain, whose copies touch memory, fork and spin. Each
@@ -231,7 +231,7 @@ init_release() {
   [ "$(sed -n 1p "$BATS_TEST_TMPDIR/alive")" -eq 0 ]
 }
 
-# MCP discovery (lib/mcp.c) forks a copy from the germline: a copy like any
+# MCP discovery (lib/broker/mcp.c) forks a copy from the germline: a copy like any
 # other, bounded by the copies' limits (gl_session_fork one_call)
 @test "off: an MCP discovery copy forks 300 children (the damage)" {
   plain_pass || skip "the damage is the plain pass's (docs/testing.md); this pass runs the bound on"
@@ -272,7 +272,7 @@ init_release() {
     { rec 1 | cut -c1-600; false; }
 }
 
-# Exec copies (runtime exec, lib/exec.c): fresh verified launches, bounded
+# Exec copies (runtime exec, lib/runtime/exec.c): fresh verified launches, bounded
 # after their launch and before the call message starts the target
 # (tests/fixtures/exec/hog, a native binary compiled here)
 exec_release() {

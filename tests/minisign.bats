@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# lib/minisign.h: FILE.minisig in minisign's format with the targets key
+# lib/sign/minisign.h: FILE.minisig in minisign's format with the targets key
 # (issue 16 "a standard tool can check a release without us"), driven by
 # tests/unit/minisign_drive.c and checked by Debian's minisign(1) itself.
 bats_require_minimum_version 1.5.0

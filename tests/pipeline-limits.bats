@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # One line limit along gl-plan | gl-run | gl-replay | gl-damp (issue 13 item
-# 7; SPEC §2; lib/jsonl.h; docs/pipeline.md "Line limit"). A copy may return
+# 7; SPEC §2; lib/json/jsonl.h; docs/pipeline.md "Line limit"). A copy may return
 # up to 64 MiB, but no stage reads a line over 16 MiB: a release that pads its
 # result past it would, if gl-run wrote the record as it is, get no verdict for
 # its trigger and no penalty. gl-run writes instead an "oversized" record that
@@ -12,7 +12,7 @@
 # is the record gl-run wrote before (the padded result as it is), fed to the
 # same gl-replay | gl-damp. Lines are about 17 MiB: the limit plus 1 MiB.
 #
-# The same for depth and numbers (issue 14 item 4; lib/json.h;
+# The same for depth and numbers (issue 14 item 4; lib/json/json.h;
 # docs/pipeline.md "Depth limit", "Numbers"): a deep result and a deep state
 # value (tests/fixtures/releases/pl-deep), each against the test build of
 # gl-run with GL_TEST_DEPTH_OFF=1; numbers that would change between stages.
@@ -148,7 +148,7 @@ PY
   json --arg r "$R" '.release == $r and (.penalty | type) == "number"'
 }
 
-# ---- one depth limit (issue 14 item 4; lib/json.h; docs/pipeline.md "Depth
+# ---- one depth limit (issue 14 item 4; lib/json/json.h; docs/pipeline.md "Depth
 # limit"). Every reader takes documents 64 deep; our writers nest a copy's
 # value at most 8 deeper, so a value over 56 is refused where it enters. The
 # reference with the check off is the test build of gl-run with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# lib/pkey.h: TUF key types (SPEC §3 "Key types"; issue 16) — ed25519,
+# lib/sign/pkey.h: TUF key types (SPEC §3 "Key types"; issue 16) — ed25519,
 # ecdsa-sha2-nistp256 and rsassa-pss-sha256 — checked against
 # securesystemslib (Debian python3-securesystemslib with python3-cryptography,
 # tests/fixtures/tuf/sslsign.py) through tests/unit/pkey_drive.c: what

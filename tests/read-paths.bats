@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
 # The deployer grants read_paths (issue 13 item 1; SPEC §4, §5, §7;
-# docs/formats.md "Granted read_paths"; lib/readpaths.c). A manifest's
+# docs/formats.md "Granted read_paths"; lib/plan/readpaths.c). A manifest's
 # read_paths are read-only paths of the germline's (A2) and every copy's (A1)
 # allowlist; the release chooses them, so a policy bounds them and some paths
 # are never granted: GL_HOME, /proc, /sys, labelled paths and their
 # ancestors, also through a symlink ("/" is refused by the manifest's own
-# rules already, and by lib/readpaths.c again).
+# rules already, and by lib/plan/readpaths.c again).
 #
 # Real releases (tests/fixtures/releases/rpath-reader, tests/fixtures/exec/
 # probe), signed and installed through the real chain, with manifests whose
@@ -287,7 +287,7 @@ EOF
   [ "$status" -eq 0 ]
 }
 
-@test "unit: every rule of lib/readpaths.c on a real tree (symlinks, paths not there yet) and lib/jsonl.c's top-level scan (readpaths_test)" {
+@test "unit: every rule of lib/plan/readpaths.c on a real tree (symlinks, paths not there yet) and lib/json/jsonl.c's top-level scan (readpaths_test)" {
   local dir=$GL_ROOT/build/tests
   case "$GL_BIN" in *asan*) dir=$GL_ROOT/build/asan/tests ;; esac
   run "$dir/readpaths_test"

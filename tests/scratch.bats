@@ -2,7 +2,7 @@
 # A private scratch /tmp per copy and the exec workspace quota (issue 15;
 # SPEC §4 limits.tmp_mb and limits.workspace_mb, §5 "each copy has an empty
 # private scratch directory", §6 "disk"; docs/sandbox.md "The scratch
-# directory"; lib/scratch.h). Each property is shown with its mechanism off
+# directory"; lib/sandbox/scratch.h). Each property is shown with its mechanism off
 # — the test build's GL_TEST_SCRATCH_OFF=1: no seal and no per-copy tmpfs,
 # so every copy shares the germline's writable, unbounded /tmp, and an exec
 # copy's /tmp and workspace are unbounded — and on.

@@ -87,7 +87,7 @@ EOF
     '[1,"2025-11-25"] [2,"2025-06-18"] [3,"2025-11-25"] [4,-32602] ' ]
 }
 
-@test "jsonschema: the keywords checked and ignored, the field each error names, the bounds (lib/jsonschema.c)" {
+@test "jsonschema: the keywords checked and ignored, the field each error names, the bounds (lib/json/jsonschema.c)" {
   local t=$GL_ROOT/build/tests/jsonschema_test
   case "$GL_BIN" in *asan*) t=$GL_ROOT/build/asan/tests/jsonschema_test ;; esac
   run "$t"

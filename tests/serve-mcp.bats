@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # gl-run --serve-mcp: gl-run as an MCP server on stdio (issue 7 item 5;
-# SPEC §11; docs/mcp.md). JSON-RPC conformance with raw lines (lib/jsonrpc.c:
+# SPEC §11; docs/mcp.md). JSON-RPC conformance with raw lines (lib/json/jsonrpc.c:
 # parse errors, invalid requests, unknown methods, notifications, bounded
 # lines), and a real MCP client — the official TypeScript SDK from npm
 # (scripts/mcp-sdk.sh), run by node — driving it against the Python MCP
@@ -97,7 +97,7 @@ EOF
     '[null,-32700,null] [null,-32600,null] [3,-32600,null] [null,-32600,null] [5,-32600,null] [6,-32601,null] [null,-32700,null] [null,-32600,null] [7,-32602,"unknown_function"] [8,-32602,null] [9,-32602,"unlabelled_path"] [11,null,null] ' ]
 }
 
-@test "jsonrpc: validation, the bounded line reader and the writer (lib/jsonrpc.c)" {
+@test "jsonrpc: validation, the bounded line reader and the writer (lib/json/jsonrpc.c)" {
   local t=$GL_ROOT/build/tests/jsonrpc_test
   case "$GL_BIN" in *asan*) t=$GL_ROOT/build/asan/tests/jsonrpc_test ;; esac
   run "$t"

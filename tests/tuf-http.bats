@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # gl-verify over HTTP (issue 16): REPO is a URL, every metadata and target
-# read goes through lib/repo.h -> lib/fetch.h. The same TUF checks as from a
+# read goes through lib/sign/repo.h -> lib/sign/fetch.h. The same TUF checks as from a
 # directory (tests/tuf.bats), from a loopback server that serves the
 # repository (tests/fixtures/tuf/serve.py), and the transport's own: a
 # redirect to another host, an endless metadata file, an endless target.

@@ -3,7 +3,7 @@
 # each against a repository in a directory and refused by gl-verify with its
 # named error (SPEC §3). Where a check can be switched off in the GL_TESTING
 # build (build/testing/bin/gl-verify: GL_TEST_TUF_OFF=expiry|rollback|version|
-# hash, GL_TEST_META_CAP_OFF=1, lib/tuf_client.h, lib/tuf.h), the same attack
+# hash, GL_TEST_META_CAP_OFF=1, lib/sign/tuf_client.h, lib/sign/tuf.h), the same attack
 # is first shown to work with the check off: the host installs a release the
 # publisher withdrew, or reads a file to its end. Otherwise the untampered
 # repository is shown to install.

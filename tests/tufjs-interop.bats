@@ -76,7 +76,7 @@ pin_install() {
   grep -q '^  "signed"' r2/root.json
   [ "$(jq -c '.signed.targets[].hashes | keys' r3/targets.json)" = '["sha512"]' ]
   # targets, snapshot and timestamp signed with ECDSA P-256 (r6) and RSA-PSS
-  # (r7) keys: verified through OpenSSL (lib/pkey.c)
+  # (r7) keys: verified through OpenSSL (lib/sign/pkey.c)
   # (root.json holds the PEM keys' newlines raw, as the canonical form
   # writes them: jq refuses such a file, Python's json in strict=False does not)
   schemes() { "$SYSPY" -c 'import json, sys

@@ -118,7 +118,7 @@ class Bench:
     # (a) germline
     def germline(self, case, off=False):
         """off: the test build with its per-copy bounds switched off
-        (GL_TEST_LIMITS_OFF=1, lib/cgroup.c): the cost of the bounds."""
+        (GL_TEST_LIMITS_OFF=1, lib/sandbox/cgroup.c): the cost of the bounds."""
         total = self.opt.warmup + self.opt.calls
         gl_run, env = self.gl_run, None
         if off:

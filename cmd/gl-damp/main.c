@@ -1,18 +1,18 @@
 /* gl-damp — result records and verdicts -> penalties and suppression
  * (SPEC §8; the paper's Appendix B-E). The rule and the state file live in
- * lib/damp.c, the analysis and the simulator in lib/damp_sim.c. */
+ * lib/damp/damp.c, the analysis and the simulator in lib/damp/damp_sim.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <string.h>
 
-#include "damp.h"
-#include "damp_sim.h"
-#include "json.h"
-#include "jsonl.h"
-#include "log.h"
-#include "util.h"
+#include "damp/damp.h"
+#include "damp/damp_sim.h"
+#include "json/json.h"
+#include "json/jsonl.h"
+#include "json/log.h"
+#include "core/util.h"
 
 static const char usage[] =
 	"usage: gl-damp [--state FILE] [PARAMS]        < records > penalties\n"
@@ -293,7 +293,7 @@ static bool handle(struct gl_damp_store *store, const struct gl_damp_params *p,
 	return apply(store, p, &r, lineno, jv_object());
 }
 
-/* A line over the pipeline's limit (SPEC §2; lib/jsonl.h). No stage of
+/* A line over the pipeline's limit (SPEC §2; lib/json/jsonl.h). No stage of
  * ours writes one; when its first bytes name a release it is counted as a
  * call to it (never a silently skipped record) and answered with the
  * penalty and ok:false; otherwise there is nobody to charge: only the

@@ -1,22 +1,22 @@
 /* gl-plan — call envelopes in, planned envelopes out (SPEC §4).
  *
  * Reads JSON Lines on stdin; for each call envelope writes the envelope
- * with "plan" added (paper Algorithm 1 lines 1–4, lib/plan.c), one line per
+ * with "plan" added (paper Algorithm 1 lines 1–4, lib/plan/plan.c), one line per
  * input, flushed. A bad record yields {"ok":false,"error","detail"} and the
  * stream goes on; the exit status is then 1. docs/plan.md. */
 #define _GNU_SOURCE
 #include <string.h>
 #include <sys/stat.h>
 
-#include "call.h"
-#include "itempath.h"
-#include "json.h"
-#include "jsonl.h"
-#include "log.h"
-#include "manifest.h"
-#include "plan.h"
-#include "policy.h"
-#include "util.h"
+#include "plan/call.h"
+#include "broker/itempath.h"
+#include "json/json.h"
+#include "json/jsonl.h"
+#include "json/log.h"
+#include "release/manifest.h"
+#include "plan/plan.h"
+#include "plan/policy.h"
+#include "core/util.h"
 
 static const char usage[] =
     "usage: gl-plan --policy FILE [--mode germline|nosplit] [--releases DIR]\n"
@@ -76,7 +76,7 @@ static bool emit_planned(const struct gl_buf *line, const struct gl_call *c,
 	gl_plan_dump(&out, plan, c);
 	gl_buf_adds(&out, "}\n");
 	if (out.len - 1 > GL_JSON_LINE_MAX) {
-		/* gl-run could not read it (SPEC §2, lib/jsonl.h): a record it
+		/* gl-run could not read it (SPEC §2, lib/json/jsonl.h): a record it
 		 * passes on and gl-damp counts instead */
 		jv extra = JV_OBJECT(jv_string("release"), jv_string(c->release));
 		if (jv_is_valid(c->id))
@@ -110,7 +110,7 @@ static bool plan_line(const struct gl_buf *line, const struct gl_policy *pol,
 	}
 	struct gl_call c;
 	struct gl_call_error err;
-	/* item paths never name host state (lib/itempath.h; gl-run's broker
+	/* item paths never name host state (lib/broker/itempath.h; gl-run's broker
 	 * checks again on what it opens) */
 	bool ok = gl_call_read(&c, env, pol, rel, &err) == 0 &&
 		  gl_itempath_check_call(&c, roots, &err) == 0;

@@ -8,20 +8,20 @@
  * verdict passes on, and any other record is answered with an ok:false
  * record "bad_record" (SPEC §2: never a silently skipped line). With
  * files: one verdict per witness file. The work
- * is lib/replay.c (probe and control) and lib/broker_replay.c. */
+ * is lib/replay/replay.c (probe and control) and lib/broker/broker_replay.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sodium.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "http.h"
-#include "json.h"
-#include "log.h"
-#include "policy.h"
-#include "replay.h"
-#include "util.h"
-#include "witness_store.h"
+#include "broker/http.h"
+#include "json/json.h"
+#include "json/log.h"
+#include "plan/policy.h"
+#include "replay/replay.h"
+#include "core/util.h"
+#include "evidence/witness_store.h"
 
 static const char usage[] =
     "usage: gl-replay [--tries N] [--items DIR] [--release PATH] [--policy P] [--no-probe]\n"
@@ -243,7 +243,7 @@ int main(int argc, char **argv)
 	if (x.no_probe)
 		gl_warn("--no-probe: the Table V reference; verdicts are not evidence");
 	/* the auditor's host is bounded against the release (issue 15): the
-	 * slots are made here, off every replay's path (lib/cgroup.h) */
+	 * slots are made here, off every replay's path (lib/sandbox/cgroup.h) */
 	struct gl_cg cg;
 	gl_cg_open(&cg);
 	x.cg = &cg;

@@ -1,10 +1,10 @@
 /* gl-run — planned envelopes in, result records out (SPEC §6).
  *
  * Reads JSON Lines on stdin; for each planned envelope runs the call as
- * germline execution (paper Algorithm 1, lib/broker.c) and writes one
+ * germline execution (paper Algorithm 1, lib/broker/broker.c) and writes one
  * result record, flushed. One germline per release is launched on first
  * use and kept resident while stdin is open. The plan is recomputed here
- * from the policy (lib/plan.c): an envelope whose given plan differs is
+ * from the policy (lib/plan/plan.c): an envelope whose given plan differs is
  * refused ("bad_plan"), so a plan tampered with upstream never runs. A bad
  * record yields {"ok":false,"error","detail"} and the stream goes on; the
  * exit status is then 1. docs/gl-run.md. */
@@ -15,28 +15,28 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "broker.h"
-#include "call.h"
-#include "damp.h"
-#include "exec.h"
-#include "germline.h"
-#include "http.h"
-#include "itempath.h"
-#include "json.h"
-#include "jsonl.h"
-#include "keys.h"
-#include "launch.h"
-#include "log.h"
-#include "manifest.h"
-#include "mcp.h"
-#include "mcp_serve.h"
-#include "msg.h"
-#include "plan.h"
-#include "policy.h"
-#include "readpaths.h"
-#include "receipt.h"
-#include "refusal.h"
-#include "util.h"
+#include "broker/broker.h"
+#include "plan/call.h"
+#include "damp/damp.h"
+#include "runtime/exec.h"
+#include "runtime/germline.h"
+#include "broker/http.h"
+#include "broker/itempath.h"
+#include "json/json.h"
+#include "json/jsonl.h"
+#include "sign/keys.h"
+#include "runtime/launch.h"
+#include "json/log.h"
+#include "release/manifest.h"
+#include "broker/mcp.h"
+#include "session/mcp_serve.h"
+#include "json/msg.h"
+#include "plan/plan.h"
+#include "plan/policy.h"
+#include "plan/readpaths.h"
+#include "runtime/receipt.h"
+#include "json/refusal.h"
+#include "core/util.h"
 
 #include "run.h"
 
@@ -100,10 +100,10 @@ struct resident {
 	struct gl_launch_ev ev; /* what g's launch bound (its receipts) */
 	bool up;
 	struct gl_session_proc sp; /* confined, sigifc, sigpin: the release's process */
-	bool discovered;           /* mcp-stdio: the discovery check passed (lib/mcp.h) */
+	bool discovered;           /* mcp-stdio: the discovery check passed (lib/broker/mcp.h) */
 	jv tools;                  /* owned: the server's tools/list, once discovered */
 	char *refused;             /* the discovery check refused the release: why */
-	char *rp_refused;          /* its read_paths are not granted: why (lib/readpaths.h) */
+	char *rp_refused;          /* its read_paths are not granted: why (lib/plan/readpaths.h) */
 };
 
 struct session {
@@ -116,12 +116,12 @@ struct session {
 	const char *damp_path;
 	struct gl_damp_state *damp;
 	struct stat damp_st;
-	struct gl_launcher launcher; /* admission, profile, receipts (lib/launch.h) */
+	struct gl_launcher launcher; /* admission, profile, receipts (lib/runtime/launch.h) */
 	const char *state[GL_READPATHS_STATE_MAX + 1]; /* host state paths, GL_HOME first */
 	jv ids;                      /* receipts of the launches serving this call */
 	struct resident res[MAX_GERMLINES];
 	size_t nres;
-	struct gl_cg cg; /* the per-copy cgroup pool (lib/cgroup.h) */
+	struct gl_cg cg; /* the per-copy cgroup pool (lib/sandbox/cgroup.h) */
 };
 
 static GL_NORETURN void bad_usage(const char *what)
@@ -155,7 +155,7 @@ static jv enforcement(const struct gl_enforcement *e)
 			 jv_string("seccomp"), STATE(e->seccomp_enforced), jv_string("namespaces"),
 			 ns);
 #undef STATE
-	/* which mechanism bounded the copies (SPEC §4 limits; lib/cgroup.h):
+	/* which mechanism bounded the copies (SPEC §4 limits; lib/sandbox/cgroup.h):
 	 * the host's and this gl-run's, fixed before any item is read */
 	if (e->limits_memory)
 		o = jv_object_set(o, jv_string("limits"),
@@ -166,7 +166,7 @@ static jv enforcement(const struct gl_enforcement *e)
 }
 
 /* A release whose read_paths the policy does not grant is never launched
- * (SPEC §4, §5; lib/readpaths.h; A1, A2: what initialisation and every copy
+ * (SPEC §4, §5; lib/plan/readpaths.h; A1, A2: what initialisation and every copy
  * may read is the deployer's choice). NULL with *err and *code then. */
 static struct resident *admitted(struct resident *r, char **err, const char **code)
 {
@@ -224,14 +224,14 @@ static struct gl_launch_spec launch_spec(const struct session *s, const struct r
 	    .host_dir = s->host_dir,
 	    .interpreter = "/usr/bin/python3",
 	    .tmp_mb = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"))->tmp_mb,
-	    /* bounded from before the exec (lib/cgroup.h gl_cg_bound_launch) */
+	    /* bounded from before the exec (lib/sandbox/cgroup.h gl_cg_bound_launch) */
 	    .cg = (struct gl_cg *)&s->cg,
 	    .limits = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name")),
 	};
 }
 
 /* A verified launch of r's release into g, admitted and receipted
- * (lib/launch.h). 0, or -1 with *err and *code ("rejected",
+ * (lib/runtime/launch.h). 0, or -1 with *err and *code ("rejected",
  * "bootstrap_failed", "launch"). */
 static int launch(struct session *s, const struct resident *r, struct gl_germline *g,
 		  struct gl_launch_ev *ev, char **err, const char **code)
@@ -242,7 +242,7 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 	if (rt && !strcmp(rt, "exec")) {
 		/* runtime exec: no germline; the release is verified and its
 		 * executables retained here, each copy is a verified launch
-		 * (lib/exec.h, docs/exec.md). Its receipts are per copy, written
+		 * (lib/runtime/exec.h, docs/exec.md). Its receipts are per copy, written
 		 * by the broker (docs/receipts.md); a refusal here is one. */
 		memset(g, 0, sizeof *g);
 		g->pid = g->pidfd = g->ctl = -1;
@@ -256,7 +256,7 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 			return -1;
 		}
 		g->enf = g->exec->enf;
-		g->cg = &s->cg; /* its copies' bounds (lib/cgroup.h) */
+		g->cg = &s->cg; /* its copies' bounds (lib/sandbox/cgroup.h) */
 		g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
 		g->exec->tmp_mb = g->lim.tmp_mb;
 		g->exec->workspace_mb = g->lim.workspace_mb;
@@ -264,7 +264,7 @@ static int launch(struct session *s, const struct resident *r, struct gl_germlin
 	}
 	if (gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, err, code) < 0)
 		return -1;
-	/* its copies' bounds: the policy's for this release name (lib/bounds.h) */
+	/* its copies' bounds: the policy's for this release name (lib/release/bounds.h) */
 	g->cg = &s->cg;
 	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
 	return 0;
@@ -321,14 +321,14 @@ static bool plan_matches(jv given, const struct gl_plan *plan, const struct gl_c
 
 /* A release speaking MCP: the discovery check forks a copy from its
  * germline, or, for runtime exec, launches one (gl_session_fork's exec
- * branch, lib/exec.h; docs/exec.md). */
+ * branch, lib/runtime/exec.h; docs/exec.md). */
 static bool is_mcp(jv manifest)
 {
 	const char *proto = gl_json_get_str(manifest, "protocol");
 	return proto && !strcmp(proto, "mcp-stdio");
 }
 
-/* An mcp-stdio release's discovery check (SPEC §11; lib/mcp.h), once per
+/* An mcp-stdio release's discovery check (SPEC §11; lib/broker/mcp.h), once per
  * germline, before its first call: 0 when r may serve calls, else -1 with
  * *code and *detail (malloc'd). A changed tool list refuses the release
  * for the session. */
@@ -383,7 +383,7 @@ static jv fail(const char *code, char *detail)
 
 /* The baselines (SPEC §6; paper §VII-A "Runtimes"; docs/gl-run.md
  * "Modes"): find or start the process that serves the call, then run it
- * (lib/broker_session.c). Returns the body of the record (owned). */
+ * (lib/broker/broker_session.c). Returns the body of the record (owned). */
 jv gl_run_tools(struct session *s, const char *release, char **code, char **detail)
 {
 	jv manifest = jv_invalid();
@@ -419,7 +419,7 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 	if (!r)
 		return fail(rcode, err);
 	const char *rt = gl_json_get_str(manifest, "runtime");
-	if (rt && !strcmp(rt, "exec") && !r->up) { /* the verified release (lib/exec.h) */
+	if (rt && !strcmp(rt, "exec") && !r->up) { /* the verified release (lib/runtime/exec.h) */
 		const char *code = "launch";
 		if (launch(s, r, &r->g, &r->ev, &err, &code) < 0)
 			return fail(code, err);
@@ -464,7 +464,7 @@ static jv run_baseline(struct session *s, const struct gl_call *c, const struct 
 			return fail(lost ? "germline" : "germline_check", err);
 		}
 	} else if (!r->sp.up && r->g.exec) {
-		/* Sig+Pin, Sig+IFC of an exec release (lib/exec.h) */
+		/* Sig+Pin, Sig+IFC of an exec release (lib/runtime/exec.h) */
 		if (gl_exec_session_start(r->g.exec, (const char *const *)c->dest, c->ndest, &r->sp,
 					  &err) < 0)
 			return fail("launch", err);
@@ -506,7 +506,7 @@ jv gl_run_line(struct session *s, const struct gl_buf *line)
 	struct gl_call c;
 	struct gl_call_error ce = {0};
 	jv out;
-	/* item paths never name host state (lib/itempath.h); the broker checks
+	/* item paths never name host state (lib/broker/itempath.h); the broker checks
 	 * again on what it opens */
 	if (gl_call_read(&c, env, s->pol, s->rel, &ce) < 0 ||
 	    gl_itempath_check_call(&c, s->broker.roots, &ce) < 0) {
@@ -639,7 +639,7 @@ int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-run");
 	gl_std_flags(argc, argv, usage);
-	gl_msg_test_usage(); /* GL_TESTING only: peak RSS and CPU at exit (lib/msg.h) */
+	gl_msg_test_usage(); /* GL_TESTING only: peak RSS and CPU at exit (lib/json/msg.h) */
 	if (sodium_init() < 0)
 		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
 	gl_http_global_init();
@@ -697,7 +697,7 @@ int main(int argc, char **argv)
 	}
 	if (!policy_path)
 		bad_usage("--policy is required");
-	gl_log_open("gl-run", log_path); /* lib/log.h: exit 2 when it cannot be opened */
+	gl_log_open("gl-run", log_path); /* lib/json/log.h: exit 2 when it cannot be opened */
 	if (serve_mcp && (!serve_release || !gl_sha256_hex_ok(serve_release, strlen(serve_release))))
 		bad_usage("--serve-mcp needs --release with a release's sha256");
 	if (!serve_mcp && serve_release)
@@ -770,8 +770,8 @@ int main(int argc, char **argv)
 	}
 	s.broker.home = home;
 	s.releases_dir = dir;
-	/* what no read path nor item path may reach (lib/readpaths.h,
-	 * lib/itempath.h); the host key as given and its secret file */
+	/* what no read path nor item path may reach (lib/plan/readpaths.h,
+	 * lib/broker/itempath.h); the host key as given and its secret file */
 	autofree char *hk_key = NULL, *hk_pub = NULL;
 	if (host_key)
 		gl_key_paths(host_key, &hk_key, &hk_pub);
@@ -785,7 +785,7 @@ int main(int argc, char **argv)
 	s.host_dir = host_dir;
 	s.rel = gl_releases_new(dir);
 	s.launcher.releases_dir = dir;
-	s.broker.launcher = &s.launcher; /* exec copies' receipts (lib/launch.h) */
+	s.broker.launcher = &s.launcher; /* exec copies' receipts (lib/runtime/launch.h) */
 	s.broker.ids = &s.ids;
 	rc.mode = s.mode_name;
 	/* --serve-mcp fails fast, before its first message and before any
@@ -794,7 +794,7 @@ int main(int argc, char **argv)
 	if (serve_mcp && gl_mcp_serve_check(releases ? NULL : home, dir, s.rel, &pol, s.state,
 					    !baseline(s.run), serve_release, &err) < 0)
 		gl_die(GL_EXIT_USAGE, "%s", err);
-	gl_cg_open(&s.cg); /* the slots, made before any call (lib/cgroup.h) */
+	gl_cg_open(&s.cg); /* the slots, made before any call (lib/sandbox/cgroup.h) */
 
 	struct gl_lines in;
 	gl_lines_init(&in, 0);

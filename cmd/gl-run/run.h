@@ -7,7 +7,7 @@
 
 #include <jv.h>
 
-#include "util.h"
+#include "core/util.h"
 
 struct session;
 
@@ -27,7 +27,7 @@ jv gl_run_tools(struct session *s, const char *release, char **code, char **deta
 /* c(name) under the session's policy, as a JSON array (owned). */
 jv gl_run_clearance(struct session *s, const char *name);
 
-/* The broker's cancellation control (lib/cancel.h; NULL: none). */
+/* The broker's cancellation control (lib/core/cancel.h; NULL: none). */
 struct gl_cancel;
 void gl_run_set_cancel(struct session *s, struct gl_cancel *c);
 

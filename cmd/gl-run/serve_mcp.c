@@ -1,15 +1,15 @@
 /* serve_mcp.c — gl-run --serve-mcp: gl-run as an MCP server on stdio for
  * one release (SPEC §11; docs/mcp.md), for agent hosts that speak MCP.
  *
- * Newline-delimited JSON-RPC 2.0 (lib/jsonrpc.h) on stdin/stdout, read by
- * lib/mcp_serve.h's reader thread so that a running call can be cancelled:
+ * Newline-delimited JSON-RPC 2.0 (lib/json/jsonrpc.h) on stdin/stdout, read by
+ * lib/session/mcp_serve.h's reader thread so that a running call can be cancelled:
  *   initialize      protocolVersion negotiated (MCP lifecycle: the
  *                   client's when we speak it, else our latest), our
  *                   capabilities (tools), serverInfo "germline"
  *   ping            {}
- *   tools/list      from the signed manifest (lib/mcp.h gl_mcp_tools_list)
+ *   tools/list      from the signed manifest (lib/broker/mcp.h gl_mcp_tools_list)
  *   tools/call      arguments checked against the tool's inputSchema
- *                   (lib/jsonschema.h; -32602 naming the field), then an
+ *                   (lib/json/jsonschema.h; -32602 naming the field), then an
  *                   envelope {release, function: name, args: arguments,
  *                   consumers: [consumer]} run exactly as gl-run runs a
  *                   JSON Lines envelope (items from items_from_args, plan
@@ -17,7 +17,7 @@
  *                   its label in _meta.germline.label, a refusal as an MCP
  *                   error with the SPEC §2 code in data.error and its label
  *                   in data.label; only what the consumer's clearance
- *                   covers (SPEC §6; lib/mcp.h), else "not_cleared";
+ *                   covers (SPEC §6; lib/broker/mcp.h), else "not_cleared";
  *                   notifications/progress for a progressToken, no answer
  *                   once notifications/cancelled named it
  *   other requests  -32601; other notifications and responses are ignored
@@ -31,16 +31,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cancel.h"
-#include "json.h"
-#include "jsonrpc.h"
-#include "jsonschema.h"
-#include "log.h"
-#include "manifest.h"
-#include "mcp.h"
-#include "mcp_serve.h"
-#include "msg.h"
-#include "util.h"
+#include "core/cancel.h"
+#include "json/json.h"
+#include "json/jsonrpc.h"
+#include "json/jsonschema.h"
+#include "json/log.h"
+#include "release/manifest.h"
+#include "broker/mcp.h"
+#include "session/mcp_serve.h"
+#include "json/msg.h"
+#include "core/util.h"
 
 #include "run.h"
 
@@ -206,7 +206,7 @@ static int tools_call(struct serve *v, jv params, jv *result, int *code, char **
 		jv_free(args);
 		args = jv_object();
 	}
-	/* The tool's inputSchema (from the server's discovery, lib/mcp.h):
+	/* The tool's inputSchema (from the server's discovery, lib/broker/mcp.h):
 	 * a wrong argument never reaches a copy. A failed tools/list is met
 	 * again, with its cause, by gl_run_line. */
 	char *lc = NULL, *ld = NULL;

@@ -1,17 +1,17 @@
 /* gl-sign — the publisher's side of SPEC §3: keys, repository metadata,
  * reproducible release archives. Parses flags, loads keys, calls
- * lib/publish.h, prints one JSON object. */
+ * lib/sign/publish.h, prints one JSON object. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
 #include <string.h>
 
-#include "json.h"
-#include "keys.h"
-#include "log.h"
-#include "publish.h"
-#include "refusal.h"
-#include "util.h"
+#include "json/json.h"
+#include "sign/keys.h"
+#include "json/log.h"
+#include "sign/publish.h"
+#include "json/refusal.h"
+#include "core/util.h"
 
 static const char usage[] =
     "usage: gl-sign keygen [--no-passphrase] [--force] OUT\n"
@@ -363,7 +363,7 @@ int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-sign");
 	gl_std_flags(argc, argv, usage);
-	gl_log_take_flag("gl-sign", &argc, argv); /* --log FILE, anywhere (lib/log.h) */
+	gl_log_take_flag("gl-sign", &argc, argv); /* --log FILE, anywhere (lib/json/log.h) */
 	if (argc < 2)
 		usage_error("missing command");
 	/* Before any secret is touched: no core dumps, not dumpable. */

@@ -1,19 +1,19 @@
 /* gl-verify — the host's side of SPEC §3: pin a publisher's root, verify
- * and install releases. Parses flags, calls lib/trust.h and lib/install.h,
+ * and install releases. Parses flags, calls lib/sign/trust.h and lib/sign/install.h,
  * prints one JSON object. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sodium.h>
 #include <string.h>
 
-#include "install.h"
-#include "json.h"
-#include "keys.h"
-#include "log.h"
-#include "receipt.h"
-#include "refusal.h"
-#include "trust.h"
-#include "util.h"
+#include "sign/install.h"
+#include "json/json.h"
+#include "sign/keys.h"
+#include "json/log.h"
+#include "runtime/receipt.h"
+#include "json/refusal.h"
+#include "sign/trust.h"
+#include "core/util.h"
 
 static const char usage[] =
     "usage: gl-verify pin REPO|ROOT.json\n"
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-verify");
 	gl_std_flags(argc, argv, usage);
-	gl_log_take_flag("gl-verify", &argc, argv); /* --log FILE, anywhere (lib/log.h) */
+	gl_log_take_flag("gl-verify", &argc, argv); /* --log FILE, anywhere (lib/json/log.h) */
 	if (argc < 2)
 		usage_error("missing command");
 	int rc = run(argc, argv);

@@ -1,6 +1,6 @@
 /* gl-exec-host — the host half of an exec copy (SPEC §5, §11; docs/exec.md).
  *
- * Started by the broker's verified launch (lib/exec.c) as PID 1 of the
+ * Started by the broker's verified launch (lib/runtime/exec.c) as PID 1 of the
  * copy's namespaces, already confined (Landlock, seccomp, no_new_privs):
  *   fd 3  the broker channel (docs/design/run.md: call, effect/reply,
  *         state_put/ok, result; length-prefixed JSON)
@@ -36,11 +36,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "jsonrpc.h"
-#include "manifest.h"
-#include "msg.h"
-#include "util.h"
+#include "json/json.h"
+#include "json/jsonrpc.h"
+#include "release/manifest.h"
+#include "json/msg.h"
+#include "core/util.h"
 #include "workspace.h"
 
 #define CHAN 3
@@ -394,7 +394,7 @@ static char *subst(const char *s, const char *dir)
 }
 
 /* The call's twin inputs for the target (hosts/exec/twin.cjs reads them,
- * loaded through the NODE_OPTIONS lib/exec.c sets; paper §IV-F, A4):
+ * loaded through the NODE_OPTIONS lib/runtime/exec.c sets; paper §IV-F, A4):
  * "GL_TWIN_TIME=…" and "GL_TWIN_SEED=…", or NULL (a session: real clocks). */
 static char *twin_env[2];
 
@@ -584,7 +584,7 @@ static void run_mcp(struct io *io, const char *function, jv args)
 		mcp_up = true;
 	}
 	if (!strcmp(function, "tools/list")) {
-		/* gl-run's discovery check (lib/mcp.h): the server's own list,
+		/* gl-run's discovery check (lib/broker/mcp.h): the server's own list,
 		 * every page, and nothing else (no state write) */
 		jv all = jv_array(), cursor = jv_null();
 		for (int page = 0; page < 64; page++) {
@@ -666,7 +666,7 @@ static void run_germline(struct io *io, jv call)
 
 /* ---- the end: state_put, then result (the last message) ------------------------ */
 
-/* The workspace's tmpfs (limits.workspace_mb; lib/exec.c) is full: a page
+/* The workspace's tmpfs (limits.workspace_mb; lib/runtime/exec.c) is full: a page
  * cannot be written (or an inode made) there. statfs is denied to a copy,
  * so an unnamed file is the probe; it is gone when closed. */
 static bool workspace_full(const char *dir)

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "msg.h"
-#include "util.h"
+#include "json/json.h"
+#include "json/msg.h"
+#include "core/util.h"
 
 #define STATE_ENTRIES_MAX GL_WS_ENTRIES_MAX
 #define STATE_FILE_MAX GL_WS_FILE_MAX

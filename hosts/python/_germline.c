@@ -3,13 +3,13 @@
  *
  * serve(3) sends {"op":"ready"} and then only serves fork requests on the
  * control socket: each one clones a copy as PID 1 of fresh PID, network
- * and IPC namespaces (Algorithm 1 line 9), confines it with lib/sandbox.c
+ * and IPC namespaces (Algorithm 1 line 9), confines it with lib/sandbox/sandbox.c
  * before any Python code runs in it, and answers the broker with the copy's
  * pid and pidfd. serve() returns only in a copy, with its channel (fd 3).
  *
  * Everything here is the germline's own code, and the release's
  * initialisation ran in the same process before it: the broker therefore
- * re-checks every copy from outside (lib/proc.c, gl_proc_check_copy) and
+ * re-checks every copy from outside (lib/sandbox/proc.c, gl_proc_check_copy) and
  * never relies on this file alone. Messages are tiny and fixed, so they
  * are matched byte for byte rather than parsed. */
 #include <Python.h>
@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #define REQ_MAX 256       /* a fork request is 13 bytes */
 #define DETAIL_MAX 8000   /* bytes of an error text sent to the broker */
@@ -261,7 +261,7 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 	 * through ctypes included — runs while the germline waits or a copy
 	 * runs; its interval timers are disarmed (POSIX timers are not
 	 * inherited, and their signals are blocked too). The broker checks the
-	 * mask from outside (lib/proc.c, G1). A copy gets the release's mask
+	 * mask from outside (lib/sandbox/proc.c, G1). A copy gets the release's mask
 	 * back before its own Python code runs. */
 	uint64_t all = ~0ull, release_mask = 0;
 	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &release_mask, sizeof all) < 0) {
@@ -303,7 +303,7 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 		/* CLONE_PARENT: the copy is the init's child, never the germline's
 		 * (how it ended and what it used never reach germline memory).
 		 * CLONE_NEWNS: its own mount namespace, where the broker stacks
-		 * its private scratch /tmp (lib/scratch.h; checked from outside). */
+		 * its private scratch /tmp (lib/sandbox/scratch.h; checked from outside). */
 		unsigned long flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 				      CLONE_NEWNS | SIGCHLD;
 		if (off & GL_OFF_PARENT)

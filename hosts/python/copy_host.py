@@ -41,8 +41,8 @@ import time
 import uuid
 from collections.abc import MutableMapping
 
-MSG_MAX = 64 << 20  # GL_MSG_MAX (lib/msg.h)
-KEY_MAX = 256  # GL_MSG_KEY_MAX (lib/msg.h)
+MSG_MAX = 64 << 20  # GL_MSG_MAX (lib/json/msg.h)
+KEY_MAX = 256  # GL_MSG_KEY_MAX (lib/json/msg.h)
 TICK_NS = 1_000_000  # each read of a monotonic clock advances it by 1 ms
 ORIGIN_NS = 1_000 * 1_000_000_000  # the monotonic clocks start at 1000 s,
 # plus an offset below 1 s derived from the seed (Twin.__init__)
@@ -262,7 +262,7 @@ def _seed(self, a=None, version=2):
 
 # ---- the minimal root's times (docs/witness.md "What a witness records") --
 #
-# The germline's root is an empty tmpfs made at launch (lib/root.c): its
+# The germline's root is an empty tmpfs made at launch (lib/sandbox/root.c): its
 # inodes ("/", "/dev", "/tmp", the directories above each bind mount) carry
 # the launch's real clock in their times, which no utimensat can undo for
 # ctime. With an import twin, os.stat, os.lstat and os.fstat report the
@@ -275,7 +275,7 @@ _root_dev = None  # st_dev of the minimal root, with an import twin only
 _root_ns = 0
 # Every tmpfs whose inodes are retimed: the root, the germline's import
 # /tmp, and a copy's own scratch /tmp (mounted by the broker before the call
-# arrives, lib/scratch.h). A file the release writes there would otherwise
+# arrives, lib/sandbox/scratch.h). A file the release writes there would otherwise
 # carry the real clock in its times: in gl-run the call's time, in gl-replay
 # the replay's, a distinguisher (issue 14 item 5); it reads the import
 # twin's time instead, the same in both.
@@ -590,7 +590,7 @@ def prepare(import_twin=None, minimal_root=False):
     if import_twin is not None:
         _twin = Twin(*import_twin)
         _twin.install()
-        if minimal_root:  # "/" is the tmpfs the launch made (lib/root.c)
+        if minimal_root:  # "/" is the tmpfs the launch made (lib/sandbox/root.c)
             _root_dev, _root_ns = _real_stat("/").st_dev, int(round(_twin.time * 1e9))
             _retimed_devs.add(_root_dev)
             _retime_tmp()  # the germline's import /tmp
@@ -757,7 +757,7 @@ def _precall(module):
 def _await_end(chan):
     """After its result the copy waits for the broker to end it (SIGKILL, or
     EOF), so that the broker can still see which bound it met (RLIMIT_AS,
-    RLIMIT_NPROC: lib/cgroup.c gl_cg_reached) before its tree is gone."""
+    RLIMIT_NPROC: lib/sandbox/cgroup.c gl_cg_reached) before its tree is gone."""
     try:
         chan.recv()
     except BaseException:

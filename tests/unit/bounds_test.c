@@ -1,4 +1,4 @@
-/* Unit tests of lib/bounds.c: the policy's "limits" (SPEC §4; issue 15),
+/* Unit tests of lib/release/bounds.c: the policy's "limits" (SPEC §4; issue 15),
  * parsed through gl_policy_parse as gl-run reads them. Run by tests/lib.bats
  * under the plain and the sanitizer build. */
 #define _GNU_SOURCE
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "plan/policy.h"
 
 #include "check.h"
 

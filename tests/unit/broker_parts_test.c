@@ -1,6 +1,6 @@
 /* Unit tests of the broker's parts that need no germline: the copy protocol
- * (lib/msg.c), slots (lib/slots.c) and, given a sink's ports, HTTP delivery
- * against real servers on loopback (lib/http.c).
+ * (lib/json/msg.c), slots (lib/broker/slots.c) and, given a sink's ports, HTTP delivery
+ * against real servers on loopback (lib/broker/http.c).
  *
  *   broker_parts_test TMPDIR [OK_PORT REDIRECT_PORT LOG_OF_REDIRECT_TARGET]
  *
@@ -13,12 +13,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "http.h"
-#include "json.h"
-#include "labels.h"
-#include "msg.h"
-#include "slots.h"
-#include "util.h"
+#include "broker/http.h"
+#include "json/json.h"
+#include "plan/labels.h"
+#include "json/msg.h"
+#include "broker/slots.h"
+#include "core/util.h"
 
 static int failures;
 #define CHECK(c)                                                                   \

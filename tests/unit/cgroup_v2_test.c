@@ -1,4 +1,4 @@
-/* Unit test of lib/cgroup.c's cgroup v2 end of a copy (issue 15;
+/* Unit test of lib/sandbox/cgroup.c's cgroup v2 end of a copy (issue 15;
  * docs/sandbox.md "Resource limits"): gl_cg_drain's cgroup.kill and
  * cgroup.procs handling, and gl_cg_close's removal, against a real cgroup2
  * hierarchy. This machine's cgroup2 is the hybrid /sys/fs/cgroup/unified,
@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "util.h"
+#include "sandbox/cgroup.h"
+#include "core/util.h"
 
 #include "check.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests of the directory-item labelling of lib/policy.c
+/* Unit tests of the directory-item labelling of lib/plan/policy.c
  * (gl_glob_may_match_under, gl_glob_matches_all_under,
  * gl_policy_label_for_dir; docs/exec.md "Directory items"): fixed cases,
  * adversarial globs, and a randomised cross-check against gl_glob_match on
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "labels.h"
-#include "policy.h"
-#include "util.h"
+#include "json/json.h"
+#include "plan/labels.h"
+#include "plan/policy.h"
+#include "core/util.h"
 
 #include "check.h"
 

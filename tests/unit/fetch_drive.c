@@ -1,4 +1,4 @@
-/* fetch_drive — a test driver for lib/fetch.h (tests/fetch.bats).
+/* fetch_drive — a test driver for lib/sign/fetch.h (tests/fetch.bats).
  *
  *   fetch_drive [--max BYTES] [--timeout-ms MS] [--proxy P] [--out FILE] URL
  *
@@ -12,8 +12,8 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "fetch.h"
-#include "json.h"
+#include "sign/fetch.h"
+#include "json/json.h"
 
 
 

@@ -1,7 +1,7 @@
 /* germline_drive — a test driver for germline.h (tests/sandbox.bats).
  *
- * It compiles lib/sandbox.c, lib/proc.c, lib/germline.c, lib/germline_child.c and
- * lib/germline_fork.c itself with GL_TESTING defined, so the switches that
+ * It compiles lib/sandbox/sandbox.c, lib/sandbox/proc.c, lib/runtime/germline.c, lib/runtime/germline_child.c and
+ * lib/runtime/germline_fork.c itself with GL_TESTING defined, so the switches that
  * turn mechanisms off (for the reference runs of Table XII) exist in this
  * program only: the linker takes these definitions and never pulls the
  * archive's, and libgermline.a (hence gl-run) is built without them.
@@ -24,12 +24,12 @@
  * One JSON object per line on stdout for the launch and each action. */
 #define _GNU_SOURCE
 #define GL_TESTING 1
-#include "sandbox.c"
-#include "proc.c"
-#include "germline.c"
-#include "germline_fork.c"
-#include "germline_child.c"
-#include "scratch.c"
+#include "sandbox/sandbox.c"
+#include "sandbox/proc.c"
+#include "runtime/germline.c"
+#include "runtime/germline_fork.c"
+#include "runtime/germline_child.c"
+#include "sandbox/scratch.c"
 
 #include <dirent.h>
 
@@ -109,7 +109,7 @@ static int count_userns(const struct gl_germline *g, int kill_them)
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
 		if (*end || pid <= 0 || pid == germline || pid == g->pid || pid == g->mounter.pid)
-			continue; /* the broker's mount helper (lib/scratch.h) is in that namespace too */
+			continue; /* the broker's mount helper (lib/sandbox/scratch.h) is in that namespace too */
 		char ns[64], sp[64];
 		if (ns_of((pid_t)pid, "user", ns) < 0 || strcmp(ns, mine))
 			continue;

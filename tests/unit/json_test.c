@@ -1,10 +1,10 @@
-/* Unit tests of lib/json.c: the strict reader and the two writers.
+/* Unit tests of lib/json/json.c: the strict reader and the two writers.
  * Run by tests/lib.bats under the plain and the sanitizer build. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "json/json.h"
 
 #include "check.h"
 
@@ -104,7 +104,7 @@ int main(void)
 	CHECK(jv_is_valid(ok), "refused nesting of 60");
 	jv_free(ok);
 
-	/* Depth (lib/json.h): 64 read, 65 not; gl_json_depth counts exactly up
+	/* Depth (lib/json/json.h): 64 read, 65 not; gl_json_depth counts exactly up
 	 * to its cap and stops past it. */
 	memset(deep, '[', 64);
 	memset(deep + 64, ']', 64);

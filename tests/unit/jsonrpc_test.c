@@ -1,4 +1,4 @@
-/* Unit tests of lib/jsonrpc.c: message validation, the bounded line reader
+/* Unit tests of lib/json/jsonrpc.c: message validation, the bounded line reader
  * (over a real pipe, with a deadline) and the writer. Run by
  * tests/serve-mcp.bats; exit 0 when every check holds. */
 #define _GNU_SOURCE
@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "jsonrpc.h"
-#include "msg.h"
-#include "util.h"
+#include "json/json.h"
+#include "json/jsonrpc.h"
+#include "json/msg.h"
+#include "core/util.h"
 
 static int failures;
 #define CHECK(c)                                                                         \

@@ -1,4 +1,4 @@
-/* Unit tests of lib/jsonschema.c, the inputSchema check of gl-run
+/* Unit tests of lib/json/jsonschema.c, the inputSchema check of gl-run
  * --serve-mcp: each keyword it enforces, the ones it ignores, the path an
  * error names, and the bounds on a hostile schema (depth, work). Run by
  * tests/serve-mcp-ops.bats; exit 0 when every check holds. */
@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "json.h"
-#include "jsonschema.h"
-#include "util.h"
+#include "json/json.h"
+#include "json/jsonschema.h"
+#include "core/util.h"
 
 /* check(schema, value): NULL when valid, else the error (static copy). */
 static const char *run(const char *schema, const char *value)

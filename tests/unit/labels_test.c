@@ -1,13 +1,13 @@
-/* Unit tests of lib/labels.c (tag sets), the glob matcher of lib/policy.c
- * and the name rules of lib/manifest.c — the parts of gl-plan's library that
+/* Unit tests of lib/plan/labels.c (tag sets), the glob matcher of lib/plan/policy.c
+ * and the name rules of lib/release/manifest.c — the parts of gl-plan's library that
  * gl-plan itself exercises only partly (the join ⊔ is gl-run's).
  * Run by tests/gl-plan.bats under the plain and the sanitizer build. */
 #include <string.h>
 
-#include "json.h"
-#include "labels.h"
-#include "manifest.h"
-#include "policy.h"
+#include "json/json.h"
+#include "plan/labels.h"
+#include "release/manifest.h"
+#include "plan/policy.h"
 
 #include "check.h"
 

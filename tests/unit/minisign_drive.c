@@ -1,4 +1,4 @@
-/* minisign_drive — a test driver for lib/minisign.h (tests/minisign.bats).
+/* minisign_drive — a test driver for lib/sign/minisign.h (tests/minisign.bats).
  *
  *   minisign_drive KEY FILE [--sig PATH] [--pubkey-file PATH]
  *
@@ -9,9 +9,9 @@
 #include <jv.h>
 #include <string.h>
 
-#include "json.h"
-#include "keys.h"
-#include "minisign.h"
+#include "json/json.h"
+#include "sign/keys.h"
+#include "sign/minisign.h"
 
 static const char usage[] = "usage: minisign_drive KEY FILE [--sig PATH] [--pubkey-file PATH]\n";
 

@@ -1,4 +1,4 @@
-/* pkey_drive — a test driver for lib/pkey.h (tests/pkey.bats).
+/* pkey_drive — a test driver for lib/sign/pkey.h (tests/pkey.bats).
  *
  *   pkey_drive KEY.json MSGFILE SIGHEX     verify; prints {"ok",…,"keyid"}
  *   pkey_drive KEY.json                    prints {"keyid":…}
@@ -9,8 +9,8 @@
 #include <jv.h>
 #include <string.h>
 
-#include "json.h"
-#include "pkey.h"
+#include "json/json.h"
+#include "sign/pkey.h"
 
 int main(int argc, char **argv)
 {

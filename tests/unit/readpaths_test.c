@@ -1,5 +1,5 @@
-/* Unit tests of lib/readpaths.c (the deployer grants read_paths; issue 13
- * item 1) and of lib/jsonl.c's top-level field scan (item 7), without a
+/* Unit tests of lib/plan/readpaths.c (the deployer grants read_paths; issue 13
+ * item 1) and of lib/json/jsonl.c's top-level field scan (item 7), without a
  * launch. Run by tests/read-paths.bats under the plain and the sanitizer
  * build. */
 #define _GNU_SOURCE
@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "jsonl.h"
-#include "policy.h"
-#include "readpaths.h"
+#include "json/json.h"
+#include "json/jsonl.h"
+#include "plan/policy.h"
+#include "plan/readpaths.h"
 
 #include "check.h"
 

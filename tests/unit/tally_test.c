@@ -1,4 +1,4 @@
-/* Unit test of the broker's tally of denied names (lib/broker_record.c;
+/* Unit test of the broker's tally of denied names (lib/broker/broker_record.c;
  * SPEC §6, docs/gl-run.md "Field labels"): names are capped per copy, so
  * that one copy's names never push another's into "(other)", and an entry
  * merges the requests of copies of one label only.
@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "broker_impl.h"
-#include "json.h"
-#include "labels.h"
-#include "util.h"
+#include "broker/broker_impl.h"
+#include "json/json.h"
+#include "plan/labels.h"
+#include "core/util.h"
 
 static int failures;
 #define CHECK(c)                                                                   \

@@ -1,0 +1,175 @@
+/* broker_copy.c — one copy's life for the broker (Algorithm 1 lines 8, 9
+ * and 27): the germline's G1–G3 check, the fork (or, for runtime exec, a
+ * verified launch; or with gl-run --pool the pooled copy), and the end of
+ * the copy with its descendants (A1). See broker_impl.h. */
+#define _GNU_SOURCE
+#include "broker/broker_impl.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/cancel.h"
+#include "runtime/exec.h"
+#include "json/json.h"
+#include "runtime/launch.h"
+#include "core/util.h"
+
+/* Line 8: the germline must still be data-free (A2). jv_invalid() or a
+ * refusal of the call naming the check. With gl-run --pool the next copy
+ * is the pooled one when it is alive: the germline passed this check just
+ * before that copy was forked (gl_germline_prefork). */
+jv gl_broker_check_germline(struct run *r, struct gl_germline *gm)
+{
+	if (gm->exec)
+		return jv_invalid(); /* no germline: each copy is a verified launch */
+	if (r->b->pool && gm->pooled)
+		return jv_invalid();
+	gl_germline_settle(gm); /* the last copy is gone before G1 looks (A1) */
+	char *err = NULL;
+	if (gl_germline_check(gm, &err) < 0) {
+		jv out = gl_broker_refuse("germline_check", "%s", err);
+		free(err);
+		return out;
+	}
+	return jv_invalid();
+}
+
+/* An exec release's copy (lib/runtime/exec.h): a verified launch that can read
+ * exactly the item files and directories of its view (all of them for
+ * lazy's probe); a directory item's path is passed with a trailing '/'. */
+static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, char **err)
+{
+	const struct gl_call *c = r->c;
+	struct gl_exec_item *items = gl_xcalloc(c->nitem + 1, sizeof *items);
+	size_t n = 0;
+	jv_array_foreach(c->items, i, it)
+	{
+		const char *name = gl_json_get_str(it, "name");
+		int k = name ? gl_broker_item_index(c, name) : -1;
+		if (k >= 0 && r->item_fd[k] >= 0 &&
+		    (r->probe || in_view(&r->plan->group[r->gi], (size_t)k)))
+			items[n++] = (struct gl_exec_item){.fd = r->item_fd[k], .dir = gl_json_get_bool(it, "dir", 0)};
+		jv_free(it);
+	}
+	int rc = gl_exec_copy(x, items, n, (const char *const *)c->dest, c->ndest, chan, pidfd,
+			      &r->scratch, err);
+	free(items);
+	/* One signed receipt per launch (SPEC §9, seed 002): this copy's. */
+	if (r->b->launcher)
+		gl_launch_exec_copy(r->b->launcher, c->release, x, rc, *err, &r->ev, r->b->ids);
+	return rc;
+}
+
+enum outcome gl_broker_limit_outcome(struct run *r, struct gl_germline *gm, int pidfd,
+				     enum outcome o)
+{
+	(void)r;
+	if (!gm->cg || pidfd < 0)
+		return o;
+	/* A copy that ended without a result may have been killed by its bound;
+	 * one that is alive may have met it (a failed fork or allocation). */
+	const char *why = gl_cg_reached(gm->cg, &gm->cc, o == COPY_RESULT || o == COPY_PROTOCOL,
+					pidfd);
+	if (!why)
+		return o;
+	return !strcmp(why, "memory") ? COPY_MEMORY : !strcmp(why, "pids") ? COPY_PIDS : COPY_CPU;
+}
+
+/* Line 27 for one copy: it and its descendants are gone (A1). With gl-run
+ * --pool the copy is killed here and awaited before the next copy starts
+ * (gl_copy_retire), so the call's record need not wait for the kernel's
+ * teardown of its namespaces. */
+void gl_broker_end_copy(struct run *r, struct gl_germline *gm, int pidfd)
+{
+	gl_cancel_disarm(r->b->cancel, pidfd); /* before its pidfd is closed */
+	if (gm->exec) {
+		int ws = gl_exec_copy_done(pidfd, r->scratch);
+		if (r->b->launcher)
+			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
+		close(pidfd);
+		if (gm->cg)
+			gl_cg_drain(gm->cg, &gm->cc);
+	} else if (r->b->pool) {
+		gl_copy_retire(gm, pidfd);
+	} else {
+		gl_copy_kill(pidfd);
+		close(pidfd);
+		if (gm->cg) /* anything left in its cgroup (lib/sandbox/cgroup.h) */
+			gl_cg_drain(gm->cg, &gm->cc);
+	}
+	r->scratch = NULL;
+}
+
+/* An exec copy's bound (lib/sandbox/cgroup.h), before its call message, for which
+ * gl-exec-host waits before it starts the release's target. */
+static int exec_bound(struct gl_germline *gm, int pidfd, char **err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+	autofree char *info = NULL;
+	size_t len;
+	const char *p = NULL;
+	if (gl_read_file_capped(path, 64 * 1024, &info, &len) == 0)
+		p = strstr(info, "\nPid:");
+	long pid = p ? strtol(p + 5, NULL, 10) : 0;
+	if (pid <= 0) {
+		*err = gl_xstrdup("limits: the exec copy's pid is unknown");
+		return -1;
+	}
+	if (gl_cg_bound_copy(gm->cg, &gm->lim, (pid_t)pid, true, &gm->cc, err) < 0)
+		return -1;
+	gm->enf.limits_memory = gm->cc.mem;
+	gm->enf.limits_pids = gm->cc.pids;
+	gm->enf.limits_cpu = gm->cc.cpu;
+	return 0;
+}
+
+/* Line 9: fork a copy on a fresh channel (r->sock); its absolute budget
+ * starts now. jv_invalid() with *pidfd, or a refusal (*lost: the germline
+ * is to be relaunched). */
+jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies, int *pidfd)
+{
+	char *err = NULL;
+	int sp[2];
+	*pidfd = -1;
+	bool pooled = !gm->exec && r->b->pool && gm->pooled;
+	if (pooled && gl_germline_take(gm, &sp[0], pidfd)) {
+		/* the pooled copy: forked, confined and checked before this call */
+	} else {
+		if (pooled) { /* it died while it waited: line 8 for a fork now */
+			jv out = gl_broker_check_germline(r, gm);
+			if (jv_is_valid(out))
+				return out;
+		}
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+			gl_die_errno(GL_EXIT_USAGE, "socketpair");
+		if (gm->exec ? exec_copy(r, gm->exec, sp[1], pidfd, &err) < 0
+			     : gl_germline_fork(gm, sp[1], sp[0], pidfd, &err) < 0) {
+			close(sp[0]);
+			*lost = true;
+			jv out = gm->exec ? gl_broker_refuse("launch", "%s", err) /* an exec copy's launch */
+					  : gl_broker_refuse("germline", "fork request failed: %s", err);
+			free(err);
+			return out;
+		}
+	}
+	if (gm->exec && gm->cg && exec_bound(gm, *pidfd, &err) < 0) {
+		/* its target has not started: it waits for the call message */
+		gl_exec_copy_done(*pidfd, r->scratch);
+		r->scratch = NULL;
+		close(*pidfd);
+		*pidfd = -1;
+		close(sp[0]);
+		jv out = gl_broker_refuse("launch", "%s", err);
+		free(err);
+		return out;
+	}
+	(*copies)++;
+	gl_cancel_arm(r->b->cancel, *pidfd); /* a cancelled call kills it (lib/core/cancel.h) */
+	r->sock = sp[0];
+	fcntl(r->sock, F_SETFL, O_NONBLOCK);
+	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);
+	return jv_invalid();
+}

@@ -1,0 +1,145 @@
+/* broker_items.c — the items of a call, read once by the broker after
+ * Plan (Definition 7: Plan never reads contents): files named by path,
+ * directories (an exec copy lists them through Landlock), or base64 data
+ * from the envelope. See broker_impl.h. */
+#define _GNU_SOURCE
+#include "broker/broker_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker/itempath.h"
+#include "json/json.h"
+#include "core/util.h"
+
+/* ---- items: contents read once per call, after Plan ------------------- */
+
+int gl_broker_item_index(const struct gl_call *c, const char *name)
+{
+	size_t lo = 0, hi = c->nitem;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int r = strcmp(c->item[mid].name, name);
+		if (r == 0)
+			return (int)mid;
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The contents of an item's path into *raw: opened with no symlink in any
+ * component (an item is labelled by its path, so /pub/x -> /hr/salary.csv
+ * must not pass as /pub/x) and never host state, checked on what was
+ * opened (lib/broker/itempath.h: *code "item_path", else "bad_item"), a file item a regular file of at most
+ * GL_ITEM_MAX bytes, a directory item ("dir": true) a directory, whose
+ * contents are empty (an exec copy lists it through its Landlock rule,
+ * lib/runtime/exec.c). NULL, or why not (malloc'd). */
+static char *read_path_item(const struct gl_state_roots *roots, const char *path, bool dir,
+			    char **raw, size_t *len, int *keep, const char **code)
+{
+	autofree char *qp = gl_quote(path, strlen(path));
+	char *refused = NULL;
+	autoclose int fd = gl_itempath_open(roots, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, &refused);
+	struct stat st;
+	*code = "bad_item";
+	if (refused) {
+		*code = GL_ERR_ITEM_PATH;
+		return refused;
+	}
+	if (fd < 0 && errno == ELOOP)
+		return gl_xasprintf("%s resolves through a symlink; an item is labelled by its "
+				    "path, so name the real path",
+				    qp);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return gl_xasprintf("%s: %s", qp, strerror(errno));
+	if (dir && !S_ISDIR(st.st_mode))
+		return gl_xasprintf("%s is not a directory (\"dir\": true)", qp);
+	if (!dir && S_ISDIR(st.st_mode))
+		return gl_xasprintf("%s is a directory; a directory item says \"dir\": true "
+				    "(dirs_from_args)",
+				    qp);
+	if (dir) {
+		*raw = gl_xstrdup("");
+		*len = 0;
+		*keep = gl_steal_fd(&fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode))
+		return gl_xasprintf("%s is not a regular file", qp);
+	if ((uint64_t)st.st_size > GL_ITEM_MAX || gl_read_fd_capped(fd, GL_ITEM_MAX, raw, len) < 0)
+		return gl_xasprintf("%s: %s", qp,
+				    errno == EFBIG || (uint64_t)st.st_size > GL_ITEM_MAX
+					? "larger than 32 MiB"
+					: strerror(errno));
+	*keep = gl_steal_fd(&fd);
+	return NULL;
+}
+
+/* Contents of every item as base64 (the call message's encoding). Read
+ * here, never by Plan (Definition 7). A path is opened by the broker; data
+ * must be strict base64. NULL-or-error via *out. */
+jv gl_broker_load_items(struct run *r)
+{
+	const struct gl_call *c = r->c;
+	r->b64 = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r->b64);
+	r->item_fd = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r->item_fd);
+	for (size_t k = 0; k < c->nitem; k++)
+		r->item_fd[k] = -1;
+	size_t total = 0;
+	jv out = jv_invalid();
+	jv_array_foreach(c->items, i, it)
+	{
+		const char *name = gl_json_get_str(it, "name");
+		const char *data = gl_json_get_str(it, "data");
+		const char *path = gl_json_get_str(it, "path");
+		int x = name ? gl_broker_item_index(c, name) : -1;
+		autofree char *q = name ? gl_quote(name, strlen(name)) : gl_xstrdup("?");
+		autofree char *raw = NULL;
+		size_t len = 0;
+		autofree unsigned char *dec = NULL;
+		autofree char *why = NULL;
+		const char *code = NULL;
+		if (jv_is_valid(out) || x < 0 || r->b64[x]) {
+			/* an earlier error, or an item gl_call_read did not keep */
+		} else if (path && (why = read_path_item(r->b->roots, path,
+							 gl_json_get_bool(it, "dir", 0), &raw, &len,
+							 &r->item_fd[x], &code))) {
+			out = gl_broker_refuse(code, "item %s: %s", q, why);
+		} else if (!path && !(dec = gl_b64_decode(data, strlen(data), &len))) {
+			out = gl_broker_refuse("bad_item", "item %s: data is not standard base64", q);
+		} else if (len > GL_ITEM_MAX) {
+			out = gl_broker_refuse("bad_item", "item %s: larger than 32 MiB", q);
+		} else {
+			struct gl_buf b = {0};
+			gl_b64_encode(&b, path ? (unsigned char *)raw : dec, len);
+			gl_buf_addc(&b, 0);
+			r->b64[x] = b.data;
+			total += b.len;
+		}
+		jv_free(it);
+	}
+	if (!jv_is_valid(out) && total > GL_MSG_MAX - (4u << 20))
+		out = gl_broker_refuse("bad_item", "items hold more than %u bytes of base64 in all",
+			     GL_MSG_MAX - (4u << 20));
+	return out;
+}
+
+void gl_broker_items_free(struct run *r)
+{
+	for (size_t i = 0; i < r->c->nitem; i++) {
+		if (r->b64)
+			free(r->b64[i]);
+		if (r->item_fd && r->item_fd[i] >= 0)
+			close(r->item_fd[i]);
+	}
+	free(r->b64);
+	free(r->item_fd);
+	r->b64 = NULL;
+	r->item_fd = NULL;
+}

@@ -1,0 +1,321 @@
+/* broker_session.c — the baselines of SPEC §6 (gl-run --mode fresh,
+ * confined, sigifc, sigpin): the runtimes of paper §VII-A "Runtimes" that
+ * Fig. 3 compares germline execution with, in the same code base and
+ * behind the same broker, so that the only difference a test sees is the
+ * object each runtime binds:
+ *
+ *   sigpin    Sig+Pin: one persistent process per release after signature
+ *             verification and key pinning; no labels; any host.
+ *   sigifc    Sig+IFC: the same process, plus per-call output labels as in
+ *             FIDES and CaMeL (the join of the call's inputs' labels).
+ *   confined  Confined+IFC: one persistent process per release confined like
+ *             a germline copy (network namespace, Landlock, seccomp) with
+ *             the broker's egress allowlist (the declared destinations D_f).
+ *   fresh     Fresh+IFC: a fresh confined process per call (a germline
+ *             launched for the call, one copy with every item), allowlist.
+ *
+ * None of them splits by destination, compares requests or keeps slots:
+ * one process holds every item of a call and serves every member, and what
+ * it keeps between calls is its own memory (state writes are acknowledged
+ * and dropped). See broker.h and docs/gl-run.md "Modes". */
+#define _GNU_SOURCE
+#include "broker/broker_impl.h"
+#include "runtime/exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "json/json.h"
+#include "plan/labels.h"
+#include "core/util.h"
+
+/* ---- processes -------------------------------------------------------------- */
+
+int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_session_proc *p,
+				 char **err)
+{
+	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
+	/* The interpreter is opened once and run from that descriptor, as a
+	 * verified launch runs it (SPEC §9), but nothing is restricted: no
+	 * namespaces, no Landlock, no seccomp, no no_new_privs. A baseline that
+	 * inherited the germline's confinement would hide what it must show
+	 * (paper Fig. 3: Sig+Pin and Sig+IFC disclose through a direct
+	 * connection, an unlisted host, a child or a thread). */
+	int ifd = open(spec->interpreter, O_PATH | O_CLOEXEC);
+	if (ifd < 0) {
+		*err = gl_xasprintf("open %s: %s", spec->interpreter, strerror(errno));
+		return -1;
+	}
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		*err = gl_xasprintf("socketpair: %s", strerror(errno));
+		close(ifd);
+		return -1;
+	}
+	char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
+	char *argv[] = {"python3", "-I", "-B", script, "--session", (char *)spec->release_dir,
+			(char *)spec->entry, NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent", NULL};
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		*err = gl_xasprintf("fork: %s", strerror(errno));
+		free(script);
+		close(ifd);
+		close(sp[0]);
+		close(sp[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* Dies with the broker (not a restriction: a lifetime). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() != parent)
+			_exit(127);
+		/* move both out of the way before placing them on 3 and 4 */
+		int hs = fcntl(sp[1], F_DUPFD_CLOEXEC, 10), hi = fcntl(ifd, F_DUPFD_CLOEXEC, 10);
+		int null = open("/dev/null", O_RDWR);
+		if (hs < 0 || hi < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+		    dup2(hs, 3) < 0 || dup2(hi, 4) < 0)
+			_exit(127);
+		fcntl(4, F_SETFD, FD_CLOEXEC); /* the interpreter; not inherited */
+		syscall(SYS_close_range, 5u, ~0u, 0u);
+		syscall(SYS_execveat, 4, "", argv, envp, AT_EMPTY_PATH);
+		_exit(127);
+	}
+	free(script);
+	close(ifd);
+	close(sp[1]);
+	p->pid = pid;
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	p->sock = sp[0];
+	fcntl(p->sock, F_SETFL, O_NONBLOCK);
+	p->up = p->started = true;
+	return 0;
+}
+
+int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
+		    bool *germline_lost, char **err)
+{
+	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
+	/* Algorithm 1 line 8's check holds for the baselines' germline too:
+	 * the confined process starts from a data-free image. */
+	if (gl_germline_check(g, err) < 0)
+		return -1;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		*err = gl_xasprintf("socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (g->exec) {
+		/* runtime exec: a verified launch with no item (lib/runtime/exec.h) */
+		if (gl_exec_copy(g->exec, NULL, 0, NULL, 0, sp[1], &p->pidfd, &p->scratch, err) < 0) {
+			close(sp[0]);
+			return -1;
+		}
+		p->exec = true;
+		/* bounded before its call message starts the release's target */
+		struct gl_limits lim = g->lim;
+		if (!one_call)
+			gl_cg_session_limits(&g->lim, &lim);
+		struct gl_cg_copy cc;
+		if (g->cg && gl_cg_bound_pidfd(g->cg, &lim, p->pidfd, true, &cc, err) < 0) {
+			close(sp[0]);
+			gl_exec_copy_done(p->pidfd, p->scratch);
+			p->pidfd = -1;
+			p->scratch = NULL;
+			return -1;
+		}
+	} else {
+		/* bounded by gl_germline_fork before it runs release code */
+		struct gl_limits keep = g->lim;
+		if (!one_call)
+			gl_cg_session_limits(&keep, &g->lim);
+		int rc = gl_germline_fork(g, sp[1], sp[0], &p->pidfd, err);
+		g->lim = keep;
+		if (rc < 0) {
+			close(sp[0]);
+			*germline_lost = true;
+			return -1;
+		}
+	}
+	p->sock = sp[0];
+	fcntl(p->sock, F_SETFL, O_NONBLOCK);
+	p->up = p->started = p->confined = true;
+	return 0;
+}
+
+void gl_session_stop(struct gl_session_proc *p)
+{
+	if (!p->up)
+		return;
+	if (p->sock >= 0)
+		close(p->sock);
+	if (p->exec) {
+		gl_exec_copy_done(p->pidfd, p->scratch); /* killed, reaped, scratch removed */
+	} else if (p->confined) {
+		gl_copy_kill(p->pidfd); /* with its descendants: PID 1 of its namespace */
+	} else {
+		if (p->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+		else if (p->pid > 0)
+			kill(p->pid, SIGKILL);
+		if (p->pid > 0)
+			while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+	}
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
+}
+
+/* ---- requests ---------------------------------------------------------------- */
+
+/* sigpin and sigifc deliver every request (a host without a route is
+ * attempted as named); fresh and confined only to D_f, the destination
+ * allowlist. Nothing is recorded or compared. */
+jv gl_broker_session_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
+{
+	struct gl_http_req req;
+	char *err = NULL;
+	if (gl_http_req_init(&req, m, &err) < 0) {
+		free(err);
+		gl_broker_tally(&r->denied, 0, NULL);
+		gl_http_req_free(&req);
+		return gl_broker_denied();
+	}
+	jv reply;
+	bool allowed = r->any_host || dest_index(r->c, req.host) >= 0;
+	if (!allowed || !req.http || req.host_header_conflict) {
+		gl_broker_tally(&r->denied, 0, req.host);
+		reply = gl_broker_denied();
+	} else {
+		bool no_time = false;
+		reply = gl_broker_deliver(r, &req, &no_time);
+		if (no_time)
+			*o = COPY_DEADLINE;
+		else
+			gl_broker_tally(&r->sent, 0, req.host);
+	}
+	gl_http_req_free(&req);
+	return reply;
+}
+
+/* ---- one call ----------------------------------------------------------------- */
+
+jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
+			  struct gl_session_proc *p, const struct gl_call *c,
+			  const struct gl_plan *plan)
+{
+	struct run r = {.b = b, .c = c, .plan = plan, .sock = p->sock, .triggers = jv_array(),
+			.session = true,
+			.any_host = mode == GL_RUN_SIGPIN || mode == GL_RUN_SIGIFC};
+	r.items = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r.items);
+	for (size_t x = 0; x < c->nitem; x++)
+		r.items[x] = (struct gl_callmsg_item){c->item[x].name,
+						      gl_labels_to_jv(&c->item[x].label), NULL};
+	jv out = gl_broker_load_items(&r);
+	if (!jv_is_valid(out)) {
+		/* The call message: every item with its contents, no slot. The
+		 * twin inputs are sent (the message's shape) but a session
+		 * process ignores them: a baseline reads the real clocks. */
+		struct gl_twin twin;
+		gl_twin_new(&twin);
+		for (size_t x = 0; x < c->nitem; x++)
+			r.items[x].b64 = r.b64[x];
+		jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
+		jv state = jv_object();
+		autobuf struct gl_buf msg = {0};
+		gl_callmsg(&msg, c->function, args, r.items, c->nitem, state, &twin);
+		jv_free(args);
+		jv_free(state);
+		if (mode != GL_RUN_FRESH) {
+			/* {…} -> {…,"session":true}: the host serves call after
+			 * call on this channel (docs/design/run.md). */
+			msg.len--;
+			gl_buf_adds(&msg, ",\"session\":true}");
+		}
+		r.deadline = gl_mono_ns() + (int64_t)(b->deadline_s * 1e9);
+		enum outcome o =
+		    gl_broker_reply_status(gl_msg_write(r.sock, r.deadline, msg.data, msg.len));
+		struct gl_msg result = {.doc = jv_invalid(), .value = jv_invalid()};
+		if (o == COPY_RESULT)
+			o = gl_broker_serve(&r, &result);
+		if (o != COPY_RESULT) {
+			gl_warn("%s process: %s", mode == GL_RUN_FRESH ? "fresh" : "session",
+				gl_broker_outcome_name[o]);
+			gl_session_stop(p); /* the next call starts a new one */
+		}
+		/* The per-call label (FIDES/CaMeL style, paper §VII-A): the join
+		 * of the labels of the call's items. It says nothing of what the
+		 * process kept from earlier calls, which is what Fig. 3 shows. */
+		struct gl_labels L = {0};
+		for (size_t x = 0; x < c->nitem; x++) {
+			struct gl_labels u = {0};
+			gl_labels_union(&u, &L, &c->item[x].label);
+			gl_labels_free(&L);
+			L = u;
+		}
+		const bool labelled = mode != GL_RUN_SIGPIN; /* Sig+Pin: no labels */
+		jv results = jv_array();
+		for (size_t i = 0; i < c->nconsumer; i++) {
+			jv rec = JV_OBJECT(jv_string("consumer"), jv_string(c->consumer[i]));
+			if (o == COPY_RESULT && !result.error) {
+				rec = jv_object_set(rec, jv_string("ok"), jv_true());
+				rec = jv_object_set(rec, jv_string("value"), jv_copy(result.value));
+			} else if (o == COPY_RESULT) {
+				autofree char *d = gl_sanitize(
+				    result.error, strnlen(result.error, GL_MSG_ERROR_MAX));
+				rec = jv_object_merge(
+				    rec, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+						   jv_string("tool_error"), jv_string("detail"),
+						   jv_string(d)));
+			} else {
+				rec = jv_object_merge(rec, JV_OBJECT(jv_string("ok"), jv_false(),
+								     jv_string("error"),
+								     jv_string(gl_broker_outcome_name[o])));
+				if (o == COPY_PROTOCOL)
+					rec = jv_object_set(rec, jv_string("detail"),
+							    jv_string(r.why));
+			}
+			if (labelled)
+				rec = jv_object_set(rec, jv_string("label"), gl_labels_to_jv(&L));
+			results = jv_array_append(results, rec);
+		}
+		gl_msg_free(&result);
+		/* SPEC §6 for the baselines: every field the process chose
+		 * carries the per-call label, which (as for their values) does
+		 * not cover what it kept from earlier calls (docs/gl-run.md). */
+		jv ls, lx;
+		jv sent = gl_broker_tally_out(&r.sent, &L, &ls);
+		jv denied = gl_broker_tally_out(&r.denied, &L, &lx);
+		jv labels = JV_OBJECT(jv_string("call"), gl_labels_to_jv(&L), jv_string("delivered"),
+				      ls, jv_string("denied"), lx, jv_string("triggers"), jv_array());
+		gl_labels_free(&L);
+		out = JV_OBJECT(jv_string("ok"), jv_true(), jv_string("copies"),
+				jv_number(p->started ? 1 : 0), jv_string("results"), results,
+				jv_string("delivered"), sent, jv_string("denied"), denied,
+				jv_string("triggers"), jv_array());
+		/* Sig+Pin labels nothing, not even these (SPEC §6: "no labels") */
+		if (labelled)
+			out = jv_object_set(out, jv_string("labels"), labels);
+		else
+			jv_free(labels);
+		p->started = false;
+	}
+	gl_broker_items_free(&r);
+	for (size_t i = 0; i < c->nitem; i++)
+		jv_free(r.items[i].label);
+	free(r.items);
+	gl_broker_tally_free(&r.denied);
+	gl_broker_tally_free(&r.sent);
+	jv_free(r.triggers);
+	free(r.why);
+	return out;
+}

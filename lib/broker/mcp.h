@@ -1,0 +1,63 @@
+/* mcp.h — MCP releases at run time, on the broker's side (SPEC §11;
+ * docs/mcp.md): the discovery check of an mcp-stdio release, and the
+ * mapping of gl-run's result records to MCP tool results and errors
+ * (gl-run --serve-mcp).
+ *
+ * Discovery (issue 8 item 4; seed 002 "Discovery changed after signing.
+ * The publisher-signed manifest refuses the inconsistent tool list."):
+ * once per germline, before any data exists, the broker forks one copy
+ * (checked G1–G3 and confined like every copy) and sends it a call of the
+ * reserved function "tools/list" (not a valid tool name) with no items, no
+ * args and an empty slot; the copy's host answers with the server's own
+ * tools/list. The names must equal the manifest's functions, else the
+ * release is refused. The copy may send nothing else (no request, no state
+ * write). The host half runs with the server's code and is not trusted:
+ * the check catches a server whose discovery drifted from what was signed
+ * (dynamic registration, a changed dependency); what a call may run is
+ * still only what the manifest declares (gl_call_read). */
+#ifndef GL_MCP_H
+#define GL_MCP_H
+
+#include <jv.h>
+#include <stdbool.h>
+
+#include "runtime/germline.h"
+
+#define GL_MCP_DISCOVERY_FN "tools/list"
+#define GL_MCP_TOOLS_MAX 1024           /* tools one server may list */
+#define GL_ERR_DISCOVERY "discovery_changed"
+
+enum gl_mcp_discovery {
+	GL_MCP_DISCOVERY_OK,      /* *tools set */
+	GL_MCP_DISCOVERY_CHANGED, /* the list differs: *err names the difference */
+	GL_MCP_DISCOVERY_FAILED,  /* no answer (*err; *germline_lost if the fork failed) */
+};
+
+/* Run the discovery check of the manifest (borrowed) on germline g, within
+ * deadline_s seconds. On GL_MCP_DISCOVERY_OK *tools (owned) is the server's
+ * tools array, each element an object with a string "name". */
+enum gl_mcp_discovery gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s,
+				      jv *tools, bool *germline_lost, char **err);
+
+/* The MCP tools/list result for a release: one tool per function of the
+ * signed manifest (borrowed), in name order, each with the description,
+ * title, inputSchema, outputSchema and annotations the server's discovery
+ * gave for that name (tools, borrowed; may be jv_null()), or an input
+ * schema of {"type":"object"} when it gave none. Returns {"tools":[…]}. */
+jv gl_mcp_tools_list(jv manifest, jv tools);
+
+/* Map one gl-run result record (borrowed) for consumer, cleared for
+ * clearance (borrowed array of tags), to the answer of an MCP tools/call
+ * (SPEC §6, §11; docs/gl-run.md "Field labels"): 0 with *result (owned) —
+ * the tool's CallToolResult (a value that is not one becomes a text
+ * content) with _meta.germline = {label, release, copies, delivered,
+ * denied, triggers, labels}, holding only the fields and entries whose
+ * labels the clearance covers — or -1 with *code, *message and *data
+ * (owned) for an MCP error whose data carries the SPEC §2 error code:
+ * {"error","detail","label"}, or {"error":"not_cleared"} with a fixed
+ * text when the clearance does not cover the result's (or a refusal's)
+ * label. */
+int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
+		  char **message, jv *data);
+
+#endif

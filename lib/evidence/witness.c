@@ -1,0 +1,705 @@
+/* witness.c — build, write and strictly read witness records; see
+ * witness.h and docs/witness.md (paper §IV-F, Definition 6). */
+#define _GNU_SOURCE
+#include "evidence/witness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "json/json.h"
+#include "plan/labels.h"
+#include "release/manifest.h"
+#include "json/msg.h"
+#include "core/util.h"
+
+/* ---- building (gl-run) -------------------------------------------------- */
+
+jv gl_witness_entry(const char *host, const char *method, const char *digest,
+		    const char *source, jv reply)
+{
+	/* host and method come from the copy: sanitised, so the record stays
+	 * canonical JSON (no control characters). */
+	char *h = host && gl_host_ok(host, strlen(host)) ? gl_xstrdup(host)
+							  : gl_xstrdup("(invalid)");
+	char *m = gl_sanitize(method, strnlen(method, GL_MSG_METHOD_MAX));
+	jv e = JV_OBJECT(jv_string("host"), jv_string(h), jv_string("method"), jv_string(m),
+			 jv_string("digest"), jv_string(digest), jv_string("source"),
+			 jv_string(source));
+	if (!strcmp(source, "delivered") || !strcmp(source, "recorded"))
+		e = jv_object_set(e, jv_string("reply"), jv_copy(reply));
+	free(h);
+	free(m);
+	return e;
+}
+
+static jv json_text(jv v) /* borrows v */
+{
+	autobuf struct gl_buf b = {0};
+	gl_json_dump(&b, v);
+	return jv_string_sized(b.data, (int)b.len);
+}
+
+static jv twin_json(const struct gl_twin *t)
+{
+	return JV_OBJECT(jv_string("seed"), jv_string(t->seed), jv_string("sec"),
+			 jv_number((double)t->sec), jv_string("usec"), jv_number((double)t->usec));
+}
+
+/* A group; its slot by hash (snap, version 3) or embedded (NULL: the
+ * test build's GL_TEST_WITNESS_INLINE, version 2). */
+static jv group_out(const struct gl_witness_group *g, const struct gl_witness_snap *snap)
+{
+	jv o = jv_copy(g->group);
+	if (snap)
+		o = jv_object_set(o, jv_string("slot_sha256"), jv_string(snap->sha));
+	else
+		o = jv_object_set(o, jv_string("slot"), json_text(g->slot));
+	return jv_object_set(o, jv_string("twin"), twin_json(g->twin));
+}
+
+/* The digests of the requests to host in entries (borrowed): those that
+ * counted as requests to it (denied ones never do). */
+static jv sequence(jv entries, const char *host, const char *only_source)
+{
+	jv out = jv_array();
+	jv_array_foreach(entries, i, e)
+	{
+		const char *h = gl_json_get_str(e, "host"), *s = gl_json_get_str(e, "source");
+		if (h && s && !strcmp(h, host) && strcmp(s, "denied") &&
+		    (!only_source || !strcmp(s, only_source)))
+			out = jv_array_append(out, jv_string(gl_json_get_str(e, "digest")));
+		jv_free(e);
+	}
+	return out;
+}
+
+static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *snap)
+{
+	bool complete = true, with_items = false;
+	jv items = jv_array();
+	for (size_t x = 0; x < in->nitem; x++) {
+		jv it = JV_OBJECT(jv_string("name"), jv_string(in->item[x].name),
+				  jv_string("label"), jv_copy(in->item[x].label));
+		if (in->path && in->path[x])
+			it = jv_object_set(it, jv_string("path"), jv_string(in->path[x]));
+		if (in->dir && in->dir[x])
+			it = jv_object_set(it, jv_string("dir"), jv_true());
+		if (in->data[x]) {
+			it = jv_object_set(it, jv_string("data"), jv_string(in->data[x]));
+			with_items = true;
+		}
+		items = jv_array_append(items, it);
+	}
+	/* T(d), replies as JSON text, at most GL_WITNESS_REPLIES_MAX bytes. */
+	jv trans = jv_array();
+	size_t budget = GL_WITNESS_REPLIES_MAX;
+	jv_array_foreach(in->transcript, i, e)
+	{
+		jv rep = gl_json_get(e, "reply");
+		if (jv_is_valid(rep)) {
+			jv text = json_text(rep);
+			size_t n = (size_t)jv_string_length_bytes(jv_copy(text));
+			if (n <= budget) {
+				budget -= n;
+				e = jv_object_set(e, jv_string("reply"), text);
+			} else {
+				jv_free(text);
+				e = jv_object_delete(e, jv_string("reply"));
+				complete = false;
+			}
+		}
+		jv_free(rep);
+		trans = jv_array_append(trans, e);
+	}
+	jv call = jv_is_valid(in->call) ? json_text(in->call) : jv_string("null");
+	jv o = jv_object();
+#define SET(k, v) o = jv_object_set(o, jv_string(k), (v))
+	SET("format", jv_string(GL_WITNESS_FORMAT));
+	SET("version", jv_number(snap ? GL_WITNESS_VERSION : 2));
+	SET("id", jv_string(in->id));
+	SET("call", call);
+	SET("release", jv_string(in->release));
+	SET("function", jv_string(in->function));
+	SET("mode", jv_string(in->mode));
+	SET("args", json_text(in->args));
+	SET("destinations", jv_copy(in->dests));
+	SET("items", items);
+	SET("items_included", jv_bool(with_items));
+	SET("destination", jv_string(in->destination));
+	SET("trigger", JV_OBJECT(jv_string("kind"), jv_string(in->kind), jv_string("position"),
+				 jv_number((double)in->position)));
+	SET("served", group_out(&in->served, snap ? &snap[0] : NULL));
+	SET("comparing", group_out(&in->comparing, snap ? &snap[1] : NULL));
+	SET("transcript", trans);
+	SET("delivered", sequence(in->transcript, in->destination, "delivered"));
+	SET("compared", sequence(in->compared, in->destination, NULL));
+	SET("deadline_ms", jv_number((double)in->deadline_ms));
+	SET("complete", jv_bool(complete));
+	if (in->import_twin)
+		SET("import_twin", twin_json(in->import_twin));
+#undef SET
+	return o;
+}
+
+/* The canonical bytes of rec with its record_sha256 set. Consumes rec. */
+static int seal(jv rec, struct gl_buf *out, char **err)
+{
+	autobuf struct gl_buf body = {0};
+	if (gl_canon_dump(&body, rec, err) < 0) {
+		jv_free(rec);
+		return -1;
+	}
+	unsigned char h[32];
+	char hex[65];
+	crypto_hash_sha256(h, (unsigned char *)body.data, body.len);
+	gl_hex(h, 32, hex);
+	rec = jv_object_set(rec, jv_string("record_sha256"), jv_string(hex));
+	int rc = gl_canon_dump(out, rec, err);
+	jv_free(rec);
+	return rc;
+}
+
+/* The slot's JSON text as the broker serialised it, and its SHA-256. */
+static void snapshot(jv slot, struct gl_buf *b, struct gl_witness_snap *s)
+{
+	gl_json_dump(b, slot);
+	unsigned char h[32];
+	crypto_hash_sha256(h, (unsigned char *)b->data, b->len);
+	gl_hex(h, 32, s->sha);
+	s->text = b->data;
+	s->len = b->len;
+}
+
+int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path,
+		    char sha256[65], bool *too_large, char **err)
+{
+	autobuf struct gl_buf b = {0}, s0 = {0}, s1 = {0};
+	struct gl_witness_snap snap[2];
+	bool inl = gl_witness_inline();
+	*too_large = false;
+	/* Bounded evidence (issue 15): each slot as delivered, once, by hash. */
+	if (!inl) {
+		snapshot(in->served.slot, &s0, &snap[0]);
+		snapshot(in->comparing.slot, &s1, &snap[1]);
+	}
+	char *why = NULL;
+	if (seal(record(in, inl ? NULL : snap), &b, &why) < 0) {
+		int rc = gl_err(err, "not canonical JSON: %s", why);
+		free(why);
+		return rc;
+	}
+	autofree char *dir = gl_xasprintf("%s/witnesses", home);
+	char *p = NULL;
+	if (!inl) {
+		if (b.len > GL_WITNESS_MAX) {
+			*too_large = true;
+			return gl_err(err, "%s", GL_WITNESS_TOO_LARGE_TEXT);
+		}
+		if (gl_witness_store(home, in->id, in->release, b.data, b.len, snap, 2, in->caps,
+				     &p, too_large, err) < 0)
+			return -1;
+	} else {
+		if (gl_mkdir_p(dir, 0700) < 0)
+			return gl_err(err, "%s: %s", dir, strerror(errno));
+		p = gl_xasprintf("%s/%s.json", dir, in->id);
+		if (gl_atomic_write(p, b.data, b.len, 0600) < 0) {
+			int rc = gl_err(err, "%s: %s", p, strerror(errno));
+			free(p);
+			return rc;
+		}
+	}
+	unsigned char h[32];
+	crypto_hash_sha256(h, (unsigned char *)b.data, b.len);
+	gl_hex(h, 32, sha256);
+	*path = p;
+	return 0;
+}
+
+/* ---- reading (gl-replay): every field checked ------------------------- */
+
+struct rd {
+	char **err;
+	int bad;
+};
+
+GL_PRINTF(2, 3)
+static int fail(struct rd *r, const char *fmt, ...)
+{
+	if (r->bad++)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0)
+		gl_die(GL_EXIT_USAGE, "out of memory");
+	va_end(ap);
+	*r->err = m;
+	return -1;
+}
+
+/* Exactly these keys (and, optionally, those in opt). */
+static int keys(struct rd *r, jv o, const char *where, const char *const *req,
+		const char *const *opt)
+{
+	if (jv_get_kind(o) != JV_KIND_OBJECT)
+		return fail(r, "%s: not an object", where);
+	size_t n = 0;
+	for (; req[n]; n++)
+		if (!jv_object_has(jv_copy(o), jv_string(req[n])))
+			return fail(r, "%s: field \"%s\" missing", where, req[n]);
+	jv_object_foreach(o, k, v)
+	{
+		bool known = false;
+		for (size_t i = 0; req[i] && !known; i++)
+			known = !strcmp(jv_string_value(k), req[i]);
+		for (size_t i = 0; opt && opt[i] && !known; i++)
+			known = !strcmp(jv_string_value(k), opt[i]);
+		if (!known) {
+			autofree char *q = gl_quote(jv_string_value(k),
+						    (size_t)jv_string_length_bytes(jv_copy(k)));
+			fail(r, "%s: unknown field %s", where, q);
+		}
+		jv_free(k);
+		jv_free(v);
+	}
+	return r->bad ? -1 : 0;
+}
+
+static const char *str(struct rd *r, jv o, const char *key, const char *where)
+{
+	const char *s = gl_json_get_str(o, key);
+	if (!s)
+		fail(r, "%s.%s: not a string", where, key);
+	return s;
+}
+
+static bool hex64(const char *s)
+{
+	return s && gl_sha256_hex_ok(s, strlen(s));
+}
+
+static int64_t integer(struct rd *r, jv o, const char *key, const char *where, int64_t lo,
+		       int64_t hi)
+{
+	int64_t v = 0;
+	if (gl_json_get_int(o, key, &v) < 0 || v < lo || v > hi)
+		fail(r, "%s.%s: not an integer in [%lld, %lld]", where, key, (long long)lo,
+		     (long long)hi);
+	return v;
+}
+
+/* An array of at most max strings, each accepted by ok (NULL: any). */
+static jv strings(struct rd *r, jv o, const char *key, const char *where, size_t max,
+		  bool (*ok)(const char *))
+{
+	jv a = jv_object_get(jv_copy(o), jv_string(key));
+	if (jv_get_kind(a) != JV_KIND_ARRAY || (size_t)jv_array_length(jv_copy(a)) > max) {
+		fail(r, "%s.%s: not an array of at most %zu strings", where, key, max);
+	} else {
+		jv_array_foreach(a, i, s)
+		{
+			if (jv_get_kind(s) != JV_KIND_STRING || (ok && !ok(jv_string_value(s))))
+				fail(r, "%s.%s[%d]: not a valid string here", where, key, i);
+			jv_free(s);
+		}
+	}
+	jv_free(a); /* the doc holds it */
+	return jv_object_get(jv_copy(o), jv_string(key));
+}
+
+static bool host_ok(const char *s) { return gl_host_ok(s, strlen(s)); }
+static bool tag_ok(const char *s) { return gl_tag_ok(s, strlen(s)); }
+static bool name_ok(const char *s) { return *s && strlen(s) <= 4096; }
+
+/* JSON text in a string field, parsed (owned), of the given kind. */
+static jv text(struct rd *r, jv o, const char *key, const char *where, jv_kind kind)
+{
+	const char *s = str(r, o, key, where);
+	if (!s)
+		return jv_invalid();
+	jv v = gl_json_parse(s, strlen(s));
+	if (!jv_is_valid(v) || jv_get_kind(v) != kind) {
+		jv_free(v);
+		fail(r, "%s.%s: not JSON text of the right kind", where, key);
+		return jv_invalid();
+	}
+	return v;
+}
+
+static bool in_names(jv names, const char *s)
+{
+	bool found = false;
+	jv_array_foreach(names, i, n)
+	{
+		found |= !strcmp(jv_string_value(n), s);
+		jv_free(n);
+	}
+	return found;
+}
+
+/* τ = {"seed","sec","usec"} at o[key] into *t. */
+static void twin_in(struct rd *r, jv o, const char *key, const char *tw, struct gl_twin *t)
+{
+	static const char *const treq[] = {"sec", "seed", "usec", NULL};
+	jv v = jv_object_get(jv_copy(o), jv_string(key));
+	if (keys(r, v, tw, treq, NULL) == 0) {
+		const char *seed = str(r, v, "seed", tw);
+		if (seed && !hex64(seed))
+			fail(r, "%s.seed: not 64 lowercase hex", tw);
+		else if (seed)
+			memcpy(t->seed, seed, 65);
+		t->sec = integer(r, v, "sec", tw, 0, (int64_t)1 << 40);
+		t->usec = integer(r, v, "usec", tw, 0, 999999);
+	}
+	jv_free(v);
+}
+
+static void group_in(struct rd *r, jv doc, const char *where, struct gl_witness_grp *g,
+		     const struct gl_witness *w)
+{
+	static const char *const req[] = {"consumers", "destinations", "horizon", "slot",
+					  "twin", "view", NULL};
+	static const char *const req3[] = {"consumers", "destinations", "horizon",
+					   "slot_sha256", "twin", "view", NULL};
+	jv o = jv_object_get(jv_copy(doc), jv_string(where));
+	g->view = jv_invalid();
+	g->slot = jv_invalid();
+	g->slot_sha256 = NULL;
+	if (keys(r, o, where, w->version >= 3 ? req3 : req, NULL) == 0) {
+		jv_free(strings(r, o, "destinations", where, 64, host_ok));
+		jv_free(strings(r, o, "consumers", where, 64, name_ok));
+		jv_free(strings(r, o, "horizon", where, 64, tag_ok));
+		g->view = strings(r, o, "view", where, 1024, name_ok);
+		if (!r->bad)
+			jv_array_foreach(g->view, i, n)
+			{
+				if (gl_witness_item(w, jv_string_value(n)) < 0)
+					fail(r, "%s.view[%d]: not an item of the call", where, i);
+				jv_free(n);
+			}
+		if (w->version >= 3) {
+			g->slot_sha256 = str(r, o, "slot_sha256", where);
+			if (g->slot_sha256 && !hex64(g->slot_sha256))
+				fail(r, "%s.slot_sha256: not 64 lowercase hex", where);
+		} else {
+			g->slot = text(r, o, "slot", where, JV_KIND_OBJECT);
+		}
+		autofree char *tw = gl_xasprintf("%s.twin", where);
+		twin_in(r, o, "twin", tw, &g->twin);
+	}
+	jv_free(o);
+}
+
+static void transcript_in(struct rd *r, struct gl_witness *w)
+{
+	static const char *const req[] = {"digest", "host", "method", "source", NULL};
+	static const char *const opt[] = {"reply", NULL};
+	jv t = w->transcript;
+	if (jv_get_kind(t) != JV_KIND_ARRAY ||
+	    jv_array_length(jv_copy(t)) > GL_WITNESS_REQUESTS_MAX) {
+		fail(r, "transcript: not an array of at most %d entries", GL_WITNESS_REQUESTS_MAX);
+		return;
+	}
+	w->ntrans = (size_t)jv_array_length(jv_copy(t));
+	w->reply = gl_xcalloc(w->ntrans ? w->ntrans : 1, sizeof *w->reply);
+	for (size_t i = 0; i < w->ntrans; i++)
+		w->reply[i] = jv_null();
+	jv_array_foreach(t, i, e)
+	{
+		char where[32];
+		snprintf(where, sizeof where, "transcript[%d]", i);
+		if (keys(r, e, where, req, opt) == 0) {
+			const char *src = str(r, e, "source", where), *dg = str(r, e, "digest", where);
+			str(r, e, "host", where);
+			str(r, e, "method", where);
+			bool replied = src && (!strcmp(src, "delivered") || !strcmp(src, "recorded"));
+			if (src && !replied && strcmp(src, "placeholder") && strcmp(src, "denied"))
+				fail(r, "%s.source: unknown", where);
+			else if (dg && !hex64(dg) && !(src && !strcmp(src, "denied") && !*dg))
+				fail(r, "%s.digest: not 64 lowercase hex", where);
+			else if (jv_object_has(jv_copy(e), jv_string("reply")) && !replied)
+				fail(r, "%s.reply: only delivered and recorded requests have one", where);
+			else if (replied && w->complete &&
+				 !jv_object_has(jv_copy(e), jv_string("reply")))
+				fail(r, "%s.reply: missing in a complete witness", where);
+			else if (replied && jv_object_has(jv_copy(e), jv_string("reply"))) {
+				jv_free(w->reply[i]);
+				w->reply[i] = text(r, e, "reply", where, JV_KIND_OBJECT);
+			}
+		}
+		jv_free(e);
+	}
+}
+
+/* An item's optional "path" (absolute, clean, at most GL_PATH_MAX bytes)
+ * and "dir" (true, only with a path). */
+static void item_path_in(struct rd *r, jv it, const char *where, struct gl_witness *w, int i)
+{
+	jv d = jv_object_get(jv_copy(it), jv_string("dir"));
+	const char *p = gl_json_get_str(it, "path");
+	if (jv_object_has(jv_copy(it), jv_string("path")) &&
+	    (!p || !gl_path_clean(p, strlen(p)) || strlen(p) > GL_PATH_MAX))
+		fail(r, "%s.path: not an absolute normalised path", where);
+	if (jv_is_valid(d) && (jv_get_kind(d) != JV_KIND_TRUE || !p))
+		fail(r, "%s.dir: not true, or without a path", where);
+	w->path[i] = p;
+	w->dir[i] = jv_get_kind(d) == JV_KIND_TRUE;
+	jv_free(d);
+}
+
+static void items_in(struct rd *r, struct gl_witness *w)
+{
+	static const char *const req[] = {"label", "name", NULL};
+	static const char *const opt[] = {"data", "dir", "path", NULL};
+	jv a = jv_object_get(jv_copy(w->doc), jv_string("items"));
+	if (jv_get_kind(a) != JV_KIND_ARRAY || jv_array_length(jv_copy(a)) > 1024) {
+		fail(r, "items: not an array of at most 1024 items");
+		jv_free(a);
+		return;
+	}
+	w->nitem = (size_t)jv_array_length(jv_copy(a));
+	w->item = gl_xcalloc(w->nitem ? w->nitem : 1, sizeof *w->item);
+	w->path = gl_xcalloc(w->nitem ? w->nitem : 1, sizeof *w->path);
+	w->dir = gl_xcalloc(w->nitem ? w->nitem : 1, sizeof *w->dir);
+	const char *prev = NULL;
+	jv_array_foreach(a, i, it)
+	{
+		char where[32];
+		snprintf(where, sizeof where, "items[%d]", i);
+		w->item[i].label = jv_null();
+		if (keys(r, it, where, req, opt) == 0) {
+			const char *name = str(r, it, "name", where);
+			jv_free(strings(r, it, "label", where, 64, tag_ok));
+			const char *d = gl_json_get_str(it, "data");
+			if (name && (!name_ok(name) || (prev && strcmp(prev, name) >= 0)))
+				fail(r, "%s.name: empty, too long, or not in strict name order", where);
+			if (jv_object_has(jv_copy(it), jv_string("data")) &&
+			    (!d || !w->items_included))
+				fail(r, "%s.data: present although items_included is false", where);
+			if (d) {
+				size_t n;
+				unsigned char *raw = gl_b64_decode(d, strlen(d), &n);
+				if (!raw)
+					fail(r, "%s.data: not standard base64", where);
+				free(raw);
+			}
+			item_path_in(r, it, where, w, i);
+			w->item[i].name = prev = name;
+			w->item[i].label = jv_object_get(jv_copy(it), jv_string("label"));
+			w->item[i].b64 = d;
+		}
+		jv_free(it); /* strings stay alive in w->doc */
+	}
+	jv_free(a);
+}
+
+int gl_witness_item(const struct gl_witness *w, const char *name)
+{
+	for (size_t i = 0; i < w->nitem; i++)
+		if (w->item[i].name && !strcmp(w->item[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static bool digests_ok(struct rd *r, jv a, const char *key)
+{
+	if (jv_get_kind(a) != JV_KIND_ARRAY ||
+	    jv_array_length(jv_copy(a)) > GL_WITNESS_REQUESTS_MAX)
+		return fail(r, "%s: not an array of digests", key), false;
+	jv_array_foreach(a, i, s)
+	{
+		if (jv_get_kind(s) != JV_KIND_STRING || !hex64(jv_string_value(s)))
+			fail(r, "%s[%d]: not 64 lowercase hex", key, i);
+		jv_free(s);
+	}
+	return !r->bad;
+}
+
+static void check(struct rd *r, struct gl_witness *w)
+{
+	static const char *const req[] = {
+	    "args", "call", "compared", "comparing", "complete", "deadline_ms", "delivered",
+	    "destination", "destinations", "format", "function", "id", "items", "items_included",
+	    "mode", "record_sha256", "release", "served", "transcript", "trigger", "version",
+	    NULL};
+	static const char *const opt[] = {"import_twin", NULL};
+	static const char *const treq[] = {"kind", "position", NULL};
+	jv d = w->doc;
+	if (keys(r, d, "witness", req, opt) < 0)
+		return;
+	const char *fmt = str(r, d, "format", "witness");
+	if (fmt && strcmp(fmt, GL_WITNESS_FORMAT))
+		fail(r, "format: not \"%s\"", GL_WITNESS_FORMAT);
+	w->version =
+	    integer(r, d, "version", "witness", GL_WITNESS_VERSION_MIN, GL_WITNESS_VERSION);
+	w->import_twinned = jv_object_has(jv_copy(d), jv_string("import_twin"));
+	if (r->bad)
+		return; /* the version decides the groups' fields */
+	if (w->import_twinned && w->version < 2)
+		fail(r, "import_twin: not in a version 1 witness");
+	else if (w->import_twinned)
+		twin_in(r, d, "import_twin", "import_twin", &w->import_twin);
+	w->id = str(r, d, "id", "witness");
+	if (w->id && (strlen(w->id) != 32 || strspn(w->id, "0123456789abcdef") != 32))
+		fail(r, "id: not 32 lowercase hex");
+	w->release = str(r, d, "release", "witness");
+	if (w->release && !hex64(w->release))
+		fail(r, "release: not a SHA-256 in lowercase hex");
+	w->function = str(r, d, "function", "witness");
+	if (w->function && (!*w->function || strlen(w->function) > 128))
+		fail(r, "function: empty or longer than 128 bytes");
+	w->mode = str(r, d, "mode", "witness");
+	if (w->mode && strcmp(w->mode, "germline") && strcmp(w->mode, "no_twin"))
+		fail(r, "mode: not germline or no_twin");
+	const char *cs = str(r, d, "call", "witness");
+	w->call = cs ? gl_json_parse(cs, strlen(cs)) : jv_invalid();
+	jv_kind ck = jv_get_kind(w->call);
+	if (ck != JV_KIND_STRING && ck != JV_KIND_NUMBER && ck != JV_KIND_NULL) {
+		jv_free(w->call);
+		w->call = jv_null();
+		fail(r, "call: not JSON text of a string, number or null");
+	}
+	w->args = text(r, d, "args", "witness", JV_KIND_OBJECT);
+	w->dests = strings(r, d, "destinations", "witness", 64, host_ok);
+	w->destination = str(r, d, "destination", "witness");
+	if (w->destination && jv_is_valid(w->dests) && !r->bad &&
+	    !in_names(w->dests, w->destination))
+		fail(r, "destination: not one of destinations");
+	jv t = jv_object_get(jv_copy(d), jv_string("trigger"));
+	if (keys(r, t, "trigger", treq, NULL) == 0) {
+		w->kind = str(r, t, "kind", "trigger");
+		if (w->kind && strcmp(w->kind, "mismatch") && strcmp(w->kind, "extra") &&
+		    strcmp(w->kind, "missing"))
+			fail(r, "trigger.kind: not mismatch, extra or missing");
+		w->position = integer(r, t, "position", "trigger", 1, GL_WITNESS_REQUESTS_MAX + 1);
+	}
+	jv_free(t);
+	w->deadline_ms = integer(r, d, "deadline_ms", "witness", 1, 3600000);
+	int c = gl_json_get_bool(d, "complete", -1), wi = gl_json_get_bool(d, "items_included", -1);
+	if (c < 0 || wi < 0)
+		fail(r, "complete, items_included: not booleans");
+	w->complete = c == 1;
+	w->items_included = wi == 1;
+	items_in(r, w);
+	if (r->bad)
+		return;
+	group_in(r, d, "served", &w->served, w);
+	group_in(r, d, "comparing", &w->comparing, w);
+	if (!r->bad)
+		jv_array_foreach(w->served.view, i, n)
+		{
+			if (!in_names(w->comparing.view, jv_string_value(n)))
+				fail(r, "served.view[%d]: not in comparing.view (W must contain V(d))",
+				     i);
+			jv_free(n);
+		}
+	w->transcript = jv_object_get(jv_copy(d), jv_string("transcript"));
+	transcript_in(r, w);
+	w->delivered = jv_object_get(jv_copy(d), jv_string("delivered"));
+	w->compared = jv_object_get(jv_copy(d), jv_string("compared"));
+	digests_ok(r, w->delivered, "delivered");
+	digests_ok(r, w->compared, "compared");
+}
+
+enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
+				       char sha256[65], char **err)
+{
+	memset(w, 0, sizeof *w);
+	w->doc = w->call = w->args = w->dests = w->transcript = w->delivered = w->compared =
+	    w->served.view = w->served.slot = w->comparing.view = w->comparing.slot =
+		jv_invalid();
+	autofree char *buf = NULL;
+	size_t len = 0;
+	/* A regular file only: a FIFO or a device named by a stream must not
+	 * block or feed the reader forever. */
+	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return gl_err(err, "%s", strerror(errno)), GL_WITNESS_IO;
+	if (!S_ISREG(st.st_mode))
+		return gl_err(err, "not a regular file"), GL_WITNESS_IO;
+	if ((uint64_t)st.st_size > GL_WITNESS_MAX) /* before reading it (issue 15) */
+		return gl_err(err, "%lld bytes, larger than %u", (long long)st.st_size,
+			      GL_WITNESS_MAX),
+		       GL_WITNESS_TOO_LARGE;
+	if (gl_read_fd_capped(fd, GL_WITNESS_MAX, &buf, &len) < 0) {
+		if (errno == EFBIG)
+			return gl_err(err, "larger than %u bytes", GL_WITNESS_MAX),
+			       GL_WITNESS_TOO_LARGE;
+		return gl_err(err, "%s", strerror(errno)), GL_WITNESS_IO;
+	}
+	unsigned char h[32];
+	crypto_hash_sha256(h, (unsigned char *)buf, len);
+	gl_hex(h, 32, sha256);
+	w->doc = gl_canon_parse(buf, len);
+	if (!jv_is_valid(w->doc)) {
+		jv msg = jv_invalid_get_msg(w->doc);
+		w->doc = jv_invalid();
+		gl_err(err, "not a canonical JSON record (truncated or edited?): %s",
+		       jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "invalid");
+		jv_free(msg);
+		return GL_WITNESS_BAD;
+	}
+	/* The self-digest first: a changed byte anywhere is named as such. */
+	const char *rs = gl_json_get_str(w->doc, "record_sha256");
+	if (jv_get_kind(w->doc) != JV_KIND_OBJECT || !hex64(rs))
+		return gl_err(err, "record_sha256: missing or not 64 lowercase hex"), GL_WITNESS_BAD;
+	autobuf struct gl_buf body = {0};
+	char *why = NULL;
+	jv rest = jv_object_delete(jv_copy(w->doc), jv_string("record_sha256"));
+	int rc = gl_canon_dump(&body, rest, &why);
+	jv_free(rest);
+	free(why);
+	char hex[65] = "";
+	if (rc == 0) {
+		crypto_hash_sha256(h, (unsigned char *)body.data, body.len);
+		gl_hex(h, 32, hex);
+	}
+	if (rc < 0 || strcmp(hex, rs))
+		return gl_err(err, "record_sha256 does not match the record: the witness was "
+				   "changed after gl-run wrote it"),
+		       GL_WITNESS_BAD;
+	struct rd r = {.err = err};
+	check(&r, w);
+	return r.bad ? GL_WITNESS_BAD : GL_WITNESS_OK;
+}
+
+int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
+			 const char **code, char **err)
+{
+	struct gl_witness_grp *g[] = {&w->served, &w->comparing};
+	for (int i = 0; i < 2 && w->version >= 3; i++) {
+		jv_free(g[i]->slot);
+		if (gl_witness_snapshot_load(path, home, g[i]->slot_sha256, &g[i]->slot, code,
+					     err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void gl_witness_free(struct gl_witness *w)
+{
+	jv_free(w->doc);
+	jv_free(w->call);
+	jv_free(w->args);
+	jv_free(w->dests);
+	jv_free(w->transcript);
+	jv_free(w->delivered);
+	jv_free(w->compared);
+	jv_free(w->served.view);
+	jv_free(w->served.slot);
+	jv_free(w->comparing.view);
+	jv_free(w->comparing.slot);
+	for (size_t i = 0; i < w->nitem; i++)
+		jv_free(w->item[i].label);
+	free(w->item);
+	free(w->path);
+	free(w->dir);
+	for (size_t i = 0; i < w->ntrans; i++)
+		jv_free(w->reply[i]);
+	free(w->reply);
+	memset(w, 0, sizeof *w);
+}

@@ -1,0 +1,139 @@
+/* witness.h — witness records (paper §IV-F, Definition 6; SPEC §6, §7;
+ * docs/witness.md gives the format field by field).
+ *
+ * For every trigger gl-run writes GL_HOME/witnesses/<id>.json: what the
+ * probe and the control need to re-run the release without the host that
+ * produced it — release hash, function, public metadata (args, item names
+ * and labels), the declared destinations D_f, d, d's group and the
+ * comparing copy's group (members, view item names, horizon, the slot as
+ * delivered, τ), the transcript T(d) (every request of d's copy, to every
+ * host, with the reply it got), the delivered sequence to d and the
+ * comparing copy's sequence to d. Item contents only on request
+ * (gl-run --witness-items). The record is canonical JSON (SPEC §3) with a
+ * self-digest, so its SHA-256 is stable and a changed byte is seen.
+ *
+ * Everything read back is hostile: the file is size-capped, must be
+ * exactly canonical, and every field is checked for kind, shape and range
+ * before anything runs. */
+#ifndef GL_WITNESS_H
+#define GL_WITNESS_H
+
+#include <jv.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan/callmsg.h"
+#include "evidence/witness_store.h"
+
+#define GL_WITNESS_FORMAT "germline.witness"
+/* Version 2 (issue 14) adds "import_twin"; version 3 (issue 15) names
+ * each group's slot by hash ("slot_sha256", a snapshot in
+ * witnesses/slots/, lib/evidence/witness_store.h) instead of embedding it. Versions
+ * 1 and 2 are still read (docs/witness.md "Older versions"). */
+#define GL_WITNESS_VERSION 3
+#define GL_WITNESS_VERSION_MIN 1
+#define GL_WITNESS_MAX (96u << 20)        /* bytes of a witness file */
+#define GL_WITNESS_REPLIES_MAX (4u << 20) /* bytes of reply text kept */
+#define GL_WITNESS_REQUESTS_MAX 1024      /* GL_BROKER_REQUESTS_MAX */
+
+/* One request of a copy as the broker saw it, for a transcript (owned):
+ * host (NULL: an unparsable URL), method, digest (hex, "" when none),
+ * source "delivered|recorded|placeholder|denied", and the reply message
+ * the copy got (borrowed; kept for delivered and recorded replies). */
+jv gl_witness_entry(const char *host, const char *method, const char *digest,
+		    const char *source, jv reply);
+
+struct gl_witness_group {
+	jv group;                   /* {"destinations","consumers","view","horizon"} */
+	jv slot;                    /* the slot as delivered to the group's copy */
+	const struct gl_twin *twin; /* τ the copy got */
+};
+
+/* Everything gl-run hands over for one trigger; all borrowed. */
+struct gl_witness_in {
+	const char *id;
+	jv call; /* the envelope's id, or jv_invalid() */
+	const char *release, *function, *mode;
+	jv args;  /* object */
+	jv dests; /* D_f: array of host names */
+	const struct gl_callmsg_item *item; /* every item, name order */
+	const char *const *data;            /* per item: base64 to include, or NULL */
+	const char *const *path;            /* per item: its path, or NULL (data items) */
+	const bool *dir;                    /* per item: a directory item */
+	size_t nitem;
+	const char *destination, *kind;
+	int64_t position;
+	struct gl_witness_group served, comparing;
+	jv transcript; /* g's copy's entries (gl_witness_entry) */
+	jv compared;   /* the comparing copy's entries */
+	int64_t deadline_ms;
+	/* the germline's import-time twin inputs (germline.h), or NULL when
+	 * the import read the real clock (no germline: exec; test switch) */
+	const struct gl_twin *import_twin;
+	const struct gl_witness_caps *caps; /* NULL: the defaults */
+};
+
+/* Build the record and write it atomically (mode 0600) to
+ * home/witnesses/<id>.json, its slots as snapshots, within the caps
+ * (lib/evidence/witness_store.h). 0 with *path (malloc'd) and the SHA-256 of the
+ * file's bytes, or -1 with *err (and *too_large when the witness alone is
+ * over the per-witness cap: nothing written). */
+int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path,
+		    char sha256[65], bool *too_large, char **err);
+
+/* A witness read back and validated. Strings and arrays point into doc. */
+struct gl_witness_grp {
+	jv view;  /* item names */
+	jv slot;  /* owned: parsed slot (version 3: after gl_witness_snapshots) */
+	const char *slot_sha256; /* version 3: the snapshot's hash (in doc) */
+	struct gl_twin twin;
+};
+
+struct gl_witness {
+	jv doc; /* owned */
+	const char *id, *release, *function, *mode, *destination, *kind;
+	int64_t position, deadline_ms;
+	jv call;  /* owned: parsed envelope id (null when there was none) */
+	jv args;  /* owned: parsed */
+	jv dests; /* D_f (in doc) */
+	struct gl_callmsg_item *item; /* labels borrowed from doc; b64 from doc or NULL */
+	const char **path;            /* per item: its path (in doc), or NULL */
+	bool *dir;                    /* per item: a directory item */
+	size_t nitem;
+	struct gl_witness_grp served, comparing;
+	jv transcript;  /* entries (in doc) */
+	jv *reply;      /* owned: per transcript entry, parsed reply or jv_null() */
+	size_t ntrans;
+	jv delivered, compared; /* digests (in doc) */
+	bool complete, items_included;
+	int64_t version;
+	struct gl_twin import_twin; /* valid when import_twinned */
+	bool import_twinned;        /* "import_twin" present (version 2 only) */
+};
+
+/* GL_WITNESS_TOO_LARGE: the file is larger than GL_WITNESS_MAX, refused
+ * before it is read (gl-replay's too_large). */
+enum gl_witness_status { GL_WITNESS_OK, GL_WITNESS_IO, GL_WITNESS_BAD, GL_WITNESS_TOO_LARGE };
+
+/* Read path (at most GL_WITNESS_MAX bytes) and validate every field.
+ * GL_WITNESS_IO (cannot open/read: errno in *err) or GL_WITNESS_BAD (*err
+ * names the field, e.g. "served.twin.seed: not 64 lowercase hex", or
+ * "record_sha256 does not match the record (changed or truncated)").
+ * *sha256 gets the SHA-256 of the file's bytes. Release with
+ * gl_witness_free either way. */
+enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
+				       char sha256[65], char **err);
+void gl_witness_free(struct gl_witness *w);
+
+/* Version 3: load both groups' snapshots from the slots/ directory beside
+ * path or under home/witnesses/slots (gl_witness_snapshot_load), each checked against its hash (gl_witness_snapshot_load). 0, or -1
+ * with *code ("too_large", "missing_snapshot", "bad_snapshot") and *err.
+ * Versions 1 and 2: nothing to do. */
+int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
+			 const char **code, char **err);
+
+/* Index of item name in w, or -1. */
+int gl_witness_item(const struct gl_witness *w, const char *name);
+
+#endif

@@ -1,0 +1,578 @@
+/* policy.c — the deployer's policy; see policy.h and docs/formats.md. */
+#define _GNU_SOURCE
+#include "plan/policy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/json.h"
+#include "release/manifest.h"
+#include "core/util.h"
+
+static const struct gl_labels public_set = {NULL, 0};
+
+static char *show(const char *s) { return gl_quote(s, strlen(s)); }
+
+static bool printable(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/* "addr:port": an IPv4 literal, "[IPv6]" or a host name, then 1..65535. */
+static bool route_ok(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	if (!colon || colon == s)
+		return false;
+	const char *port = colon + 1;
+	size_t plen = strlen(port);
+	if (plen == 0 || plen > 5 || port[0] == '0' || strspn(port, "0123456789") != plen ||
+	    atoi(port) > 65535)
+		return false;
+	size_t alen = (size_t)(colon - s);
+	if (s[0] == '[') {
+		char a[INET6_ADDRSTRLEN];
+		unsigned char bin[16];
+		if (alen < 3 || s[alen - 1] != ']' || alen - 2 >= sizeof a)
+			return false;
+		memcpy(a, s + 1, alen - 2);
+		a[alen - 2] = 0;
+		return inet_pton(AF_INET6, a, bin) == 1;
+	}
+	return !memchr(s, ':', alen) && gl_host_ok(s, alen);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct gl_policy_clearance *)a)->name,
+		      ((const struct gl_policy_clearance *)b)->name);
+}
+
+static int by_host(const void *a, const void *b)
+{
+	return strcmp(((const struct gl_policy_route *)a)->host,
+		      ((const struct gl_policy_route *)b)->host);
+}
+
+/* Each member of an object field, or -1 with *err. Borrows obj. */
+static int object_field(jv doc, const char *key, bool required, jv *out, int max, char **err)
+{
+	*out = gl_json_get(doc, key);
+	if (!jv_is_valid(*out)) {
+		if (!required)
+			return 0;
+		*err = gl_xasprintf("%s: missing", key);
+		return -1;
+	}
+	if (jv_get_kind(*out) != JV_KIND_OBJECT) {
+		*err = gl_xasprintf("%s: not an object", key);
+		return -1;
+	}
+	if (jv_object_length(jv_copy(*out)) > max) {
+		*err = gl_xasprintf("%s: more than %d entries", key, max);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_clearances(struct gl_policy *p, char **err)
+{
+	jv cl;
+	int r = object_field(p->doc, "clearances", true, &cl, GL_POLICY_NAMES_MAX, err);
+	if (r == 0) {
+		p->clear = gl_xcalloc((size_t)jv_object_length(jv_copy(cl)), sizeof *p->clear);
+		jv_object_foreach(cl, k, v)
+		{
+			/* p->doc holds k and v, so their bytes outlive these refs. */
+			const char *name = jv_string_value(k);
+			size_t len = (size_t)jv_string_length_bytes(jv_copy(k));
+			char *why = NULL;
+			if (r == 0 && (len == 0 || len > GL_NAME_MAX || !printable(name, len))) {
+				char *s = show(name);
+				*err = gl_xasprintf("clearances: %s is not a name (1..%d bytes, no "
+						    "control characters)",
+						    s, GL_NAME_MAX);
+				free(s);
+				r = -1;
+			}
+			struct gl_policy_clearance *c = &p->clear[p->nclear];
+			if (r == 0 && gl_labels_from_jv(&c->tags, v, &why) < 0) {
+				char *s = show(name);
+				*err = gl_xasprintf("clearances.%s: %s", s, why);
+				free(s);
+				free(why);
+				r = -1;
+			}
+			if (r == 0) {
+				c->name = name;
+				p->nclear++;
+			}
+			jv_free(k);
+			jv_free(v);
+		}
+		qsort(p->clear, p->nclear, sizeof *p->clear, by_name);
+	}
+	jv_free(cl);
+	return r;
+}
+
+static int load_routes(struct gl_policy *p, char **err)
+{
+	jv ro;
+	int r = object_field(p->doc, "routes", false, &ro, GL_POLICY_NAMES_MAX, err);
+	if (r == 0 && jv_is_valid(ro)) {
+		p->route = gl_xcalloc((size_t)jv_object_length(jv_copy(ro)), sizeof *p->route);
+		jv_object_foreach(ro, k, v)
+		{
+			const char *host = jv_string_value(k);
+			size_t hlen = (size_t)jv_string_length_bytes(jv_copy(k));
+			if (r == 0 && !gl_host_ok(host, hlen)) {
+				char *s = show(host);
+				*err = gl_xasprintf("routes: %s is not a lowercase host name or IP "
+						    "literal",
+						    s);
+				free(s);
+				r = -1;
+			} else if (r == 0 && (jv_get_kind(v) != JV_KIND_STRING ||
+					      !route_ok(jv_string_value(v)))) {
+				char *s = show(host);
+				*err = gl_xasprintf("routes.%s: not \"addr:port\" (an IPv4 literal, "
+						    "[IPv6] or host name, and a port 1..65535)",
+						    s);
+				free(s);
+				r = -1;
+			} else if (r == 0) {
+				p->route[p->nroute].host = host;
+				p->route[p->nroute].addr = jv_string_value(v);
+				p->nroute++;
+			}
+			jv_free(k);
+			jv_free(v);
+		}
+		qsort(p->route, p->nroute, sizeof *p->route, by_host);
+	}
+	jv_free(ro);
+	return r;
+}
+
+/* An absolute glob: components non-empty and not "." or "..". */
+static bool glob_ok(const char *s, size_t len)
+{
+	return len >= 2 && len <= GL_PATH_MAX && s[0] == '/' && printable(s, len) &&
+	       gl_path_clean(s, len);
+}
+
+static void split_glob(struct gl_policy_glob *g)
+{
+	size_t n = 0;
+	for (const char *c = g->glob; *c; c++)
+		n += *c == '/';
+	g->comp = gl_xcalloc(n, sizeof *g->comp);
+	const char *c = g->glob + 1;
+	for (;;) {
+		const char *slash = strchr(c, '/');
+		size_t len = slash ? (size_t)(slash - c) : strlen(c);
+		g->comp[g->ncomp++] = strndup(c, len);
+		if (!g->comp[g->ncomp - 1])
+			gl_die(GL_EXIT_USAGE, "out of memory");
+		if (!slash)
+			break;
+		c = slash + 1;
+	}
+}
+
+/* "labels" keeps document order: gl_json_parse builds objects in source
+ * order and jv iterates them in insertion order (tested in gl-plan.bats). */
+static int load_globs(struct gl_policy *p, char **err)
+{
+	jv lb;
+	int r = object_field(p->doc, "labels", false, &lb, GL_POLICY_GLOBS_MAX, err);
+	if (r == 0 && jv_is_valid(lb)) {
+		p->glob = gl_xcalloc((size_t)jv_object_length(jv_copy(lb)), sizeof *p->glob);
+		jv_object_foreach(lb, k, v)
+		{
+			const char *glob = jv_string_value(k);
+			char *why = NULL;
+			struct gl_policy_glob *g = &p->glob[p->nglob];
+			if (r == 0 && !glob_ok(glob, (size_t)jv_string_length_bytes(jv_copy(k)))) {
+				char *s = show(glob);
+				*err = gl_xasprintf("labels: %s is not an absolute glob (no empty, "
+						    "'.' or '..' component, no trailing '/')",
+						    s);
+				free(s);
+				r = -1;
+			} else if (r == 0 && gl_labels_from_jv(&g->tags, v, &why) < 0) {
+				char *s = show(glob);
+				*err = gl_xasprintf("labels.%s: %s", s, why);
+				free(s);
+				free(why);
+				r = -1;
+			} else if (r == 0) {
+				g->glob = glob;
+				split_glob(g);
+				p->nglob++;
+			}
+			jv_free(k);
+			jv_free(v);
+		}
+	}
+	jv_free(lb);
+	return r;
+}
+
+/* "read_paths": an array of absolute globs, validated as "labels" keys are
+ * (SPEC §4; lib/plan/readpaths.h applies them). */
+static int load_read_paths(struct gl_policy *p, char **err)
+{
+	jv rp = gl_json_get(p->doc, "read_paths");
+	int r = 0;
+	if (!jv_is_valid(rp)) {
+		jv_free(rp);
+		return 0;
+	}
+	if (jv_get_kind(rp) != JV_KIND_ARRAY) {
+		jv_free(rp);
+		return gl_err(err, "read_paths: not an array of absolute globs");
+	}
+	int n = jv_array_length(jv_copy(rp));
+	if (n > GL_POLICY_READ_PATHS_MAX) {
+		jv_free(rp);
+		return gl_err(err, "read_paths: more than %d globs", GL_POLICY_READ_PATHS_MAX);
+	}
+	p->rpath = gl_xcalloc((size_t)n + 1, sizeof *p->rpath);
+	jv_array_foreach(rp, i, v)
+	{
+		if (r == 0 && jv_get_kind(v) != JV_KIND_STRING) {
+			r = gl_err(err, "read_paths: element %d is not a string", i);
+		} else if (r == 0 &&
+			   !glob_ok(jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v)))) {
+			char *s = show(jv_string_value(v));
+			r = gl_err(err, "read_paths: element %d %s is not an absolute glob (no empty, "
+					"'.' or '..' component, no trailing '/')",
+				   i, s);
+			free(s);
+		} else if (r == 0) {
+			struct gl_policy_glob *g = &p->rpath[p->nrpath++];
+			g->glob = jv_string_value(v); /* p->doc holds it */
+			split_glob(g);
+		}
+		jv_free(v);
+	}
+	jv_free(rp);
+	return r;
+}
+
+static int load_limits(struct gl_policy *p, char **err)
+{
+	jv v = gl_json_get(p->doc, "limits");
+	int r = gl_limits_parse(v, &p->limits, err);
+	jv_free(v);
+	return r;
+}
+
+const struct gl_limits *gl_policy_limits(const struct gl_policy *p, const char *name)
+{
+	return gl_limits_for(&p->limits, name);
+}
+
+int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err)
+{
+	static const char *const keys[] = {"clearances", "routes", "labels", "read_paths", "limits", NULL};
+	memset(p, 0, sizeof *p);
+	p->doc = jv_null();
+	*err = NULL;
+	if (len > GL_POLICY_MAX) {
+		*err = gl_xasprintf("%zu bytes (at most %u)", len, GL_POLICY_MAX);
+		return -1;
+	}
+	jv doc = gl_json_parse(buf, len);
+	if (!jv_is_valid(doc)) {
+		jv msg = jv_invalid_get_msg(doc);
+		*err = gl_xasprintf("not JSON: %s", jv_string_value(msg));
+		jv_free(msg);
+		return -1;
+	}
+	p->doc = doc;
+	if (jv_get_kind(doc) != JV_KIND_OBJECT) {
+		*err = gl_xstrdup("not a JSON object");
+		gl_policy_free(p);
+		return -1;
+	}
+	jv_object_foreach(doc, k, v)
+	{
+		bool known = false;
+		for (size_t i = 0; keys[i]; i++)
+			known = known || strcmp(jv_string_value(k), keys[i]) == 0;
+		if (!known && !*err) {
+			char *s = show(jv_string_value(k));
+			*err = gl_xasprintf("unknown field %s (clearances, routes, labels, "
+					    "read_paths, limits)",
+					    s);
+			free(s);
+		}
+		jv_free(k);
+		jv_free(v);
+	}
+	if (*err || load_clearances(p, err) < 0 || load_routes(p, err) < 0 ||
+	    load_globs(p, err) < 0 || load_read_paths(p, err) < 0 ||
+	    load_limits(p, err) < 0) {
+		gl_policy_free(p);
+		return -1;
+	}
+	return 0;
+}
+
+int gl_policy_load(struct gl_policy *p, const char *path, char **err)
+{
+	autofree char *buf = NULL;
+	size_t len;
+	memset(p, 0, sizeof *p);
+	p->doc = jv_null();
+	if (gl_read_file_capped(path, GL_POLICY_MAX, &buf, &len) < 0) {
+		*err = gl_xasprintf("%s: %s", path,
+				    errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
+		return -1;
+	}
+	char *why = NULL;
+	if (gl_policy_parse(p, buf, len, &why) < 0) {
+		*err = gl_xasprintf("%s: %s", path, why);
+		free(why);
+		return -1;
+	}
+	return 0;
+}
+
+void gl_policy_free(struct gl_policy *p)
+{
+	for (size_t i = 0; i < p->nclear; i++)
+		gl_labels_free(&p->clear[i].tags);
+	for (size_t i = 0; i < p->nglob; i++) {
+		for (size_t j = 0; j < p->glob[i].ncomp; j++)
+			free(p->glob[i].comp[j]);
+		free(p->glob[i].comp);
+		gl_labels_free(&p->glob[i].tags);
+	}
+	for (size_t i = 0; i < p->nrpath; i++) {
+		for (size_t j = 0; j < p->rpath[i].ncomp; j++)
+			free(p->rpath[i].comp[j]);
+		free(p->rpath[i].comp);
+	}
+	gl_limits_free(&p->limits);
+	free(p->clear);
+	free(p->route);
+	free(p->glob);
+	free(p->rpath);
+	jv_free(p->doc);
+	memset(p, 0, sizeof *p);
+	p->doc = jv_null();
+}
+
+const struct gl_labels *gl_policy_clearance(const struct gl_policy *p, const char *name)
+{
+	struct gl_policy_clearance key = {.name = name};
+	const struct gl_policy_clearance *c =
+	    p->nclear ? bsearch(&key, p->clear, p->nclear, sizeof key, by_name) : NULL;
+	return c ? &c->tags : &public_set;
+}
+
+const char *gl_policy_route(const struct gl_policy *p, const char *host)
+{
+	struct gl_policy_route key = {.host = host};
+	const struct gl_policy_route *r =
+	    p->nroute ? bsearch(&key, p->route, p->nroute, sizeof key, by_host) : NULL;
+	return r ? r->addr : NULL;
+}
+
+/* Component-wise matching by dynamic programming over (glob component i,
+ * path component j), one row at a time: no backtracking blow-up whatever
+ * the number of "**" components. */
+bool gl_glob_match(const struct gl_policy_glob *g, const char *path)
+{
+	size_t plen = strlen(path);
+	if (plen < 2 || path[0] != '/')
+		return false;
+	autofree char *buf = gl_xstrdup(path + 1);
+	size_t n = 1;
+	for (char *c = buf; *c; c++)
+		n += *c == '/';
+	autofree char **comp = gl_xcalloc(n, sizeof *comp);
+	size_t j = 0;
+	for (char *c = buf, *s; c; c = s) {
+		s = strchr(c, '/');
+		if (s)
+			*s++ = 0;
+		comp[j++] = c;
+	}
+	/* next[j]: glob components i+1.. match path components j.. */
+	autofree bool *next = gl_xcalloc(n + 1, sizeof *next);
+	autofree bool *cur = gl_xcalloc(n + 1, sizeof *cur);
+	next[n] = true;
+	for (size_t i = g->ncomp; i-- > 0;) {
+		const char *pc = g->comp[i];
+		bool star2 = strcmp(pc, "**") == 0;
+		cur[n] = star2 && next[n];
+		for (size_t k = n; k-- > 0;)
+			cur[k] = star2 ? next[k] || cur[k + 1]
+				       : next[k + 1] && fnmatch(pc, comp[k], 0) == 0;
+		bool *t = next;
+		next = cur;
+		cur = t;
+	}
+	return next[0];
+}
+
+const struct gl_labels *gl_policy_label_for(const struct gl_policy *p, const char *path)
+{
+	for (size_t i = 0; i < p->nglob; i++)
+		if (gl_glob_match(&p->glob[i], path))
+			return &p->glob[i].tags;
+	return NULL;
+}
+
+/* ---- directory items (docs/exec.md "Directory items") -------------------
+ *
+ * A directory D stands for the set S(D) = {D} ∪ {D/x1/…/xm : m ≥ 1}, each
+ * xi any name a file system can hold (non-empty, no '/' or NUL, not "." or
+ * ".."). The matcher of gl_glob_match is run forward over D's own
+ * components (exactly, with fnmatch); what follows D is reasoned about per
+ * glob component, abstracting every name to "some name":
+ *   "**"                   any number of names           (STAR2)
+ *   '*'s and at most one '?'   every name: "*", "*?*", "***" (ALL)
+ *   anything else          some names, or none           (SOME)
+ * may: some string of S(D) could match — over-approximated (a SOME
+ *   component is assumed to match some name), so a glob that might label
+ *   something beneath D is never missed.
+ * all: every string of S(D) matches — under-approximated (a SOME component
+ *   is assumed to match no name), so it is never claimed wrongly. */
+
+enum comp_kind { COMP_STAR2, COMP_ALL, COMP_SOME };
+
+static enum comp_kind comp_kind(const char *c)
+{
+	if (!strcmp(c, "**"))
+		return COMP_STAR2;
+	int q = 0, star = 0;
+	for (const char *s = c; *s; s++) {
+		if (*s == '?')
+			q++;
+		else if (*s == '*')
+			star++;
+		else
+			return COMP_SOME;
+	}
+	/* "*", "*?": every name (names are non-empty); "?" or "??": only
+	 * names of one or two bytes */
+	return star && q <= 1 ? COMP_ALL : COMP_SOME;
+}
+
+static void under(const struct gl_policy_glob *g, const char *dir, bool *may, bool *all)
+{
+	*may = *all = false;
+	size_t n = g->ncomp;
+	if (strlen(dir) < 2 || dir[0] != '/')
+		return;
+	/* st[i]: glob components 0..i-1 match the components of dir read so far */
+	autofree bool *st = gl_xcalloc(n + 1, sizeof *st);
+	autofree bool *nx = gl_xcalloc(n + 1, sizeof *nx);
+	st[0] = true;
+	for (size_t i = 0; i < n; i++) /* "**" may match zero components */
+		if (st[i] && !strcmp(g->comp[i], "**"))
+			st[i + 1] = true;
+	autofree char *buf = gl_xstrdup(dir + 1);
+	for (char *c = buf, *s; c; c = s) {
+		s = strchr(c, '/');
+		if (s)
+			*s++ = 0;
+		memset(nx, 0, (n + 1) * sizeof *nx);
+		bool any = false;
+		for (size_t i = 0; i < n; i++) {
+			if (!st[i])
+				continue;
+			if (!strcmp(g->comp[i], "**"))
+				nx[i] = true; /* "**" takes this component and stays */
+			else if (fnmatch(g->comp[i], c, 0) == 0)
+				nx[i + 1] = true;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (nx[i] && !strcmp(g->comp[i], "**"))
+				nx[i + 1] = true;
+		for (size_t i = 0; i <= n; i++)
+			any = any || nx[i];
+		memcpy(st, nx, (n + 1) * sizeof *st);
+		if (!any)
+			return; /* no state left: nothing under dir can match */
+	}
+	*may = true; /* st[n]: dir itself; st[i<n]: a path beneath it could */
+	/* all: for every m >= 0, some state i whose remaining components are
+	 * STAR2/ALL only accepts every sequence of m names: exactly `ones`
+	 * names without a "**", at least `ones` with one. */
+	size_t minstar = SIZE_MAX;
+	autofree bool *exact = gl_xcalloc(n + 1, sizeof *exact);
+	for (size_t i = 0; i <= n; i++) {
+		if (!st[i])
+			continue;
+		size_t ones = 0;
+		bool star = false, usable = true;
+		for (size_t j = i; j < n && usable; j++) {
+			enum comp_kind k = comp_kind(g->comp[j]);
+			star = star || k == COMP_STAR2;
+			ones += k == COMP_ALL;
+			usable = k != COMP_SOME;
+		}
+		if (!usable)
+			continue;
+		if (star && ones < minstar)
+			minstar = ones;
+		else if (!star)
+			exact[ones] = true;
+	}
+	if (minstar == SIZE_MAX)
+		return; /* finitely many lengths: some deeper path is unmatched */
+	for (size_t m = 0; m < minstar; m++)
+		if (!exact[m])
+			return;
+	*all = true;
+}
+
+bool gl_glob_may_match_under(const struct gl_policy_glob *g, const char *dir)
+{
+	bool may, all;
+	under(g, dir, &may, &all);
+	return may;
+}
+
+bool gl_glob_matches_all_under(const struct gl_policy_glob *g, const char *dir)
+{
+	bool may, all;
+	under(g, dir, &may, &all);
+	return all;
+}
+
+int gl_policy_label_for_dir(const struct gl_policy *p, const char *dir, struct gl_labels *out)
+{
+	struct gl_labels acc = {0};
+	for (size_t i = 0; i < p->nglob; i++) {
+		bool may, all;
+		under(&p->glob[i], dir, &may, &all);
+		if (may) {
+			struct gl_labels u = {0};
+			gl_labels_union(&u, &acc, &p->glob[i].tags);
+			gl_labels_free(&acc);
+			acc = u;
+		}
+		if (all) {
+			*out = acc; /* later globs can never apply beneath dir */
+			return 0;
+		}
+	}
+	gl_labels_free(&acc);
+	*out = (struct gl_labels){0};
+	return -1;
+}

@@ -1,0 +1,676 @@
+/* manifest.c — strict validation of release manifests; see manifest.h.
+ *
+ * The manifest is written by the adversary of paper §III-A: it chooses the
+ * declared destinations D_f (which decide how many copies run, Theorem 3)
+ * and the determinism declaration (Table XIV), never what a destination may
+ * receive. So the checks here are about shape only, and they are total:
+ * every field is known, every string bounded, every host in one spelling. */
+#define _GNU_SOURCE
+#include "release/manifest.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "json/json.h"
+#include "core/util.h"
+
+/* ---- name rules ------------------------------------------------------- */
+
+static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static bool is_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
+
+/* An IP literal in the one spelling inet_ntop gives it back. */
+static bool ip_literal_ok(const char *s, size_t len)
+{
+	char z[INET6_ADDRSTRLEN], back[INET6_ADDRSTRLEN];
+	unsigned char addr[16];
+	if (len >= sizeof z)
+		return false;
+	memcpy(z, s, len);
+	z[len] = 0;
+	int af = memchr(s, ':', len) ? AF_INET6 : AF_INET;
+	if (inet_pton(af, z, addr) != 1 || !inet_ntop(af, addr, back, sizeof back))
+		return false;
+	return strcmp(z, back) == 0;
+}
+
+bool gl_host_ok(const char *s, size_t len)
+{
+	if (len == 0 || len > GL_HOST_MAX)
+		return false;
+	if (memchr(s, ':', len))
+		return ip_literal_ok(s, len);
+	size_t start = 0;
+	bool all_digits = true;
+	for (size_t i = 0; i <= len; i++) {
+		if (i == len || s[i] == '.') {
+			size_t n = i - start;
+			if (n == 0 || n > 63 || s[start] == '-' || s[i - 1] == '-')
+				return false;
+			if (i < len)
+				start = i + 1, all_digits = true;
+			continue;
+		}
+		unsigned char c = (unsigned char)s[i];
+		if (!is_lower(c) && !is_digit(c) && c != '-')
+			return false;
+		if (!is_digit(c))
+			all_digits = false;
+	}
+	/* "10.1.2.3" must be the address; "1.2.3" is neither a name nor one. */
+	return all_digits ? ip_literal_ok(s, len) : true;
+}
+
+bool gl_path_clean(const char *s, size_t len)
+{
+	if (len < 2 || len > GL_PATH_MAX || s[0] != '/' || s[len - 1] == '/')
+		return false;
+	size_t start = 1;
+	for (size_t i = 1; i <= len; i++) {
+		if (i < len && (unsigned char)s[i] < 0x20)
+			return false;
+		if (i < len && s[i] != '/')
+			continue;
+		size_t n = i - start;
+		const char *c = s + start;
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
+#define ALPHA "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#define ALNUM ALPHA "0123456789"
+
+/* 1..max bytes, the first from first, the others from rest. */
+static bool chars_ok(const char *s, size_t len, size_t max, const char *first, const char *rest)
+{
+	return len > 0 && len <= max && s[0] && strchr(first, s[0]) &&
+	       strspn(s + 1, rest) == len - 1;
+}
+
+/* An ASCII identifier [A-Za-z_][A-Za-z0-9_]*. */
+static bool ident_ok(const char *s, size_t len, size_t max)
+{
+	return chars_ok(s, len, max, ALPHA "_", ALNUM "_");
+}
+
+/* ---- checking --------------------------------------------------------- */
+
+static bool str_of(jv v, const char **s, size_t *len)
+{
+	if (jv_get_kind(v) != JV_KIND_STRING)
+		return false;
+	*s = jv_string_value(v);
+	*len = (size_t)jv_string_length_bytes(jv_copy(v));
+	return true;
+}
+
+/* Refuse keys of obj (borrowed) not in allowed (NULL-terminated). */
+static int only_keys(jv obj, const char *const *allowed, const char *where, char **err)
+{
+	int r = 0;
+	jv_object_foreach(obj, k, v)
+	{
+		jv_free(v);
+		bool known = false;
+		for (size_t i = 0; allowed[i]; i++)
+			known = known || strcmp(jv_string_value(k), allowed[i]) == 0;
+		if (!known && r == 0) {
+			size_t len = (size_t)jv_string_length_bytes(jv_copy(k));
+			char *s = gl_quote(jv_string_value(k), len);
+			*err = where ? gl_xasprintf("%s: unknown field %s", where, s)
+				     : gl_xasprintf("unknown field %s", s);
+			free(s);
+			r = -1;
+		}
+		jv_free(k);
+	}
+	return r;
+}
+
+/* A string field matching ok(); required unless opt. Borrows m. */
+static int check_str(jv m, const char *key, bool opt, bool (*ok)(const char *, size_t),
+		     const char *rule, char **err)
+{
+	jv v = gl_json_get(m, key);
+	if (!jv_is_valid(v)) {
+		jv_free(v);
+		if (opt)
+			return 0;
+		*err = gl_xasprintf("%s: missing", key);
+		return -1;
+	}
+	const char *s;
+	size_t len;
+	int r = 0;
+	if (!str_of(v, &s, &len)) {
+		*err = gl_xasprintf("%s: not a string", key);
+		r = -1;
+	} else if (!ok(s, len)) {
+		char *sh = gl_quote(s, len);
+		*err = gl_xasprintf("%s: %s is not %s", key, sh, rule);
+		free(sh);
+		r = -1;
+	}
+	jv_free(v);
+	return r;
+}
+
+/* An array of at most max strings, each ok(), none repeated. Borrows a. */
+static int check_str_array(jv a, const char *where, size_t max, bool allow_dups,
+			   bool (*ok)(const char *, size_t), const char *rule, char **err)
+{
+	if (jv_get_kind(a) != JV_KIND_ARRAY) {
+		*err = gl_xasprintf("%s: not an array", where);
+		return -1;
+	}
+	int n = jv_array_length(jv_copy(a));
+	if ((size_t)n > max) {
+		*err = gl_xasprintf("%s: %d elements (at most %zu)", where, n, max);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		jv e = jv_array_get(jv_copy(a), i);
+		const char *s;
+		size_t len;
+		int r = 0;
+		if (!str_of(e, &s, &len)) {
+			*err = gl_xasprintf("%s[%d]: not a string", where, i);
+			r = -1;
+		} else if (ok && !ok(s, len)) {
+			char *sh = gl_quote(s, len);
+			*err = gl_xasprintf("%s[%d]: %s is not %s", where, i, sh, rule);
+			free(sh);
+			r = -1;
+		}
+		for (int j = 0; r == 0 && !allow_dups && j < i; j++) {
+			jv o = jv_array_get(jv_copy(a), j);
+			if (jv_equal(o, jv_copy(e))) {
+				char *sh = gl_quote(s, len);
+				*err = gl_xasprintf("%s[%d]: %s listed twice", where, i, sh);
+				free(sh);
+				r = -1;
+			}
+		}
+		jv_free(e);
+		if (r)
+			return -1;
+	}
+	return 0;
+}
+
+static bool name_ok(const char *s, size_t len) { return chars_ok(s, len, 64, ALNUM, ALNUM "._-"); }
+
+static bool version_ok(const char *s, size_t len)
+{
+	return chars_ok(s, len, 64, ALNUM, ALNUM ".+_-");
+}
+
+static bool runtime_ok(const char *s, size_t len)
+{
+	return (len == 6 && !memcmp(s, "python", 6)) || (len == 4 && !memcmp(s, "exec", 4));
+}
+
+static bool protocol_ok(const char *s, size_t len)
+{
+	return (len == 8 && !memcmp(s, "germline", 8)) || (len == 9 && !memcmp(s, "mcp-stdio", 9));
+}
+
+/* A dotted Python module path of ASCII identifiers: "pkg.mod". */
+static bool module_ok(const char *s, size_t len)
+{
+	if (len == 0 || len > 256)
+		return false;
+	size_t start = 0;
+	for (size_t i = 0; i <= len; i++)
+		if (i == len || s[i] == '.') {
+			if (!ident_ok(s + start, i - start, 256))
+				return false;
+			start = i + 1;
+		}
+	return true;
+}
+
+static bool description_ok(const char *s, size_t len) { return s && len <= 4096; }
+static bool argv_ok(const char *s, size_t len) { return s && len <= GL_PATH_MAX; }
+
+/* argv[0] of an exec entry: absolute, or relative inside the release. */
+static bool argv0_ok(const char *s, size_t len)
+{
+	if (s[0] == '/')
+		return gl_path_clean(s, len);
+	if (len == 0 || len > GL_PATH_MAX - 1)
+		return false;
+	char *abs = gl_xasprintf("/%.*s", (int)len, s);
+	bool ok = gl_path_clean(abs, len + 1);
+	free(abs);
+	return ok;
+}
+
+static bool fn_name_ok(const char *s, size_t len) { return ident_ok(s, len, 128); }
+static bool mcp_name_ok(const char *s, size_t len)
+{
+	return chars_ok(s, len, 128, ALNUM "_", ALNUM "_.-");
+}
+static bool arg_name_ok(const char *s, size_t len) { return mcp_name_ok(s, len); }
+
+static int check_entry(jv m, bool exec, char **err)
+{
+	if (!exec)
+		return check_str(m, "entry", false, module_ok,
+				 "a dotted Python module name (runtime python)", err);
+	jv e = gl_json_get(m, "entry");
+	int r = 0;
+	if (!jv_is_valid(e)) {
+		*err = gl_xstrdup("entry: missing");
+		r = -1;
+	} else if (jv_get_kind(e) != JV_KIND_ARRAY || jv_array_length(jv_copy(e)) == 0) {
+		*err = gl_xstrdup("entry: not a non-empty argv array (runtime exec)");
+		r = -1;
+	} else if (check_str_array(e, "entry", GL_MANIFEST_ARGV_MAX, true, argv_ok,
+				   "at most 4096 bytes", err) < 0) {
+		r = -1;
+	} else {
+		jv a0 = jv_array_get(jv_copy(e), 0);
+		const char *s = "";
+		size_t len = 0;
+		if (!str_of(a0, &s, &len) || !argv0_ok(s, len)) {
+			char *sh = gl_quote(s, len);
+			*err = gl_xasprintf("entry[0]: %s is not a normalised path (absolute, or "
+					    "relative without '..')",
+					    sh);
+			free(sh);
+			r = -1;
+		}
+		jv_free(a0);
+	}
+	jv_free(e);
+	return r;
+}
+
+/* "dirs_from_args" (docs/exec.md "Directory items"): argument names like
+ * items_from_args, none of them also there, and only for runtime exec,
+ * whose copies read a directory item through their Landlock rules. */
+static int check_dirs(jv fn, const char *where, bool exec, char **err)
+{
+	jv d = gl_json_get(fn, "dirs_from_args");
+	jv a = gl_json_get(fn, "items_from_args");
+	autofree char *w = gl_xasprintf("%s.dirs_from_args", where);
+	int r = 0;
+	if (!jv_is_valid(d)) {
+		/* none */
+	} else if (!exec) {
+		*err = gl_xasprintf("%s: only for runtime exec (a copy reads a directory item "
+				    "through its Landlock rules)",
+				    w);
+		r = -1;
+	} else {
+		r = check_str_array(d, w, GL_MANIFEST_ARGS_MAX, false, arg_name_ok,
+				    "an argument name", err);
+	}
+	if (r == 0 && jv_is_valid(d) && jv_get_kind(a) == JV_KIND_ARRAY) {
+		jv_array_foreach(d, i, s)
+		{
+			jv_array_foreach(a, j, t)
+			{
+				if (r == 0 && jv_equal(jv_copy(s), jv_copy(t))) {
+					autofree char *q = gl_quote(jv_string_value(s),
+								    strlen(jv_string_value(s)));
+					*err = gl_xasprintf("%s[%d]: %s is also in items_from_args "
+							    "(an argument names files or directories)",
+							    w, i, q);
+					r = -1;
+				}
+				(void)j;
+				jv_free(t);
+			}
+			jv_free(s);
+		}
+	}
+	jv_free(d);
+	jv_free(a);
+	return r;
+}
+
+static int check_function(jv fn, const char *name, bool exec, char **err)
+{
+	static const char *const keys[] = {"destinations", "destinations_from_call",
+					   "items_from_args", "dirs_from_args", NULL};
+	autofree char *where = gl_xasprintf("functions.%s", name);
+	if (jv_get_kind(fn) != JV_KIND_OBJECT) {
+		*err = gl_xasprintf("%s: not an object", where);
+		return -1;
+	}
+	if (only_keys(fn, keys, where, err) < 0)
+		return -1;
+	int r = 0;
+	jv d = gl_json_get(fn, "destinations");
+	if (jv_is_valid(d)) {
+		autofree char *w = gl_xasprintf("%s.destinations", where);
+		r = check_str_array(d, w, GL_MANIFEST_DESTS_MAX, false, gl_host_ok,
+				    "a lowercase host name or IP literal (no scheme, port or path)",
+				    err);
+	}
+	jv_free(d);
+	jv f = gl_json_get(fn, "destinations_from_call");
+	if (r == 0 && jv_is_valid(f) && jv_get_kind(f) != JV_KIND_TRUE &&
+	    jv_get_kind(f) != JV_KIND_FALSE) {
+		*err = gl_xasprintf("%s.destinations_from_call: not a boolean", where);
+		r = -1;
+	}
+	jv_free(f);
+	jv a = gl_json_get(fn, "items_from_args");
+	if (r == 0 && jv_is_valid(a)) {
+		autofree char *w = gl_xasprintf("%s.items_from_args", where);
+		r = check_str_array(a, w, GL_MANIFEST_ARGS_MAX, false, arg_name_ok,
+				    "an argument name", err);
+	}
+	jv_free(a);
+	if (r == 0)
+		r = check_dirs(fn, where, exec, err);
+	return r;
+}
+
+static int check_functions(jv m, bool mcp, bool exec, char **err)
+{
+	jv fns = gl_json_get(m, "functions");
+	int r = 0;
+	if (!jv_is_valid(fns)) {
+		*err = gl_xstrdup("functions: missing");
+		r = -1;
+	} else if (jv_get_kind(fns) != JV_KIND_OBJECT) {
+		*err = gl_xstrdup("functions: not an object");
+		r = -1;
+	} else {
+		int n = jv_object_length(jv_copy(fns));
+		if (n == 0 || n > GL_MANIFEST_FUNCTIONS_MAX) {
+			*err = gl_xasprintf("functions: %d declared (1 to %d)", n,
+					    GL_MANIFEST_FUNCTIONS_MAX);
+			r = -1;
+		}
+	}
+	if (r < 0) {
+		jv_free(fns);
+		return r;
+	}
+	jv_object_foreach(fns, k, v)
+	{
+		const char *s = jv_string_value(k);
+		size_t len = (size_t)jv_string_length_bytes(jv_copy(k));
+		if (r == 0 && !(mcp ? mcp_name_ok(s, len) : fn_name_ok(s, len))) {
+			char *sh = gl_quote(s, len);
+			*err = gl_xasprintf("functions: %s is not a function name (%s)", sh,
+					    mcp ? "[A-Za-z0-9_][A-Za-z0-9_.-]*, MCP tool name"
+						: "an identifier [A-Za-z_][A-Za-z0-9_]*");
+			free(sh);
+			r = -1;
+		}
+		if (r == 0)
+			r = check_function(v, s, exec, err);
+		jv_free(k);
+		jv_free(v);
+	}
+	jv_free(fns);
+	return r;
+}
+
+static bool env_name_ok(const char *s, size_t len)
+{
+	return chars_ok(s, len, 64, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_",
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+}
+
+/* runtime exec only (docs/exec.md): "env", an object of at most 32
+ * NAME -> value strings (NAME [A-Z_][A-Z0-9_]*, value at most 4096 bytes,
+ * no NUL), and "state_dir", a boolean: a writable scratch directory per
+ * copy, restored from and stored to its horizon slot. */
+static int check_exec_extras(jv m, bool exec, char **err)
+{
+	jv env = gl_json_get(m, "env");
+	jv sd = gl_json_get(m, "state_dir");
+	int r = 0;
+	if (!exec && (jv_is_valid(env) || jv_is_valid(sd))) {
+		*err = gl_xstrdup(jv_is_valid(env) ? "env: only for runtime exec"
+						   : "state_dir: only for runtime exec");
+		r = -1;
+	} else if (jv_is_valid(sd) && jv_get_kind(sd) != JV_KIND_TRUE &&
+		   jv_get_kind(sd) != JV_KIND_FALSE) {
+		*err = gl_xstrdup("state_dir: not a boolean");
+		r = -1;
+	} else if (jv_is_valid(env) && (jv_get_kind(env) != JV_KIND_OBJECT ||
+					jv_object_length(jv_copy(env)) > 32)) {
+		*err = gl_xstrdup("env: not an object of at most 32 strings");
+		r = -1;
+	} else if (jv_is_valid(env)) {
+		jv_object_foreach(env, k, v)
+		{
+			const char *ks = jv_string_value(k);
+			size_t kl = (size_t)jv_string_length_bytes(jv_copy(k));
+			if (r == 0 && !env_name_ok(ks, kl)) {
+				autofree char *q = gl_quote(ks, kl);
+				*err = gl_xasprintf("env: %s is not a variable name ([A-Z_][A-Z0-9_]*)", q);
+				r = -1;
+			} else if (r == 0 && (jv_get_kind(v) != JV_KIND_STRING ||
+					      jv_string_length_bytes(jv_copy(v)) > 4096 ||
+					      strlen(jv_string_value(v)) !=
+						  (size_t)jv_string_length_bytes(jv_copy(v)))) {
+				*err = gl_xasprintf("env.%s: not a string of at most 4096 bytes", ks);
+				r = -1;
+			}
+			jv_free(k);
+			jv_free(v);
+		}
+	}
+	jv_free(env);
+	jv_free(sd);
+	return r;
+}
+
+int gl_manifest_check(jv m, char **err)
+{
+	static const char *const keys[] = {"name",	 "version",    "runtime",
+					   "entry",	 "protocol",   "functions",
+					   "read_paths", "deterministic", "description",
+					   "env",	 "state_dir",  NULL};
+	*err = NULL;
+	if (jv_get_kind(m) != JV_KIND_OBJECT) {
+		*err = gl_xstrdup("not a JSON object");
+		return -1;
+	}
+	if (only_keys(m, keys, NULL, err) < 0 ||
+	    check_str(m, "name", false, name_ok,
+		      "a name ([A-Za-z0-9][A-Za-z0-9._-]*, at most 64 bytes)", err) < 0 ||
+	    check_str(m, "version", false, version_ok,
+		      "a version ([A-Za-z0-9][A-Za-z0-9.+_-]*, at most 64 bytes)", err) < 0 ||
+	    check_str(m, "runtime", false, runtime_ok, "\"python\" or \"exec\"", err) < 0 ||
+	    check_str(m, "protocol", true, protocol_ok, "\"germline\" or \"mcp-stdio\"", err) < 0 ||
+	    check_str(m, "description", true, description_ok, "at most 4096 bytes", err) < 0)
+		return -1;
+	const char *rt = gl_json_get_str(m, "runtime");
+	const char *proto = gl_json_get_str(m, "protocol");
+	if (check_entry(m, strcmp(rt, "exec") == 0, err) < 0 ||
+	    check_functions(m, proto && strcmp(proto, "mcp-stdio") == 0, strcmp(rt, "exec") == 0,
+			    err) < 0)
+		return -1;
+	jv rp = gl_json_get(m, "read_paths");
+	int r = 0;
+	if (jv_is_valid(rp))
+		r = check_str_array(rp, "read_paths", GL_MANIFEST_PATHS_MAX, false, gl_path_clean,
+				    "an absolute normalised path (no '.', '..', '//' or trailing "
+				    "'/')",
+				    err);
+	jv_free(rp);
+	jv det = gl_json_get(m, "deterministic");
+	if (r == 0 && jv_is_valid(det) && jv_get_kind(det) != JV_KIND_TRUE &&
+	    jv_get_kind(det) != JV_KIND_FALSE) {
+		*err = gl_xstrdup("deterministic: not a boolean");
+		r = -1;
+	}
+	jv_free(det);
+	if (r == 0)
+		r = check_exec_extras(m, strcmp(rt, "exec") == 0, err);
+	return r;
+}
+
+jv gl_manifest_parse(const char *buf, size_t len)
+{
+	if (len > GL_MANIFEST_MAX)
+		return jv_invalid_with_msg(
+		    jv_string_fmt("%zu bytes (at most %u)", len, GL_MANIFEST_MAX));
+	jv m = gl_json_parse(buf, len);
+	if (!jv_is_valid(m))
+		return m;
+	char *err = NULL;
+	if (gl_manifest_check(m, &err) < 0) {
+		jv_free(m);
+		jv msg = jv_string(err);
+		free(err);
+		return jv_invalid_with_msg(msg);
+	}
+	return m;
+}
+
+enum gl_manifest_status gl_manifest_read(const char *release_dir, jv *out)
+{
+	autofree char *path = gl_xasprintf("%s/manifest.json", release_dir);
+	autofree char *buf = NULL;
+	size_t len;
+	if (gl_read_file_capped(path, GL_MANIFEST_MAX, &buf, &len) < 0) {
+		int e = errno;
+		*out = jv_invalid_with_msg(jv_string_fmt(
+		    "manifest.json: %s", e == EFBIG ? "larger than 1 MiB" : strerror(e)));
+		return e == ENOENT || e == ENOTDIR ? GL_MANIFEST_MISSING : GL_MANIFEST_BAD;
+	}
+	jv m = gl_manifest_parse(buf, len);
+	if (!jv_is_valid(m)) {
+		jv msg = jv_invalid_get_msg(m);
+		*out = jv_invalid_with_msg(
+		    jv_string_fmt("manifest.json: %s", jv_string_value(msg)));
+		jv_free(msg);
+		return GL_MANIFEST_BAD;
+	}
+	*out = m;
+	return GL_MANIFEST_OK;
+}
+
+jv gl_manifest_load(const char *release_dir)
+{
+	jv m;
+	gl_manifest_read(release_dir, &m);
+	return m;
+}
+
+jv gl_manifest_function(jv m, const char *fn)
+{
+	jv fns = gl_json_get(m, "functions");
+	jv f = gl_json_get(fns, fn);
+	jv_free(fns);
+	return f;
+}
+
+/* ---- the cache -------------------------------------------------------- */
+
+#define CACHE_MAX 4096 /* beyond this, manifests are re-read each call */
+
+struct gl_releases {
+	char *dir;
+	struct slot {
+		char sha[65];
+		jv m;
+	} *slot;
+	size_t cap, used;
+	jv spill; /* the last manifest read while the cache was full */
+};
+
+struct gl_releases *gl_releases_new(const char *dir)
+{
+	struct gl_releases *r = gl_xcalloc(1, sizeof *r);
+	r->dir = gl_xstrdup(dir);
+	r->cap = 64;
+	r->slot = gl_xcalloc(r->cap, sizeof *r->slot);
+	r->spill = jv_null();
+	return r;
+}
+
+void gl_releases_free(struct gl_releases *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->cap; i++)
+		if (r->slot[i].sha[0])
+			jv_free(r->slot[i].m);
+	jv_free(r->spill);
+	free(r->slot);
+	free(r->dir);
+	free(r);
+}
+
+static size_t slot_of(const struct gl_releases *r, const char *sha)
+{
+	uint64_t h = 0;
+	for (int i = 0; i < 16; i++) {
+		unsigned char c = (unsigned char)sha[i];
+		h = h << 4 | (uint64_t)(is_digit(c) ? c - '0' : c - 'a' + 10);
+	}
+	size_t i = (size_t)h & (r->cap - 1);
+	while (r->slot[i].sha[0] && memcmp(r->slot[i].sha, sha, 64))
+		i = (i + 1) & (r->cap - 1);
+	return i;
+}
+
+static void grow(struct gl_releases *r)
+{
+	struct slot *old = r->slot;
+	size_t n = r->cap;
+	r->cap *= 2;
+	r->slot = gl_xcalloc(r->cap, sizeof *r->slot);
+	for (size_t i = 0; i < n; i++)
+		if (old[i].sha[0])
+			r->slot[slot_of(r, old[i].sha)] = old[i];
+	free(old);
+}
+
+enum gl_manifest_status gl_releases_get(struct gl_releases *r, const char *sha, jv *m,
+					char **err)
+{
+	*err = NULL;
+	if (!gl_sha256_hex_ok(sha, strlen(sha))) { /* never a path from anything else */
+		*err = gl_xstrdup("not a SHA-256 in 64 lowercase hex digits");
+		return GL_MANIFEST_MISSING;
+	}
+	size_t i = slot_of(r, sha);
+	if (r->slot[i].sha[0]) {
+		*m = r->slot[i].m;
+		return GL_MANIFEST_OK;
+	}
+	autofree char *dir = gl_xasprintf("%s/%s", r->dir, sha);
+	jv got;
+	enum gl_manifest_status st = gl_manifest_read(dir, &got);
+	if (st != GL_MANIFEST_OK) {
+		jv msg = jv_invalid_get_msg(got);
+		*err = gl_xstrdup(jv_string_value(msg));
+		jv_free(msg);
+		return st;
+	}
+	if (r->used >= CACHE_MAX) {
+		/* Full: park it where the next uncached lookup replaces it. */
+		jv_free(r->spill);
+		r->spill = got;
+		*m = got;
+		return GL_MANIFEST_OK;
+	}
+	if ((r->used + 1) * 2 > r->cap) {
+		grow(r);
+		i = slot_of(r, sha);
+	}
+	memcpy(r->slot[i].sha, sha, 64);
+	r->slot[i].sha[64] = 0;
+	r->slot[i].m = got;
+	r->used++;
+	*m = got;
+	return GL_MANIFEST_OK;
+}

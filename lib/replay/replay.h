@@ -1,0 +1,122 @@
+/* replay.h — probe replay (paper §IV-F, Definition 6, Theorem 2,
+ * Propositions 1–2, Table XIV; SPEC §7; docs/witness.md).
+ *
+ * For one witness: verify the release by its hash (a signed archive given
+ * by the verifier, or the installed tree re-hashed file by file), launch
+ * its germline exactly as gl-run does, and run N times each
+ *   the probe:   m, the contents of W, d's slot σ[κ(d)], τ, R(d)
+ *   the control: the same with the contents of V(d) (g's exact inputs)
+ * in replay mode (broker.h: nothing is delivered), comparing each run's
+ * request sequence to d with the delivered one. The outcome and event are
+ * Table XIV's; the release's own signed manifest says whether determinism
+ * was declared. */
+#ifndef GL_REPLAY_H
+#define GL_REPLAY_H
+
+#include <jv.h>
+#include <stdbool.h>
+
+#include "runtime/germline.h"
+#include "plan/policy.h"
+
+#define GL_REPLAY_TRIES_DEFAULT 5
+#define GL_REPLAY_TRIES_MAX 100
+#define GL_REPLAY_WEIGHT_S 2000 /* Table XIV at the operating point */
+#define GL_REPLAY_WEIGHT_W 250
+
+struct gl_replay {
+	/* set by the caller */
+	const char *home;     /* GL_HOME: installed releases */
+	const char *host_dir; /* the Python host (germline_host.py, _germline.so) */
+	const char *items_dir; /* --items, or NULL */
+	const char *archive;  /* --release FILE, or NULL: the installed release */
+	const char *archive_dir; /* --release DIR: the archive whose hash matches */
+	const struct gl_policy *pol; /* --policy: grants read_paths (NULL: none) */
+	/* The auditor's bounds (issue 15; docs/witness.md "Bounds of a
+	 * replay"): the germline and every copy are bounded as gl-run bounds
+	 * them, by --policy's limits for the release's name, else the SPEC §4
+	 * defaults; cg is gl-replay's own pool (gl_cg_open). NULL: unbounded. */
+	struct gl_cg *cg;
+	struct gl_limits lim; /* the release's, set at its launch */
+	char *found;          /* the archive picked from archive_dir (owned) */
+	int tries;
+	bool no_probe;        /* the Table V reference: probe without d's slot and R(d) */
+	/* kept across witnesses */
+	char *tmp;            /* private temporary directory */
+	char archive_sha[65]; /* of the private copy of --release, once read */
+	char release[65];     /* the release whose germline is up */
+	char *release_dir;
+	jv manifest;
+	const char **read_paths;
+	struct gl_germline g;
+	bool up;
+};
+
+/* Exit-status class of one output record. */
+enum gl_replay_status { GL_REPLAY_VERDICT = 0, GL_REPLAY_REFUSED = 1, GL_REPLAY_IO = 2 };
+
+/* Verify the witness file at path and return a verdict, or an error record
+ * {"ok":false,"error","detail","witness"} (owned). expect_sha256 (or NULL)
+ * is the trigger's witness_sha256; expect_id (or NULL) its id. */
+jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha256,
+		  const char *expect_id, enum gl_replay_status *status);
+
+/* Stop the germline and remove the temporary directory. */
+void gl_replay_end(struct gl_replay *x);
+
+/* ---- every runtime (lib/replay/replay_exec.c; docs/witness.md "Every runtime") ----
+ *
+ * python (protocol germline or mcp-stdio): copies forked from the
+ * release's germline. exec (protocol germline or mcp-stdio): every run a
+ * fresh verified launch (lib/runtime/exec.h) with the witness's call message (m,
+ * the view's contents, the slot — an exec release's workspace is its
+ * gl.files key — and τ), D_f resolving to its relay, and the view's file
+ * and directory items at their paths. An mcp-stdio release first passes
+ * gl-run's discovery check (lib/broker/mcp.h). */
+
+/* Is (runtime, protocol) replayed? python/germline always; python and
+ * exec with germline or mcp-stdio unless the test build's
+ * GL_TEST_REPLAY_RUNTIMES_OFF restores the old refusal. */
+bool gl_replay_runtime_ok(const char *rt, const char *proto);
+bool gl_replay_runtimes_off(void);
+bool gl_replay_is_exec(const struct gl_replay *x);
+
+/* x->g for the verified exec release in x->release_dir (x->manifest).
+ * 0, or -1 with *code ("hash": the tree is not the install record's;
+ * "launch") and *err. */
+int gl_replay_exec_open(struct gl_replay *x, const char **code, char **err);
+
+/* The discovery check of an mcp-stdio release on x->g (0 for any other
+ * protocol). -1 with *code (GL_ERR_DISCOVERY or "launch") and *err. */
+int gl_replay_discover(struct gl_replay *x, double deadline_s, const char **code, char **err);
+
+/* The contents (base64, owned) of item name from --items DIR: DIR/name for
+ * a name without '/', DIR/<path> for a name with one (an absolute name's
+ * leading '/' dropped), resolved beneath DIR. NULL with *code
+ * ("missing_item", "bad_item") and *err. */
+char *gl_replay_item_file(const struct gl_replay *x, const char *name, const char **code,
+			  char **err);
+
+/* The files an exec run of view (item names, borrowed) reads: each path
+ * item's contents (b64, per witness item) in a private file bound at its
+ * path, each directory item from --items DIR. */
+struct gl_exec_item;
+struct gl_witness;
+struct gl_replay_files {
+	struct gl_exec_item *item;
+	int *fd;
+	char **tmp;
+	size_t n;
+};
+int gl_replay_exec_files(struct gl_replay *x, const struct gl_witness *w,
+			 const char *const *b64, jv view, struct gl_replay_files *f,
+			 const char **code, char **err);
+void gl_replay_files_free(struct gl_replay_files *f);
+
+/* Does an error code mean the witness cannot be replayed here (the
+ * verdict is then unverified, weight W: gl_replay_as_unverified)? */
+bool gl_replay_unverifiable(const char *code);
+jv gl_replay_as_unverified(jv out, const struct gl_witness *w);
+
+
+#endif

@@ -1,0 +1,210 @@
+/* exec_child.c — the launch child of a runtime "exec" copy: PID 1 of the
+ * copy's fresh namespaces between clone3 and execveat of the retained
+ * gl-exec-host (SPEC §9, §10; seed 002; docs/exec.md "One copy"). It only
+ * makes syscalls (everything is prepared by lib/runtime/exec.c before the clone),
+ * installs every restriction before the exec, and reports a failed step
+ * on the close-on-exec status pipe. See exec_child.h. */
+#define _GNU_SOURCE
+#include "runtime/exec_child.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/exec.h"
+#include "release/manifest.h"
+#include "json/msg.h"
+#include "sandbox/root.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/scratch.h"
+#include "core/util.h"
+
+enum exec_step {
+	XS_OK = 0, XS_USERNS, XS_MOUNT, XS_WS_TMPFS, XS_WS_MKDIR, XS_WS_BIND, XS_LOOPBACK,
+	XS_RELAY, XS_DESCRIPTORS, XS_PDEATHSIG, XS_LANDLOCK, XS_NO_NEW_PRIVS, XS_SECCOMP, XS_EXEC,
+	XS_ROOT,
+};
+static const char *const step_name[] = {
+    "ok", "userns", "mount", "workspace tmpfs on /run", "workspace directory " GL_WORKSPACE_DIR,
+    "workspace bind mount", "loopback", "relay socket", "descriptors", "pdeathsig",
+    "landlock", "no_new_privs", "seccomp", "exec", "minimal root"};
+/* What a failed step leaves missing, as a bootstrap_failed receipt names it
+ * (lib/runtime/receipt.h gl_receipt_missing's names where they exist). */
+static const char *const step_missing[] = {
+    "ok", "user_namespace", "mount_namespace", "workspace", "workspace", "workspace", "loopback",
+    "relay", "descriptors", "pdeathsig", "landlock", "no_new_privs", "seccomp", "exec",
+    "minimal_root"};
+
+
+struct status_msg {
+	int32_t step, err;
+};
+
+GL_NORETURN static void child_fail(int sfd, enum exec_step step)
+{
+	struct status_msg m = {(int32_t)step, errno};
+	ssize_t r;
+	do
+		r = write(sfd, &m, sizeof m);
+	while (r < 0 && errno == EINTR);
+	_exit(127);
+}
+
+/* The workspace (docs/exec.md "File state through slots"): a fresh tmpfs
+ * on /run (the host's /run is hidden), GL_WORKSPACE_DIR created on it and
+ * the copy's scratch state/ bound there, then /run read-only. Landlock
+ * gives the copy all rights but execute beneath state/'s inode only. */
+static void mount_workspace(int sfd, const char *state)
+{
+	if (mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") < 0)
+		child_fail(sfd, XS_WS_TMPFS);
+	if (mkdir("/run/germline", 0755) < 0 || mkdir(GL_WORKSPACE_DIR, 0700) < 0)
+		child_fail(sfd, XS_WS_MKDIR);
+	if (mount(state, GL_WORKSPACE_DIR, NULL, MS_BIND, NULL) < 0)
+		child_fail(sfd, XS_WS_BIND);
+	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0755,size=64k") < 0)
+		child_fail(sfd, XS_WS_TMPFS);
+}
+
+GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
+{
+	int sfd = p->status_w;
+	/* A broker holding the host key (gl-run --host-key) is not dumpable,
+	 * which makes /proc/self/{setgroups,uid_map} root's and unwritable for
+	 * an unprivileged broker. This child holds no secret (the key's pages
+	 * are MADV_WIPEONFORK: lib/runtime/receipt.c) and execs next, as
+	 * lib/runtime/germline.c's launch child. */
+	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (gl_write_file_str("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+		child_fail(sfd, XS_USERNS);
+	if (gl_write_file_str("/proc/self/uid_map", p->uid_map) < 0 ||
+	    gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
+		child_fail(sfd, XS_USERNS);
+	/* Mount namespace: nothing propagates back; the declared hosts resolve
+	 * to the relay (the copy's own /etc/hosts, read-only). With the
+	 * minimal root (lib/sandbox/root.h) the hosts file and the workspace are two of
+	 * its binds, and nothing else of the host is there. */
+	if (p->root) {
+		int bad;
+		if (gl_root_enter(p->root, "/tmp", &bad) != GL_ROOT_OK)
+			child_fail(sfd, XS_ROOT);
+		/* its tmpfs /tmp and workspace, each bounded (lib/sandbox/scratch.h) */
+		if (p->scratch_abi > 0 && p->ruleset >= 0 &&
+		    (gl_scratch_allow(p->ruleset, p->scratch_abi, GL_SCRATCH_DIR) < 0 ||
+		     (p->state[0] && gl_scratch_allow(p->ruleset, p->scratch_abi, GL_WORKSPACE_DIR) < 0)))
+			child_fail(sfd, XS_LANDLOCK);
+	} else {
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(p->hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0 ||
+		    mount(NULL, "/etc/hosts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+			child_fail(sfd, XS_MOUNT);
+		if (p->state[0])
+			mount_workspace(sfd, p->state);
+	}
+	/* The network namespace holds only lo, brought up for the relay. */
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	memcpy(ifr.ifr_name, "lo", 3);
+	ifr.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+	if (s < 0 || ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		child_fail(sfd, XS_LOOPBACK);
+	close(s);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(GL_EXEC_RELAY_PORT),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 16) < 0)
+		child_fail(sfd, XS_RELAY);
+
+	/* Descriptors: /dev/null on 0-2, the channel on 3, the relay on 4, the
+	 * target on 5 (kept across the host's exec), the host on 6, the status
+	 * pipe on 7 and the ruleset on 8 (close-on-exec); nothing else. */
+	int keep[7] = {p->devnull, p->chan, lfd, p->target, p->host, p->status_w, p->ruleset};
+	for (int i = 0; i < 7; i++) {
+		if (keep[i] < 0)
+			continue;
+		keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 20);
+		if (keep[i] < 0)
+			child_fail(sfd, XS_DESCRIPTORS);
+		if (i == 5)
+			sfd = keep[5];
+	}
+	if (dup2(keep[0], 0) < 0 || dup2(keep[0], 1) < 0 || dup2(keep[0], 2) < 0 ||
+	    dup2(keep[1], 3) < 0 || dup2(keep[2], 4) < 0 || dup2(keep[3], 5) < 0 ||
+	    dup3(keep[4], 6, O_CLOEXEC) < 0 || dup3(keep[5], 7, O_CLOEXEC) < 0)
+		child_fail(sfd, XS_DESCRIPTORS);
+	sfd = 7;
+	if (keep[6] >= 0 && dup3(keep[6], 8, O_CLOEXEC) < 0)
+		child_fail(sfd, XS_DESCRIPTORS);
+	if (syscall(SYS_close_range, 9u, ~0u, 0u) < 0)
+		child_fail(sfd, XS_DESCRIPTORS);
+	if (chdir(p->release_dir) < 0)
+		child_fail(sfd, XS_DESCRIPTORS);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(sfd, XS_PDEATHSIG);
+	/* A broker gone before this line closed the channel's other end: the
+	 * host reads EOF on fd 3 and exits. */
+	if (p->ruleset >= 0) {
+		if (gl_landlock_restrict(8) < 0)
+			child_fail(sfd, XS_LANDLOCK);
+		close(8);
+	}
+	if (!p->unconfined && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(sfd, XS_NO_NEW_PRIVS);
+	if (!p->unconfined && !(p->off & GL_OFF_SECCOMP) && gl_seccomp_install(p->bpf) < 0)
+		child_fail(sfd, XS_SECCOMP);
+	/* The retained descriptor, never the path (SPEC §9). */
+	syscall(SYS_execveat, 6, "", p->argv, p->envp, AT_EMPTY_PATH);
+	child_fail(sfd, XS_EXEC);
+}
+
+int gl_exec_child_status(int fd, int64_t deadline, const char **missing, char **err)
+{
+	struct status_msg m;
+	size_t got = 0;
+	while (got < sizeof m) {
+		int ms = (int)((deadline - gl_mono_ns()) / 1000000);
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		int r = poll(&pf, 1, ms < 0 ? 0 : ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			*missing = "exec";
+			return gl_err(err, "exec copy: no exec observed within the time limit");
+		}
+		ssize_t n = read(fd, (char *)&m + got, sizeof m - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got == 0)
+		return 0;
+	*missing = "exec";
+	if (got != sizeof m || m.step <= XS_OK || m.step > XS_ROOT)
+		return gl_err(err, "exec copy: malformed status from the launch child");
+	*missing = step_missing[m.step];
+	const char *hint = m.step == XS_USERNS ? " (user namespaces disabled or exhausted)"
+			   : m.step == XS_LANDLOCK ? " (Landlock unavailable)"
+			   : m.step == XS_RELAY && m.err == EACCES ? " (port 80 needs the copy's own user namespace)"
+							       : "";
+	return gl_err(err, "exec copy: launch failed at %s: %s%s", step_name[m.step], strerror(m.err),
+		      hint);
+}

@@ -1,0 +1,674 @@
+/* germline.c — verified launch of a germline, fork requests, kill and stop
+ * (paper §IV-D, §VI "Germline and copies"; SPEC §9, §10). See germline.h,
+ * docs/design/run.md and docs/sandbox.md. */
+#define _GNU_SOURCE
+#include "runtime/germline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "release/bounds.h"
+#include "runtime/germline_child.h"
+#include "runtime/germline_impl.h"
+#include "json/json.h"
+#include "sandbox/proc.h"
+#include "sandbox/root.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/scratch.h"
+#include "core/util.h"
+
+#define LAUNCH_TIMEOUT_MS 30000 /* exec observed and "ready" received */
+
+const char *gl_launch_step_name(enum gl_launch_step s)
+{
+	switch (s) {
+	case GL_LAUNCH_OK: return "ok";
+	case GL_LAUNCH_OPEN_INTERPRETER: return "open_interpreter";
+	case GL_LAUNCH_SOCKET: return "socket";
+	case GL_LAUNCH_FORK: return "fork";
+	case GL_LAUNCH_USERNS: return "userns";
+	case GL_LAUNCH_NAMESPACES: return "namespaces";
+	case GL_LAUNCH_DESCRIPTORS: return "descriptors";
+	case GL_LAUNCH_LANDLOCK: return "landlock";
+	case GL_LAUNCH_SECCOMP: return "seccomp";
+	case GL_LAUNCH_NO_NEW_PRIVS: return "no_new_privs";
+	case GL_LAUNCH_EXEC: return "exec";
+	case GL_LAUNCH_HANDSHAKE: return "handshake";
+	case GL_LAUNCH_ROOT: return "minimal_root";
+	case GL_LAUNCH_LIMITS: return "limits";
+	}
+	return "?";
+}
+
+static const char *const what_name[] = {"", "setgroups", "uid_map", "gid_map", "chdir",
+					"PR_SET_PDEATHSIG", "the broker exited", ""};
+
+/* ---- parent side ------------------------------------------------------- */
+
+/* "python3.11" -> "3.11", from the interpreter's real name; NULL if not. */
+static const char *py_version(const char *real)
+{
+	const char *b = strrchr(real, '/');
+	b = b ? b + 1 : real;
+	if (strncmp(b, "python3.", 8) || !b[8] || strspn(b + 8, "0123456789") != strlen(b + 8))
+		return NULL;
+	return b + 6;
+}
+
+/* The init exits with the germline's code, or 128 + the signal that
+ * killed it (mirror_status): back to a wait status of the germline. */
+static int germline_status(int st, bool init)
+{
+	if (init && WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) < 128 + 65)
+		return WEXITSTATUS(st) - 128; /* as if killed by that signal */
+	return st;
+}
+
+static int reap(pid_t pid, bool init)
+{
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return germline_status(st, init);
+}
+
+static const char *launch_hint(enum gl_launch_step step, int e)
+{
+	if (step == GL_LAUNCH_USERNS && (e == EPERM || e == ENOSPC || e == EACCES))
+		return " (user namespaces are disabled or exhausted: kernel.unprivileged_userns_clone, "
+		       "user.max_user_namespaces, or an LSM such as AppArmor's "
+		       "restrict_unprivileged_userns)";
+	if (step == GL_LAUNCH_USERNS && e == EINVAL)
+		return " (the broker is in a chroot or the uid/gid is not mapped)";
+	if (step == GL_LAUNCH_NAMESPACES && (e == EPERM || e == ENOSPC))
+		return " (network or IPC namespaces are disabled or exhausted)";
+	if (step == GL_LAUNCH_LANDLOCK && (e == ENOSYS || e == EOPNOTSUPP))
+		return " (Landlock is not built into this kernel or not enabled: add landlock to lsm= "
+		       "on the kernel command line)";
+	if (step == GL_LAUNCH_SECCOMP && e == EINVAL)
+		return " (the kernel lacks seccomp filters: CONFIG_SECCOMP_FILTER)";
+	if (step == GL_LAUNCH_EXEC && e == EACCES)
+		return " (the interpreter is not executable, or Landlock denied its execution)";
+	if (step == GL_LAUNCH_ROOT && (e == EPERM || e == ENOSYS || e == EINVAL))
+		return " (mount namespaces or the new mount API (open_tree, move_mount, "
+		       "mount_setattr: Linux 5.12) are unavailable)";
+	return "";
+}
+
+/* Read the status pipe: 0 = exec observed (EOF, no bytes), else the failed step. */
+static enum gl_launch_step read_status(int fd, const struct timespec *deadline,
+				       const struct gl_root *root, char **err)
+{
+	struct launch_status m;
+	size_t got = 0;
+	while (got < sizeof m) {
+		int r = gl_ctl_wait_readable(fd, deadline);
+		if (r <= 0) {
+			*err = gl_xstrdup("launch: no exec observed within the time limit");
+			return GL_LAUNCH_EXEC;
+		}
+		ssize_t n = read(fd, (char *)&m + got, sizeof m - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*err = gl_xasprintf("launch: status pipe: %s", strerror(errno));
+			return GL_LAUNCH_EXEC;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got == 0)
+		return GL_LAUNCH_OK;
+	if (got != sizeof m || m.step <= GL_LAUNCH_OK || m.step > GL_LAUNCH_ROOT || m.what < 0 ||
+	    m.what > W_ROOT + GL_ROOT_READONLY || m.bad < -1 || m.bad >= (int32_t)root->n) {
+		*err = gl_xstrdup("launch: malformed status from the launch child");
+		return GL_LAUNCH_EXEC;
+	}
+	enum gl_launch_step step = (enum gl_launch_step)m.step;
+	const char *what = m.what >= W_ROOT ? gl_root_step_name((enum gl_root_step)(m.what - W_ROOT))
+					     : what_name[m.what];
+	*err = gl_xasprintf("launch failed at %s%s%s%s%s: %s%s", gl_launch_step_name(step),
+			    *what ? " " : "", what, m.bad >= 0 ? " " : "",
+			    m.bad >= 0 ? root->e[m.bad].path : "", strerror(m.err),
+			    launch_hint(step, m.err));
+	return step;
+}
+
+/* Paths the germline may read and execute (A2: initialisation sees only
+ * these; none holds user data). n returned; list[] borrows strings from
+ * spec and from the static buffers of *bufs. */
+struct path_bufs {
+	char stdlib[64], local[96], etc[64];
+};
+static size_t allowlist(const struct gl_launch_spec *spec, const char *interp_real,
+			struct path_bufs *b, const char **list, size_t cap)
+{
+	size_t n = 0;
+#define ADD(p)                          \
+	do {                            \
+		if (n < cap)            \
+			list[n++] = (p); \
+	} while (0)
+	ADD(interp_real);
+	const char *ver = py_version(interp_real);
+	if (ver) {
+		snprintf(b->stdlib, sizeof b->stdlib, "/usr/lib/python%s", ver);
+		snprintf(b->local, sizeof b->local, "/usr/local/lib/python%s/dist-packages", ver);
+		snprintf(b->etc, sizeof b->etc, "/etc/python%s", ver); /* sitecustomize */
+		ADD(b->stdlib);
+		ADD(b->local);
+		ADD(b->etc);
+	}
+	ADD("/usr/lib/python3/dist-packages");
+	ADD("/usr/lib/x86_64-linux-gnu");
+	ADD("/lib64");
+	ADD("/etc/ld.so.cache");
+	ADD("/etc/localtime");
+	ADD("/usr/share/zoneinfo");
+	ADD(spec->host_dir);
+	ADD(spec->release_dir);
+	for (size_t i = 0; spec->read_paths && spec->read_paths[i]; i++)
+		ADD(spec->read_paths[i]);
+#undef ADD
+	return n;
+}
+
+static void launch_cleanup(struct launch_prep *p)
+{
+	int *fds[] = {&p->interp, &p->ctl_child, &p->devnull, &p->status_w, &p->ruleset,
+		      &p->parent_pidfd, &p->go_r, &p->go_w};
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+	gl_bpf_free(&p->bpf);
+}
+
+static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep *p,
+				       enum gl_launch_step step, char **err, char *msg)
+{
+	launch_cleanup(p);
+	gl_root_free(&p->root);
+	if (g->has_init && g->exec_observed && g->pidfd >= 0) {
+		/* A germline that exited by itself (its import failed) takes its
+		 * init with it a moment later: let the init report its code
+		 * rather than the SIGKILL below (bounded: it may also hang). */
+		struct pollfd pf = {.fd = g->pidfd, .events = POLLIN};
+		while (poll(&pf, 1, 200) < 0 && errno == EINTR)
+			;
+	}
+	if (g->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
+	else if (g->pid > 0)
+		kill(g->pid, SIGKILL);
+	if (g->pid > 0) {
+		g->wait_status = reap(g->pid, g->has_init);
+		g->reaped = true;
+	}
+	if (g->pidfd >= 0)
+		close(g->pidfd);
+	if (g->ctl >= 0)
+		close(g->ctl);
+	g->pid = -1;
+	g->pidfd = g->ctl = -1;
+	if (g->mounter.pid > 0)
+		gl_scratch_stop(&g->mounter);
+	for (size_t i = 0; g->scratch_under && g->scratch_under[i]; i++)
+		free(g->scratch_under[i]);
+	free(g->scratch_under);
+	g->scratch_under = NULL;
+	if (g->launch_cg) {
+		/* which bound the import reached, if a group counted it */
+		const char *r = gl_cg_launch_reached(g->launch_cg, g->launch_cg_pid);
+		if (r) {
+			char *m = gl_xasprintf("%s (the germline reached its %s bound)", msg, r);
+			free(msg);
+			msg = m;
+		}
+		gl_cg_germline_end(g->launch_cg, g->launch_cg_pid);
+		g->launch_cg = NULL;
+	}
+	*err = msg;
+	return step;
+}
+
+/* Bound the launch child before it goes on (gl_cg_bound_launch), then the
+ * go byte for which it waits (lib/runtime/germline_child.c). 0, or -1 with *msg. */
+static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
+			struct launch_prep *p, char **msg)
+{
+	close(p->go_r);
+	p->go_r = -1;
+	if (spec->cg) {
+		bool grouped = false;
+		int rc = gl_cg_bound_launch(spec->cg, spec->limits, g->pid, &grouped, msg);
+		if (grouped) {
+			g->launch_cg = spec->cg;
+			g->launch_cg_pid = g->pid;
+		}
+		if (rc < 0)
+			return -1;
+	}
+	ssize_t w;
+	do
+		w = write(p->go_w, "g", 1);
+	while (w < 0 && errno == EINTR);
+	if (w != 1) {
+		*msg = gl_xasprintf("go byte: %s", strerror(errno));
+		return -1;
+	}
+	close(p->go_w);
+	p->go_w = -1;
+	return 0;
+}
+
+/* The minimal root's /tmp: a tmpfs of the germline's own, bounded by
+ * tmp_mb, writable under Landlock (lib/sandbox/scratch.h). With GL_TEST_SCRATCH_OFF
+ * it is unbounded and shared by every copy. */
+static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g,
+			struct launch_prep *p, int abi, char **err)
+{
+	g->tmp_mb = spec->tmp_mb ? spec->tmp_mb : GL_LIMITS_DEFAULT.tmp_mb;
+	g->scratch = !gl_scratch_off();
+	char opts[96] = "mode=0700";
+	if (g->scratch)
+		gl_scratch_options(opts, sizeof opts, g->tmp_mb);
+	p->scratch_abi = p->ruleset >= 0 ? abi : 0;
+	if (gl_root_add_tmpfs(&p->root, GL_SCRATCH_DIR, opts, err) < 0)
+		return -1;
+	/* binds beneath /tmp (a GL_HOME there), the outermost ones: each
+	 * copy's tmpfs would hide them (gl_scratch_mount binds them again) */
+	g->scratch_under = gl_xcalloc(GL_SCRATCH_NESTED_MAX + 1, sizeof *g->scratch_under);
+	size_t k = 0;
+	const char *last = NULL;
+	for (size_t i = 0; i < p->root.n; i++) {
+		const struct gl_root_entry *e = &p->root.e[i];
+		size_t ll = last ? strlen(last) : 0;
+		if (strncmp(e->path, GL_SCRATCH_DIR "/", sizeof GL_SCRATCH_DIR) ||
+		    (last && !strncmp(e->path, last, ll) && e->path[ll] == '/'))
+			continue;
+		if (e->kind != GL_ROOT_BIND && e->kind != GL_ROOT_BIND_RW && e->kind != GL_ROOT_DEV)
+			return gl_err(err, "minimal root: %s beneath /tmp is not a bind mount", e->path);
+		if (k == GL_SCRATCH_NESTED_MAX)
+			return gl_err(err, "minimal root: more than %d mounts beneath /tmp",
+				      GL_SCRATCH_NESTED_MAX);
+		g->scratch_under[k++] = gl_xstrdup(last = e->path);
+	}
+	return 0;
+}
+
+/* Prepare everything before the fork; GL_LAUNCH_OK or the failed step. */
+static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, struct gl_germline *g,
+					  struct launch_prep *p, char *interp_real, char **err)
+{
+	if (!realpath(spec->interpreter, interp_real)) {
+		*err = gl_xasprintf("interpreter %s: %s", spec->interpreter, strerror(errno));
+		return GL_LAUNCH_OPEN_INTERPRETER;
+	}
+	p->interp = open(interp_real, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (p->interp < 0 || fstat(p->interp, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    gl_sha256_fd_hex(p->interp, g->interpreter_sha256) < 0) {
+		*err = gl_xasprintf("interpreter %s: %s", interp_real,
+				    p->interp < 0 || errno ? strerror(errno) : "not a regular file");
+		return GL_LAUNCH_OPEN_INTERPRETER;
+	}
+#ifdef GL_TESTING
+	if (gl_launch_test.after_open)
+		gl_launch_test.after_open(interp_real); /* the swap test */
+	/* The test build of gl-run (build/testing/bin, never bin/): swap the
+	 * interpreter after it was opened, pretend kernel features missing. */
+	const char *swap = getenv("GL_TEST_SWAP_INTERPRETER");
+	if (swap && *swap && rename(swap, interp_real) < 0) {
+		*err = gl_xasprintf("GL_TEST_SWAP_INTERPRETER: %s", strerror(errno));
+		return GL_LAUNCH_OPEN_INTERPRETER;
+	}
+	p->sim = (getenv("GL_TEST_NO_USERNS") ? SIM_NO_USERNS : 0) |
+		 (getenv("GL_TEST_NO_NETNS") ? SIM_NO_NETNS : 0);
+	unsigned off = gl_launch_test.off;
+#else
+	const unsigned off = 0;
+#endif
+	p->off = off;
+
+	/* Landlock: detected once; fail closed below the profile's ABI. */
+	int abi = gl_landlock_abi();
+	int required = spec->min_landlock_abi > 0 ? spec->min_landlock_abi : GL_LANDLOCK_ABI_REQUIRED;
+	g->enf.landlock_abi = abi > 0 ? abi : 0;
+	if (abi < 0) {
+		int e = errno;
+		*err = gl_xasprintf("Landlock unavailable: %s%s", strerror(e), launch_hint(GL_LAUNCH_LANDLOCK, e));
+		return GL_LAUNCH_LANDLOCK;
+	}
+	if (abi < required) {
+		*err = gl_xasprintf("Landlock ABI %d is below the required %d (%s); refusing to run "
+				    "with less",
+				    abi, required,
+				    abi < 4 ? "TCP bind and connect cannot be denied"
+					    : "abstract unix sockets and signals cannot be scoped");
+		return GL_LAUNCH_LANDLOCK;
+	}
+	g->enf.landlock_abi = abi;
+	struct path_bufs bufs;
+	const char *list[64];
+	size_t n = allowlist(spec, interp_real, &bufs, list, 64);
+	if (!(off & GL_OFF_LANDLOCK)) {
+		const char *bad;
+		p->ruleset = gl_landlock_germline_ruleset(abi, list, n, p->interp, &bad);
+		if (p->ruleset < 0) {
+			int e = errno;
+			*err = gl_xasprintf("Landlock ruleset (%s): %s%s", bad ? bad : "create", strerror(e),
+					    launch_hint(GL_LAUNCH_LANDLOCK, e));
+			return GL_LAUNCH_LANDLOCK;
+		}
+		g->enf.fs_enforced = true;
+		g->enf.net_enforced = abi >= 4;
+		g->enf.scoped_enforced = abi >= 6;
+	}
+	/* The minimal root holds the same paths (lib/sandbox/root.h): what Landlock
+	 * lets the germline open is all it can see. */
+	if (!(off & GL_OFF_ROOT)) {
+		char *rerr = NULL;
+		int rc = gl_root_add_system(&p->root, &rerr);
+		for (size_t i = 0; rc == 0 && i < n; i++)
+			rc = gl_root_add_bind(&p->root, list[i], &rerr);
+		if (rc == 0)
+			rc = gl_root_add_bind(&p->root, spec->interpreter, &rerr);
+		if (rc == 0)
+			rc = gl_root_add_dev(&p->root, "/dev/null", &rerr);
+		if (rc == 0)
+			rc = gl_root_add_dev(&p->root, "/dev/urandom", &rerr);
+		if (rc == 0)
+			rc = root_scratch(spec, g, p, abi, &rerr);
+		if (rc < 0) {
+			*err = rerr;
+			return GL_LAUNCH_ROOT;
+		}
+	}
+
+	/* seccomp: the germline's program, and the hash of the copies'. */
+	char *serr = NULL;
+#ifdef GL_TESTING
+	if (getenv("GL_TEST_NO_SECCOMP")) {
+		*err = gl_xstrdup("seccomp filters unavailable (GL_TEST_NO_SECCOMP: the kernel lacks "
+				  "CONFIG_SECCOMP_FILTER)");
+		return GL_LAUNCH_SECCOMP;
+	}
+#endif
+	if (!(off & GL_OFF_SECCOMP)) {
+		if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, &serr) < 0) {
+			*err = serr;
+			return GL_LAUNCH_SECCOMP;
+		}
+		struct gl_bpf copy;
+		if (gl_seccomp_build(GL_FILTER_COPY, &copy, &serr) < 0) {
+			*err = serr;
+			return GL_LAUNCH_SECCOMP;
+		}
+		gl_bpf_sha256(&copy, g->enf.seccomp_filter_sha256);
+		gl_bpf_free(&copy);
+		g->enf.seccomp_enforced = true;
+	}
+
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		*err = gl_xasprintf("control socketpair: %s", strerror(errno));
+		return GL_LAUNCH_SOCKET;
+	}
+	g->ctl = sv[0];
+	p->ctl_child = sv[1];
+	g->ctl_ino = gl_proc_socket_ino(sv[1]);
+	return GL_LAUNCH_OK;
+}
+
+/* The host's arguments for the import twin (paper §IV-F, A4): the
+ * release is imported under these values, and gl-replay launches with the
+ * witness's, so every Python-level clock, random source and the string
+ * hash seed the import can read are the same in both (docs/witness.md
+ * "What a witness records, and why it suffices"). Without an import twin
+ * the host runs as before issue 14: -I, the real clock at import. */
+struct import_args {
+	char flags[8], sec[24], usec[16], seed[65], hashseed[32];
+};
+
+static void import_args(const struct gl_launch_spec *spec, struct gl_germline *g,
+			struct import_args *a)
+{
+	g->import_twinned = !spec->import_real;
+#ifdef GL_TESTING
+	if (getenv("GL_TEST_IMPORT_TWIN_OFF")) /* the landed behaviour: real clock at import */
+		g->import_twinned = false;
+#endif
+	if (!g->import_twinned) {
+		memset(&g->import_twin, 0, sizeof g->import_twin);
+		snprintf(a->flags, sizeof a->flags, "-I");
+		return;
+	}
+	if (spec->import_twin)
+		g->import_twin = *spec->import_twin;
+	else
+		gl_twin_new(&g->import_twin);
+	/* -I without -E: PYTHONHASHSEED is read, from this environment only
+	 * (envp is the broker's, never the user's). -P -s are -I's other parts. */
+	snprintf(a->flags, sizeof a->flags, "-Ps");
+	snprintf(a->sec, sizeof a->sec, "%lld", (long long)g->import_twin.sec);
+	snprintf(a->usec, sizeof a->usec, "%lld", (long long)g->import_twin.usec);
+	memcpy(a->seed, g->import_twin.seed, sizeof a->seed);
+	unsigned long h = 0; /* the seed's first 32 bits (lowercase hex, checked by its reader) */
+	for (int i = 0; i < 8; i++) {
+		char c = g->import_twin.seed[i];
+		h = h << 4 | (unsigned long)(c >= 'a' ? c - 'a' + 10 : c - '0');
+	}
+	snprintf(a->hashseed, sizeof a->hashseed, "PYTHONHASHSEED=%lu", h & 0xffffffffUL);
+}
+
+enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
+				       char **err)
+{
+	*err = NULL;
+	memset(g, 0, sizeof *g);
+	g->pid = g->gpid = -1;
+	g->pidfd = g->ctl = -1;
+	g->mounter = (struct gl_scratch){-1, -1};
+	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
+	memcpy(g->enf.namespaces, ns, sizeof ns);
+
+	struct launch_prep p = {.interp = -1, .ctl_child = -1, .devnull = -1, .status_w = -1,
+				.ruleset = -1, .parent_pidfd = -1, .go_r = -1, .go_w = -1,
+				.parent = getpid()};
+	/* Absolute, resolved once: the germline runs in the release dir. */
+	char interp_real[PATH_MAX], release_real[PATH_MAX], host_real[PATH_MAX];
+	if (!realpath(spec->release_dir, release_real) || !realpath(spec->host_dir, host_real))
+		return launch_fail(g, &p, GL_LAUNCH_OPEN_INTERPRETER, err,
+				   gl_xasprintf("release or host directory: %s", strerror(errno)));
+	struct gl_launch_spec rs = *spec;
+#ifdef GL_TESTING
+	const char *ti = getenv("GL_TEST_INTERPRETER");
+	if (ti && *ti)
+		rs.interpreter = ti;
+#endif
+	rs.release_dir = p.release_dir = release_real;
+	rs.host_dir = host_real;
+	spec = &rs;
+	char *msg = NULL;
+	enum gl_launch_step step = launch_prepare(spec, g, &p, interp_real, &msg);
+	if (step != GL_LAUNCH_OK)
+		return launch_fail(g, &p, step, err, msg);
+
+	int status[2], go[2];
+	if (pipe2(status, O_CLOEXEC) < 0 || (p.devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, err,
+				   gl_xasprintf("status pipe or /dev/null: %s", strerror(errno)));
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		close(status[0]);
+		close(status[1]);
+		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, err,
+				   gl_xasprintf("go pipe: %s", strerror(errno)));
+	}
+	p.go_r = go[0];
+	p.go_w = go[1];
+	autoclose int status_r = status[0];
+	p.status_w = status[1];
+	snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1\n", (unsigned)geteuid());
+	snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1\n", (unsigned)getegid());
+	autofree char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
+	struct import_args ia = {0};
+	import_args(spec, g, &ia);
+	/* The last argument: whether "/" is the minimal root (a tmpfs made at
+	 * launch, whose times the host reports as the import twin's); only a
+	 * GL_TESTING build runs without it (GL_OFF_ROOT). */
+	char *argv[] = {"python3", ia.flags, "-B", script, (char *)spec->release_dir,
+			(char *)spec->entry, ia.sec, ia.usec, ia.seed,
+			p.off & GL_OFF_ROOT ? "0" : "1", NULL};
+	if (!g->import_twinned)
+		argv[6] = NULL;
+	memcpy(p.argv, argv, sizeof argv);
+	/* Numeric libraries pinned to one thread: G1 (A2) needs a one-thread germline. */
+	autofree char *prof = spec->profile ? gl_xasprintf("GL_PROFILE=%s", spec->profile) : NULL;
+	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent", "TMPDIR=/tmp",
+			"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1",
+			"NUMEXPR_NUM_THREADS=1", "VECLIB_MAXIMUM_THREADS=1",
+			g->import_twinned ? ia.hashseed : prof, g->import_twinned ? prof : NULL,
+			NULL};
+	memcpy(p.envp, envp, sizeof envp);
+
+	if (p.off & GL_OFF_PIDNS) {
+		g->pid = fork();
+	} else {
+		/* The init's PID namespace is owned by its new user namespace, so
+		 * an unprivileged broker may create both in one clone. The raw
+		 * syscall runs no at-fork handler: the child makes syscalls only. */
+		p.parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		if (p.parent_pidfd < 0)
+			return launch_fail(g, &p, GL_LAUNCH_FORK, err,
+					   gl_xasprintf("pidfd_open: %s", strerror(errno)));
+		g->pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+		g->has_init = true;
+	}
+	if (g->pid < 0) {
+		int e = errno;
+		return launch_fail(g, &p, g->has_init ? GL_LAUNCH_USERNS : GL_LAUNCH_FORK, err,
+				   gl_xasprintf("clone: %s%s", strerror(e),
+						launch_hint(GL_LAUNCH_USERNS, e)));
+	}
+	if (g->pid == 0) {
+		if (p.off & GL_OFF_PIDNS)
+			gl_launch_child(&p);
+		gl_launch_init(&p);
+	}
+	g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
+	if (g->pidfd < 0)
+		return launch_fail(g, &p, GL_LAUNCH_FORK, err, gl_xasprintf("pidfd_open: %s", strerror(errno)));
+	/* Bounded before it runs the release's import (issue 15, paper §III) */
+	if (bound_launch(spec, g, &p, &msg) < 0)
+		return launch_fail(g, &p, GL_LAUNCH_LIMITS, err, msg);
+	launch_cleanup(&p); /* our copies of the child's descriptors */
+
+	struct timespec deadline;
+	gl_ctl_deadline_in(&deadline, LAUNCH_TIMEOUT_MS);
+	step = read_status(status_r, &deadline, &p.root, &msg);
+	if (step != GL_LAUNCH_OK)
+		return launch_fail(g, &p, step, err, msg);
+	gl_root_free(&p.root);
+	g->exec_observed = true; /* SPEC §9: every restriction installed, the exec seen */
+	/* The status pipe's EOF came after the init closed its end, which it
+	 * does right after forking the germline: the germline is its child. */
+	g->gpid = g->has_init ? gl_proc_first_child(g->pid) : g->pid;
+
+	/* Exec observed. Now the host's handshake: the entry module imported. */
+	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
+	int fds[1], nfds;
+	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, fds, 0, &nfds, &deadline, &msg);
+	if (n < 0) {
+		char *m = gl_xasprintf("handshake: %s", msg);
+		free(msg);
+		return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err, m);
+	}
+	if (n == 0)
+		return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err,
+				   gl_xstrdup("handshake: the germline exited before it was ready"));
+	const char *op;
+	jv v = gl_ctl_parse(buf, (size_t)n, &op);
+	if (op && !strcmp(op, "ready") && jv_object_length(jv_copy(v)) == 1) {
+		jv_free(v);
+		/* The import is done: its scratch read-only before any copy (A1). */
+		if (g->scratch && gl_scratch_start(g->pidfd, (const char *const *)g->scratch_under,
+						   &g->mounter, &msg) < 0)
+			return launch_fail(g, &p, GL_LAUNCH_ROOT, err, msg);
+		return GL_LAUNCH_OK;
+	}
+	if (op && !strcmp(op, "error")) {
+		autofree char *d = gl_ctl_detail(v);
+		jv_free(v);
+		return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err,
+				   gl_xasprintf("the release's entry module failed to import: %s", d));
+	}
+	jv_free(v);
+	return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err,
+			   gl_xstrdup("handshake: malformed message from the germline"));
+}
+
+void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
+{
+	*code = 0;
+	*stopped = false;
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	if (g->pidfd >= 0) {
+		/* Already gone? Look without reaping (WNOWAIT). */
+		if (waitid(P_PIDFD, (id_t)g->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == 0) {
+			syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
+			*stopped = true;
+			while (waitid(P_PIDFD, (id_t)g->pidfd, &si, WEXITED | WNOWAIT) < 0 &&
+			       errno == EINTR)
+				;
+		}
+		*code = si.si_code == CLD_EXITED ? si.si_status : -si.si_status;
+		/* the init's 128 + N: the germline was killed by signal N */
+		if (g->has_init && *code > 128 && *code < 128 + 65)
+			*code = -(*code - 128);
+	}
+	gl_germline_stop(g);
+}
+
+char *gl_host_dir(void)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			char *dir = gl_xasprintf("%s/../lib/germline", exe);
+			autofree char *probe = gl_xasprintf("%s/germline_host.py", dir);
+			if (access(probe, R_OK) == 0)
+				return dir;
+			free(dir);
+		}
+	}
+	return gl_xstrdup(GL_BUILD_HOST_DIR);
+}
+
+int gl_germline_check(const struct gl_germline *g, char **err)
+{
+	if (g->exec) {
+		*err = NULL;
+		return 0; /* runtime exec: no germline; each copy is checked by gl_proc_check_exec */
+	}
+	return gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, err);
+}

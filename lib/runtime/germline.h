@@ -1,0 +1,247 @@
+/* germline.h — the broker's handle on a release's germline process
+ * (paper §IV-D, §VI "Germline and copies"; SPEC §9, §10).
+ *
+ * A germline is started by a verified launch: the interpreter is opened and
+ * hashed once and executed from the retained descriptor (execveat with
+ * AT_EMPTY_PATH); restrictions are installed before the exec; a
+ * close-on-exec status pipe tells "failed before exec" from "ran". It then
+ * imports the release's entry module (its initialisation, before any user
+ * data exists: assumption A2) and only serves fork requests on its control
+ * socket. See docs/design/run.md for the protocol.
+ *
+ * Implemented by lib/runtime/germline.c (launch), lib/runtime/germline_child.c (the init
+ * and the launch child), lib/runtime/germline_fork.c (fork
+ * requests, kill, stop), lib/sandbox/proc.c
+ * (G1–G3), lib/sandbox/sandbox.c (namespaces, Landlock, seccomp); the fork itself
+ * runs inside the germline in hosts/python/_germline.c, built from lib/. */
+#ifndef GL_GERMLINE_H
+#define GL_GERMLINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "plan/callmsg.h"
+#include "sandbox/scratch.h"
+#include "sandbox/cgroup.h"
+
+/* Each step of a launch, so a failure names the step (STYLE: typed results). */
+enum gl_launch_step {
+	GL_LAUNCH_OK = 0,
+	GL_LAUNCH_OPEN_INTERPRETER, /* open/hash the interpreter */
+	GL_LAUNCH_SOCKET,           /* control socketpair */
+	GL_LAUNCH_FORK,
+	GL_LAUNCH_USERNS,    /* unshare(CLONE_NEWUSER) / uid and gid maps */
+	GL_LAUNCH_NAMESPACES, /* unshare(CLONE_NEWNET|CLONE_NEWIPC) */
+	GL_LAUNCH_DESCRIPTORS, /* /dev/null on 0-2, control socket on 3, close the rest */
+	GL_LAUNCH_LANDLOCK,
+	GL_LAUNCH_SECCOMP,
+	GL_LAUNCH_NO_NEW_PRIVS,
+	GL_LAUNCH_EXEC,       /* execveat failed */
+	GL_LAUNCH_HANDSHAKE,  /* the host did not report "ready" (import failed, crashed) */
+	GL_LAUNCH_ROOT,       /* the minimal root (lib/sandbox/root.h): mount namespace, binds, pivot */
+	GL_LAUNCH_LIMITS,     /* the germline's bound (lib/sandbox/cgroup.h gl_cg_bound_launch) */
+};
+const char *gl_launch_step_name(enum gl_launch_step s);
+
+/* What a launch installed; copied into result records ("enforcement",
+ * SPEC §6) and receipts (SPEC §9). */
+struct gl_enforcement {
+	int landlock_abi;          /* effective ABI, after any test-only lowering */
+	bool fs_enforced;          /* Landlock filesystem rules installed */
+	bool net_enforced;         /* Landlock TCP bind/connect denied (ABI >= 4) */
+	bool scoped_enforced;      /* abstract unix sockets and signals scoped (ABI >= 6) */
+	bool seccomp_enforced;
+	char seccomp_filter_sha256[65]; /* SHA-256 of the exported BPF program */
+	const char *namespaces[6]; /* e.g. "ipc","net","pid","user"; NULL-terminated */
+	/* how the last copy was bounded (lib/sandbox/cgroup.h): "cgroup_v1",
+	 * "rlimit_as", …; NULL: no bound was asked for (no gl_germline.cg) */
+	const char *limits_memory, *limits_pids, *limits_cpu;
+};
+
+struct gl_launch_spec {
+	const char *release_dir;   /* GL_HOME/releases/<sha256> (read-only tree) */
+	const char *entry;         /* the manifest's entry module */
+	const char *const *read_paths; /* the manifest's read_paths, NULL-terminated */
+	const char *host_dir;      /* directory holding germline_host.py and _germline.so */
+	const char *interpreter;   /* e.g. "/usr/bin/python3"; resolved and retained */
+	int min_landlock_abi;      /* the profile's (lib/runtime/receipt.h); 0: GL_LANDLOCK_ABI_REQUIRED */
+	const char *profile;       /* named weaker profile passed to the host, or NULL */
+	/* The germline's import-time twin inputs (paper §IV-F, A4; docs/witness.md
+	 * "What a witness records"): the release's import reads every clock and
+	 * random source the Python host shims from them, so that gl-replay, given
+	 * the same values from the witness, rebuilds the image M_r the call's
+	 * copies were forked from (A2: M_r depends only on r and these). NULL:
+	 * fresh ones (gl-run). import_real: none at all, the import reads the
+	 * real clock (a witness written before issue 14, which recorded none). */
+	const struct gl_twin *import_twin;
+	bool import_real;
+	unsigned tmp_mb;           /* limits.tmp_mb (lib/release/bounds.h; 0: the default): /tmp's bound */
+	/* The germline's bound from before its runtime's exec (lib/sandbox/cgroup.h
+	 * gl_cg_bound_launch; issue 15): its import is the release's code
+	 * (paper §III). limits are its copies' (the germline's is derived);
+	 * NULL cg: unbounded (a caller that bounds nothing, e.g. unit tests). */
+	struct gl_cg *cg;
+	const struct gl_limits *limits;
+};
+
+struct gl_exec;
+struct gl_germline {
+	/* runtime exec (lib/runtime/exec.h): no germline process; every copy is a
+	 * verified launch of this release, and the fields below are unused
+	 * except enf. NULL for a python germline. */
+	struct gl_exec *exec;
+	/* The germline runs as PID 2 of its own PID namespace, under an init
+	 * (PID 1) that only reaps: every process it ever starts stays in that
+	 * namespace, visible to G1 and killed with it, and its copies are the
+	 * init's children (CLONE_PARENT), so the germline never learns how a
+	 * copy ended nor what it used (docs/sandbox.md "The germline's PID
+	 * namespace"). pid and pidfd are the init's (kill, wait, exit status:
+	 * the init exits as the germline did); gpid is the germline's. */
+	pid_t pid;                 /* the init, in the broker's PID namespace */
+	int pidfd;                 /* of the init */
+	pid_t gpid;                /* the germline (Python), in the broker's PID namespace; -1: gone */
+	bool has_init;             /* false only in GL_TESTING builds with GL_OFF_PIDNS */
+	int ctl;                   /* broker's end of the control socket (SOCK_SEQPACKET) */
+	uint64_t ctl_ino;          /* inode of the germline's end, for G2 */
+	char interpreter_sha256[65];
+	struct gl_enforcement enf; /* of the germline and (same profile) its copies */
+	/* The twin inputs the release was imported under (spec.import_twin or
+	 * fresh); import_twinned false: the import read the real clock. */
+	struct gl_twin import_twin;
+	bool import_twinned;
+	bool exec_observed;        /* the status pipe closed without a failure */
+	bool reaped;               /* launch failed after the exec: wait_status is its end */
+	int wait_status;
+	/* gl-run --pool (paper §VI: "An optional pool keeps pre-forked,
+	 * data-free copies ready"): one copy forked, confined and checked
+	 * ahead of its call, with the broker's end of its channel. */
+	bool pooled;
+	int pool_pidfd, pool_sock;
+	/* Per-copy resource bounds (SPEC §4 "limits"; lib/sandbox/cgroup.h): set by
+	 * the caller after the launch; NULL cg: copies are not bounded here.
+	 * cc is the bound of the copy last handed out (gl_germline_fork,
+	 * gl_germline_take), pool_cc the pooled copy's. */
+	struct gl_cg *cg;
+	struct gl_limits lim;
+	struct gl_cg_copy cc, pool_cc;
+	/* The launch's group (gl_cg_bound_launch), removed with the germline:
+	 * the init's pid in launch_cg, or -1. */
+	struct gl_cg *launch_cg;
+	pid_t launch_cg_pid;
+	/* A copy killed whose end is still to be awaited (gl_copy_retire). */
+	bool retiring;
+	int retired_pidfd;
+	/* Each copy's private scratch /tmp of tmp_mb MiB (lib/sandbox/scratch.h):
+	 * false without the minimal root (GL_TESTING) or GL_TEST_SCRATCH_OFF. */
+	bool scratch;
+	unsigned tmp_mb;
+	char **scratch_under; /* the root's binds beneath /tmp, bound again on it (owned) */
+	struct gl_scratch mounter; /* the broker's mount helper (pid > 0 while it runs) */
+};
+
+/* Where the Python host is (germline_host.py, _germline.so): PREFIX/lib/germline
+ * next to the running binary when installed, else the build tree's
+ * (GL_BUILD_HOST_DIR). malloc'd. */
+char *gl_host_dir(void);
+
+/* Verified launch of a germline (SPEC §9, §10). On success *g is filled and
+ * the host has reported that the entry module is imported. On failure
+ * returns the step that failed and *err (malloc'd) says why; nothing is
+ * left running. */
+enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
+				       char **err);
+
+/* G1–G3 through /proc before every fork (paper §IV-D, A2, Table XII):
+ * G1 one thread; G2 no descriptor but the control socket, /dev/null and
+ * read-only regular files; G3 no shared writable mapping.
+ * 0, or -1 with *err naming the check, e.g. "G2: fd 5 is a pipe". */
+int gl_germline_check(const struct gl_germline *g, char **err);
+
+/* Ask the germline to fork one copy (Algorithm 1 line 9): the copy is PID 1
+ * of fresh PID, network and IPC namespaces, confined (sandbox.h) before it
+ * runs any release code, and talks to the broker only on copy_sock (its
+ * end is passed with SCM_RIGHTS and closed here). Returns 0 with the
+ * copy's pidfd (the broker's handle for kill and wait), or -1 with *err.
+ * Before returning 0 the broker has checked the copy from outside through
+ * /proc (lib/sandbox/proc.c: its own namespaces, no_new_privs, two seccomp
+ * filters, no capability, fds 0-2 /dev/null and 3 the channel, no shared
+ * writable mapping), and then written the byte 'g' on broker_sock (its
+ * end of the channel), for which the copy waits before it runs any Python
+ * code: send the copy nothing before this returns. A
+ * germline that answers late, malformed, or forks a copy that fails the
+ * check is killed here (fail closed); gl_germline_stop still reaps it and
+ * the next launch replaces it. An {"op":"error"} answer (clone failed)
+ * leaves the germline running. */
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+		     char **err);
+
+/* Kill a copy and all its descendants, and wait until they are gone
+ * (A1: "each ending with its descendants before the next starts"; O3).
+ * Does not close copy_pidfd: the caller does. */
+void gl_copy_kill(int copy_pidfd);
+
+/* ---- the pool (gl-run --pool; docs/performance.md "The pool") ------------
+ *
+ * A pooled copy is an ordinary copy (gl_germline_fork: G1–G3 before the
+ * fork, the copy check after it) that waits, holding nothing, for its
+ * call message; it is forked only after the previous copy has ended with
+ * its descendants, and is the next copy to run, so copies still run one
+ * at a time (A1). Its twin inputs come with the call message as always. */
+
+/* Fill the pool if it is empty: await a retired copy, check the germline
+ * (G1–G3) and fork one copy. 0, or -1 with *err (the germline may then be
+ * killed, as by gl_germline_fork; the next call reports it). */
+int gl_germline_prefork(struct gl_germline *g, char **err);
+
+/* Take the pooled copy: true with *sock (the broker's end of its channel)
+ * and *pidfd, both owned by the caller; false when the pool is empty or
+ * its copy died while it waited (then discarded). */
+bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd);
+
+/* Kill a copy now (SIGKILL is final: it runs no further instruction of its
+ * own) and leave the wait for its PID namespace to empty to
+ * gl_germline_settle, which every fork, check and stop runs first, so that
+ * a copy still ends with its descendants before the next starts (A1, O3)
+ * while its caller's record need not wait for the kernel's teardown.
+ * Takes ownership of copy_pidfd. */
+void gl_copy_retire(struct gl_germline *g, int copy_pidfd);
+
+/* Await the retired copy, if any (gl_copy_kill's wait). */
+void gl_germline_settle(struct gl_germline *g);
+
+/* Stop the germline (SIGKILL through its pidfd, wait) and close everything.
+ * Its copies die with it (PR_SET_PDEATHSIG). The germline itself dies with
+ * the thread that launched it: launch from a thread that outlives it. */
+void gl_germline_stop(struct gl_germline *g);
+
+/* How a germline ended, for its "exited" receipt (SPEC §9): if it is still
+ * alive it is killed (*stopped true); then gl_germline_stop. *code is the
+ * exit code (>= 0) or -signal. */
+void gl_germline_end(struct gl_germline *g, int *code, bool *stopped);
+
+/* ---- the baselines (gl-run --mode fresh|confined|sigifc|sigpin) ----------
+ *
+ * One process serves a whole call with every item and every member (no
+ * plan groups, no tripwire, nothing recorded, state writes acknowledged
+ * and dropped: a process's state is its own memory). A persistent process
+ * (confined, sigifc, sigpin) serves call after call on one channel: the
+ * call message carries "session":true and the Python host loops until the
+ * broker closes the channel (docs/design/run.md "Session processes").
+ * Requests are relayed through the broker like a copy's: sigpin and sigifc
+ * deliver to any host, fresh and confined only to D_f (the destination
+ * allowlist). Labels: sigpin none; the others the per-call label, the join
+ * of the labels of all the call's items (CaMeL/FIDES-style; it does not
+ * cover what the process stored in an earlier call). lib/broker/broker_session.c. */
+struct gl_session_proc {
+	pid_t pid;
+	int pidfd; /* the broker's handle: kill and wait */
+	int sock;  /* the broker's end of the channel (SOCK_STREAM, nonblocking) */
+	bool up;
+	bool confined;       /* forked from a germline (a copy) */
+	bool started;        /* started for the call now running (reported as "copies":1) */
+	bool exec;           /* an exec copy (lib/runtime/exec.h): the broker reaps it */
+	char *scratch;       /* its scratch directory, removed when it stops */
+};
+
+#endif

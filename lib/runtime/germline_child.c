@@ -1,0 +1,213 @@
+/* germline_child.c — a germline's launch child: the init of its PID
+ * namespace and the germline between clone and execveat (SPEC §9 verified
+ * launch, §10; docs/sandbox.md "The germline contained"). Everything here
+ * runs after the broker's clone and only makes syscalls, into what
+ * lib/runtime/germline.c prepared (struct launch_prep). */
+#define _GNU_SOURCE
+#include "runtime/germline_child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/germline.h"
+#include "sandbox/scratch.h"
+
+GL_NORETURN static void child_fail_at(int sfd, enum gl_launch_step step, int what, int bad)
+{
+	struct launch_status m = {(int32_t)step, errno, what, bad};
+	ssize_t r;
+	do
+		r = write(sfd, &m, sizeof m);
+	while (r < 0 && errno == EINTR);
+	_exit(127);
+}
+
+GL_NORETURN static void child_fail(int sfd, enum gl_launch_step step, int what)
+{
+	child_fail_at(sfd, step, what, -1);
+}
+
+/* The germline, between its fork and execveat (SPEC §9 verified launch):
+ * descriptors, Landlock, no_new_privs, seccomp, exec from the retained
+ * interpreter. Its namespaces and root are already in place. */
+GL_NORETURN static void germline_child(const struct launch_prep *p, pid_t parent)
+{
+	int sfd = p->status_w;
+	/* Descriptors (O1): first every keeper above 10, then /dev/null on 0-2,
+	 * the control socket on 3, the retained interpreter on 4, the status
+	 * pipe on 5 and the ruleset on 6 (all three close-on-exec), then close
+	 * everything else. */
+	int keep[5] = {p->devnull, p->ctl_child, p->interp, p->status_w, p->ruleset};
+	for (int i = 0; i < 5; i++) {
+		if (keep[i] < 0)
+			continue;
+		keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 10);
+		if (keep[i] < 0)
+			child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
+		if (i == 3)
+			sfd = keep[3];
+	}
+	if (dup2(keep[0], 0) < 0 || dup2(keep[0], 1) < 0 || dup2(keep[0], 2) < 0 ||
+	    dup2(keep[1], 3) < 0 || dup3(keep[2], 4, O_CLOEXEC) < 0)
+		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
+	if (dup3(keep[3], 5, O_CLOEXEC) < 0)
+		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
+	sfd = 5;
+	if (keep[4] >= 0 && dup3(keep[4], 6, O_CLOEXEC) < 0)
+		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
+	if (syscall(SYS_close_range, 7u, ~0u, 0u) < 0)
+		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_NONE);
+	if (chdir(p->release_dir) < 0)
+		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_CHDIR);
+
+	/* The germline dies with its parent (the init, or without one the
+	 * thread that launched it). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(sfd, GL_LAUNCH_DESCRIPTORS, W_PDEATHSIG);
+	if (getppid() != parent) {
+		errno = ESRCH;
+		child_fail(sfd, GL_LAUNCH_FORK, W_PARENT_GONE);
+	}
+	/* Read-only allowlist, TCP denied, scoped (A1, A2). Allowed without
+	 * no_new_privs: we hold CAP_SYS_ADMIN in the new user namespace. */
+	if (p->ruleset >= 0) {
+		if (gl_landlock_restrict(6) < 0)
+			child_fail(sfd, GL_LAUNCH_LANDLOCK, W_NONE);
+		close(6);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(sfd, GL_LAUNCH_NO_NEW_PRIVS, W_NONE);
+	if (p->bpf.len && gl_seccomp_install(&p->bpf) < 0)
+		child_fail(sfd, GL_LAUNCH_SECCOMP, W_NONE);
+	/* The retained descriptor, never the path (SPEC §9): a file swapped
+	 * after it was hashed never runs. */
+	syscall(SYS_execveat, 4, "", p->argv, p->envp, AT_EMPTY_PATH);
+	child_fail(sfd, GL_LAUNCH_EXEC, W_NONE);
+}
+
+/* User namespace maps (root inside, our uid outside: works for root and
+ * for an unprivileged broker alike), then network, IPC and, for the
+ * minimal root, mount namespaces, then the root itself. */
+static void enter_namespaces(const struct launch_prep *p, int sfd)
+{
+	/* A broker holding a secret (gl-run --host-key) is not dumpable, which
+	 * makes /proc/self/{setgroups,uid_map} root's and unwritable for an
+	 * unprivileged broker. The child holds no secret (the key's pages are
+	 * MADV_WIPEONFORK: lib/runtime/receipt.c) and execs next; exec resets it anyway. */
+	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (p->sim & SIM_NO_USERNS) { /* GL_TESTING builds only: p->sim is 0 otherwise */
+		errno = EPERM;
+		child_fail(sfd, GL_LAUNCH_USERNS, W_NONE);
+	}
+	if ((p->off & GL_OFF_PIDNS) && unshare(CLONE_NEWUSER) < 0)
+		child_fail(sfd, GL_LAUNCH_USERNS, W_NONE);
+	if (gl_write_file_str("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+		child_fail(sfd, GL_LAUNCH_USERNS, W_SETGROUPS);
+	if (gl_write_file_str("/proc/self/uid_map", p->uid_map) < 0)
+		child_fail(sfd, GL_LAUNCH_USERNS, W_UID_MAP);
+	if (gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
+		child_fail(sfd, GL_LAUNCH_USERNS, W_GID_MAP);
+	/* No network, no System V / POSIX IPC shared with anything (A1). */
+	int ns = CLONE_NEWNET | CLONE_NEWIPC | (p->root.n ? CLONE_NEWNS : 0);
+	if (p->off & GL_OFF_NEWNET)
+		ns &= ~CLONE_NEWNET; /* GL_TESTING builds only: p->off is 0 otherwise */
+	if (p->sim & SIM_NO_NETNS)
+		errno = EPERM;
+	if ((p->sim & SIM_NO_NETNS) || unshare(ns) < 0)
+		child_fail(sfd, GL_LAUNCH_NAMESPACES, W_NONE);
+	if (p->root.n) {
+		int bad;
+		enum gl_root_step st = gl_root_enter(&p->root, "/tmp", &bad);
+		if (st != GL_ROOT_OK)
+			child_fail_at(sfd, GL_LAUNCH_ROOT, W_ROOT + (int)st, bad);
+		/* the root's /tmp and each copy's (SPEC §5; lib/sandbox/scratch.h) */
+		if (p->scratch_abi > 0 && p->ruleset >= 0 &&
+		    gl_scratch_allow(p->ruleset, p->scratch_abi, GL_SCRATCH_RULE_PATH) < 0)
+			child_fail(sfd, GL_LAUNCH_LANDLOCK, W_NONE);
+	}
+}
+
+/* Wait for the broker's go byte: it bounds this child first (cgroup or
+ * rlimits, lib/sandbox/cgroup.h gl_cg_bound_launch), so that the release's import
+ * and everything it forks run bounded (issue 15; paper §III). EOF: the
+ * broker refused the bound or is gone. */
+static void wait_go(const struct launch_prep *p, int sfd)
+{
+	close(p->go_w);
+	char c = 0;
+	ssize_t r;
+	do
+		r = read(p->go_r, &c, 1);
+	while (r < 0 && errno == EINTR);
+	if (r != 1 || c != 'g') {
+		errno = ESRCH;
+		child_fail(sfd, GL_LAUNCH_LIMITS, W_NONE);
+	}
+	close(p->go_r);
+}
+
+/* exit status of the init: as the germline ended (128 + signal if killed). */
+static int mirror_status(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
+}
+
+/* The init of the germline's PID namespace (PID 1), made by clone with
+ * CLONE_NEWUSER|CLONE_NEWPID: sets up the namespaces and the root, forks
+ * the germline (PID 2), closes every descriptor and then only reaps —
+ * the germline's copies too, which are its children (CLONE_PARENT), so
+ * that how a copy ended never reaches the germline (A1). It runs no
+ * release code and holds nothing a release could read: no descriptor,
+ * and its memory is out of reach (no ptrace, no process_vm_*, no /proc
+ * in the root). When the germline ends, the init exits as it did, and the
+ * kernel kills whatever is left in the namespace (G1: nothing outlives it). */
+void gl_launch_init(const struct launch_prep *p)
+{
+	int sfd = p->status_w;
+	wait_go(p, sfd);
+	enter_namespaces(p, sfd);
+	/* Die with the broker's thread; the broker may have gone before this
+	 * prctl, which its pidfd (readable once it has exited) tells. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(sfd, GL_LAUNCH_FORK, W_PDEATHSIG);
+	struct pollfd pf = {.fd = p->parent_pidfd, .events = POLLIN};
+	if (poll(&pf, 1, 0) != 0) {
+		errno = ESRCH;
+		child_fail(sfd, GL_LAUNCH_FORK, W_PARENT_GONE);
+	}
+	long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		child_fail(sfd, GL_LAUNCH_FORK, W_NONE);
+	if (pid == 0)
+		germline_child(p, 1);
+	syscall(SYS_close_range, 0u, ~0u, 0u);
+	prctl(PR_SET_NAME, "gl-init", 0, 0, 0);
+	for (;;) {
+		int st;
+		pid_t w = (pid_t)syscall(SYS_wait4, -1, &st, 0, NULL);
+		if (w == (pid_t)pid)
+			_exit(mirror_status(st));
+		if (w < 0 && errno != EINTR)
+			_exit(127);
+	}
+}
+
+/* GL_OFF_PIDNS (test builds): the germline is the broker's child, in the
+ * broker's PID namespace, as before issue 13. */
+void gl_launch_child(const struct launch_prep *p)
+{
+	wait_go(p, p->status_w);
+	enter_namespaces(p, p->status_w);
+	germline_child(p, p->parent);
+}
+

@@ -1,0 +1,47 @@
+/* germline_child.h — the launch of a germline between the broker's clone
+ * and execveat (lib/runtime/germline_child.c), used by lib/runtime/germline.c only: the
+ * status report, what is prepared before the clone, and the two child
+ * entries. Not an interface: germline.h is. */
+#ifndef GL_GERMLINE_CHILD_H
+#define GL_GERMLINE_CHILD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sandbox/root.h"
+#include "sandbox/sandbox.h"
+#include "core/util.h"
+
+/* What the child writes on the status pipe before _exit (SPEC §9). */
+struct launch_status {
+	int32_t step, err, what, bad;
+};
+enum { W_NONE, W_SETGROUPS, W_UID_MAP, W_GID_MAP, W_CHDIR, W_PDEATHSIG, W_PARENT_GONE, W_ROOT };
+
+/* Everything the child needs, prepared before fork: the child only makes
+ * syscalls (the broker may have threads; malloc after fork is unsafe). */
+struct launch_prep {
+	int interp, ctl_child, devnull, status_w, ruleset, parent_pidfd;
+	int go_r, go_w; /* the child waits for the parent's go byte (its bound: lib/sandbox/cgroup.h) */
+	pid_t parent;
+	const char *release_dir;
+	char uid_map[64], gid_map[64];
+	char *argv[11];
+	char *envp[13];
+	struct gl_bpf bpf;
+	struct gl_root root; /* lib/sandbox/root.h; empty with GL_OFF_ROOT */
+	int scratch_abi; /* > 0: the germline's layer grants writes beneath its /tmp (lib/sandbox/scratch.h) */
+	unsigned off; /* GL_TESTING only */
+	unsigned sim; /* GL_TESTING only: SIM_* kernel features pretended missing */
+};
+enum { SIM_NO_USERNS = 1u << 0, SIM_NO_NETNS = 1u << 1 };
+
+/* The init of the germline's PID namespace (made by clone with
+ * CLONE_NEWUSER|CLONE_NEWPID): namespaces, the minimal root, then the
+ * germline as its child; it only reaps after that. Never returns. */
+GL_NORETURN void gl_launch_init(const struct launch_prep *p);
+/* GL_OFF_PIDNS (GL_TESTING builds): the germline itself, the broker's
+ * child, as before issue 13. Never returns. */
+GL_NORETURN void gl_launch_child(const struct launch_prep *p);
+
+#endif

@@ -1,0 +1,494 @@
+/* germline_fork.c — the broker's side of the fork protocol (docs/design/
+ * run.md): fork requests (Algorithm 1 line 9), the copy check, kill and
+ * wait (A1, O3), and stopping a germline. See germline.h. */
+#define _GNU_SOURCE
+#include "runtime/germline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/exec.h"
+#include "runtime/germline_impl.h"
+#include "json/json.h"
+#include "sandbox/proc.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/scratch.h"
+#include "core/util.h"
+
+#define FORK_TIMEOUT_MS 10000 /* the germline's answer to a fork request */
+
+#ifdef GL_TESTING
+struct gl_launch_test gl_launch_test;
+#endif
+
+/* ---- control messages ---------------------------------------------------- */
+
+int gl_ctl_ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : (int)ms;
+}
+
+void gl_ctl_deadline_in(struct timespec *d, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, d);
+	d->tv_sec += ms / 1000;
+	d->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (d->tv_nsec >= 1000000000) {
+		d->tv_sec++;
+		d->tv_nsec -= 1000000000;
+	}
+}
+
+/* poll one descriptor for input until deadline: 1 ready, 0 timeout, -1 error. */
+int gl_ctl_wait_readable(int fd, const struct timespec *deadline)
+{
+	for (;;) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		int r = poll(&pf, 1, gl_ctl_ms_left(deadline));
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r < 0 ? -1 : r > 0;
+	}
+}
+
+/* One control message (SOCK_SEQPACKET) within the deadline; fds[] gets the
+ * descriptors attached (at most maxfds; more, or a truncated message, is an
+ * error and closes them all). Returns the length, 0 on EOF, -1 with *err. */
+ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *nfds,
+			const struct timespec *deadline, char **err)
+{
+	*nfds = 0;
+	int r = gl_ctl_wait_readable(ctl, deadline);
+	if (r <= 0) {
+		*err = gl_xstrdup(r == 0 ? "no answer from the germline within the time limit"
+					 : "control socket: poll failed");
+		return -1;
+	}
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} cm;
+	struct iovec iov = {.iov_base = buf, .iov_len = cap - 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
+			    .msg_controllen = sizeof cm.b};
+	ssize_t n;
+	do
+		n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		*err = gl_xasprintf("control socket: %s", strerror(errno));
+		return -1;
+	}
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int *in = (int *)CMSG_DATA(c);
+		for (size_t i = 0; i < k; i++) {
+			if (*nfds < maxfds)
+				fds[(*nfds)++] = in[i];
+			else
+				close(in[i]);
+		}
+	}
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || *nfds > maxfds) {
+		for (int i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+		*err = gl_xstrdup("oversized or truncated control message from the germline");
+		return -1;
+	}
+	buf[n] = 0;
+	return n;
+}
+
+/* Parse a control message: an object whose "op" is a string; *op set. */
+jv gl_ctl_parse(const char *buf, size_t n, const char **op)
+{
+	jv v = gl_json_parse(buf, n);
+	*op = NULL;
+	if (jv_get_kind(v) != JV_KIND_OBJECT) {
+		jv_free(v);
+		return jv_invalid();
+	}
+	*op = gl_json_get_str(v, "op");
+	return v;
+}
+
+/* The "detail" of an {"op":"error"} message, sanitized and capped. */
+char *gl_ctl_detail(jv v)
+{
+	const char *d = gl_json_get_str(v, "detail");
+	if (!d)
+		return gl_xstrdup("(no detail)");
+	size_t n = strlen(d);
+	return gl_sanitize(d, n > 2048 ? 2048 : n);
+}
+
+
+/* ---- fork, kill, stop ------------------------------------------------------ */
+
+/* A germline that broke the protocol is not asked again: killed here,
+ * reaped by gl_germline_stop. */
+static void germline_kill(struct gl_germline *g)
+{
+	if (g->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
+	if (g->ctl >= 0) {
+		close(g->ctl);
+		g->ctl = -1;
+	}
+}
+
+static int send_fork_request(int ctl, int sock)
+{
+	const char *req = "{\"op\":\"fork\"}";
+#ifdef GL_TESTING
+	char tbuf[64];
+	if (gl_launch_test.copy_off) {
+		snprintf(tbuf, sizeof tbuf, "{\"op\":\"fork\",\"off\":%u}", gl_launch_test.copy_off);
+		req = tbuf;
+	}
+#endif
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	memset(&cm, 0, sizeof cm);
+	struct iovec iov = {.iov_base = (void *)req, .iov_len = strlen(req)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
+			    .msg_controllen = sizeof cm.b};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &sock, sizeof sock);
+	ssize_t n;
+	do
+		n = sendmsg(ctl, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+/* fd is a pidfd of the process the germline calls pid (its number in the
+ * germline's PID namespace, the next-to-last of the pidfd's NSpid list, or
+ * the last when the copy shares that namespace); *host is its number here,
+ * *fixed whether the list is exactly [host, GL_COPY_PID, 1] (a copy in its
+ * own namespace under a germline under its init: the pid counter of the
+ * germline's namespace says nothing). */
+static int pidfd_is(int fd, pid_t pid, pid_t *host, bool *fixed)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+	autofree char *info = NULL;
+	size_t len;
+	if (gl_read_file_capped(path, 64 * 1024, &info, &len) < 0)
+		return 0;
+	const char *p = strstr(info, "\nNSpid:");
+	if (!p)
+		return 0;
+	p += 7;
+	long lv[8];
+	int n = 0, used;
+	while (n < 8 && sscanf(p, " %ld%n", &lv[n], &used) == 1) {
+		p += used;
+		n++;
+	}
+	if (n < 1 || lv[0] <= 0 || lv[0] > INT32_MAX)
+		return 0;
+	*host = (pid_t)lv[0];
+	*fixed = n == 3 && lv[1] == GL_COPY_PID && lv[2] == 1;
+	return (n >= 2 && lv[n - 2] == (long)pid) || lv[n - 1] == (long)pid;
+}
+
+static void pool_drop(struct gl_germline *g);
+
+/* The copy's private scratch /tmp (lib/sandbox/scratch.h, SPEC §5), mounted before
+ * it runs any release code. A failure kills the copy and the germline
+ * (a copy in the germline's mount namespace is the germline's doing). */
+static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, char **err)
+{
+	if (!g->scratch)
+		return 0;
+	char *msg = NULL;
+	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &msg) == 0)
+		return 0;
+	*err = gl_xasprintf("fork: %s", msg);
+	free(msg);
+	gl_copy_kill(pidfd);
+	germline_kill(g);
+	return -1;
+}
+
+/* The copy host joins its bound; its mechanisms go to g->enf. */
+static int bound_copy(struct gl_germline *g, pid_t host, char **err)
+{
+	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, err) < 0)
+		return -1;
+	g->enf.limits_memory = g->cc.mem;
+	g->enf.limits_pids = g->cc.pids;
+	g->enf.limits_cpu = g->cc.cpu;
+	return 0;
+}
+
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+		     char **err)
+{
+	*err = NULL;
+	*copy_pidfd = -1;
+	autoclose int sock = copy_sock; /* closed here whatever happens */
+	/* One copy at a time (A1): the last one has ended, and a pooled copy
+	 * nobody took is not left beside this one. */
+	gl_germline_settle(g);
+	pool_drop(g);
+	uint64_t chan_ino = gl_proc_socket_ino(sock);
+	if (!chan_ino) {
+		*err = gl_xstrdup("fork: the copy's channel is not a socket");
+		return -1;
+	}
+	if (g->ctl < 0) {
+		*err = gl_xstrdup("fork: the germline is not running");
+		return -1;
+	}
+	if (send_fork_request(g->ctl, sock) < 0) {
+		*err = gl_xasprintf("fork: cannot reach the germline: %s", strerror(errno));
+		germline_kill(g);
+		return -1;
+	}
+	close(gl_steal_fd(&sock));
+
+	struct timespec deadline;
+	gl_ctl_deadline_in(&deadline, FORK_TIMEOUT_MS);
+	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
+	int fd = -1, nfds = 0;
+	char *msg = NULL;
+	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd, 1, &nfds, &deadline, &msg);
+	if (n <= 0) {
+		*err = n < 0 ? gl_xasprintf("fork: %s", msg) : gl_xstrdup("fork: the germline exited");
+		free(msg);
+		germline_kill(g);
+		return -1;
+	}
+	autoclose int pidfd = nfds == 1 ? fd : -1;
+	const char *op;
+	jv v = gl_ctl_parse(buf, (size_t)n, &op);
+	int64_t pid = 0;
+	pid_t host = -1;
+	bool fixed = false;
+	if (op && !strcmp(op, "error") && nfds == 0) {
+		autofree char *d = gl_ctl_detail(v);
+		jv_free(v);
+		*err = gl_xasprintf("fork: the germline could not fork: %s", d);
+		return -1; /* e.g. out of memory or pids; the germline itself is fine */
+	}
+	int ok = op && !strcmp(op, "forked") && jv_object_length(jv_copy(v)) == 2 &&
+		 gl_json_get_int(v, "pid", &pid) == 0 && pid > 0 && pid <= INT32_MAX && pidfd >= 0 &&
+		 pidfd_is(pidfd, (pid_t)pid, &host, &fixed);
+	jv_free(v);
+	if (ok) {
+		/* {"op":"idle"}: the germline closed its pidfd of the copy, so the
+		 * next G2 check sees it at rest (docs/design/run.md). */
+		int fd2 = -1, nfds2 = 0;
+		n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd2, 1, &nfds2, &deadline, &msg);
+		if (fd2 >= 0)
+			close(fd2);
+		jv w = n > 0 ? gl_ctl_parse(buf, (size_t)n, &op) : jv_invalid();
+		ok = n > 0 && nfds2 == 0 && op && !strcmp(op, "idle") && jv_object_length(jv_copy(w)) == 1;
+		jv_free(w);
+		free(msg);
+		msg = NULL;
+	}
+	if (!ok) {
+		*err = gl_xstrdup("fork: malformed answer from the germline (expected {\"op\":\"forked\","
+				  "\"pid\":N} with the copy's pidfd, then {\"op\":\"idle\"})");
+		germline_kill(g);
+		return -1;
+	}
+	/* The germline's own code confined the copy; the broker checks it from
+	 * outside before the copy receives anything (docs/sandbox.md). */
+	int check = 1;
+#ifdef GL_TESTING
+	check = !gl_launch_test.no_copy_check;
+#endif
+	if (check && g->has_init && !fixed) {
+		*err = gl_xasprintf("fork: copy: its number in the germline's PID namespace is not %d "
+				    "(a growing number would count earlier copies' processes)",
+				    GL_COPY_PID);
+		gl_copy_kill(pidfd);
+		germline_kill(g);
+		return -1;
+	}
+	if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &msg) < 0 ||
+		      gl_proc_check_quiet(g->gpid, &msg) < 0)) {
+		*err = gl_xasprintf("fork: %s", msg);
+		free(msg);
+		gl_copy_kill(pidfd);
+		germline_kill(g);
+		return -1;
+	}
+	if (copy_scratch(g, pidfd, host, err) < 0)
+		return -1;
+	/* Bounded (SPEC §4 limits) while it still runs only our code: the copy
+	 * waits for the byte below before any Python code (A1: a copy never
+	 * runs unbounded; fail closed when nothing can bound it). */
+	if (g->cg && bound_copy(g, host, &msg) < 0) {
+		*err = msg;
+		gl_copy_kill(pidfd);
+		return -1;
+	}
+	/* Checked: the copy may now run (it waits in _germline.c for this byte
+	 * before any Python code, the release's at-fork hooks included). */
+	ssize_t w;
+	do
+		w = write(broker_sock, "g", 1);
+	while (w < 0 && errno == EINTR);
+	if (w != 1) {
+		*err = gl_xasprintf("fork: cannot start the copy: %s", strerror(errno));
+		gl_copy_kill(pidfd);
+		return -1;
+	}
+	*copy_pidfd = gl_steal_fd(&pidfd);
+	return 0;
+}
+
+void gl_copy_kill(int copy_pidfd)
+{
+	if (copy_pidfd < 0)
+		return;
+	if (syscall(SYS_pidfd_send_signal, copy_pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+		gl_warn_errno("cannot kill a copy");
+	/* A copy is PID 1 of its own PID namespace (A1, O3). When it dies the
+	 * kernel kills every other process of the namespace and makes the
+	 * init's exit visible (the pidfd readable) only after the namespace is
+	 * empty (zap_pid_ns_processes waits for them all). So once this poll
+	 * returns, the copy and every descendant are gone, and the next copy
+	 * may start ("each ending with its descendants before the next starts"). */
+	for (;;) {
+		struct pollfd pf = {.fd = copy_pidfd, .events = POLLIN};
+		int r = poll(&pf, 1, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			gl_warn_errno("waiting for a copy");
+		break;
+	}
+}
+
+/* ---- the pool (germline.h) ------------------------------------------------ */
+
+static void pool_drop(struct gl_germline *g)
+{
+	if (!g->pooled)
+		return;
+	g->pooled = false;
+	close(g->pool_sock);
+	gl_copy_kill(g->pool_pidfd);
+	close(g->pool_pidfd);
+}
+
+int gl_germline_prefork(struct gl_germline *g, char **err)
+{
+	*err = NULL;
+	gl_germline_settle(g);
+	if (g->exec || g->pooled || g->ctl < 0)
+		return 0;
+	if (gl_germline_check(g, err) < 0) /* line 8, before this fork as before any */
+		return -1;
+	int sp[2], pidfd;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		*err = gl_xasprintf("socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (gl_germline_fork(g, sp[1], sp[0], &pidfd, err) < 0) {
+		close(sp[0]);
+		return -1;
+	}
+	g->pool_sock = sp[0];
+	g->pool_pidfd = pidfd;
+	g->pool_cc = g->cc;
+	g->pooled = true;
+	return 0;
+}
+
+bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd)
+{
+	if (!g->pooled)
+		return false;
+	/* A pidfd is readable once its process has exited: a copy that died
+	 * while it waited (its own at-fork code, the OOM killer) is dropped. */
+	struct pollfd pf = {.fd = g->pool_pidfd, .events = POLLIN};
+	if (poll(&pf, 1, 0) != 0) {
+		pool_drop(g);
+		return false;
+	}
+	g->pooled = false;
+	g->cc = g->pool_cc;
+	*sock = g->pool_sock;
+	*pidfd = g->pool_pidfd;
+	return true;
+}
+
+void gl_copy_retire(struct gl_germline *g, int copy_pidfd)
+{
+	gl_germline_settle(g);
+	if (copy_pidfd < 0)
+		return;
+	if (syscall(SYS_pidfd_send_signal, copy_pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+		gl_warn_errno("cannot kill a copy");
+	g->retired_pidfd = copy_pidfd;
+	g->retiring = true;
+}
+
+void gl_germline_settle(struct gl_germline *g)
+{
+	if (!g->retiring)
+		return;
+	g->retiring = false;
+	gl_copy_kill(g->retired_pidfd); /* killed already: this is the wait */
+	close(g->retired_pidfd);
+}
+
+void gl_germline_stop(struct gl_germline *g)
+{
+	gl_germline_settle(g);
+	pool_drop(g);
+	if (g->exec) { /* runtime exec: no process, the retained release */
+		gl_exec_close(g->exec);
+		free(g->exec);
+		g->exec = NULL;
+		return;
+	}
+	if (g->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
+	else if (g->pid > 0)
+		kill(g->pid, SIGKILL);
+	if (g->pid > 0)
+		while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	if (g->pidfd >= 0)
+		close(g->pidfd);
+	if (g->ctl >= 0)
+		close(g->ctl);
+	g->pid = -1;
+	g->pidfd = g->ctl = -1;
+	if (g->launch_cg) /* its launch's group, empty now (lib/sandbox/cgroup.h) */
+		gl_cg_germline_end(g->launch_cg, g->launch_cg_pid);
+	g->launch_cg = NULL;
+	if (g->mounter.pid > 0)
+		gl_scratch_stop(&g->mounter);
+	for (size_t i = 0; g->scratch_under && g->scratch_under[i]; i++)
+		free(g->scratch_under[i]);
+	free(g->scratch_under);
+	g->scratch_under = NULL;
+}

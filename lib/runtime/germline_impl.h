@@ -1,0 +1,40 @@
+/* germline_impl.h — internals shared by lib/runtime/germline.c (launch) and
+ * lib/runtime/germline_fork.c (fork requests, kill, stop); not an interface. */
+#ifndef GL_GERMLINE_IMPL_H
+#define GL_GERMLINE_IMPL_H
+
+#include <jv.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define GL_CTL_MSG_MAX 65536 /* largest control message read from a germline */
+
+void gl_ctl_deadline_in(struct timespec *d, int ms);
+int gl_ctl_ms_left(const struct timespec *deadline);
+/* poll one descriptor for input until deadline: 1 ready, 0 timeout, -1 error. */
+int gl_ctl_wait_readable(int fd, const struct timespec *deadline);
+/* One control message (SOCK_SEQPACKET) within the deadline, into buf
+ * (NUL-terminated; cap includes the NUL); the descriptors attached go to
+ * fds[0..maxfds). More descriptors than that, or a truncated message, is an
+ * error and closes them all. Returns the length, 0 on EOF, -1 with *err. */
+ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *nfds,
+		    const struct timespec *deadline, char **err);
+/* Parse a control message: an object (else jv_invalid()); *op its "op" string or NULL. */
+jv gl_ctl_parse(const char *buf, size_t n, const char **op);
+/* The "detail" of an {"op":"error"} message, sanitized and capped (malloc'd). Borrows v. */
+char *gl_ctl_detail(jv v);
+
+#ifdef GL_TESTING
+/* Test-only switches, compiled into tests/unit/germline_drive.c alone (it
+ * includes the lib/ sources with GL_TESTING defined); libgermline.a, hence
+ * gl-run, has none of this. */
+struct gl_launch_test {
+	unsigned off;      /* GL_OFF_LANDLOCK, GL_OFF_SECCOMP: the germline's own */
+	int no_copy_check; /* skip gl_proc_check_copy after a fork */
+	unsigned copy_off; /* sent in the fork request; honoured by a GL_TESTING extension only */
+	void (*after_open)(const char *interpreter); /* swap the file after it was opened */
+};
+extern struct gl_launch_test gl_launch_test;
+#endif
+
+#endif

@@ -1,0 +1,474 @@
+/* proc.c — G1–G3 and the copy check through /proc; see proc.h. */
+#define _GNU_SOURCE
+#include "sandbox/proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+#define autoclosedir __attribute__((cleanup(closedirp)))
+
+static int read_small(const char *path, char **out, size_t cap)
+{
+	size_t len;
+	return gl_read_file_capped(path, cap, out, &len);
+}
+
+uint64_t gl_proc_socket_ino(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return 0;
+	return (uint64_t)st.st_ino;
+}
+
+/* G1: one thread. */
+static int check_threads(pid_t pid, const char *what, char **err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	autoclosedir DIR *d = opendir(path);
+	if (!d)
+		return gl_err(err, "G1: cannot read %s: %s", path, strerror(errno));
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n <= GL_PROC_MAX_FDS)
+		if (e->d_name[0] != '.')
+			n++;
+	if (n != 1)
+		return gl_err(err, "G1: the %s has %d threads", what, n);
+	return 0;
+}
+
+/* Each entry of /proc/P/task/P/children that is alive and not allow:
+ * refused. A zombie holds no memory and no descriptor, so it is not
+ * counted (a copy the broker has killed stays one until its init reaps it). */
+static int check_children_of(pid_t pid, pid_t allow, const char *what, char **err)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	autofree char *buf = NULL;
+	if (read_small(path, &buf, 64 * 1024) < 0)
+		return gl_err(err, "G1: cannot read %s: %s", path, strerror(errno));
+	char *save = NULL;
+	int n = 0;
+	for (char *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+		if (++n > GL_PROC_MAX_FDS)
+			return gl_err(err, "G1: the %s has too many children", what);
+		char *end;
+		long child = strtol(t, &end, 10);
+		if (*end || child <= 0)
+			return gl_err(err, "G1: unreadable children list");
+		if (child == (long)allow)
+			continue;
+		char sp[64];
+		snprintf(sp, sizeof sp, "/proc/%ld/stat", child);
+		autofree char *st = NULL;
+		if (read_small(sp, &st, 4096) < 0)
+			continue; /* already reaped: gone */
+		/* "pid (comm) S ppid ...": comm may hold anything, so from the last ')'. */
+		char *rp = strrchr(st, ')');
+		char state = 0;
+		long ppid = 0;
+		if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2)
+			return gl_err(err, "G1: unreadable %s", sp);
+		if (ppid != pid)
+			continue; /* reaped, and the number reused by another process */
+		if (state != 'Z' && state != 'X')
+			return gl_err(err, "G1: %s (pid %ld)", what, child);
+	}
+	return 0;
+}
+
+pid_t gl_proc_first_child(pid_t pid)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	autofree char *buf = NULL;
+	if (read_small(path, &buf, 64 * 1024) < 0)
+		return -1;
+	char *end;
+	long child = strtol(buf, &end, 10);
+	return child > 0 && child <= INT32_MAX && (*end == ' ' || *end == '\n' || !*end) ? (pid_t)child
+											  : -1;
+}
+
+/* G1, no code between fork requests (SPEC §10): every signal that can be
+ * blocked is blocked in the germline, so no handler — a C one installed
+ * through ctypes included — and no timer's signal can run its code while
+ * it waits or while a copy runs (hosts/python/_germline.c blocks them
+ * before it reports ready). */
+static int check_signals(pid_t pid, const char *check, char **err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	autofree char *status = NULL;
+	if (read_small(path, &status, 64 * 1024) < 0)
+		return gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+	const char *p = strstr(status, "\nSigBlk:");
+	unsigned long long blk;
+	if (!p || sscanf(p + 8, " %llx", &blk) != 1)
+		return gl_err(err, "%s: unreadable %s", check, path);
+	const unsigned long long unblockable = (1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1));
+	unsigned long long open_ = ~(blk | unblockable);
+	if (open_)
+		return gl_err(err, "%s: signal %d is not blocked: code could run in the germline "
+				   "between fork requests",
+			      check, __builtin_ctzll(open_) + 1);
+	return 0;
+}
+
+int gl_proc_check_quiet(pid_t germline, char **err)
+{
+	*err = NULL;
+	return check_signals(germline, "G1", err);
+}
+
+/* G2 for one descriptor. ctl_ino == 0: no socket is allowed at fd >= 4. */
+static int check_fd(pid_t pid, int fd, uint64_t sock_ino, const char *check, char **err)
+{
+	char path[64], link[256];
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
+	ssize_t n = readlink(path, link, sizeof link - 1);
+	if (n < 0)
+		return errno == ENOENT ? 0 : gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+	link[n] = 0;
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? 0 : gl_err(err, "%s: cannot stat %s: %s", check, path, strerror(errno));
+	if (S_ISSOCK(st.st_mode)) {
+		if (sock_ino && (uint64_t)st.st_ino == sock_ino)
+			return 0;
+		return gl_err(err, "%s: fd %d is a socket other than its control socket", check, fd);
+	}
+	if (S_ISFIFO(st.st_mode))
+		return gl_err(err, "%s: fd %d is a pipe", check, fd);
+	if (fd <= 2) {
+		/* 0-2 are the host's /dev/null, by device and inode (SPEC §10): a
+		 * release file there would be an open file description (offset,
+		 * flags, locks) shared with every copy. */
+		struct stat null;
+		if (!S_ISCHR(st.st_mode) || stat("/dev/null", &null) < 0 || st.st_rdev != null.st_rdev ||
+		    st.st_dev != null.st_dev || st.st_ino != null.st_ino)
+			return gl_err(err, "%s: fd %d is not /dev/null", check, fd);
+		return 0;
+	}
+	if (S_ISCHR(st.st_mode)) {
+		if (major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
+			return 0; /* /dev/null */
+		return gl_err(err, "%s: fd %d is a character device other than /dev/null", check, fd);
+	}
+	if (S_ISDIR(st.st_mode))
+		return gl_err(err, "%s: fd %d is a directory", check, fd);
+	if (!S_ISREG(st.st_mode)) {
+		if (!strncmp(link, "anon_inode:", 11)) {
+			autofree char *kind = gl_sanitize(link + 11, strlen(link + 11));
+			return gl_err(err, "%s: fd %d is an anonymous inode (%s)", check, fd, kind);
+		}
+		return gl_err(err, "%s: fd %d is neither a regular file, /dev/null nor the control socket",
+			    check, fd);
+	}
+	if (!strncmp(link, "/memfd:", 7))
+		return gl_err(err, "%s: fd %d is a memfd", check, fd);
+	if (st.st_nlink == 0)
+		return gl_err(err, "%s: fd %d is a deleted file", check, fd);
+	/* Regular file: opened read-only (fdinfo flags, octal). */
+	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd);
+	autofree char *info = NULL;
+	if (read_small(path, &info, 64 * 1024) < 0)
+		return errno == ENOENT ? 0 : gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+	char *f = strstr(info, "\nflags:");
+	if (!f && !strncmp(info, "flags:", 6))
+		f = info - 1;
+	unsigned long flags;
+	if (!f || sscanf(f + 7, " %lo", &flags) != 1)
+		return gl_err(err, "%s: unreadable %s", check, path);
+	if (flags & O_PATH)
+		return gl_err(err, "%s: fd %d is an O_PATH descriptor", check, fd);
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return gl_err(err, "%s: fd %d is a regular file open for writing", check, fd);
+	return 0;
+}
+
+static int check_fds(pid_t pid, uint64_t sock_ino, const char *check, char **err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	autoclosedir DIR *d = opendir(path);
+	if (!d)
+		return gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+	struct dirent *e;
+	int n = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (++n > GL_PROC_MAX_FDS)
+			return gl_err(err, "%s: more than %d descriptors", check, GL_PROC_MAX_FDS);
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (*end || fd < 0 || fd > INT32_MAX)
+			return gl_err(err, "%s: unreadable descriptor list", check);
+		if (check_fd(pid, (int)fd, sock_ino, check, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* G3: no shared mapping that is, or may become, writable. maps shows the
+ * current protection only; a read-only shared mapping of a file opened for
+ * writing can be mprotect()ed back to writable, which smaps shows as the
+ * VmFlags "sh" and "mw". smaps is read only when maps has a shared line. */
+static int check_maps(pid_t pid, const char *check, char **err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	autofree char *maps = NULL;
+	size_t len;
+	if (gl_read_file_capped(path, GL_PROC_MAX_MAPS, &maps, &len) < 0)
+		return gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+	int any_shared = 0;
+	for (char *line = maps; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		char range[64] = "", perms[8] = "";
+		if (sscanf(line, "%63s %7s", range, perms) != 2 || strlen(perms) != 4)
+			return gl_err(err, "%s: unreadable line in %s", check, path);
+		if (perms[3] == 's') {
+			if (perms[1] == 'w')
+				return gl_err(err, "%s: shared writable mapping %s", check, range);
+			any_shared = 1;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (!any_shared)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+	autofree char *smaps = NULL;
+	if (gl_read_file_capped(path, GL_PROC_MAX_MAPS, &smaps, &len) < 0)
+		return gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+	char range[64] = "";
+	for (char *line = smaps; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		if (!strncmp(line, "VmFlags:", 8)) {
+			char flags[256];
+			snprintf(flags, sizeof flags, "%s ", line + 8);
+			if (strstr(flags, " sh ") && strstr(flags, " mw "))
+				return gl_err(err, "%s: shared mapping %s may become writable", check, range);
+		} else if (strchr("0123456789abcdef", line[0]) && line[0]) {
+			sscanf(line, "%63s", range); /* a mapping's header line */
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, char **err)
+{
+	*err = NULL;
+	if (pid <= 0)
+		return gl_err(err, "G1: the germline has exited");
+	if (check_threads(pid, "germline", err) < 0 ||
+	    check_children_of(pid, 0, "the germline has a live child process", err) < 0)
+		return -1;
+	/* Its PID namespace holds the init, the germline, and nothing else
+	 * alive: a process the release double-forked is re-parented to the
+	 * init, not away from G1's sight (SPEC §10). */
+	if (init != pid && (check_threads(init, "germline's init", err) < 0 ||
+			    check_children_of(init, pid,
+					      "a process other than the germline lives in its PID "
+					      "namespace", err) < 0))
+		return -1;
+	if (check_signals(pid, "G1", err) < 0 || check_fds(pid, ctl_ino, "G2", err) < 0 ||
+	    check_maps(pid, "G3", err) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- the copy check ------------------------------------------------------ */
+
+static int ns_of(pid_t pid, const char *ns, char out[64])
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid, ns);
+	ssize_t n = readlink(path, out, 63);
+	if (n < 0)
+		return -1;
+	out[n] = 0;
+	return 0;
+}
+
+/* The value of "Key:" in a /proc/P/status text, or NULL. */
+static const char *status_field(const char *status, const char *key, char out[64])
+{
+	size_t kl = strlen(key);
+	for (const char *l = status; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (!strncmp(l, key, kl) && l[kl] == ':') {
+			const char *v = l + kl + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			size_t n = strcspn(v, "\n");
+			if (n > 63)
+				n = 63;
+			memcpy(out, v, n);
+			out[n] = 0;
+			return out;
+		}
+	}
+	return NULL;
+}
+
+/* Are fd a of process A and fd b of process B one open file description?
+ * 1 yes, 0 no, -1 with errno (kcmp unavailable: the caller refuses). */
+static int same_file(pid_t a, int fa, pid_t b, int fb)
+{
+	long r = syscall(SYS_kcmp, a, b, 0 /* KCMP_FILE */, (unsigned long)fa, (unsigned long)fb);
+	if (r < 0)
+		return errno == EBADF ? 0 : -1;
+	return r == 0;
+}
+
+int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, char **err)
+{
+	*err = NULL;
+	/* Its 0-2 are its own /dev/null, not open file descriptions shared
+	 * with the germline (their flags and owner would be a channel). */
+	for (int i = 0; i <= 2; i++)
+		for (int j = 0; j <= 2; j++) {
+			int r = same_file(copy, i, germline, j);
+			if (r < 0)
+				return gl_err(err, "copy: cannot compare its descriptors (kcmp): %s",
+					      strerror(errno));
+			if (r)
+				return gl_err(err, "copy: fd %d is the germline's fd %d (a shared open file)",
+					      i, j);
+		}
+	static const char *const fresh[] = {"pid", "net", "ipc"};
+	for (size_t i = 0; i < 3; i++) {
+		char a[64], b[64];
+		if (ns_of(copy, fresh[i], a) < 0 || ns_of(germline, fresh[i], b) < 0)
+			return gl_err(err, "copy: cannot read its %s namespace: %s", fresh[i], strerror(errno));
+		if (!strcmp(a, b))
+			return gl_err(err, "copy: shares the germline's %s namespace", fresh[i]);
+	}
+	char a[64], b[64];
+	if (ns_of(copy, "user", a) < 0 || ns_of(germline, "user", b) < 0 || strcmp(a, b))
+		return gl_err(err, "copy: not in the germline's user namespace");
+
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)copy);
+	autofree char *status = NULL;
+	if (read_small(path, &status, 64 * 1024) < 0)
+		return gl_err(err, "copy: cannot read %s: %s", path, strerror(errno));
+	char v[64];
+	/* The init's child, not the germline's (CLONE_PARENT): the germline
+	 * never reaps a copy, so neither its exit status nor its resource use
+	 * reaches germline memory that later copies inherit (SPEC §10). */
+	const char *ppid = status_field(status, "PPid", v);
+	if (init != germline && (!ppid || atol(ppid) != (long)init))
+		return gl_err(err, "copy: its parent is not the germline's init");
+	const char *nnp = status_field(status, "NoNewPrivs", v);
+	if (!nnp || strcmp(nnp, "1"))
+		return gl_err(err, "copy: no_new_privs is not set");
+	const char *mode = status_field(status, "Seccomp", v);
+	if (!mode || strcmp(mode, "2"))
+		return gl_err(err, "copy: no seccomp filter");
+	const char *nf = status_field(status, "Seccomp_filters", v);
+	if (!nf || atoi(nf) < 2)
+		return gl_err(err, "copy: the copy's own seccomp filter is missing");
+	static const char *const caps[] = {"CapEff", "CapPrm", "CapInh", "CapAmb"};
+	for (size_t i = 0; i < 4; i++) {
+		const char *c = status_field(status, caps[i], v);
+		if (!c || strspn(c, "0") != strlen(c))
+			return gl_err(err, "copy: holds capabilities (%s)", caps[i]);
+	}
+	if (check_fds(copy, chan_ino, "copy", err) < 0 || check_maps(copy, "copy", err) < 0)
+		return -1;
+	/* The channel must be there, on fd 3. */
+	snprintf(path, sizeof path, "/proc/%d/fd/3", (int)copy);
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != chan_ino)
+		return gl_err(err, "copy: fd 3 is not its channel");
+	return 0;
+}
+
+int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, char **err)
+{
+	*err = NULL;
+	static const char *const fresh[] = {"pid", "net", "ipc", "mnt", "user"};
+	for (size_t i = 0; i < 5; i++) {
+		char a[64], b[64];
+		if (ns_of(copy, fresh[i], a) < 0 || ns_of(getpid(), fresh[i], b) < 0)
+			return gl_err(err, "exec copy: cannot read its %s namespace: %s", fresh[i],
+				      strerror(errno));
+		if (!strcmp(a, b))
+			return gl_err(err, "exec copy: shares the broker's %s namespace", fresh[i]);
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)copy);
+	autofree char *status = NULL;
+	if (read_small(path, &status, 64 * 1024) < 0)
+		return gl_err(err, "exec copy: cannot read %s: %s", path, strerror(errno));
+	char v[64];
+	const char *nnp = status_field(status, "NoNewPrivs", v);
+	if (!nnp || strcmp(nnp, "1"))
+		return gl_err(err, "exec copy: no_new_privs is not set");
+	const char *mode = status_field(status, "Seccomp", v);
+	if (!mode || strcmp(mode, "2"))
+		return gl_err(err, "exec copy: no seccomp filter");
+	static const char *const caps[] = {"CapEff", "CapPrm", "CapInh", "CapAmb"};
+	for (size_t i = 0; i < 4; i++) {
+		const char *c = status_field(status, caps[i], v);
+		if (!c || strspn(c, "0") != strlen(c))
+			return gl_err(err, "exec copy: holds capabilities (%s)", caps[i]);
+	}
+	/* Descriptors: 0-2 /dev/null, 3 the channel, 4 the relay's listening
+	 * socket, 5 the retained target (read-only), nothing else. */
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)copy);
+	autoclosedir DIR *d = opendir(path);
+	if (!d)
+		return gl_err(err, "exec copy: cannot read %s: %s", path, strerror(errno));
+	struct dirent *e;
+	int n = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (*end || fd < 0 || fd > INT32_MAX || ++n > 6)
+			return gl_err(err, "exec copy: descriptor %s is not one of its six",
+				      fd > 5 ? e->d_name : "list");
+		if (fd == 4) {
+			struct stat st;
+			snprintf(path, sizeof path, "/proc/%d/fd/4", (int)copy);
+			if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+			    (listen_ino && (uint64_t)st.st_ino != listen_ino))
+				return gl_err(err, "exec copy: fd 4 is not its relay socket");
+		} else if (check_fd(copy, (int)fd, chan_ino, "exec copy", err) < 0) {
+			return -1;
+		}
+	}
+	if (check_maps(copy, "exec copy", err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%d/fd/3", (int)copy);
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != chan_ino)
+		return gl_err(err, "exec copy: fd 3 is not its channel");
+	return 0;
+}

@@ -1,0 +1,339 @@
+/* mcp_serve.c — the stdio side of gl-run --serve-mcp; see mcp_serve.h. */
+#define _GNU_SOURCE
+#include "session/mcp_serve.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json/json.h"
+#include "release/manifest.h"
+#include "json/msg.h"
+#include "plan/policy.h"
+#include "plan/readpaths.h"
+#include "core/util.h"
+
+struct queued {
+	struct gl_mcp_in in;
+	char *key; /* a request's id as JSON text, else NULL */
+};
+
+struct gl_mcp_io {
+	int out_fd;
+	struct gl_cancel *cancel;
+	struct gl_rpc_reader rd;
+	pthread_t reader, ticker;
+	pthread_mutex_t mu, out_mu;
+	pthread_cond_t cv;        /* the queue changed, the call began or ended, stop */
+	struct queued q[GL_MCP_QUEUE_MAX];
+	unsigned head, n;
+	bool eof, stop;
+	/* the running call */
+	bool busy;
+	unsigned long seq;        /* which call (the ticker's progress is for one) */
+	char *key;                /* its id as JSON text */
+	char token[GL_MCP_TOKEN_MAX + 1]; /* its progress token's JSON text, or "" */
+	bool cancelled;
+};
+
+/* The JSON text of id (borrowed), malloc'd; NULL when it is no id. */
+static char *id_key(jv id)
+{
+	jv_kind k = jv_get_kind(id);
+	if (k != JV_KIND_STRING && k != JV_KIND_NUMBER)
+		return NULL;
+	struct gl_buf b = {0};
+	gl_json_dump(&b, id);
+	return b.data;
+}
+
+/* A notifications/cancelled (msg borrowed): the running call's control is
+ * fired, or a queued request with that id is dropped. Under io->mu. */
+static void on_cancel(struct gl_mcp_io *io, jv msg)
+{
+	jv p = gl_json_get(msg, "params");
+	jv rid = jv_get_kind(p) == JV_KIND_OBJECT ? gl_json_get(p, "requestId") : jv_invalid();
+	autofree char *key = id_key(rid);
+	jv_free(rid);
+	jv_free(p);
+	if (!key)
+		return; /* malformed: ignored, as any notification we do not know */
+	if (io->busy && io->key && !strcmp(key, io->key)) {
+		io->cancelled = true;
+		gl_cancel_fire(io->cancel);
+		return;
+	}
+	for (unsigned i = 0; i < io->n; i++) {
+		struct queued *x = &io->q[(io->head + i) % GL_MCP_QUEUE_MAX];
+		if (!x->key || strcmp(x->key, key))
+			continue;
+		/* not started: it never runs, and gets no answer */
+		jv_free(x->in.msg);
+		free(x->in.err);
+		free(x->key);
+		for (unsigned j = i; j + 1 < io->n; j++)
+			io->q[(io->head + j) % GL_MCP_QUEUE_MAX] =
+			    io->q[(io->head + j + 1) % GL_MCP_QUEUE_MAX];
+		io->n--;
+		return;
+	}
+}
+
+/* The test build's switch (GL_TEST_CANCEL_OFF, tests/serve-mcp-ops.bats):
+ * cancellations are ignored like any notification, as before issue 17. */
+static bool cancel_off(void)
+{
+#ifdef GL_TESTING
+	return getenv("GL_TEST_CANCEL_OFF") != NULL;
+#else
+	return false;
+#endif
+}
+
+static void *reader_main(void *arg)
+{
+	struct gl_mcp_io *io = arg;
+	for (;;) {
+		struct queued x = {.in = {.msg = jv_invalid()}};
+		x.in.st = gl_rpc_read(&io->rd, -1, GL_RPC_LINE_MAX, &x.in.msg, &x.in.kind, &x.in.err);
+		if (x.in.st == GL_RPC_EOF || x.in.st == GL_RPC_IO || x.in.st == GL_RPC_DEADLINE) {
+			jv_free(x.in.msg);
+			free(x.in.err);
+			break;
+		}
+		pthread_mutex_lock(&io->mu);
+		if (x.in.st == GL_RPC_OK && x.in.kind == GL_RPC_NOTIFICATION &&
+		    !strcmp(gl_json_get_str(x.in.msg, "method"), "notifications/cancelled") &&
+		    !cancel_off()) {
+			on_cancel(io, x.in.msg);
+			pthread_mutex_unlock(&io->mu);
+			jv_free(x.in.msg);
+			continue;
+		}
+		if (x.in.st == GL_RPC_OK && x.in.kind == GL_RPC_REQUEST) {
+			jv id = gl_json_get(x.in.msg, "id");
+			x.key = id_key(id);
+			jv_free(id);
+		}
+		while (io->n == GL_MCP_QUEUE_MAX && !io->stop)
+			pthread_cond_wait(&io->cv, &io->mu);
+		if (io->stop) { /* never: the main loop stops after the end of input */
+			pthread_mutex_unlock(&io->mu);
+			jv_free(x.in.msg);
+			free(x.in.err);
+			free(x.key);
+			break;
+		}
+		io->q[(io->head + io->n++) % GL_MCP_QUEUE_MAX] = x;
+		pthread_cond_broadcast(&io->cv);
+		pthread_mutex_unlock(&io->mu);
+	}
+	pthread_mutex_lock(&io->mu);
+	io->eof = true;
+	pthread_cond_broadcast(&io->cv);
+	pthread_mutex_unlock(&io->mu);
+	return NULL;
+}
+
+static void abs_in(struct timespec *ts, int64_t ns_from_now)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	int64_t t = (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec + ns_from_now;
+	ts->tv_sec = t / 1000000000LL;
+	ts->tv_nsec = t % 1000000000LL;
+}
+
+/* notifications/progress once a second for a running call with a token. */
+static void *ticker_main(void *arg)
+{
+	struct gl_mcp_io *io = arg;
+	pthread_mutex_lock(&io->mu);
+	while (!io->stop) {
+		if (!io->busy || !io->token[0]) {
+			pthread_cond_wait(&io->cv, &io->mu);
+			continue;
+		}
+		unsigned long seq = io->seq;
+		for (long tick = 1; !io->stop && io->busy && io->seq == seq; tick++) {
+			struct timespec ts;
+			abs_in(&ts, 1000000000LL);
+			int rc = 0;
+			while (!io->stop && io->busy && io->seq == seq && rc != ETIMEDOUT)
+				rc = pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+			if (io->stop || !io->busy || io->seq != seq || io->cancelled)
+				break;
+			char line[GL_MCP_TOKEN_MAX + 200];
+			int n = snprintf(line, sizeof line,
+					 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+					 "\"params\":{\"progressToken\":%s,\"progress\":%ld,"
+					 "\"message\":\"running in germline copies (%ld s)\"}}\n",
+					 io->token, tick, tick);
+			/* under mu: the call cannot end (and answer) before this line */
+			pthread_mutex_lock(&io->out_mu);
+			for (int off = 0; off < n;) {
+				ssize_t w = write(io->out_fd, line + off, (size_t)(n - off));
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0)
+					break; /* the main loop meets the error on its next write */
+				off += (int)w;
+			}
+			pthread_mutex_unlock(&io->out_mu);
+		}
+	}
+	pthread_mutex_unlock(&io->mu);
+	return NULL;
+}
+
+struct gl_mcp_io *gl_mcp_io_start(int in_fd, int out_fd, struct gl_cancel *cancel)
+{
+	struct gl_mcp_io *io = gl_xcalloc(1, sizeof *io);
+	io->out_fd = out_fd;
+	io->cancel = cancel;
+	gl_rpc_reader_init(&io->rd, in_fd);
+	pthread_mutex_init(&io->mu, NULL);
+	pthread_mutex_init(&io->out_mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&io->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&io->reader, NULL, reader_main, io) ||
+	    pthread_create(&io->ticker, NULL, ticker_main, io))
+		gl_die(GL_EXIT_USAGE, "--serve-mcp: cannot start its threads");
+	return io;
+}
+
+bool gl_mcp_io_next(struct gl_mcp_io *io, struct gl_mcp_in *m)
+{
+	pthread_mutex_lock(&io->mu);
+	while (!io->n && !io->eof)
+		pthread_cond_wait(&io->cv, &io->mu);
+	bool got = io->n > 0;
+	if (got) {
+		struct queued *x = &io->q[io->head];
+		*m = x->in;
+		free(x->key);
+		io->head = (io->head + 1) % GL_MCP_QUEUE_MAX;
+		io->n--;
+		pthread_cond_broadcast(&io->cv);
+	}
+	pthread_mutex_unlock(&io->mu);
+	return got;
+}
+
+int gl_mcp_io_send(struct gl_mcp_io *io, jv m)
+{
+	pthread_mutex_lock(&io->out_mu);
+	int r = gl_rpc_write(io->out_fd, -1, m);
+	int e = errno;
+	pthread_mutex_unlock(&io->out_mu);
+	errno = e;
+	return r;
+}
+
+void gl_mcp_io_call_begin(struct gl_mcp_io *io, jv id, jv token)
+{
+	char *key = id_key(id);
+	char *tok = id_key(token); /* a string or a number, as MCP's ProgressToken */
+	pthread_mutex_lock(&io->mu);
+	gl_cancel_reset(io->cancel);
+	free(io->key);
+	io->key = key;
+	io->token[0] = 0;
+	if (tok && strlen(tok) <= GL_MCP_TOKEN_MAX)
+		memcpy(io->token, tok, strlen(tok) + 1);
+	io->busy = true;
+	io->cancelled = false;
+	io->seq++;
+	pthread_cond_broadcast(&io->cv);
+	pthread_mutex_unlock(&io->mu);
+	free(tok);
+}
+
+bool gl_mcp_io_call_end(struct gl_mcp_io *io)
+{
+	pthread_mutex_lock(&io->mu);
+	io->busy = false;
+	bool c = io->cancelled;
+	free(io->key);
+	io->key = NULL;
+	pthread_cond_broadcast(&io->cv);
+	pthread_mutex_unlock(&io->mu);
+	return c;
+}
+
+void gl_mcp_io_stop(struct gl_mcp_io *io)
+{
+	pthread_mutex_lock(&io->mu);
+	io->stop = true;
+	pthread_cond_broadcast(&io->cv);
+	pthread_mutex_unlock(&io->mu);
+	pthread_join(io->ticker, NULL);
+	pthread_join(io->reader, NULL); /* it ended: gl_mcp_io_next saw eof */
+	for (unsigned i = 0; i < io->n; i++) {
+		struct queued *x = &io->q[(io->head + i) % GL_MCP_QUEUE_MAX];
+		jv_free(x->in.msg);
+		free(x->in.err);
+		free(x->key);
+	}
+	free(io->key);
+	pthread_cond_destroy(&io->cv);
+	pthread_mutex_destroy(&io->mu);
+	pthread_mutex_destroy(&io->out_mu);
+	free(io);
+}
+
+/* NULL when path is a directory, else why not. */
+static const char *not_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return strerror(errno);
+	return S_ISDIR(st.st_mode) ? NULL : "not a directory";
+}
+
+int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_releases *rel,
+		       const struct gl_policy *pol, const char *const *state,
+		       bool check_read_paths, const char *release, char **err)
+{
+	const char *no, *rt, *proto;
+	if (home && (no = not_dir(home)))
+		return gl_err(err, "GL_HOME %s: %s", home, no);
+	if (home && (no = not_dir(releases_dir)))
+		return gl_err(err, "GL_HOME %s holds no releases directory: %s: %s", home,
+			      releases_dir, no);
+	autofree char *dir = gl_xasprintf("%s/%s", releases_dir, release);
+	autofree char *rec = gl_xasprintf("%s.json", dir);
+	if ((no = not_dir(dir)))
+		return gl_err(err, "--serve-mcp: release %s is not installed: %s: %s "
+				   "(gl-verify install)",
+			      release, dir, no);
+	if (access(rec, R_OK) < 0)
+		return gl_err(err, "--serve-mcp: release %s has no verified install record: %s: %s",
+			      release, rec, strerror(errno));
+	jv m = jv_invalid();
+	char *why = NULL;
+	if (gl_releases_get(rel, release, &m, &why) != GL_MANIFEST_OK) {
+		int r = gl_err(err, "--serve-mcp: release %s: %s/manifest.json: %s", release, dir, why);
+		free(why);
+		return r;
+	}
+	if (!(rt = gl_json_get_str(m, "runtime")) || (strcmp(rt, "python") && strcmp(rt, "exec")) ||
+	    ((proto = gl_json_get_str(m, "protocol")) && strcmp(proto, "germline") &&
+	     strcmp(proto, "mcp-stdio")))
+		return gl_err(err, "--serve-mcp: release %s: %s/manifest.json: a runtime or protocol "
+				   "gl-run does not run",
+			      release, dir);
+	if (check_read_paths && gl_readpaths_check(pol, state, m, &why) < 0) {
+		int r = gl_err(err, "--serve-mcp: release %s: %s", release, why);
+		free(why);
+		return r;
+	}
+	return 0;
+}
