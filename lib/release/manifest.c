@@ -674,3 +674,31 @@ enum gl_manifest_status gl_releases_get(struct gl_releases *r, const char *sha, 
 	*m = got;
 	return GL_MANIFEST_OK;
 }
+
+enum gl_runtime_kind gl_manifest_runtime(jv m)
+{
+	const char *rt = jv_get_kind(m) == JV_KIND_OBJECT ? gl_json_get_str(m, "runtime") : NULL;
+	if (!rt)
+		return GL_RT_UNKNOWN;
+	if (!strcmp(rt, "python"))
+		return GL_RT_PYTHON;
+	if (!strcmp(rt, "exec"))
+		return GL_RT_EXEC;
+	return GL_RT_UNKNOWN;
+}
+
+enum gl_protocol_kind gl_manifest_protocol(jv m)
+{
+	if (jv_get_kind(m) != JV_KIND_OBJECT)
+		return GL_PROTO_UNKNOWN;
+	jv p = gl_json_get(m, "protocol");
+	enum gl_protocol_kind k = GL_PROTO_UNKNOWN;
+	if (!jv_is_valid(p))
+		k = GL_PROTO_GERMLINE;
+	else if (jv_get_kind(p) == JV_KIND_STRING && !strcmp(jv_string_value(p), "germline"))
+		k = GL_PROTO_GERMLINE;
+	else if (jv_get_kind(p) == JV_KIND_STRING && !strcmp(jv_string_value(p), "mcp-stdio"))
+		k = GL_PROTO_MCP_STDIO;
+	jv_free(p);
+	return k;
+}

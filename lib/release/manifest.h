@@ -42,6 +42,16 @@ enum gl_manifest_status gl_manifest_read(const char *release_dir, jv *out);
 /* The function object of name fn (owned), or jv_invalid() if undeclared. */
 jv gl_manifest_function(jv m, const char *fn);
 
+/* What runs a release and how it is spoken to (SPEC §4 manifest "runtime",
+ * "protocol"): the only place that compares these strings. m is borrowed and
+ * passed gl_manifest_check; anything else is GL_RT_UNKNOWN /
+ * GL_PROTO_UNKNOWN (callers refuse it: fail closed). An absent "protocol"
+ * is "germline". */
+enum gl_runtime_kind { GL_RT_UNKNOWN = 0, GL_RT_PYTHON, GL_RT_EXEC };
+enum gl_protocol_kind { GL_PROTO_UNKNOWN = 0, GL_PROTO_GERMLINE, GL_PROTO_MCP_STDIO };
+enum gl_runtime_kind gl_manifest_runtime(jv m);
+enum gl_protocol_kind gl_manifest_protocol(jv m);
+
 /* Name rules shared by manifests, policies and call envelopes. */
 
 /* A destination host (Section II-B: a DNS name or IP address): a lowercase
