@@ -2,15 +2,12 @@
 #define _GNU_SOURCE
 #include "replay/replay.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sodium.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sign/archive.h"
 #include "broker/broker.h"
 #include "runtime/exec.h"
 #include "json/json.h"
@@ -18,9 +15,6 @@
 #include "json/msg.h"
 #include "plan/readpaths.h"
 #include "evidence/witness.h"
-
-#define RELEASE_RECORD_MAX (64u << 20) /* bytes of GL_HOME/releases/<sha>.json */
-#define TREE_DEPTH_MAX 64
 
 /* {"ok":false,"error","detail","witness"} — never "release" alone, so
  * gl-damp does not take it for a call. */
@@ -37,217 +31,6 @@ static jv failure(const char *who, const char *code, const char *fmt, ...)
 			 jv_string("detail"), jv_string(d), jv_string("witness"), jv_string(who));
 	free(d);
 	return r;
-}
-
-static int hash_fd(int fd, unsigned char out[32], int copy_to)
-{
-	crypto_hash_sha256_state h;
-	crypto_hash_sha256_init(&h);
-	char buf[65536];
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		crypto_hash_sha256_update(&h, (unsigned char *)buf, (unsigned long long)n);
-		if (copy_to >= 0 && gl_write_all(copy_to, buf, (size_t)n) < 0)
-			return -1;
-	}
-	crypto_hash_sha256_final(&h, out);
-	return 0;
-}
-
-static int make_tmp(struct gl_replay *x, char **err)
-{
-	if (x->tmp)
-		return 0;
-	const char *t = getenv("TMPDIR");
-	char *p = gl_xasprintf("%s/gl-replay.XXXXXX", t && *t == '/' ? t : "/tmp");
-	if (!mkdtemp(p)) {
-		int rc = gl_err(err, "%s: %s", p, strerror(errno));
-		free(p);
-		return rc;
-	}
-	x->tmp = p;
-	return 0;
-}
-
-/* --release: a private copy of the archive is hashed as it is written, and
- * only that copy is extracted (the bytes extracted are the bytes hashed),
- * once, when a witness names its hash. 0, or -1 with *code ("hash",
- * "unsafe_archive", "io") and *err. */
-static int verify_archive(struct gl_replay *x, const char *want, const char **code,
-			  char **err)
-{
-	*code = "io";
-	if (make_tmp(x, err) < 0)
-		return -1;
-	autofree char *copy = gl_xasprintf("%s/release.tar.gz", x->tmp);
-	if (!x->archive_sha[0]) {
-		unlink(copy); /* a previous witness's release */
-		autoclose int in = open(x->archive, O_RDONLY | O_CLOEXEC);
-		autoclose int out = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		unsigned char h[32];
-		if (in < 0 || out < 0 || hash_fd(in, h, out) < 0)
-			return gl_err(err, "%s: %s", x->archive, strerror(errno));
-		gl_hex(h, 32, x->archive_sha);
-	}
-	*code = "hash";
-	if (strcmp(want, x->archive_sha))
-		return gl_err(err, "the release archive's SHA-256 %s is not the witness's release %s",
-			      x->archive_sha, want);
-	autofree char *dest = gl_xasprintf("%s/%s", x->tmp, x->archive_sha);
-	if (access(dest, F_OK) == 0)
-		return 0;
-	autoclose int fd = open(copy, O_RDONLY | O_CLOEXEC);
-	struct gl_archive_limits lim;
-	gl_archive_limits_default(&lim);
-	jv files = jv_invalid();
-	char *why = NULL;
-	enum gl_archive_status st =
-	    fd < 0 ? GL_ARCHIVE_IO : gl_archive_extract(fd, dest, &lim, &files, &why);
-	if (st == GL_ARCHIVE_OK) {
-		/* the install record an exec launch verifies the tree against */
-		autofree char *rec = gl_xasprintf("%s.json", dest);
-		autobuf struct gl_buf b = {0};
-		jv rj = JV_OBJECT(jv_string("files"), files);
-		gl_json_dump(&b, rj);
-		jv_free(rj);
-		if (gl_atomic_write(rec, b.data, b.len, 0600) < 0)
-			return gl_err(err, "%s: %s", rec, strerror(errno));
-		return 0;
-	}
-	jv_free(files);
-	*code = st == GL_ARCHIVE_UNSAFE ? "unsafe_archive" : "io";
-	gl_err(err, "%s: %s", x->archive, why ? why : strerror(errno));
-	free(why);
-	return -1;
-}
-
-/* --release DIR (SPEC §7): the regular file "*.tar.gz" in DIR whose SHA-256
- * is the witness's release becomes the archive to verify and extract; a
- * directory of downloads or a publisher's targets/ works as it is. At most
- * GL_REPLAY_DIR_MAX candidates are hashed. 0, or -1 with *err. */
-#define GL_REPLAY_DIR_MAX 4096
-static int pick_archive(struct gl_replay *x, const char *want, char **err)
-{
-	DIR *d = opendir(x->archive_dir);
-	if (!d)
-		return gl_err(err, "%s: %s", x->archive_dir, strerror(errno));
-	struct dirent *e;
-	int seen = 0, rc = -1;
-	while ((e = readdir(d)) && seen < GL_REPLAY_DIR_MAX) {
-		size_t n = strlen(e->d_name);
-		if (n < 8 || strcmp(e->d_name + n - 7, ".tar.gz"))
-			continue;
-		seen++;
-		autoclose int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		struct stat st;
-		unsigned char h[32];
-		char hex[65];
-		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || hash_fd(fd, h, -1) < 0)
-			continue;
-		gl_hex(h, 32, hex);
-		if (strcmp(hex, want))
-			continue;
-		free(x->found);
-		x->found = gl_xasprintf("%s/%s", x->archive_dir, e->d_name);
-		x->archive = x->found;
-		x->archive_sha[0] = 0;
-		rc = 0;
-		break;
-	}
-	closedir(d);
-	if (rc < 0)
-		gl_err(err, "%s: no release archive (*.tar.gz) with SHA-256 %s", x->archive_dir, want);
-	return rc;
-}
-
-/* The installed tree against its recorded per-file hashes: every regular
- * file recorded and unchanged, none missing, links staying inside. */
-static int walk(int dfd, const char *rel, const char *root, jv files, size_t *seen, int depth,
-		char **err)
-{
-	if (depth > TREE_DEPTH_MAX)
-		return gl_err(err, "%s: deeper than %d directories", rel, TREE_DEPTH_MAX);
-	DIR *d = fdopendir(dfd);
-	if (!d)
-		return gl_err(err, "%s: %s", rel, strerror(errno));
-	int rc = 0;
-	struct dirent *e;
-	while (rc == 0 && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		autofree char *p = *rel ? gl_xasprintf("%s/%s", rel, e->d_name)
-					: gl_xstrdup(e->d_name);
-		autofree char *q = gl_quote(p, strlen(p));
-		struct stat st;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = gl_err(err, "%s: %s", q, strerror(errno));
-		} else if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-								 O_CLOEXEC);
-			rc = sub < 0 ? gl_err(err, "%s: %s", q, strerror(errno))
-				     : walk(sub, p, root, files, seen, depth + 1, err);
-		} else if (S_ISREG(st.st_mode)) {
-			const char *want = gl_json_get_str(files, p);
-			autoclose int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			unsigned char h[32];
-			char hex[65];
-			if (!want)
-				rc = gl_err(err, "%s: a file the release did not install", q);
-			else if (fd < 0 || hash_fd(fd, h, -1) < 0)
-				rc = gl_err(err, "%s: %s", q, strerror(errno));
-			else if (gl_hex(h, 32, hex), strcmp(hex, want))
-				rc = gl_err(err, "%s: changed since install (SHA-256 %s, recorded %s)", q,
-					    hex, want);
-			else
-				(*seen)++;
-		} else if (S_ISLNK(st.st_mode)) {
-			autofree char *full = gl_xasprintf("%s/%s", root, p);
-			char real[PATH_MAX];
-			size_t rl = strlen(root);
-			if (!realpath(full, real) || strncmp(real, root, rl) || real[rl] != '/')
-				rc = gl_err(err, "%s: a link leaving the release tree", q);
-		} else {
-			rc = gl_err(err, "%s: neither a file, a directory nor a link", q);
-		}
-	}
-	closedir(d);
-	return rc;
-}
-
-static int verify_installed(struct gl_replay *x, const char *sha, char **err)
-{
-	autofree char *dir = gl_xasprintf("%s/releases/%s", x->home, sha);
-	autofree char *recp = gl_xasprintf("%s.json", dir);
-	autofree char *buf = NULL;
-	size_t len = 0;
-	if (gl_read_file_capped(recp, RELEASE_RECORD_MAX, &buf, &len) < 0)
-		return gl_err(err, "release %s is not installed (%s: %s)", sha, recp,
-			      strerror(errno));
-	jv rec = gl_json_parse(buf, len);
-	jv files = jv_get_kind(rec) == JV_KIND_OBJECT ? gl_json_get(rec, "files") : jv_invalid();
-	jv_free(rec);
-	if (jv_get_kind(files) != JV_KIND_OBJECT) {
-		jv_free(files);
-		return gl_err(err, "%s: no \"files\" map of per-file hashes", recp);
-	}
-	char root[PATH_MAX];
-	int dfd = realpath(dir, root) ? open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-				      : -1;
-	size_t seen = 0;
-	int rc = dfd < 0 ? gl_err(err, "%s: %s", dir, strerror(errno))
-			 : walk(dfd, "", root, files, &seen, 0, err);
-	if (rc == 0 && seen != (size_t)jv_object_length(jv_copy(files)))
-		rc = gl_err(err, "%zu of the %d recorded files are missing", 
-			    (size_t)jv_object_length(jv_copy(files)) - seen,
-			    jv_object_length(jv_copy(files)));
-	jv_free(files);
-	return rc;
 }
 
 static void stop(struct gl_replay *x)
@@ -284,24 +67,12 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	if (x->up && !strcmp(x->release, sha) && same_import(&x->g, itw))
 		return &x->g;
 	stop(x);
-	if (x->archive_dir && pick_archive(x, sha, err) < 0) {
-		*code = "hash";
+	if (gl_replay_release_verify(x, sha, code, err) < 0)
 		return NULL;
-	}
-	if (x->archive) {
-		if (verify_archive(x, sha, code, err) < 0)
-			return NULL;
-	} else if (verify_installed(x, sha, err) < 0) {
-		autofree char *rec = gl_xasprintf("%s/releases/%s.json", x->home, sha);
-		*code = access(rec, F_OK) < 0 ? "unknown_release" : "hash";
-		return NULL;
-	}
-	x->release_dir = x->archive ? gl_xasprintf("%s/%s", x->tmp, sha)
-				    : gl_xasprintf("%s/releases/%s", x->home, sha);
 	x->manifest = gl_manifest_load(x->release_dir);
 	const char *rt = gl_json_get_str(x->manifest, "runtime");
 	const char *proto = gl_json_get_str(x->manifest, "protocol");
-	if (!jv_is_valid(x->manifest) || !gl_replay_runtime_ok(rt, proto)) {
+	if (!jv_is_valid(x->manifest) || !gl_replay_runtime_ok(x->manifest)) {
 		*code = "unsupported_runtime";
 		gl_err(err, "runtime %s with protocol %s is not replayed", rt ? rt : "?",
 		       proto ? proto : "germline");
@@ -448,15 +219,15 @@ static void environment(const struct gl_witness *w, bool empty, struct gl_replay
 	}
 }
 
-jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha256,
-		  const char *expect_id, enum gl_replay_status *status)
+/* The witness at path loaded (into *w) and checked: jv_invalid() when it
+ * may be replayed, else the error record (w freed). */
+static jv load(struct gl_replay *x, const char *path, const char *expect_sha256,
+	       const char *expect_id, struct gl_witness *w, enum gl_replay_status *status)
 {
-	struct gl_witness w;
 	char sha[65] = "", *err = NULL;
 	const char *who = expect_id ? expect_id : path;
-	enum gl_witness_status ws = gl_witness_load(path, &w, sha, &err);
+	enum gl_witness_status ws = gl_witness_load(path, w, sha, &err);
 	jv out = jv_invalid();
-	*status = GL_REPLAY_REFUSED;
 	autofree char *qp = gl_sanitize(path, strlen(path));
 	if (ws == GL_WITNESS_IO) {
 		*status = GL_REPLAY_IO;
@@ -469,48 +240,170 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 			      expect_sha256);
 	} else if (ws != GL_WITNESS_OK) {
 		out = failure(who, "bad_witness", "%s: %s", qp, err);
-	} else if (expect_id && strcmp(expect_id, w.id)) {
-		out = failure(who, "tampered_witness", "%s: holds trigger %s, not %s", qp, w.id,
+	} else if (expect_id && strcmp(expect_id, w->id)) {
+		out = failure(who, "tampered_witness", "%s: holds trigger %s, not %s", qp, w->id,
 			      expect_id);
-	} else if (!w.complete) {
-		out = failure(w.id, "incomplete_witness",
+	} else if (!w->complete) {
+		out = failure(w->id, "incomplete_witness",
 			      "%s: a bound cut the transcript's replies; it cannot be verified", qp);
 	}
 	const char *scode = NULL;
-	if (!jv_is_valid(out) && gl_witness_snapshots(path, x->home, &w, &scode, &err) < 0)
-		out = gl_replay_as_unverified(failure(w.id, scode, "%s", err), &w);
+	if (!jv_is_valid(out) && gl_witness_snapshots(path, x->home, w, &scode, &err) < 0)
+		out = gl_replay_as_unverified(failure(w->id, scode, "%s", err), w);
 	free(err);
-	err = NULL;
-	if (jv_is_valid(out)) {
-		gl_witness_free(&w);
-		return out;
+	if (jv_is_valid(out))
+		gl_witness_free(w);
+	return out;
+}
+
+/* What one witness's runs use: the items' contents, the probe's and the
+ * control's views (Definition 6), R(d) and the empty environment, the
+ * files of an exec run. Freed by runs_free. */
+struct runs {
+	char **own;        /* contents read from --items */
+	const char **b64;  /* per witness item */
+	struct gl_callmsg_item *probe, *control;
+	struct gl_replay_host *rd, *none;
+	size_t nh;
+	struct gl_replay_files pf, cf;
+};
+
+static void runs_free(struct runs *r, size_t nitem)
+{
+	gl_replay_files_free(&r->pf);
+	gl_replay_files_free(&r->cf);
+	for (size_t i = 0; i < r->nh; i++) {
+		free(r->rd[i].digest);
+		free(r->rd[i].reply);
+		free(r->none[i].digest);
+		free(r->none[i].reply);
 	}
-	who = w.id;
-	/* Contents: from the witness, else from --items, for every item of W. */
-	char **own = gl_xcalloc(w.nitem ? w.nitem : 1, sizeof *own);
-	const char **b64 = gl_xcalloc(w.nitem ? w.nitem : 1, sizeof *b64);
+	free(r->rd);
+	free(r->none);
+	free(r->probe);
+	free(r->control);
+	for (size_t i = 0; r->own && i < nitem; i++)
+		free(r->own[i]);
+	free(r->own);
+	free(r->b64);
+}
+
+/* Contents: from the witness, else from --items, for every item of W.
+ * NULL, or the error code with *err. */
+static const char *contents(const struct gl_replay *x, const struct gl_witness *w,
+			    struct runs *r, char **err)
+{
+	size_t n = w->nitem ? w->nitem : 1;
+	r->own = gl_xcalloc(n, sizeof *r->own);
+	r->b64 = gl_xcalloc(n, sizeof *r->b64);
 	const char *code = NULL;
-	for (size_t i = 0; i < w.nitem && !code; i++) {
-		if (!in_list(w.comparing.view, w.item[i].name))
+	for (size_t i = 0; i < w->nitem && !code; i++) {
+		if (!in_list(w->comparing.view, w->item[i].name))
 			continue;
 		/* a directory item's contents in a call message are empty; the
 		 * directory itself comes from --items (lib/replay/replay_exec.c) */
-		b64[i] = w.dir[i] ? "" : w.item[i].b64;
-		if (!b64[i])
-			b64[i] = own[i] = gl_replay_item_file(x, w.item[i].name, &code, &err);
+		r->b64[i] = w->dir[i] ? "" : w->item[i].b64;
+		if (!r->b64[i])
+			r->b64[i] = r->own[i] = gl_replay_item_file(x, w->item[i].name, &code, err);
 	}
+	return code;
+}
+
+/* The probe's and the control's inputs. Definition 6: the probe differs
+ * from g only in W \ V(d); the reference (--no-probe) also in the slot, τ
+ * and the replies. */
+static void inputs(const struct gl_replay *x, const struct gl_witness *w, struct runs *r,
+		   struct gl_replay_in *pin, struct gl_replay_in *cin)
+{
+	size_t n = w->nitem ? w->nitem : 1;
+	r->probe = gl_xcalloc(n, sizeof *r->probe);
+	r->control = gl_xcalloc(n, sizeof *r->control);
+	for (size_t i = 0; i < w->nitem; i++) {
+		r->probe[i] = r->control[i] = w->item[i];
+		r->probe[i].b64 = r->b64[i];
+		r->control[i].b64 = in_list(w->served.view, w->item[i].name) ? r->b64[i] : NULL;
+	}
+	r->nh = (size_t)jv_array_length(jv_copy(w->dests));
+	r->rd = gl_xcalloc(r->nh ? r->nh : 1, sizeof *r->rd);
+	r->none = gl_xcalloc(r->nh ? r->nh : 1, sizeof *r->none);
+	environment(w, false, r->rd, r->nh);
+	environment(w, true, r->none, r->nh);
+	*pin = (struct gl_replay_in){
+	    .function = w->function, .args = w->args, .item = r->probe, .nitem = w->nitem,
+	    .state = x->no_probe ? w->comparing.slot : w->served.slot,
+	    .twin = x->no_probe ? &w->comparing.twin : &w->served.twin,
+	    .host = x->no_probe ? r->none : r->rd, .nhost = r->nh, .dest = w->destination,
+	    .deadline_s = (double)w->deadline_ms / 1000.0, .files = r->pf.item,
+	    .nfiles = r->pf.n};
+	*cin = *pin;
+	cin->files = r->cf.item;
+	cin->nfiles = r->cf.n;
+	cin->item = r->control;
+	cin->state = w->served.slot;
+	cin->twin = &w->served.twin;
+	cin->host = r->rd;
+}
+
+/* x->tries probe and control runs on g; *pd and *cd count the runs whose
+ * delivered sequence differs from the witness's. A run the germline (or an
+ * exec launch) cannot complete ends them: the error record, g stopped. */
+static jv run_tries(struct gl_replay *x, struct gl_germline *g, const struct gl_witness *w,
+		    struct gl_replay_in *pin, struct gl_replay_in *cin, int *pd, int *cd)
+{
+	/* A witness of the --no-twin ablation is replayed the same way: every
+	 * run draws its own clock and seed. */
+	bool fresh = !strcmp(w->mode, "no_twin");
+	struct gl_twin tw;
+	for (int t = 0; t < x->tries; t++) {
+		for (int which = 0; which < 2; which++) {
+			if (fresh) {
+				gl_twin_new(&tw);
+				pin->twin = cin->twin = &tw;
+			}
+			jv seq = jv_invalid();
+			const char *how = NULL;
+			bool lost = false;
+			char *err = NULL;
+			if (gl_broker_replay(g, which ? cin : pin, &seq, &how, &lost, &err) < 0) {
+				jv out = failure(w->id, g->exec ? "launch"
+							   : lost ? "germline"
+								  : "germline_check",
+						 "%s", err);
+				free(err);
+				stop(x);
+				return out;
+			}
+			if (!same(seq, w->delivered))
+				*(which ? cd : pd) += 1;
+			jv_free(seq);
+		}
+	}
+	return jv_invalid();
+}
+
+jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha256,
+		  const char *expect_id, enum gl_replay_status *status)
+{
+	struct gl_witness w;
+	*status = GL_REPLAY_REFUSED;
+	jv out = load(x, path, expect_sha256, expect_id, &w, status);
+	if (jv_is_valid(out))
+		return out;
+	const char *who = w.id;
+	char *err = NULL;
+	struct runs r = {0};
+	const char *code = contents(x, &w, &r, &err);
 	const struct gl_twin *itw = w.import_twinned ? &w.import_twin : NULL;
 	struct gl_germline *g = code ? NULL : germline(x, w.release, itw, &code, &err);
 	/* An exec run reads W's (probe) or V(d)'s (control) files at their
 	 * paths, as gl-run's copies did. */
-	struct gl_replay_files pf = {0}, cf = {0};
-	if (g && g->exec && make_tmp(x, &err) < 0) {
+	if (g && g->exec && gl_replay_make_tmp(x, &err) < 0) {
 		code = "io";
 		g = NULL;
 	}
 	if (g && g->exec &&
-	    (gl_replay_exec_files(x, &w, b64, w.comparing.view, &pf, &code, &err) < 0 ||
-	     gl_replay_exec_files(x, &w, b64, w.served.view, &cf, &code, &err) < 0))
+	    (gl_replay_exec_files(x, &w, r.b64, w.comparing.view, &r.pf, &code, &err) < 0 ||
+	     gl_replay_exec_files(x, &w, r.b64, w.served.view, &r.cf, &code, &err) < 0))
 		g = NULL;
 	if (!g && code)
 		out = failure(who, code, "%s", err);
@@ -521,60 +414,13 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 			      w.function);
 	}
 	jv_free(fn);
-	struct gl_callmsg_item *probe = gl_xcalloc(w.nitem ? w.nitem : 1, sizeof *probe);
-	struct gl_callmsg_item *control = gl_xcalloc(w.nitem ? w.nitem : 1, sizeof *control);
-	for (size_t i = 0; i < w.nitem; i++) {
-		probe[i] = control[i] = w.item[i];
-		probe[i].b64 = b64[i];
-		control[i].b64 = in_list(w.served.view, w.item[i].name) ? b64[i] : NULL;
-	}
-	size_t nh = (size_t)jv_array_length(jv_copy(w.dests));
-	struct gl_replay_host *rd = gl_xcalloc(nh ? nh : 1, sizeof *rd);
-	struct gl_replay_host *none = gl_xcalloc(nh ? nh : 1, sizeof *none);
-	environment(&w, false, rd, nh);
-	environment(&w, true, none, nh);
-	/* Definition 6: the probe differs from g only in W \ V(d); the
-	 * reference (--no-probe) also in the slot, τ and the replies. */
-	struct gl_replay_in pin = {
-	    .function = w.function, .args = w.args, .item = probe, .nitem = w.nitem,
-	    .state = x->no_probe ? w.comparing.slot : w.served.slot,
-	    .twin = x->no_probe ? &w.comparing.twin : &w.served.twin,
-	    .host = x->no_probe ? none : rd, .nhost = nh, .dest = w.destination,
-	    .deadline_s = (double)w.deadline_ms / 1000.0, .files = pf.item, .nfiles = pf.n};
-	struct gl_replay_in cin = pin;
-	cin.files = cf.item;
-	cin.nfiles = cf.n;
-	cin.item = control;
-	cin.state = w.served.slot;
-	cin.twin = &w.served.twin;
-	cin.host = rd;
-	/* A witness of the --no-twin ablation is replayed the same way: every
-	 * run draws its own clock and seed. */
-	bool fresh = !strcmp(w.mode, "no_twin");
-	struct gl_twin tw;
+	struct gl_replay_in pin, cin;
+	inputs(x, &w, &r, &pin, &cin);
 	int pd = 0, cd = 0;
-	for (int t = 0; g && t < x->tries; t++) {
-		for (int which = 0; g && which < 2; which++) {
-			if (fresh) {
-				gl_twin_new(&tw);
-				pin.twin = cin.twin = &tw;
-			}
-			jv seq = jv_invalid();
-			const char *how = NULL;
-			bool lost = false;
-			if (gl_broker_replay(g, which ? &cin : &pin, &seq, &how, &lost, &err) < 0) {
-				out = failure(who, g->exec ? "launch" : lost ? "germline" : "germline_check",
-					      "%s", err);
-				free(err);
-				err = NULL;
-				stop(x);
-				g = NULL;
-				break;
-			}
-			if (!same(seq, w.delivered))
-				*(which ? &cd : &pd) += 1;
-			jv_free(seq);
-		}
+	if (g) {
+		out = run_tries(x, g, &w, &pin, &cin, &pd, &cd);
+		if (jv_is_valid(out))
+			g = NULL;
 	}
 	if (g) {
 		out = verdict(&w, x, pd, cd);
@@ -586,22 +432,7 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	} else if (gl_replay_unverifiable(gl_json_get_str(out, "error"))) {
 		out = gl_replay_as_unverified(out, &w); /* gl-damp counts it */
 	}
-	gl_replay_files_free(&pf);
-	gl_replay_files_free(&cf);
-	for (size_t i = 0; i < nh; i++) {
-		free(rd[i].digest);
-		free(rd[i].reply);
-		free(none[i].digest);
-		free(none[i].reply);
-	}
-	free(rd);
-	free(none);
-	free(probe);
-	free(control);
-	for (size_t i = 0; i < w.nitem; i++)
-		free(own[i]);
-	free(own);
-	free(b64);
+	runs_free(&r, w.nitem);
 	free(err);
 	gl_witness_free(&w);
 	return out;

@@ -77,7 +77,7 @@ void gl_replay_end(struct gl_replay *x);
 /* Is (runtime, protocol) replayed? python/germline always; python and
  * exec with germline or mcp-stdio unless the test build's
  * GL_TEST_REPLAY_RUNTIMES_OFF restores the old refusal. */
-bool gl_replay_runtime_ok(const char *rt, const char *proto);
+bool gl_replay_runtime_ok(jv manifest); /* borrowed */
 bool gl_replay_runtimes_off(void);
 bool gl_replay_is_exec(const struct gl_replay *x);
 
@@ -112,6 +112,15 @@ int gl_replay_exec_files(struct gl_replay *x, const struct gl_witness *w,
 			 const char *const *b64, jv view, struct gl_replay_files *f,
 			 const char **code, char **err);
 void gl_replay_files_free(struct gl_replay_files *f);
+
+/* ---- the release's bytes (lib/replay/replay_release.c) ---- */
+
+/* The release sha verified (archive or installed tree); x->release_dir set.
+ * 0, or -1 with *code and *err. */
+int gl_replay_release_verify(struct gl_replay *x, const char *sha, const char **code,
+			     char **err);
+/* x->tmp, the private temporary directory, created once. 0, or -1 with *err. */
+int gl_replay_make_tmp(struct gl_replay *x, char **err);
 
 /* Does an error code mean the witness cannot be replayed here (the
  * verdict is then unverified, weight W: gl_replay_as_unverified)? */

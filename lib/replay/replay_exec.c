@@ -51,19 +51,18 @@ static bool private_items_forced(void)
 #endif
 }
 
-bool gl_replay_runtime_ok(const char *rt, const char *proto)
+bool gl_replay_runtime_ok(jv manifest)
 {
-	bool germline = !proto || !strcmp(proto, "germline");
-	bool mcp = proto && !strcmp(proto, "mcp-stdio");
-	if (!rt || (strcmp(rt, "python") && strcmp(rt, "exec")) || !(germline || mcp))
+	enum gl_runtime_kind rt = gl_manifest_runtime(manifest);
+	enum gl_protocol_kind proto = gl_manifest_protocol(manifest);
+	if (rt == GL_RT_UNKNOWN || proto == GL_PROTO_UNKNOWN)
 		return false;
-	return (!strcmp(rt, "python") && germline) || !gl_replay_runtimes_off();
+	return (rt == GL_RT_PYTHON && proto == GL_PROTO_GERMLINE) || !gl_replay_runtimes_off();
 }
 
 bool gl_replay_is_exec(const struct gl_replay *x)
 {
-	const char *rt = gl_json_get_str(x->manifest, "runtime");
-	return rt && !strcmp(rt, "exec");
+	return gl_manifest_runtime(x->manifest) == GL_RT_EXEC;
 }
 
 /* Runtime exec: no germline; the release verified and its executables
@@ -95,8 +94,7 @@ int gl_replay_exec_open(struct gl_replay *x, const char **code, char **err)
  * session: the replay is impossible (unverified). */
 int gl_replay_discover(struct gl_replay *x, double deadline_s, const char **code, char **err)
 {
-	const char *proto = gl_json_get_str(x->manifest, "protocol");
-	if (!proto || strcmp(proto, "mcp-stdio"))
+	if (gl_manifest_protocol(x->manifest) != GL_PROTO_MCP_STDIO)
 		return 0;
 	jv tools;
 	bool lost = false;
