@@ -34,7 +34,7 @@ ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
 # the first target: plain `make` (SPEC §1)
 .PHONY: all deps build host units asan check test demo bench install uninstall deb clean \
-	matrix e7 replay-runtimes concurrency layers
+	matrix e7 replay-runtimes concurrency layers bench-compare
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -177,6 +177,12 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory build units
 	@scripts/bench.sh
+
+# make bench-compare BASE=REV: the same benches for REV's build and this
+# tree's, in one run (scripts/bench-compare.sh; docs/performance.md)
+BASE ?= HEAD~1
+bench-compare: deps
+	@scripts/bench-compare.sh $(BASE)
 
 # The scripted security matrix (issue 6; docs/security-matrix.md):
 # make matrix [TRIALS=3]; writes build/matrix/matrix.json.
