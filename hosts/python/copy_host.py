@@ -41,6 +41,11 @@ import time
 import uuid
 from collections.abc import MutableMapping
 
+import copy_files
+import copy_relay
+from copy_files import _open, _os_open
+from copy_relay import HTTPConnection, HTTPSConnection
+
 MSG_MAX = 64 << 20  # GL_MSG_MAX (lib/json/msg.h)
 KEY_MAX = 256  # GL_MSG_KEY_MAX (lib/json/msg.h)
 TICK_NS = 1_000_000  # each read of a monotonic clock advances it by 1 ms
@@ -54,8 +59,6 @@ except ImportError:  # Python 3.12 renamed the module
     _sha256 = hashlib.sha256
 
 _twin = None  # the copy's Twin; None in the germline: shims act as originals
-_chan = None  # the copy's Channel
-_files = None  # the copy's file items: {absolute path: bytes, or None outside its view}
 _prepared = False
 MCP_ENTRY = None  # set by germline_host for a "protocol": "mcp-stdio" release
 # An MCP server's start and handshake need no data, so a copy runs them
@@ -347,229 +350,6 @@ def _counting_select(real):
     return select
 
 
-# ---- file items (SPEC §11; docs/mcp.md "File items") ----------------------
-#
-# A copy never gains file access its germline lacked (Landlock layers only
-# restrict), and the germline may not read the user's files (A2). So the
-# broker reads an item's file and sends its contents in the call message
-# (the paper's "view's items as memfd files"); here open(), io.open,
-# os.open and pathlib serve exactly those paths from a fresh memfd holding
-# the contents. An item outside the copy's view raises PermissionError
-# (EACCES), as Landlock would; any other path goes to the real open, where
-# the minimal root and Landlock decide (the user's files are in neither:
-# such a path does not exist in the copy, FileNotFoundError).
-
-_WRITE_MODES = set("wax+")
-
-
-def _item_path(file):
-    if _files is None or isinstance(file, int):
-        return None
-    try:
-        path = os.fsdecode(os.fspath(file))
-    except TypeError:
-        return None
-    path = os.path.normpath(path if path.startswith("/") else os.path.join(os.getcwd(), path))
-    return path if path in _files else None
-
-
-def _deny(path):
-    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-
-
-def _memfd(data):
-    fd = os.memfd_create("germline-item", os.MFD_CLOEXEC)
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
-
-
-def _open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None,
-          closefd=True, opener=None):
-    path = _item_path(file)
-    if path is None:
-        return _real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
-    data = _files[path]
-    if data is None or not _WRITE_MODES.isdisjoint(mode):
-        _deny(path)
-    f = _real_open(_memfd(data), mode, buffering, encoding, errors, newline, True)
-    raw = getattr(getattr(f, "buffer", f), "raw", f)
-    try:
-        raw.name = path
-    except (AttributeError, TypeError):
-        pass
-    return f
-
-
-def _os_open(path, flags, mode=0o777, *, dir_fd=None):
-    p = _item_path(path) if dir_fd is None else None
-    if p is None:
-        return _real_os_open(path, flags, mode, dir_fd=dir_fd)
-    data = _files[p]
-    if data is None or flags & (os.O_ACCMODE | os.O_CREAT | os.O_TRUNC | os.O_APPEND):
-        _deny(p)
-    return _memfd(data)
-
-
-def _set_files(msg):
-    """The file items of a call message: absolute item names."""
-    global _files
-    files = {}
-    for it in msg.get("items") or []:
-        name = it.get("name")
-        if isinstance(name, str) and name.startswith("/"):
-            files[name] = None if it.get("view") is False else base64.b64decode(it.get("data") or "")
-    _files = files
-
-
-# ---- HTTP relay: http.client talks to the broker, not to a socket ---------
-
-def _parse_head(raw):
-    """(method, target, headers, chunked, length) of a request head."""
-    line, _, fields = raw.partition(b"\r\n")
-    parts = line.decode("latin-1").split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-        raise http.client.HTTPException("germline: malformed request line %.80r" % bytes(line))
-    msg = http.client.parse_headers(io.BytesIO(bytes(fields)))
-    chunked = "chunked" in (msg.get("Transfer-Encoding") or "").lower()
-    headers = [[k, v] for k, v in msg.items()
-               if not (chunked and k.lower() == "transfer-encoding")]
-    return parts[0], parts[1], headers, chunked, int(msg.get("Content-Length") or 0)
-
-
-def _dechunk(raw):
-    """The body of a complete chunked encoding, or None while incomplete."""
-    body, pos = bytearray(), 0
-    while True:
-        eol = raw.find(b"\r\n", pos)
-        if eol < 0:
-            return None
-        size = int(bytes(raw[pos:eol]).split(b";")[0], 16)
-        if size == 0:
-            return bytes(body) if raw.find(b"\r\n", eol + 2) >= 0 else None
-        if len(raw) < eol + 2 + size + 2:
-            return None
-        body += raw[eol + 2:eol + 2 + size]
-        pos = eol + 2 + size + 2
-
-
-def _raw_response(reply):
-    if reply.get("denied"):
-        return None
-    if reply.get("placeholder"):
-        status, headers, body = 200, [["X-Germline", "placeholder"]], b""
-    else:
-        status = int(reply["status"])
-        headers = [h for h in reply.get("headers") or []
-                   if h[0].lower() not in ("transfer-encoding", "content-length", "connection")]
-        body = base64.b64decode(reply.get("body") or "")
-    try:
-        reason = http.HTTPStatus(status).phrase
-    except ValueError:
-        reason = ""
-    out = ["HTTP/1.1 %03d %s" % (status, reason)]
-    out += ["%s: %s" % (k, v) for k, v in headers]
-    out += ["Content-Length: %d" % len(body), "Connection: close", "", ""]
-    return "\r\n".join(out).encode("latin-1", "replace") + body
-
-
-class _RelaySocket:
-    """Stands for the TCP connection: collects the request bytes, relays the
-    request to the broker once it is complete, and serves the reply to
-    http.client.HTTPResponse through makefile()."""
-
-    def __init__(self, conn):
-        self.conn = conn
-        self.out = bytearray()
-        self.head = None  # (method, target, headers, chunked, length) once known
-        self.body_at = 0
-        self.response = None
-
-    def sendall(self, data):
-        if self.response is not None:
-            raise http.client.HTTPException("germline: one request per connection")
-        self.out += data.encode("latin-1") if isinstance(data, str) else data
-        if self.head is None:
-            end = self.out.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            self.head, self.body_at = _parse_head(self.out[:end + 2]), end + 4
-        method, target, headers, chunked, length = self.head
-        if chunked:  # (slices only when the request may be complete)
-            body = _dechunk(self.out[self.body_at:]) if self.out.endswith(b"0\r\n\r\n") else None
-        elif len(self.out) - self.body_at >= length:
-            body = bytes(self.out[self.body_at:self.body_at + length])
-        else:
-            body = None
-        if body is not None:
-            self.response = self._relay(method, target, headers, body)
-
-    send = sendall
-
-    def _relay(self, method, target, headers, body):
-        conn = self.conn
-        if "://" in target:  # absolute form (a proxy request): the URL is the target
-            url = target
-        else:
-            host = conn._tunnel_host or conn.host
-            port = conn._tunnel_port if conn._tunnel_host else conn.port
-            if ":" in host:
-                host = "[%s]" % host
-            url = "%s://%s%s%s" % (conn.scheme, host,
-                                   "" if port == conn.default_port else ":%d" % port, target)
-        reply = _chan.ask({"type": "effect", "method": method, "url": url,
-                               "headers": headers,
-                               "body": base64.b64encode(body).decode()}, "reply")
-        if reply.get("error"):
-            raise ConnectionError("germline: %s" % reply["error"])
-        raw = _raw_response(reply)
-        if raw is None:
-            raise ConnectionRefusedError(
-                errno.ECONNREFUSED, "germline: destination not declared: %s" % url)
-        return raw
-
-    def makefile(self, mode="rb", *args, **kw):
-        if self.response is None:
-            raise http.client.HTTPException("germline: incomplete request")
-        return io.BytesIO(self.response)
-
-    def settimeout(self, t):
-        pass
-
-    def setsockopt(self, *a):
-        pass
-
-    def close(self):
-        pass
-
-
-class HTTPConnection(_real_http):
-    """http.client.HTTPConnection in a copy: the request goes to the broker."""
-    scheme = "http"
-
-    def connect(self):
-        if _chan is None:  # not in a copy
-            return super().connect()
-        self.sock = _RelaySocket(self)
-
-
-class HTTPSConnection(HTTPConnection):
-    """TLS is the broker's business: the ssl arguments are accepted and ignored."""
-    scheme, default_port = "https", http.client.HTTPS_PORT
-
-    def __init__(self, host, port=None, key_file=None, cert_file=None,
-                 timeout=None, source_address=None, *, context=None,
-                 check_hostname=None, blocksize=8192):
-        super().__init__(host, port, timeout, source_address, blocksize=blocksize)
-
-    def connect(self):
-        if _chan is None:
-            raise ConnectionRefusedError(errno.ECONNREFUSED, "germline: no HTTPS outside a copy")
-        super().connect()
-
-
 def prepare(import_twin=None, minimal_root=False):
     """Install the shims (in the germline, once, before the first fork).
     Rewrites every loaded module's globals that hold an original, including
@@ -647,10 +427,11 @@ def imported():
 def _replace_everywhere(repl):
     # An original is alive (a key of repl), so an equal id is the same object.
     ids = {id(k): v for k, v in repl.items()}
-    me = sys.modules.get(__name__)
+    # the host's own modules keep their originals (they call them)
+    mine = [sys.modules.get(n) for n in (__name__, "copy_files", "copy_relay")]
     for mod in list(sys.modules.values()):
         d = getattr(mod, "__dict__", None)
-        if mod is me or not isinstance(d, dict) or ids.keys().isdisjoint(map(id, d.values())):
+        if any(mod is m for m in mine) or not isinstance(d, dict) or ids.keys().isdisjoint(map(id, d.values())):
             continue
         for k, v in list(d.items()):
             new = ids.get(id(v))
@@ -766,7 +547,7 @@ def _await_end(chan):
 
 def run(fd, module):
     """Serve one call on fd (the copy's channel); never returns."""
-    global _twin, _chan
+    global _twin
     chan = Channel(fd)
     me = os.getpid()
     try:
@@ -786,9 +567,9 @@ def run(fd, module):
         else:
             _twin = Twin(msg["twin"]["time"], msg["twin"]["seed"])
             _twin.install()
-        _chan = chan
+        copy_relay.chan = chan  # its HTTP requests go to the broker from here on
         while True:
-            _set_files(msg)
+            copy_files.set_files(msg)
             call = Call(msg, chan, state)
             try:
                 if early is not None:  # the server failed before its call
