@@ -36,10 +36,12 @@ __attribute__((unused)) static struct check_site *check_site_(const char *file, 
 								const char *cond)
 {
 	static int last = -1;
-	if (last >= 0 && check_sites[last].line == line && !strcmp(check_sites[last].file, file))
+	if (last >= 0 && check_sites[last].line == line &&
+	    (check_sites[last].file == file || !strcmp(check_sites[last].file, file)))
 		return &check_sites[last];
 	for (int i = 0; i < check_nsites; i++)
-		if (check_sites[i].line == line && !strcmp(check_sites[i].file, file))
+		if (check_sites[i].line == line &&
+		    (check_sites[i].file == file || !strcmp(check_sites[i].file, file)))
 			return &check_sites[last = i];
 	if (check_nsites == CHECK_SITES_MAX) {
 		printf("Bail out! more than %d CHECK sites\n", CHECK_SITES_MAX);
