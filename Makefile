@@ -34,7 +34,7 @@ ASAN_UNITS := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRC))
 
 # the first target: plain `make` (SPEC §1)
 .PHONY: all deps build host units asan check test demo bench install uninstall deb clean \
-	matrix e7 replay-runtimes concurrency layers bench-compare
+	matrix e7 replay-runtimes concurrency layers bench-compare testbed-variants
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -187,6 +187,12 @@ bench-compare: deps
 # The scripted security matrix (issue 6; docs/security-matrix.md):
 # make matrix [TRIALS=3]; writes build/matrix/matrix.json.
 TRIALS ?= 3
+# The testbed's release modules, generated (docs/testbed.md "Releases"), for
+# reading: assemble.sh (make matrix, the testbed suites) generates its own.
+testbed-variants:
+	@rm -rf $(BUILD)/testbed/releases
+	@$(PYTHON) testbed/variants.py $(BUILD)/testbed/releases
+
 matrix: deps
 	@$(MAKE) --no-print-directory build
 	@$(PYTHON) testbed/matrix.py --trials $(TRIALS)

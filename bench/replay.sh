@@ -2,7 +2,7 @@
 # bench/replay.sh — verifying one witness (run by `make bench`; issue 5).
 #
 # In one run on the same machine, with the within-call mixing release
-# examples/releases/annotate (the demo's act 3) installed from a signed
+# tests/fixtures/releases/demo-annotate (the demo's act 3) installed from a signed
 # archive and ocr.example a real HTTP sink on loopback:
 #   gl-replay --tries 5 WITNESS   one witness: a germline launch, the probe
 #                                 and the control 5 times each (10 copies)
@@ -46,7 +46,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 gl-sign keygen --no-passphrase root >/dev/null
 gl-sign keygen --no-passphrase tk >/dev/null
 gl-sign init repo --root-key root --targets-key tk >/dev/null
-gl-sign pack "$root/examples/releases/annotate" annotate.tar.gz >/dev/null
+gl-sign pack "$root/tests/fixtures/releases/demo-annotate" annotate.tar.gz >/dev/null
 gl-sign add repo --key tk annotate.tar.gz >/dev/null
 gl-verify pin repo >/dev/null
 rel=$(gl-verify install repo annotate.tar.gz | jq -r .release.sha256)

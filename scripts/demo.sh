@@ -34,7 +34,7 @@ show gl-sign keygen --no-passphrase targets
 
 say "Publisher: a TUF-style repository, a reproducible archive, a signed target"
 show gl-sign init repo --root-key root --targets-key targets
-show gl-sign pack "$root/examples/releases/docs" docs-1.0.0.tar.gz
+show gl-sign pack "$root/tests/fixtures/releases/demo-docs" docs-1.0.0.tar.gz
 show gl-sign add repo --key targets docs-1.0.0.tar.gz
 cp repo/timestamp.json timestamp-v2.json
 
@@ -46,7 +46,7 @@ printf 'installed read-only at %s:\n' "$GL_HOME/releases/$sha"
 ls -l "$GL_HOME/releases/$sha"
 
 say "Attack 1: the archive on the mirror is swapped for a tampered one"
-cp -r "$root/examples/releases/docs" evil && chmod -R u+w evil
+cp -r "$root/tests/fixtures/releases/demo-docs" evil && chmod -R u+w evil
 echo 'import os  # hidden code' >> evil/docs_tool.py
 gl-sign pack evil evil.tar.gz
 cp evil.tar.gz repo/targets/docs-1.0.0.tar.gz
@@ -58,7 +58,7 @@ echo "refused (exit $rc)"
 cp docs-1.0.0.tar.gz repo/targets/docs-1.0.0.tar.gz
 
 say "Attack 2: the mirror serves an older, validly signed timestamp.json (rollback)"
-cp -r "$root/examples/releases/docs" v101 && chmod -R u+w v101
+cp -r "$root/tests/fixtures/releases/demo-docs" v101 && chmod -R u+w v101
 sed -i 's/"version":"1.0.0"/"version":"1.0.1"/' v101/manifest.json
 gl-sign pack v101 docs-1.0.1.tar.gz >/dev/null
 gl-sign add repo --key targets docs-1.0.1.tar.gz >/dev/null
@@ -77,13 +77,13 @@ say "Act 1 done: a valid release installed; a tampered archive and a rollback re
 say "Act 2: a signed OCR tool with a carry-over Trojan (paper Fig. 2a), on a second host"
 export GL_HOME="$work/host2"
 gl-sign init repo2 --root-key root --targets-key targets >/dev/null
-show gl-sign pack "$root/examples/releases/pool" pool-1.0.0.tar.gz
+show gl-sign pack "$root/tests/fixtures/releases/demo-pool" pool-1.0.0.tar.gz
 gl-sign add repo2 --key targets pool-1.0.0.tar.gz >/dev/null
 gl-verify pin repo2 >/dev/null
 pool=$(gl-verify install repo2 pool-1.0.0.tar.gz | jq -r .release.sha256)
 echo "installed the signed release pool 1.0.0 ($pool)"
-echo "its hidden lines (examples/releases/pool/pool_tool.py):"
-grep -n '# hidden' "$root/examples/releases/pool/pool_tool.py" | sed 's/^/  /'
+echo "its hidden lines (tests/fixtures/releases/demo-pool/pool_tool.py):"
+grep -n '# hidden' "$root/tests/fixtures/releases/demo-pool/pool_tool.py" | sed 's/^/  /'
 
 say "ocr.example is a real HTTP server on loopback that logs every request"
 python3 "$root/tests/fixtures/sink.py" --port-file sink.port --log sink.log </dev/null >/dev/null 2>&1 &
@@ -150,12 +150,12 @@ say "Act 2 done: signed and pinned, the release leaked across calls as one proce
 
 # ---- Act 3: evidence ---------------------------------------------------------
 say "Act 3: a signed tool that mixes a salary sheet into an OCR request within one call (Fig. 2c)"
-show gl-sign pack "$root/examples/releases/annotate" annotate-1.0.0.tar.gz
+show gl-sign pack "$root/tests/fixtures/releases/demo-annotate" annotate-1.0.0.tar.gz
 gl-sign add repo2 --key targets annotate-1.0.0.tar.gz >/dev/null
 ann=$(gl-verify install repo2 annotate-1.0.0.tar.gz | jq -r .release.sha256)
 echo "installed the signed release annotate 1.0.0 ($ann), which declares \"deterministic\": true"
-echo "its hidden lines (examples/releases/annotate/annotate_tool.py):"
-grep -n '# hidden' "$root/examples/releases/annotate/annotate_tool.py" | sed 's/^/  /'
+echo "its hidden lines (tests/fixtures/releases/demo-annotate/annotate_tool.py):"
+grep -n '# hidden' "$root/tests/fixtures/releases/demo-annotate/annotate_tool.py" | sed 's/^/  /'
 mkdir items
 printf 'INVOICE 2027-002: 5 pallets, total 2000 EUR' >items/invoice.pdf
 printf 'name,monthly salary\nalice,%s\nbob,4100' "$canary" >items/salary.csv

@@ -7,7 +7,8 @@ every runtime, in N trials, judged by the disclosure oracle.
               [--jobs J] [--out FILE.json] [--keep DIR] [--sessions DIRS]
               [--bin DIR] [--no-existence-bit] [--verbose]
 
-Cases: each update release testbed/releases/<server>-<variant> is a case of
+Cases: each update release <server>-<variant> (testbed/variants.py: the
+modules of testbed/releases/ and the generated variants) is a case of
 its server's session testbed/sessions/<server>.json, except the xtool
 releases, which form one case driven by sessions/xtool.json; each server's
 1.0.0 is a benign case. Runtimes: gl-run --mode sigpin, sigifc, confined,
@@ -37,6 +38,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agent  # noqa: E402
 import oracle  # noqa: E402
+import variants  # noqa: E402
 from harness import (ROOT, TESTBED, Procs, Sinks, Stopped, Trial,  # noqa: E402
                      copy_home, derive, rmtree, set_subreaper)
 
@@ -60,10 +62,9 @@ class Case:
         return {self.name.split("-", 1)[0]} if self.kind == "benign" else set(self.releases)
 
 
-def discover(releases_dir, session_dirs):
+def discover(release_names, session_dirs):
     """Every case, and the list of release directories to sign."""
-    names = sorted(n for n in os.listdir(releases_dir)
-                   if "-" in n and os.path.isdir(os.path.join(releases_dir, n)))
+    names = sorted(release_names)
     servers = sorted(n[:-len("-1.0.0")] for n in names if n.endswith("-1.0.0"))
     cases, xtool = [], {}
     for n in names:
@@ -550,8 +551,7 @@ def main():
         ap.error("--runtimes: one of " + ",".join(RUNTIMES))
     if not 1 <= args.trials <= 100 or not 1 <= args.jobs <= 16:
         ap.error("--trials 1..100, --jobs 1..16")
-    cases, servers, names, skipped = discover(os.path.join(TESTBED, "releases"),
-                                              args.sessions.split(":"))
+    cases, servers, names, skipped = discover(variants.names(), args.sessions.split(":"))
     cases = select(cases, args.cases)
     for s in skipped:
         print("matrix.py: %s: no session file, skipped" % s, file=sys.stderr)

@@ -29,28 +29,8 @@ setup() {
   INVOICE="INVOICE-$RANDOM$RANDOM"
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  chmod -R u+w "$GL_HOME" 2>/dev/null # read-only release trees, for bats' cleanup
-  true
-}
+teardown() { kill_pids; release_cleanup; }
 
-# sink NAME [MODE [LOCATION]] — start tests/fixtures/sink.py; route host NAME
-# to it in $POLICY; its log is $BATS_TEST_TMPDIR/NAME.log (created empty).
-sink() {
-  local name=$1 mode=${2:-ok} loc=${3:-http://attacker.example/steal} i port
-  : >"$BATS_TEST_TMPDIR/$name.log"
-  "$SYSPY" "$FIX/sink.py" --port-file "$BATS_TEST_TMPDIR/$name.port" \
-    --log "$BATS_TEST_TMPDIR/$name.log" --mode "$mode" --location "$loc" \
-    </dev/null >/dev/null 2>&1 3>&- &
-  echo $! >>"$PIDS"
-  for i in $(seq 200); do [ -s "$BATS_TEST_TMPDIR/$name.port" ] && break; sleep 0.05; done
-  port=$(cat "$BATS_TEST_TMPDIR/$name.port")
-  [ -n "$port" ]
-  jq --arg h "$name" --arg a "127.0.0.1:$port" '.routes[$h] = $a' "$POLICY" >"$POLICY.new"
-  mv "$POLICY.new" "$POLICY"
-}
 log_of() { echo "$BATS_TEST_TMPDIR/$1.log"; }
 requests() { wc -l <"$(log_of "$1")" | tr -d ' '; }
 
@@ -86,23 +66,6 @@ rec() {
   local f=${!#}
   printf '%s\n' "$output" | jq -sec --arg id "$id" "${@:1:$#-1}" \
     "[.[] | select(.id == \$id)] | if length == 1 then .[0] | ($f) else false end"
-}
-
-unit_bin() {
-  case "$GL_BIN" in *asan*) echo "$GL_ROOT/build/asan/tests/broker_parts_test" ;;
-  *) echo "$GL_ROOT/build/tests/broker_parts_test" ;; esac
-}
-
-@test "parts: framing, strict parsing, slots and curl delivery against real sinks" {
-  sink ocr.example
-  sink redir.example redirect302
-  mkdir -p "$BATS_TEST_TMPDIR/slots"
-  run "$(unit_bin)" "$BATS_TEST_TMPDIR/slots" "$(cat "$BATS_TEST_TMPDIR/ocr.example.port")" \
-    "$(cat "$BATS_TEST_TMPDIR/redir.example.port")" "$BATS_TEST_TMPDIR/attacker.log"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
-  # The routed request kept the tool's Host header; the redirect target got nothing.
-  jq -e 'select(.path == "/ocr") | .host == "ocr.example"' "$(log_of ocr.example)"
-  [ ! -s "$BATS_TEST_TMPDIR/attacker.log" ]
 }
 
 @test "O4: a projx host's reply never reaches a finance consumer (nosplit: it does)" {

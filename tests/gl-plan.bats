@@ -296,10 +296,3 @@ EOF
   [ "$status" -eq 1 ]
   [[ "$output" == *"FAIL"* ]]
 }
-
-@test "unit: tag sets (union, intersection, subset, order), policy globs, host and path rules" {
-  local dir=$GL_ROOT/build/tests
-  case "$GL_BIN" in *asan*) dir=$GL_ROOT/build/asan/tests ;; esac
-  run "$dir/labels_test"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
-}

@@ -29,3 +29,13 @@ gl_setup() {
 
 # json FILTER — run jq on $output (the last `run`'s stdout)
 json() { printf '%s\n' "$output" | jq -er "$@"; }
+
+# kill_pids — teardown: end every process whose pid a test appended to $PIDS
+# (sinks, servers it started), each by its pid with SIGTERM; none when $PIDS
+# was never made.
+kill_pids() {
+  local p
+  [ -f "${PIDS:-}" ] || return 0
+  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
+  true
+}

@@ -36,11 +36,7 @@ setup() {
   POST=$(install_release "$FIX/releases/ip-post")
 }
 
-teardown() {
-  local p
-  while read -r p; do kill "$p" 2>/dev/null || true; done <"$PIDS"
-  release_cleanup
-}
+teardown() { kill_pids; release_cleanup; }
 
 # policy PUBLIC_GLOB — $POLICY: agent cleared for hr, pub public, $D/hr/**
 # labelled hr, everything else under PUBLIC_GLOB public (the routes kept)

@@ -49,11 +49,7 @@ setup() {
   ARGS=$(jq -cn --arg d "$D/pub/doc.txt" --arg s "$D/hr/secret.txt" '{doc:$d,secret:$s}')
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  release_cleanup
-}
+teardown() { kill_pids; release_cleanup; }
 
 # mcp BIN CONSUMER [flags…] — one tools/call of leak and one of fail through
 # BIN --serve-mcp; the answers in $BATS_TEST_TMPDIR/mcp.out
@@ -183,12 +179,4 @@ recovered() {
   [ -s emitted.txt ]
   comm -23 emitted.txt table.txt >missing.txt
   [ ! -s missing.txt ] || { echo "fields missing from docs/gl-run.md's table:"; cat missing.txt; false; }
-}
-
-@test "denied names are capped per copy: an hr copy's flood never pushes a public copy's name into (other) (tally_test)" {
-  local t=$GL_ROOT/build/tests/tally_test
-  case "$GL_BIN" in *asan*) t=$GL_ROOT/build/asan/tests/tally_test ;; esac
-  [ -x "$t" ] || skip "$t is not built (make units)"
-  run "$t"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
 }

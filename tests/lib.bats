@@ -1,7 +1,26 @@
 #!/usr/bin/env bats
-# Unit tests of lib/ that have no command of their own (built by make check
-# into build/tests or build/asan/tests, matching GL_BIN).
+# The unit tests of lib/ (tests/unit/*_test.c, built by `make units` into
+# build/tests and by `make asan` into build/asan/tests, matching GL_BIN): one
+# @test per program. Each reports TAP through tests/unit/check.h (one point
+# per CHECK site); unit_ok requires exit 0, a plan with at least one point
+# and no "not ok", so a program that checked nothing fails, and one that
+# cannot run here ("1..0 # SKIP why") is a skipped test.
+# The drivers (tests/unit/*_drive.c) are not unit tests: the suites of their
+# commands run them (fetch, minisign, pkey, sandbox).
+#
+# unprivileged: yes — the programs run as nobody too (cgroup_v2_test skips there)
 load helpers
+load fixtures/run/helpers
+
+setup() {
+  gl_setup
+  PIDS=$BATS_TEST_TMPDIR/pids
+  : >"$PIDS"
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  echo '{"clearances":{},"routes":{}}' >"$POLICY"
+}
+
+teardown() { kill_pids; }
 
 unit() {
   local dir=$GL_ROOT/build/tests
@@ -9,17 +28,66 @@ unit() {
   echo "$dir/$1"
 }
 
-@test "json: strict reader, compact writer and canonical form" {
-  run "$(unit json_test)"
+# unit_ok NAME [ARG…] — run the unit test NAME; it passes on exit 0 with a TAP
+# plan of at least one point and no failed point.
+unit_ok() {
+  local t
+  t=$(unit "$1")
+  [ -x "$t" ] || { echo "$t is not built (make units / make asan)"; false; }
+  run "$t" "${@:2}"
+  case "$output" in *"1..0 # SKIP "*) skip "${output##*# SKIP }" ;; esac
   [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ "$output" =~ (^|$'\n')1\.\.[1-9][0-9]*($'\n'|$) ]] || { echo "$output"; echo "no TAP plan"; false; }
+  ! grep -q '^not ok' <<<"$output" || { echo "$output"; false; }
+}
+
+@test "json: strict reader, compact writer and canonical form (json_test)" {
+  unit_ok json_test
+}
+
+@test "jsonrpc: validation, the bounded line reader and the writer (lib/json/jsonrpc.c; jsonrpc_test)" {
+  unit_ok jsonrpc_test
+}
+
+@test "jsonschema: the keywords checked and ignored, the field each error names, the bounds (lib/json/jsonschema.c; jsonschema_test)" {
+  unit_ok jsonschema_test
+}
+
+@test "labels: tag sets (union, intersection, subset, order), policy globs, host and path rules (labels_test)" {
+  unit_ok labels_test
 }
 
 @test "policy: directory items are labelled by every glob that can match beneath them (dirglob_test)" {
-  run "$(unit dirglob_test)"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  unit_ok dirglob_test
 }
 
 @test "policy: limits — SPEC §4 defaults, global and per-release fields, every malformed field refused by name (bounds_test)" {
-  run "$(unit bounds_test)"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  unit_ok bounds_test
+}
+
+@test "read paths: every rule of lib/plan/readpaths.c on a real tree (symlinks, paths not there yet) and lib/json/jsonl.c's top-level scan (readpaths_test)" {
+  unit_ok readpaths_test
+}
+
+@test "broker parts: framing, strict parsing, slots and curl delivery against real sinks (broker_parts_test)" {
+  sink ocr.example
+  sink redir.example redirect302
+  mkdir -p "$BATS_TEST_TMPDIR/slots"
+  unit_ok broker_parts_test "$BATS_TEST_TMPDIR/slots" "$(cat "$BATS_TEST_TMPDIR/ocr.example.port")" \
+    "$(cat "$BATS_TEST_TMPDIR/redir.example.port")" "$BATS_TEST_TMPDIR/attacker.log"
+  # The routed request kept the tool's Host header; the redirect target got nothing.
+  jq -e 'select(.path == "/ocr") | .host == "ocr.example"' "$BATS_TEST_TMPDIR/ocr.example.log"
+  [ ! -s "$BATS_TEST_TMPDIR/attacker.log" ]
+}
+
+@test "denied names are capped per copy: an hr copy's flood never pushes a public copy's name into (other) (tally_test)" {
+  unit_ok tally_test
+}
+
+# cgroup v2 (docs/sandbox.md "Which mechanism is tested where"): this
+# host's cgroup2 is the hybrid /sys/fs/cgroup/unified without controllers,
+# so only the v2 end of a copy is exercised: gl_cg_drain (cgroup.kill,
+# then cgroup.procs until empty) and gl_cg_close on a real cgroup2 group
+@test "cgroup v2: a copy's group is emptied (cgroup.kill, cgroup.procs) and removed (cgroup_v2_test)" {
+  unit_ok cgroup_v2_test
 }

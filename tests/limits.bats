@@ -26,11 +26,7 @@ setup() {
   REL=$(install_release "$FIX/releases/limits-hog")
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  release_cleanup
-}
+teardown() { kill_pids; release_cleanup; }
 
 # limits JSON — $POLICY with agent public and these limits
 limits() { jq -n --argjson l "$1" '{clearances:{agent:[]},limits:$l}' >"$POLICY"; }
@@ -331,17 +327,4 @@ exec_release() {
     (.enforcement.limits.pids == "rlimit_nproc" and .results[0].ok and .results[0].value.forked <= 32)' ||
     { rec 3 | cut -c1-600; false; }
   rec 4 | jq -e '.results[0].ok == true'
-}
-
-# cgroup v2 (docs/sandbox.md "Which mechanism is tested where"): this
-# host's cgroup2 is the hybrid /sys/fs/cgroup/unified without controllers,
-# so only the v2 end of a copy is exercised: gl_cg_drain (cgroup.kill,
-# then cgroup.procs until empty) and gl_cg_close on a real cgroup2 group
-@test "cgroup v2: a copy's group is emptied (cgroup.kill, cgroup.procs) and removed (tests/unit/cgroup_v2_test)" {
-  local dir=$GL_ROOT/build/tests
-  case "$GL_BIN" in *asan*) dir=$GL_ROOT/build/asan/tests ;; esac
-  run "$dir/cgroup_v2_test"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
-  case "$output" in skip:*) skip "$output" ;; esac
-  [ "$output" = "cgroup v2 drain and close: ok" ]
 }

@@ -32,11 +32,7 @@ setup() {
   CLIENT=$FIX/mcp/client.py
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  release_cleanup
-}
+teardown() { kill_pids; release_cleanup; }
 
 
 # mcp_call REL FUNCTION ARGS_JSON [gl-run flags…] — one JSON Lines call through gl-plan | gl-run

@@ -231,7 +231,7 @@ channel() {
 
 @test "paper Fig. 2b: the pool release discloses an HR item to ocr.example only as one process" {
   start_sink
-  POOL=$(install_release "$GL_ROOT/examples/releases/pool")
+  POOL=$(install_release "$GL_ROOT/tests/fixtures/releases/demo-pool")
   {
     envelope c1 "$POOL" summarize "[{\"name\":\"salary.csv\",\"label\":[\"hr\"],\"data\":\"$(b64 "name,salary
 alice,$CANARY")\"}]"

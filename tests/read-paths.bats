@@ -286,10 +286,3 @@ EOF
   run gl-run --policy good.json </dev/null
   [ "$status" -eq 0 ]
 }
-
-@test "unit: every rule of lib/plan/readpaths.c on a real tree (symlinks, paths not there yet) and lib/json/jsonl.c's top-level scan (readpaths_test)" {
-  local dir=$GL_ROOT/build/tests
-  case "$GL_BIN" in *asan*) dir=$GL_ROOT/build/asan/tests ;; esac
-  run "$dir/readpaths_test"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
-}

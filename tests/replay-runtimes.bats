@@ -3,7 +3,7 @@
 # Definition 6, Theorem 2, Table XIV; docs/witness.md "Every runtime").
 #
 # Real sessions gl-plan | gl-run | gl-replay | gl-damp against a real HTTP
-# sink: the python annotate example (examples/releases/annotate, paper Fig.
+# sink: the python annotate example (tests/fixtures/releases/demo-annotate, paper Fig.
 # 2c), the same tool as a runtime exec release with protocol germline
 # (tests/fixtures/exec/rt-germline, Node) and as an MCP server
 # (tests/fixtures/exec/rt-mcp, Node, protocol mcp-stdio, file items named by
@@ -46,8 +46,7 @@ setup() {
 }
 
 teardown() {
-  local p
-  [ -f "${PIDS:-}" ] && while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
+  kill_pids
   release_cleanup
   chmod -R u+w "$BATS_TEST_TMPDIR" 2>/dev/null
   true
@@ -115,7 +114,7 @@ suppressed_next() {
 }
 
 @test "replay-runtimes: a leaking exec (Node, protocol germline) and a leaking mcp-stdio release are suppressed within the python annotate example's count of calls" {
-  PY=$(install_release "$GL_ROOT/examples/releases/annotate")
+  PY=$(install_release "$GL_ROOT/tests/fixtures/releases/demo-annotate")
   NODE=$(install_release "$FIX/exec/rt-germline")
   MCP=$(install_release "$FIX/exec/rt-mcp")
   calls "$PY" data 2 >py.calls

@@ -77,7 +77,7 @@ as_nobody() { # the caller's PATH (for bats and jq), nothing else of its environ
 nobody_reads() { # nobody_reads ROOT — can nobody use the checkout at ROOT?
   as_nobody sh -c 'cd "$1" && test -x bin/gl-run && test -r build/host/germline_host.py &&
     test -r build/host/_germline.so && test -r tests/helpers.bash &&
-    test -r examples/releases/pool/manifest.json && test -r tests/fixtures/run/persistent.py' \
+    test -r tests/fixtures/releases/demo-pool/manifest.json && test -r tests/fixtures/run/persistent.py' \
     sh "$1" 2>/dev/null
 }
 unprivileged_root() { # sets uroot to the root nobody uses, or why
@@ -87,7 +87,7 @@ unprivileged_root() { # sets uroot to the root nobody uses, or why
   fi
   unpriv_dir=$(mktemp -d "${TMPDIR:-/tmp}/gl-unpriv.XXXXXX") || { why="mktemp failed"; return 1; }
   mkdir -p "$unpriv_dir/build" "$unpriv_dir/lib" &&
-    cp -a bin tests testbed examples hosts "$unpriv_dir"/ &&
+    cp -a bin tests testbed hosts "$unpriv_dir"/ &&
     cp -a lib/. "$unpriv_dir/lib/" &&
     cp -a build/host build/tests build/libgermline.a "$unpriv_dir/build/" &&
     cp -a build/host "$unpriv_dir/lib/germline" &&

@@ -68,7 +68,7 @@ invoice() { jq -cn --arg d "$(b64 "${1:-INVOICE 2027-001 total 1200 EUR}")" \
   '{name:"invoice.pdf",label:["finance"],data:$d}'; }
 
 @test "gl-run --mode: every SPEC §6 mode is accepted and named in the record; others are usage errors" {
-  REL=$(install_release "$GL_ROOT/examples/releases/pool")
+  REL=$(install_release "$GL_ROOT/tests/fixtures/releases/demo-pool")
   envelope c1 "$REL" summarize "[$(invoice)]" >calls.jsonl
   for m in germline nosplit lazy fresh confined sigifc sigpin; do
     rsession "$m" calls.jsonl out.jsonl || { cat out.jsonl out.jsonl.err; false; }
@@ -82,7 +82,7 @@ invoice() { jq -cn --arg d "$(b64 "${1:-INVOICE 2027-001 total 1200 EUR}")" \
 }
 
 @test "pool (paper Fig. 2b, carry-over): discloses under sigpin, sigifc, confined; not under fresh, nosplit, germline" {
-  POOL=$(install_release "$GL_ROOT/examples/releases/pool")
+  POOL=$(install_release "$GL_ROOT/tests/fixtures/releases/demo-pool")
   {
     envelope c1 "$POOL" summarize "[$(salary)]"
     envelope c2 "$POOL" ocr_pdf "[$(invoice)]"
@@ -108,7 +108,7 @@ invoice() { jq -cn --arg d "$(b64 "${1:-INVOICE 2027-001 total 1200 EUR}")" \
 }
 
 @test "annotate (paper Fig. 2c, within-call mixing): discloses under fresh and nosplit, not under germline" {
-  ANN=$(install_release "$GL_ROOT/examples/releases/annotate")
+  ANN=$(install_release "$GL_ROOT/tests/fixtures/releases/demo-annotate")
   envelope c1 "$ANN" ocr_annotate "[$(invoice),$(salary)]" '{"args":{"lang":"en"}}' >calls.jsonl
   for m in fresh nosplit; do
     rsession "$m" calls.jsonl out.jsonl

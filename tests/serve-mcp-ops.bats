@@ -87,13 +87,6 @@ EOF
     '[1,"2025-11-25"] [2,"2025-06-18"] [3,"2025-11-25"] [4,-32602] ' ]
 }
 
-@test "jsonschema: the keywords checked and ignored, the field each error names, the bounds (lib/json/jsonschema.c)" {
-  local t=$GL_ROOT/build/tests/jsonschema_test
-  case "$GL_BIN" in *asan*) t=$GL_ROOT/build/asan/tests/jsonschema_test ;; esac
-  run "$t"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
-}
-
 @test "SDK client: negotiates 2025-11-25, -32602 names the field, a cancelled 5 s call's copy is gone and unanswered, the next call answered" {
   REL=$(install_release "$FIX/mcp/slow")
   GL_OPS_MARK="$GL_HOME/releases/$REL" run --separate-stderr node "$FIX/mcp/sdk_ops.mjs" \

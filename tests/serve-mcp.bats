@@ -34,11 +34,7 @@ setup() {
   SDK=$FIX/mcp/sdk_client.mjs
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  release_cleanup
-}
+teardown() { kill_pids; release_cleanup; }
 
 
 # serve REL [flags…] — raw lines on stdin to gl-run --serve-mcp; answers in $output
@@ -95,13 +91,6 @@ EOF
   echo "$output" | jq -c '[.id, .error.code, .error.data.error?]'
   [ "$(echo "$output" | jq -c '[.id, .error.code, (.error.data.error? // null)]' | tr '\n' ' ')" = \
     '[null,-32700,null] [null,-32600,null] [3,-32600,null] [null,-32600,null] [5,-32600,null] [6,-32601,null] [null,-32700,null] [null,-32600,null] [7,-32602,"unknown_function"] [8,-32602,null] [9,-32602,"unlabelled_path"] [11,null,null] ' ]
-}
-
-@test "jsonrpc: validation, the bounded line reader and the writer (lib/json/jsonrpc.c)" {
-  local t=$GL_ROOT/build/tests/jsonrpc_test
-  case "$GL_BIN" in *asan*) t=$GL_ROOT/build/asan/tests/jsonrpc_test ;; esac
-  run "$t"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
 @test "serve-mcp: an answer above the 8 MiB line cap is an internal error, and the stream goes on" {

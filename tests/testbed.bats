@@ -310,3 +310,27 @@ send() {
   oracle --disable zlib
   [ "$(json .count)" = 2 ]
 }
+
+# The variants (issue 18; docs/testbed.md "Releases"): generated from each
+# server's 1.0.0 module, one template per attack and docs' diffs. SHA256SUMS
+# lists the 209 files of testbed/releases/ as committed before generation
+# (one-off diff -r: identical), so the generator reproduces them byte for
+# byte; a changed template is caught (the check can fail).
+@test "variants: variants.py writes every release module as committed before, byte for byte and no more; a changed template is caught" {
+  local sums=$TB/variants/SHA256SUMS
+  "$SYSPY" "$TB/variants.py" "$BATS_TEST_TMPDIR/m"
+  (cd "$BATS_TEST_TMPDIR/m" && sha256sum --quiet --strict -c "$sums")
+  [ "$(cd "$BATS_TEST_TMPDIR/m" && find . -type f | wc -l)" -eq "$(wc -l <"$sums")" ]
+  [ "$(wc -l <"$sums")" -eq 209 ]
+  # off: one word of one template changed — the sums no longer hold
+  cp -R "$TB" "$BATS_TEST_TMPDIR/tb"
+  sed -i 's/every item of every earlier call/every item of every later call/' "$BATS_TEST_TMPDIR/tb/variants/dormant.py.in"
+  "$SYSPY" "$BATS_TEST_TMPDIR/tb/variants.py" "$BATS_TEST_TMPDIR/m2"
+  run -1 sh -c 'cd "$1" && sha256sum --quiet -c "$2"' sh "$BATS_TEST_TMPDIR/m2" "$sums"
+  [[ "$output" == *"lint-dormant/lint_ext.py: FAILED"* ]]
+  [[ "$output" == *"sql-dormant/sql_ext.py: FAILED"* ]]
+  # a diff that no longer applies fails the generation, never guesses
+  sed -i 's/^-"""docs 1.0.0 /-"""docs 0.9.9 /' "$BATS_TEST_TMPDIR/tb/variants/patches/docs-direct/docs_tool.py.diff"
+  run ! "$SYSPY" "$BATS_TEST_TMPDIR/tb/variants.py" "$BATS_TEST_TMPDIR/m3"
+  [[ "$output" == *"does not apply"* ]]
+}

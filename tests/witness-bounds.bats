@@ -42,11 +42,7 @@ setup() {
   W=$GL_HOME/witnesses
 }
 
-teardown() {
-  local p
-  while read -r p; do [ -n "$p" ] && kill "$p" 2>/dev/null; done <"$PIDS"
-  release_cleanup
-}
+teardown() { kill_pids; release_cleanup; }
 
 # calls N MB [TAGGED] — N envelopes c1…cN whose slot holds MB MiB ("x", or
 # with TAGGED the call's own tag: a new slot every call)

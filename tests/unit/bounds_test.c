@@ -84,7 +84,5 @@ int main(void)
 	defaults();
 	per_release();
 	refused();
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

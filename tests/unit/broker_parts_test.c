@@ -19,15 +19,7 @@
 #include "json/msg.h"
 #include "broker/slots.h"
 #include "core/util.h"
-
-static int failures;
-#define CHECK(c)                                                                   \
-	do {                                                                       \
-		if (!(c)) {                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                \
-		}                                                                  \
-	} while (0)
+#include "check.h"
 
 static int64_t soon(int ms) { return gl_mono_ns() + (int64_t)ms * 1000000; }
 
@@ -290,7 +282,5 @@ int main(int argc, char **argv)
 	if (argc == 5)
 		test_http(argv[2], argv[3], argv[4]);
 	curl_global_cleanup();
-	if (failures)
-		fprintf(stderr, "%d checks failed\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

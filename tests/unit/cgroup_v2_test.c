@@ -79,20 +79,19 @@ int main(void)
 	static const char root[] = "/sys/fs/cgroup/unified";
 	struct statfs sf;
 	if (statfs(root, &sf) < 0 || (long)sf.f_type != CGROUP2_SUPER_MAGIC_) {
-		printf("skip: %s is not a cgroup2 mount\n", root);
-		return 0;
+		return check_skip_all("%s is not a cgroup2 mount", root);
 	}
 	char *base = gl_xasprintf("%s/gl-unit-%ld", root, (long)getpid());
 	char *slot = gl_xasprintf("%s/c0", base);
 	if (mkdir(base, 0755) < 0 || mkdir(slot, 0755) < 0) {
-		printf("skip: cannot make %s: %s\n", slot, strerror(errno));
+		check_skip_all("cannot make %s: %s", slot, strerror(errno));
 		rmdir(base);
 		return 0;
 	}
 	char kill_file[600];
 	snprintf(kill_file, sizeof kill_file, "%s/cgroup.kill", slot);
 	if (access(kill_file, W_OK) < 0) {
-		printf("skip: no %s (Linux < 5.14)\n", kill_file);
+		check_skip_all("no %s (Linux < 5.14)", kill_file);
 		rmdir(slot);
 		rmdir(base);
 		return 0;
@@ -121,6 +120,5 @@ int main(void)
 	}
 	free(slot);
 	free(base);
-	printf("cgroup v2 drain and close: %s\n", failures ? "FAILED" : "ok");
-	return failures != 0;
+	return check_done();
 }

@@ -196,7 +196,5 @@ int main(void)
 		free(b.data);
 	}
 
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

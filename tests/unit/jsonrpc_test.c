@@ -11,15 +11,7 @@
 #include "json/jsonrpc.h"
 #include "json/msg.h"
 #include "core/util.h"
-
-static int failures;
-#define CHECK(c)                                                                         \
-	do {                                                                             \
-		if (!(c)) {                                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                      \
-		}                                                                        \
-	} while (0)
+#include "check.h"
 
 /* validate(text) -> kind, or -1 */
 static int kind_of(const char *text)
@@ -123,7 +115,5 @@ int main(void)
 	validation();
 	reader();
 	writer();
-	if (failures)
-		fprintf(stderr, "%d checks failed\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

@@ -143,7 +143,5 @@ int main(void)
 	types();
 	objects();
 	bounds();
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures != 0;
+	return check_done();
 }

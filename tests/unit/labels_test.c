@@ -188,7 +188,5 @@ int main(void)
 	labels();
 	globs();
 	names();
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

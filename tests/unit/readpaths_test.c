@@ -237,9 +237,5 @@ int main(void)
 	readpaths();
 	jsonl();
 	capped();
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	else
-		printf("readpaths_test: ok\n");
-	return failures ? 1 : 0;
+	return check_done();
 }

@@ -14,15 +14,7 @@
 #include "json/json.h"
 #include "plan/labels.h"
 #include "core/util.h"
-
-static int failures;
-#define CHECK(c)                                                                   \
-	do {                                                                       \
-		if (!(c)) {                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                \
-		}                                                                  \
-	} while (0)
+#include "check.h"
 
 static bool json_eq(jv v, const char *want, bool loud)
 {
@@ -85,7 +77,5 @@ int main(void)
 	jv_free(pub);
 	jv_free(out);
 	jv_free(labels);
-	if (failures)
-		fprintf(stderr, "tally_test: %d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }
