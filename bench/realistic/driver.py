@@ -264,7 +264,8 @@ def report(opt, cs, res, interp, mem, threads, took):
           % (", ".join("%s %.1f×" % (k.split(" ")[0], v) for k, v in ratios.items()),
              min(ratios.values()), max(ratios.values())))
     print()
-    print("(benchmark run time %.0f s)" % took)
+    print("(benchmark run time %.0f s; load average at the end %.1f %.1f %.1f on %d CPUs)"
+          % ((took,) + os.getloadavg() + (os.cpu_count(),)))
 
 
 def main():
