@@ -14,6 +14,7 @@ pkgs=(
   bats minisign
   bubblewrap nodejs
   groff-base
+  python3-numpy python3-pypdf python3-requests
 )
 # make deb only (scripts/deb.sh checks the package with lintian)
 [ "${GL_DEPS_DEB:-0}" = 1 ] && pkgs+=(lintian)

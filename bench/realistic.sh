@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# bench/realistic.sh (make bench): a realistic release (issue 19, "Must show";
+# the figures are kept in docs/performance.md "A realistic release").
+#
+# bench/releases/realistic imports Debian's python3-numpy, python3-pypdf and
+# python3-requests at init, as real tools do; it is signed and installed
+# through the real chain into a temporary GL_HOME, and
+# bench/realistic/driver.py measures, in this one run, the single-copy call
+# latency of each function under germline (gl-plan | gl-run) against a fresh
+# process per call with the same imports and one persistent unprotected
+# process, the PSS of the germline and of a live copy, and prints the
+# ratios (the paper's Section VII footing: its 2-28x).
+#
+# numpy's extensions link libblas.so.3 and liblapack.so.3, which Debian
+# installs as symlinks into /etc/alternatives: outside the germline's minimal
+# root, so the import fails ("libblas.so.3: cannot open shared object file")
+# unless the release asks for those two links as manifest read_paths and the
+# deployer's policy grants them, the links and what they resolve to
+# (docs/formats.md "Granted read_paths"). This script is that deployer.
+#   GL_BENCH_PASSES (3), GL_BENCH_CALLS (100), GL_BENCH_WARMUP (20),
+#   GL_BENCH_FRESH_CALLS (20), GL_BENCH_FRESH_WARMUP (2)
+set -euo pipefail
+root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+export PATH="$root/bin:$PATH"
+if ! /usr/bin/python3 -c 'import numpy, pypdf, requests' 2>/dev/null; then
+  echo "bench: realistic: python3-numpy, python3-pypdf and python3-requests are needed" \
+    "(scripts/deps.sh installs them)" >&2
+  exit 1
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/gl-bench-realistic.XXXXXX")
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+export GL_HOME="$work/home" HOME="$work"
+unset GL_PASSPHRASE
+
+(
+  cd "$work"
+  gl-sign keygen --no-passphrase root >/dev/null
+  gl-sign keygen --no-passphrase tk >/dev/null
+  gl-sign init repo --root-key root --targets-key tk >/dev/null
+  gl-verify pin repo >/dev/null
+  gl-sign pack "$root/bench/releases/realistic" realistic.tar.gz >/dev/null
+  gl-sign add repo --key tk realistic.tar.gz >/dev/null
+  # The same release without its read_paths: what the minimal root does to
+  # numpy's import (printed below, once).
+  mkdir norp && cp -r "$root/bench/releases/realistic/." norp/
+  jq '.read_paths = []' "$root/bench/releases/realistic/manifest.json" >norp/manifest.json
+  gl-sign pack norp norp.tar.gz >/dev/null
+  gl-sign add repo --key tk norp.tar.gz >/dev/null
+)
+sha=$(cd "$work" && gl-verify install repo realistic.tar.gz | jq -er .release.sha256)
+norp=$(cd "$work" && gl-verify install repo norp.tar.gz | jq -er .release.sha256)
+rel="$GL_HOME/releases/$sha"
+
+# The policy grants exactly the manifest's read_paths and what each resolves
+# to on this machine (P and R must both be matched).
+grants=$(jq -r '.read_paths[]' "$rel/manifest.json" | while IFS= read -r p; do
+    printf '%s\n' "$p"
+    readlink -f -- "$p" || true
+  done | jq -R . | jq -sc unique)
+echo "{\"clearances\":{\"agent\":[]},\"read_paths\":$grants}" >"$work/policy.json"
+
+echo "machine: $(nproc) CPUs, $(uname -sr), $(/usr/bin/python3 -V 2>&1);" \
+  "$(/usr/bin/python3 -c 'import numpy, pypdf, requests; print("numpy", numpy.__version__,
+  "pypdf", pypdf.__version__, "requests", requests.__version__)');" \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "policy read_paths: $grants"
+echo '{"clearances":{"agent":[]}}' >"$work/policy-none.json"
+printf '{"id":"1","release":"%s","function":"noop","args":{},"items":[],"consumers":["agent"]}\n' \
+  "$norp" | gl-plan --policy "$work/policy-none.json" |
+  gl-run --policy "$work/policy-none.json" 2>/dev/null |
+  jq -r '"without the read_paths: ok \(.ok), error \(.error): " +
+    ((.detail // "") | gsub("\\\\x0a"; "\n") | [scan("[A-Za-z]*Error: [^\n]+")] | first // "none")' ||
+  true
+/usr/bin/python3 "$root/bench/realistic/driver.py" --root "$root" --release "$rel" \
+  --policy "$work/policy.json" --work "$work" \
+  --passes "${GL_BENCH_PASSES:-3}" --calls "${GL_BENCH_CALLS:-100}" \
+  --warmup "${GL_BENCH_WARMUP:-20}" --fresh-calls "${GL_BENCH_FRESH_CALLS:-20}" \
+  --fresh-warmup "${GL_BENCH_FRESH_WARMUP:-2}"
