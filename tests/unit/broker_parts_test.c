@@ -239,8 +239,9 @@ static void test_slots(const char *tmp)
 	const char *hr_only[] = {"hr"};
 	struct gl_labels L = {hr_only, 1};
 	char id[65], id0[65];
-	gl_slot_horizon_id(&horizon, id);
-	gl_slot_horizon_id(&none, id0);
+	char *herr = NULL;
+	CHECK(gl_slot_horizon_id(&horizon, id, &herr) == 0);
+	CHECK(gl_slot_horizon_id(&none, id0, &herr) == 0 && !herr);
 	CHECK(strcmp(id, id0) != 0 && strlen(id) == 64);
 	/* id of [] is SHA-256("[]") */
 	unsigned char h[32];
