@@ -138,13 +138,14 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 	/* Line 6: τ, chosen without reading contents: the broker's wall clock
 	 * at call start and a fresh seed, the same for every copy (under the
 	 * --no-twin ablation, a fresh one per copy); Rel[e] ← ⟨⟩ for e ∈ D_f. */
-	gl_broker_run_init(&r, &gl_mode_germline, b, c, plan, plan->ngroup);
+	gl_broker_run_init(&r, b->lazy ? &gl_mode_lazy : &gl_mode_germline, b, c, plan,
+			   plan->ngroup);
 	jv out = gl_broker_load_items(&r);
 	jv results = jv_array();
 	size_t copies = 0;
 	if (!jv_is_valid(out))
 		out = gl_broker_lock_slots(&r);
-	if (b->lazy && !jv_is_valid(out) && c->ndest)
+	if (r.mode->contacted_only && !jv_is_valid(out) && c->ndest)
 		out = gl_broker_lazy_probe(&r, g, germline_lost, &copies);
 	/* Line 7: the groups in Plan's order, one copy at a time. */
 	for (r.gi = 0; !jv_is_valid(out) && r.gi < plan->ngroup; r.gi++)
@@ -242,7 +243,7 @@ static void call_message(struct run *r, const struct gl_germline *gm,
 	/* An exec copy that is its call's only copy has no twin to agree with
 	 * (no comparison, so no trigger): its target runs with the real clocks
 	 * and skips the twin shim's start-up (docs/exec.md "Twin inputs"). */
-	bool alone = gm->exec && r->plan->ngroup == 1 && !r->b->lazy;
+	bool alone = gm->exec && r->plan->ngroup == 1 && !r->mode->contacted_only;
 	gl_callmsg(out, c->function, args, r->items, c->nitem, r->snap[r->gi],
 		   alone ? NULL : &r->twin[r->gi]);
 	jv_free(args);
@@ -383,7 +384,8 @@ static jv germline_effect(struct run *r, const struct gl_msg *m, enum outcome *o
 		 * over http/https) is denied and counted. */
 		gl_broker_tally(&r->denied, r->gi, req.host);
 		reply = gl_broker_denied();
-	} else if (r->b->lazy && group_has_dest(g, (size_t)ei) && !r->dest[ei].contacted) {
+	} else if (r->mode->contacted_only && group_has_dest(g, (size_t)ei) &&
+		   !r->dest[ei].contacted) {
 		/* lazy (Lemma 2): the full-view copy never contacted e, so e
 		 * gets no request in this call. */
 		reply = gl_broker_placeholder();
@@ -492,7 +494,7 @@ static void end_group(struct run *r, struct gl_germline *gm, int from, enum outc
 	 * ended) carries its L; under lazy, whether it ran at all was the
 	 * full-view copy's choice (Lemma 2), so that copy's label joins. */
 	gl_labels_copy(&r->gL[r->gi], &r->L);
-	if (r->b->lazy && !g->nconsumer && g->ndest) /* a group lazy_skip may skip */
+	if (r->mode->contacted_only && !g->nconsumer && g->ndest) /* one lazy_skip may skip */
 		gl_broker_join(&r->gL[r->gi], &r->gL[r->plan->ngroup]);
 	/* Line 28: each consumer of g gets the value with label L (Eq. 2). */
 	for (size_t i = 0; i < g->nconsumer; i++)
@@ -502,9 +504,18 @@ static void end_group(struct run *r, struct gl_germline *gm, int from, enum outc
 	gl_slot_free(&r->slot);
 }
 
-/* gl-run's copies (germline, nosplit, lazy's destination copies). */
+/* gl-run's copies (germline, nosplit). */
 const struct mode gl_mode_germline = {.name = "germline",
 				      .effect = germline_effect,
 				      .compare_end = missing,
 				      .store_state = true,
 				      .bounded = true};
+
+/* gl-run --mode lazy's destination copies: the same, but a destination
+ * the full-view copy (broker_lazy.c) never contacted gets nothing. */
+const struct mode gl_mode_lazy = {.name = "lazy",
+				  .effect = germline_effect,
+				  .compare_end = missing,
+				  .store_state = true,
+				  .bounded = true,
+				  .contacted_only = true};

@@ -75,7 +75,9 @@ struct run;
  *   full_view    the copy's view is every item (an exec copy can read
  *                every item file), not V(g).
  *   bounded      how the copy ended is asked of its cgroup bound (SPEC §4
- *                limits: "memory", "pids", "cpu"), as under gl-run. */
+ *                limits: "memory", "pids", "cpu"), as under gl-run.
+ *   contacted_only  lazy (Lemma 2): a destination's copy is forked, and
+ *                delivers, only if the full-view copy contacted it. */
 struct mode {
 	const char *name;
 	jv (*effect)(struct run *r, const struct gl_msg *m, enum outcome *o);
@@ -83,14 +85,15 @@ struct mode {
 	bool store_state;
 	bool full_view;
 	bool bounded;
+	bool contacted_only;
 };
 
-/* The modes: gl-run's copies (germline, nosplit, lazy's destination
+/* The modes: gl-run's copies (germline, nosplit; lazy's destination
  * copies; broker.c), lazy's full-view copy (broker_lazy.c), the baselines
  * (broker_session.c: fresh and confined reach D_f only, sigifc and sigpin
  * any host) and gl-replay's copy (broker_replay.c). */
-extern const struct mode gl_mode_germline, gl_mode_probe, gl_mode_allowlist, gl_mode_any_host,
-    gl_mode_replay;
+extern const struct mode gl_mode_germline, gl_mode_lazy, gl_mode_probe, gl_mode_allowlist,
+    gl_mode_any_host, gl_mode_replay;
 
 /* The state of one call across its groups (live), of one baseline call, or
  * of one replayed copy. Created by gl_broker_run_init, freed (with any copy

@@ -83,7 +83,7 @@ jv gl_broker_lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_
 
 bool gl_broker_lazy_skip(const struct run *r, const struct gl_plan_group *g)
 {
-	if (!r->b->lazy || g->nconsumer || !g->ndest)
+	if (!r->mode->contacted_only || g->nconsumer || !g->ndest)
 		return false;
 	for (size_t i = 0; i < g->ndest; i++)
 		if (r->dest[g->dest[i]].contacted)

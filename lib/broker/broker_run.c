@@ -131,7 +131,7 @@ void gl_broker_run_init(struct run *r, const struct mode *mode, const struct gl_
 	for (size_t x = 0; x < c->nitem; x++)
 		r->items[x] = (struct gl_callmsg_item){c->item[x].name,
 						       gl_labels_to_jv(&c->item[x].label), NULL};
-	if (mode == &gl_mode_germline)
+	if (mode == &gl_mode_germline || mode == &gl_mode_lazy)
 		init_groups(r, groups);
 }
 
