@@ -5,9 +5,13 @@
 #define _GNU_SOURCE
 #include "broker/broker_impl.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/cancel.h"
@@ -49,7 +53,7 @@ static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, cha
 		const char *name = gl_json_get_str(it, "name");
 		int k = name ? gl_broker_item_index(c, name) : -1;
 		if (k >= 0 && r->item_fd[k] >= 0 &&
-		    (r->probe || in_view(&r->plan->group[r->gi], (size_t)k)))
+		    (r->mode->full_view || in_view(&r->plan->group[r->gi], (size_t)k)))
 			items[n++] = (struct gl_exec_item){.fd = r->item_fd[k], .dir = gl_json_get_bool(it, "dir", 0)};
 		jv_free(it);
 	}
@@ -62,10 +66,8 @@ static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, cha
 	return rc;
 }
 
-enum outcome gl_broker_limit_outcome(struct run *r, struct gl_germline *gm, int pidfd,
-				     enum outcome o)
+enum outcome gl_broker_limit_outcome(struct gl_germline *gm, int pidfd, enum outcome o)
 {
-	(void)r;
 	if (!gm->cg || pidfd < 0)
 		return o;
 	/* A copy that ended without a result may have been killed by its bound;
@@ -77,29 +79,46 @@ enum outcome gl_broker_limit_outcome(struct run *r, struct gl_germline *gm, int 
 	return !strcmp(why, "memory") ? COPY_MEMORY : !strcmp(why, "pids") ? COPY_PIDS : COPY_CPU;
 }
 
+int gl_broker_kill_wait(int pidfd, pid_t child, bool exec, char *scratch)
+{
+	int ws = -1;
+	if (exec)
+		ws = gl_exec_copy_done(pidfd, scratch); /* killed, reaped, scratch removed */
+	else if (pidfd >= 0)
+		gl_copy_kill(pidfd); /* returns once it and its descendants are gone */
+	else if (child > 0)
+		kill(child, SIGKILL);
+	if (!exec && child > 0)
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+	if (pidfd >= 0)
+		close(pidfd);
+	return ws;
+}
+
 /* Line 27 for one copy: it and its descendants are gone (A1). With gl-run
  * --pool the copy is killed here and awaited before the next copy starts
  * (gl_copy_retire), so the call's record need not wait for the kernel's
- * teardown of its namespaces. */
-void gl_broker_end_copy(struct run *r, struct gl_germline *gm, int pidfd)
+ * teardown of its namespaces. A bounded mode's copy leaves nothing in its
+ * cgroup (lib/sandbox/cgroup.h). */
+void gl_broker_end_copy(struct run *r, struct gl_germline *gm)
 {
+	int pidfd = r->pidfd;
 	gl_cancel_disarm(r->b->cancel, pidfd); /* before its pidfd is closed */
-	if (gm->exec) {
-		int ws = gl_exec_copy_done(pidfd, r->scratch);
-		if (r->b->launcher)
-			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
-		close(pidfd);
-		if (gm->cg)
-			gl_cg_drain(gm->cg, &gm->cc);
-	} else if (r->b->pool) {
+	if (!gm->exec && r->b->pool) {
 		gl_copy_retire(gm, pidfd);
 	} else {
-		gl_copy_kill(pidfd);
-		close(pidfd);
-		if (gm->cg) /* anything left in its cgroup (lib/sandbox/cgroup.h) */
+		int ws = gl_broker_kill_wait(pidfd, -1, gm->exec != NULL, r->scratch);
+		if (gm->exec && r->b->launcher)
+			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
+		if (gm->cg && r->mode->bounded)
 			gl_cg_drain(gm->cg, &gm->cc);
 	}
 	r->scratch = NULL;
+	r->pidfd = -1;
+	if (r->sock >= 0)
+		close(r->sock);
+	r->sock = -1;
 }
 
 /* An exec copy's bound (lib/sandbox/cgroup.h), before its call message, for which
@@ -129,10 +148,11 @@ static int exec_bound(struct gl_germline *gm, int pidfd, char **err)
 /* Line 9: fork a copy on a fresh channel (r->sock); its absolute budget
  * starts now. jv_invalid() with *pidfd, or a refusal (*lost: the germline
  * is to be relaunched). */
-jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies, int *pidfd)
+jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies)
 {
 	char *err = NULL;
 	int sp[2];
+	int *pidfd = &r->pidfd;
 	*pidfd = -1;
 	bool pooled = !gm->exec && r->b->pool && gm->pooled;
 	if (pooled && gl_germline_take(gm, &sp[0], pidfd)) {
@@ -143,8 +163,12 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 			if (jv_is_valid(out))
 				return out;
 		}
+		/* no channel, no copy: the call is refused as a failed fork or
+		 * launch would be, but the germline is not lost */
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-			gl_die_errno(GL_EXIT_USAGE, "socketpair");
+			return gm->exec ? gl_broker_refuse("launch", "socketpair: %s", strerror(errno))
+					: gl_broker_refuse("germline", "socketpair: %s",
+							   strerror(errno));
 		if (gm->exec ? exec_copy(r, gm->exec, sp[1], pidfd, &err) < 0
 			     : gl_germline_fork(gm, sp[1], sp[0], pidfd, &err) < 0) {
 			close(sp[0]);
@@ -157,9 +181,8 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 	}
 	if (gm->exec && gm->cg && exec_bound(gm, *pidfd, &err) < 0) {
 		/* its target has not started: it waits for the call message */
-		gl_exec_copy_done(*pidfd, r->scratch);
+		gl_broker_kill_wait(*pidfd, -1, true, r->scratch);
 		r->scratch = NULL;
-		close(*pidfd);
 		*pidfd = -1;
 		close(sp[0]);
 		jv out = gl_broker_refuse("launch", "%s", err);

@@ -1,8 +1,10 @@
-/* broker_impl.h — what lib/broker/broker.c (Algorithm 1, the live call), its
- * parts lib/broker/broker_items.c and lib/broker/broker_copy.c, and
- * lib/broker/broker_replay.c (replay mode, for gl-replay) share: the state of a
- * running copy and the loop that serves its messages. Not a public
- * interface: broker.h is. */
+/* broker_impl.h — what the files of lib/broker/ share: the state of a run
+ * (struct run), the modes of the one broker loop (struct mode, strategy
+ * objects: gl-run's copies, lazy's full-view copy, the baselines, replay),
+ * and the parts around Algorithm 1 (lib/broker/broker.c): the run's life
+ * (broker_run.c), a copy's check, fork and end (broker_copy.c), items
+ * (broker_items.c), the record and tally (broker_record.c) and witnesses
+ * (broker_witness.c). Not a public interface: broker.h is. */
 #ifndef GL_BROKER_IMPL_H
 #define GL_BROKER_IMPL_H
 
@@ -14,6 +16,7 @@
 #include "json/msg.h"
 #include "runtime/receipt.h"
 #include "broker/slots.h"
+#include "plan/labels.h"
 
 /* A delivered request and its reply: one entry of Rel[e]. */
 struct rel_entry {
@@ -52,30 +55,77 @@ enum outcome { COPY_RESULT, COPY_DEADLINE, COPY_CRASH, COPY_PROTOCOL,
 	       COPY_MEMORY, COPY_PIDS, COPY_CPU /* a bound reached (SPEC §4 limits) */ };
 extern const char *const gl_broker_outcome_name[];
 
-/* The state of one call across its groups (live), or of one replayed copy. */
+struct run;
+
+/* A mode of the one broker loop (issue 18): a strategy object, not a flag.
+ * Every copy or process the broker serves runs the same loop
+ * (gl_broker_serve_copy, broker.c: Algorithm 1 lines 10–24); the mode
+ * says what differs:
+ *   effect       which hosts a request may reach and what it gets:
+ *                delivered, answered from a record and compared (the
+ *                tripwire), a placeholder, or denied; and what of it is
+ *                recorded (Rel[e], T(g), the tallies). Returns the reply
+ *                for the copy, or jv_invalid() with *o set when the copy
+ *                must end.
+ *   compare_end  what is compared once the copy sent its result, before
+ *                it ends (lines 25–26 for the germline), or NULL.
+ *   store_state  a state_put is stored in the copy's slot with L (line
+ *                23), or acknowledged and dropped (replay, lazy's
+ *                full-view copy, the baselines' own memory).
+ *   full_view    the copy's view is every item (an exec copy can read
+ *                every item file), not V(g).
+ *   bounded      how the copy ended is asked of its cgroup bound (SPEC §4
+ *                limits: "memory", "pids", "cpu"), as under gl-run.
+ *   contacted_only  lazy (Lemma 2): a destination's copy is forked, and
+ *                delivers, only if the full-view copy contacted it. */
+struct mode {
+	const char *name;
+	jv (*effect)(struct run *r, const struct gl_msg *m, enum outcome *o);
+	void (*compare_end)(struct run *r);
+	bool store_state;
+	bool full_view;
+	bool bounded;
+	bool contacted_only;
+};
+
+/* The modes: gl-run's copies (germline, nosplit; lazy's destination
+ * copies; broker.c), lazy's full-view copy (broker_lazy.c), the baselines
+ * (broker_session.c: fresh and confined reach D_f only, sigifc and sigpin
+ * any host) and gl-replay's copy (broker_replay.c). */
+extern const struct mode gl_mode_germline, gl_mode_lazy, gl_mode_probe, gl_mode_allowlist,
+    gl_mode_any_host, gl_mode_replay;
+
+/* The state of one call across its groups (live), of one baseline call, or
+ * of one replayed copy. Created by gl_broker_run_init, freed (with any copy
+ * still running ended) by gl_broker_run_free, whatever the mode. */
 struct run {
+	const struct mode *mode;
 	const struct gl_broker *b;
-	const struct gl_call *c;
+	const struct gl_call *c;  /* NULL in replay mode */
 	const struct gl_plan *plan;
 	char **b64;               /* base64 contents per c->item index */
 	int *item_fd;             /* per c->item index: the path item opened once, or -1 */
 	struct gl_callmsg_item *items; /* per c->item: name, label (owned jv), b64 */
 	struct dest_state *dest;  /* per c->dest index */
 	struct tally denied;
+	struct tally sent; /* the baselines: delivered, per host */
 	jv triggers;
 	jv trig_src; /* per trigger: [g, group(e)], the copies whose requests it compares */
 	/* SPEC §6: the output label L of each group's copy once it ended
 	 * (index ngroup: lazy's full-view copy), and the call's label: every
 	 * item's label joined with every copy's L. */
-	struct gl_labels *gL;
+	struct gl_labels *gL; /* nL of them: one per group, + lazy's full-view copy */
+	size_t nL;
 	struct gl_labels callL;
-	/* what a witness needs, per plan group (Definition 6) */
+	/* what a witness needs, per plan group (Definition 6), ncopy of each */
+	size_t ncopy;
 	struct gl_twin *twin; /* τ of each group's copy (all equal unless no_twin) */
 	jv *snap;             /* σ[κ(g)] as delivered to the group's copy */
 	jv *trans;            /* the copy's requests in order, with their replies */
 	/* the running copy */
 	size_t gi;
 	int sock;
+	int pidfd;     /* the copy the broker ends at line 27, or -1 (a session's process) */
 	char *scratch; /* an exec copy's scratch directory (lib/runtime/exec.h), or NULL */
 	struct gl_launch_ev ev; /* an exec copy's launch: its receipts (lib/runtime/launch.h) */
 	int64_t deadline;
@@ -85,17 +135,20 @@ struct run {
 	size_t requests;
 	size_t recorded; /* bytes of recorded reply bodies (base64), per call */
 	char *why; /* detail of a protocol error */
-	/* gl-run --mode lazy: the full-view copy runs first (probe); e's
-	 * copy is forked only if it contacted e (Lemma 2) */
-	bool probe;
-	/* the baselines (broker_session.c): one process, every item */
-	bool session;  /* effects by gl_broker_session_effect; state_put dropped */
-	bool any_host; /* sigpin, sigifc: deliver to any host, declared or not */
-	struct tally sent; /* delivered, per host */
 	/* replay mode (broker_replay.c): nothing is delivered */
 	struct gl_replay_in *replay;
 	jv replay_seq; /* digests (hex) of the copy's requests to d */
 };
+
+/* A run of mode for call c (NULL: replay) by plan: the call's items as
+ * call-message entries (names and labels, no contents yet), and for the
+ * germline modes (plan set and groups > 0) τ, σ and T per group, D_f's
+ * state and the per-copy labels (Algorithm 1 line 6). */
+void gl_broker_run_init(struct run *r, const struct mode *mode, const struct gl_broker *b,
+			const struct gl_call *c, const struct gl_plan *plan, size_t groups);
+
+/* Free everything r holds; a copy still running is ended first (line 27). */
+void gl_broker_run_free(struct run *r, struct gl_germline *gm);
 
 /* x ∈ V(g) over the plan's bitset. */
 static inline bool in_view(const struct gl_plan_group *g, size_t x)
@@ -112,24 +165,38 @@ static inline int dest_index(const struct gl_call *c, const char *host)
 	return -1;
 }
 
+/* L ← L ⊔ add. */
+static inline void gl_broker_join(struct gl_labels *L, const struct gl_labels *add)
+{
+	struct gl_labels u = {0};
+	gl_labels_union(&u, L, add);
+	gl_labels_free(L);
+	*L = u;
+}
+
 /* Write the witness of each trigger raised by the copy of group r->gi
  * (r->triggers from index `from` on), once that copy is gone
  * (broker_witness.c). */
 void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from);
 
-/* Serve the copy's messages until its result, its death or its deadline
- * (Algorithm 1 lines 12–24). *result gets the result message (owned) on
- * COPY_RESULT. In replay mode effects are answered by replay_effect. */
-enum outcome gl_broker_serve(struct run *r, struct gl_msg *result);
+/* ---- the loop (broker.c) ---- */
+
+/* Lines 10–27 for the running copy, in every mode: write the call message
+ * msg, serve the copy's messages until its result, its death or its
+ * deadline (lines 12–24, effects by r->mode), ask its bound when the mode
+ * is bounded, and end it with its descendants (line 27: r->pidfd, if the
+ * run holds one; a baseline's persistent process is its session's). On
+ * COPY_RESULT *result gets the result message (owned; free it with
+ * gl_msg_free in every case). */
+enum outcome gl_broker_serve_copy(struct run *r, struct gl_germline *gm, const struct gl_buf *msg,
+				  struct gl_msg *result);
 enum outcome gl_broker_reply_status(enum gl_msg_status st);
 jv gl_broker_placeholder(void);
-
-/* How the copy ended, given o from serving it, once its bound is asked
- * (lib/sandbox/cgroup.h): a copy that reached its memory, pids or CPU bound ended
- * by it, whatever it sent (SPEC §6). Call before gl_broker_end_copy. */
-enum outcome gl_broker_limit_outcome(struct run *r, struct gl_germline *gm, int pidfd,
-				     enum outcome o);
 jv gl_broker_denied(void);
+
+/* r->why ← the detail; COPY_PROTOCOL. */
+GL_PRINTF(2, 3)
+enum outcome gl_broker_protocol(struct run *r, const char *fmt, ...);
 
 /* Count one request to host by the copy of group in t (at most
  * GL_BROKER_DENIED_NAMES names per copy, then "(other)"; "(invalid)" for
@@ -139,9 +206,11 @@ void gl_broker_tally(struct tally *t, size_t group, const char *host);
 /* The tally as the record's entries [{"destination","requests"}…] sorted
  * by name, entries of one host whose copies' labels (lab, indexed by
  * group) are equal merged, and *labels (owned) the label of each entry in
- * the same order (SPEC §6). Frees t. */
+ * the same order (SPEC §6). Frees t. The one sort of a tally. */
 jv gl_broker_tally_out(struct tally *t, const struct gl_labels *lab, jv *labels);
 void gl_broker_tally_free(struct tally *t);
+
+/* ---- the record (broker_record.c) ---- */
 
 /* r->callL ← the join of every item's label and of r->gL[0..groups). */
 void gl_broker_call_label(struct run *r, size_t groups);
@@ -150,6 +219,13 @@ void gl_broker_call_label(struct run *r, size_t groups);
  * "labels"} of a call that ran (broker_record.c; consumes results, frees
  * r->denied). r->gL and r->callL must be final. */
 jv gl_broker_record(struct run *r, size_t copies, jv results);
+
+/* Line 28: consumer u's result from a copy that ended with o (result its
+ * message on COPY_RESULT, why the detail of COPY_PROTOCOL), with label L
+ * (NULL: none, Sig+Pin). limits: a tool error the copy marked with a bound
+ * ("disk") is reported as that bound (the germline modes). */
+jv gl_broker_consumer_record(const char *u, enum outcome o, const struct gl_msg *result,
+			     const char *why, const struct gl_labels *L, bool limits);
 
 /* {"ok":false,"error":code,"detail":…}: a refusal of the whole call. */
 GL_PRINTF(2, 3)
@@ -176,21 +252,43 @@ void gl_broker_items_free(struct run *r);
 jv gl_broker_check_germline(struct run *r, struct gl_germline *gm);
 
 /* Line 9: a copy on a fresh channel (r->sock, nonblocking, with its
- * deadline), or a refusal (*lost: the germline is to be relaunched). */
-jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies,
-		       int *pidfd);
+ * deadline; r->pidfd), or a refusal (*lost: the germline is to be
+ * relaunched). */
+jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies);
 
-/* Line 27: the copy and its descendants end (A1); closes or keeps pidfd. */
-void gl_broker_end_copy(struct run *r, struct gl_germline *gm, int pidfd);
+/* How the copy ended, given o from serving it, once its bound is asked
+ * (lib/sandbox/cgroup.h): a copy that reached its memory, pids or CPU bound
+ * ended by it, whatever it sent (SPEC §6). Before gl_broker_end_copy. */
+enum outcome gl_broker_limit_outcome(struct gl_germline *gm, int pidfd, enum outcome o);
+
+/* Line 27: the copy r->pidfd and its descendants end (A1); r->sock and
+ * r->pidfd are closed (or the pidfd kept by the pool) and set to -1. */
+void gl_broker_end_copy(struct run *r, struct gl_germline *gm);
+
+/* The one place a process the broker ran is killed and awaited (line 27,
+ * A1): SIGKILL through pidfd, then a wait until it and its descendants are
+ * gone (gl_copy_kill: a copy is PID 1 of its namespace); an exec copy is
+ * also reaped and its scratch removed (gl_exec_copy_done), a child pid (an
+ * unconfined baseline, pid > 0) reaped. Closes pidfd. Returns an exec
+ * copy's wait status, else -1. */
+int gl_broker_kill_wait(int pidfd, pid_t child, bool exec, char *scratch);
 
 /* Deliver q (its route from the policy) within r->deadline: the reply for
  * the copy, or jv_invalid() with *no_time when the budget ran out. */
 jv gl_broker_deliver(struct run *r, struct gl_http_req *req, bool *no_time);
 
-/* A baseline's answer to one effect (broker_session.c). */
-jv gl_broker_session_effect(struct run *r, const struct gl_msg *m, enum outcome *o);
+/* Lock every slot the call's copies read until it ends (issue 19):
+ * jv_invalid() or a refusal ("slot_busy", "bad_slot") with its label. */
+jv gl_broker_lock_slots(struct run *r);
 
-/* Replay mode's answer to one effect (broker_replay.c). */
-jv gl_broker_replay_effect(struct run *r, const struct gl_msg *m);
+/* ---- gl-run --mode lazy (broker_lazy.c) ---- */
+
+/* The full-view copy, run before the groups: marks the declared hosts it
+ * contacts (dest[e].contacted). jv_invalid() or a refusal. */
+jv gl_broker_lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies);
+
+/* A group that serves only destinations the full-view copy never
+ * contacted is not forked at all. */
+bool gl_broker_lazy_skip(const struct run *r, const struct gl_plan_group *g);
 
 #endif

@@ -151,20 +151,37 @@ static jv trigger_labels(const struct run *r)
 void gl_broker_call_label(struct run *r, size_t groups)
 {
 	struct gl_labels L = {0};
-	for (size_t x = 0; x < r->c->nitem; x++) {
-		struct gl_labels u = {0};
-		gl_labels_union(&u, &L, &r->c->item[x].label);
-		gl_labels_free(&L);
-		L = u;
-	}
-	for (size_t g = 0; r->gL && g < groups; g++) {
-		struct gl_labels u = {0};
-		gl_labels_union(&u, &L, &r->gL[g]);
-		gl_labels_free(&L);
-		L = u;
-	}
+	for (size_t x = 0; x < r->c->nitem; x++)
+		gl_broker_join(&L, &r->c->item[x].label);
+	for (size_t g = 0; r->gL && g < groups; g++)
+		gl_broker_join(&L, &r->gL[g]);
 	gl_labels_free(&r->callL);
 	r->callL = L;
+}
+
+jv gl_broker_consumer_record(const char *u, enum outcome o, const struct gl_msg *result,
+			     const char *why, const struct gl_labels *L, bool limits)
+{
+	jv rec = JV_OBJECT(jv_string("consumer"), jv_string(u), jv_string("ok"),
+			   jv_bool(o == COPY_RESULT && !result->error));
+	if (o == COPY_RESULT && !result->error) {
+		rec = jv_object_set(rec, jv_string("value"), jv_copy(result->value));
+	} else if (o == COPY_RESULT) {
+		autofree char *d = gl_sanitize(result->error,
+					       strnlen(result->error, GL_MSG_ERROR_MAX));
+		/* "disk": the copy reached its workspace bound (SPEC §6) */
+		const char *code = limits && result->limit ? result->limit : "tool_error";
+		rec = jv_object_set(rec, jv_string("error"), jv_string(code));
+		rec = jv_object_set(rec, jv_string("detail"), jv_string(d));
+	} else {
+		/* how the copy ended is its choice: labelled like a value */
+		rec = jv_object_set(rec, jv_string("error"), jv_string(gl_broker_outcome_name[o]));
+		if (o == COPY_PROTOCOL)
+			rec = jv_object_set(rec, jv_string("detail"), jv_string(why));
+	}
+	if (L)
+		rec = jv_object_set(rec, jv_string("label"), gl_labels_to_jv(L));
+	return rec;
 }
 
 jv gl_broker_record(struct run *r, size_t copies, jv results)

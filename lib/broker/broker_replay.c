@@ -1,23 +1,27 @@
 /* broker_replay.c — the broker's replay mode, for gl-replay (paper §IV-F,
  * Definition 6, (P4) of Appendix A; docs/witness.md): one copy, forked from
  * the release's germline in the same confinement as under gl-run and
- * served by the same loop (gl_broker_serve), but nothing is ever
+ * served by the same loop (gl_broker_serve_copy) in the replay mode, but nothing is ever
  * delivered: every request to a declared host is answered from the reply
  * environment R(d) by the positional rule of Definition 4, any other host
  * is denied, and state writes are acknowledged and dropped. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "broker/broker_impl.h"
 #include "runtime/exec.h"
 #include "broker/http.h"
+#include "core/util.h"
 
 /* R(d): the k-th request to e gets the reply d's copy got for its k-th
  * request to e when the digests are equal, else the placeholder ⊥. */
-jv gl_broker_replay_effect(struct run *r, const struct gl_msg *m)
+static jv replay_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 {
+	(void)o;
 	struct gl_replay_in *in = r->replay;
 	struct gl_http_req req;
 	char *err = NULL;
@@ -65,29 +69,39 @@ static int exec_run(struct gl_germline *g, const struct gl_replay_in *in, int ch
 	return rc;
 }
 
+/* Nothing is delivered or stored; the copy is not asked of its bound: its
+ * outcome is one of the four a witness compares (docs/witness.md). */
+const struct mode gl_mode_replay = {.name = "replay", .effect = replay_effect};
+
 int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 		     const char **outcome, bool *germline_lost, char **err)
 {
 	struct gl_broker b = {.deadline_s = in->deadline_s};
-	struct run r = {.b = &b, .sock = -1, .replay = in, .replay_seq = jv_array()};
+	struct run r;
+	gl_broker_run_init(&r, &gl_mode_replay, &b, NULL, NULL, 0);
+	r.replay = in;
+	r.replay_seq = jv_array();
 	*germline_lost = false;
 	for (size_t i = 0; i < in->nhost; i++)
 		in->host[i].k = 0;
 	/* Algorithm 1 line 8: the germline must still be data-free (A2). An
 	 * exec release has none: each run is its own verified launch. */
 	if (!g->exec && gl_germline_check(g, err) < 0) {
-		jv_free(r.replay_seq);
+		gl_broker_run_free(&r, g);
 		return -1;
 	}
 	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-		gl_die_errno(GL_EXIT_USAGE, "socketpair");
-	int pidfd = -1;
-	if (g->exec ? exec_run(g, in, sp[1], &pidfd, &r.scratch, err) < 0
-		    : gl_germline_fork(g, sp[1], sp[0], &pidfd, err) < 0) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		*err = gl_xasprintf("socketpair: %s", strerror(errno));
+		gl_broker_run_free(&r, g);
+		return -1;
+	}
+	if (g->exec ? exec_run(g, in, sp[1], &r.pidfd, &r.scratch, err) < 0 /* line 9 */
+		    : gl_germline_fork(g, sp[1], sp[0], &r.pidfd, err) < 0) {
 		close(sp[0]);
+		r.pidfd = -1;
 		*germline_lost = true;
-		jv_free(r.replay_seq);
+		gl_broker_run_free(&r, g);
 		return -1;
 	}
 	r.sock = sp[0];
@@ -95,21 +109,14 @@ int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 	r.deadline = gl_mono_ns() + (int64_t)(in->deadline_s * 1e9);
 	autobuf struct gl_buf msg = {0};
 	gl_callmsg(&msg, in->function, in->args, in->item, in->nitem, in->state, in->twin);
-	enum outcome o =
-	    gl_broker_reply_status(gl_msg_write(r.sock, r.deadline, msg.data, msg.len));
-	struct gl_msg result = {.doc = jv_invalid(), .value = jv_invalid()};
-	if (o == COPY_RESULT)
-		o = gl_broker_serve(&r, &result);
-	/* Line 27: the copy and its descendants are gone before the next run. */
-	if (g->exec)
-		gl_exec_copy_done(pidfd, r.scratch); /* killed, reaped, scratch removed */
-	else
-		gl_copy_kill(pidfd);
-	close(pidfd);
-	close(r.sock);
+	struct gl_msg result;
+	/* lines 10–24; line 27: the copy and its descendants are gone before
+	 * the next run */
+	enum outcome o = gl_broker_serve_copy(&r, g, &msg, &result);
 	gl_msg_free(&result);
-	free(r.why);
 	*outcome = gl_broker_outcome_name[o];
 	*seq = r.replay_seq;
+	r.replay_seq = jv_invalid();
+	gl_broker_run_free(&r, g);
 	return 0;
 }

@@ -157,30 +157,19 @@ void gl_session_stop(struct gl_session_proc *p)
 		return;
 	if (p->sock >= 0)
 		close(p->sock);
-	if (p->exec) {
-		gl_exec_copy_done(p->pidfd, p->scratch); /* killed, reaped, scratch removed */
-	} else if (p->confined) {
-		gl_copy_kill(p->pidfd); /* with its descendants: PID 1 of its namespace */
-	} else {
-		if (p->pidfd >= 0)
-			syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
-		else if (p->pid > 0)
-			kill(p->pid, SIGKILL);
-		if (p->pid > 0)
-			while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
-				;
-	}
-	if (p->pidfd >= 0)
-		close(p->pidfd);
+	/* a copy with its descendants (PID 1 of its namespace), an exec copy
+	 * reaped with its scratch removed, or the unconfined child reaped */
+	gl_broker_kill_wait(p->pidfd, p->pid, p->exec, p->scratch);
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 }
 
-/* ---- requests ---------------------------------------------------------------- */
+/* ---- requests: the baselines' modes ------------------------------------------ */
 
 /* sigpin and sigifc deliver every request (a host without a route is
  * attempted as named); fresh and confined only to D_f, the destination
- * allowlist. Nothing is recorded or compared. */
-jv gl_broker_session_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
+ * allowlist. Nothing is recorded or compared: what is delivered is only
+ * counted. */
+static jv session_effect(struct run *r, const struct gl_msg *m, enum outcome *o, bool any_host)
 {
 	struct gl_http_req req;
 	char *err = NULL;
@@ -191,7 +180,7 @@ jv gl_broker_session_effect(struct run *r, const struct gl_msg *m, enum outcome 
 		return gl_broker_denied();
 	}
 	jv reply;
-	bool allowed = r->any_host || dest_index(r->c, req.host) >= 0;
+	bool allowed = any_host || dest_index(r->c, req.host) >= 0;
 	if (!allowed || !req.http || req.host_header_conflict) {
 		gl_broker_tally(&r->denied, 0, req.host);
 		reply = gl_broker_denied();
@@ -207,115 +196,108 @@ jv gl_broker_session_effect(struct run *r, const struct gl_msg *m, enum outcome 
 	return reply;
 }
 
+static jv allowlist_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
+{
+	return session_effect(r, m, o, false);
+}
+
+static jv any_host_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
+{
+	return session_effect(r, m, o, true);
+}
+
+/* A baseline's state is the process's own memory: state_put is dropped. */
+const struct mode gl_mode_allowlist = {.name = "allowlist", .effect = allowlist_effect};
+const struct mode gl_mode_any_host = {.name = "any host", .effect = any_host_effect};
+
 /* ---- one call ----------------------------------------------------------------- */
+
+/* The call message: every item with its contents, no slot. The twin
+ * inputs are sent (the message's shape) but a session process ignores
+ * them: a baseline reads the real clocks. */
+static void session_message(struct run *r, enum gl_run_mode mode, struct gl_buf *msg)
+{
+	const struct gl_call *c = r->c;
+	struct gl_twin twin;
+	gl_twin_new(&twin);
+	for (size_t x = 0; x < c->nitem; x++)
+		r->items[x].b64 = r->b64[x];
+	jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
+	jv state = jv_object();
+	gl_callmsg(msg, c->function, args, r->items, c->nitem, state, &twin);
+	jv_free(args);
+	jv_free(state);
+	if (mode != GL_RUN_FRESH) {
+		/* {…} -> {…,"session":true}: the host serves call after call on
+		 * this channel (docs/design/run.md). */
+		msg->len--;
+		gl_buf_adds(msg, ",\"session\":true}");
+	}
+}
+
+/* The record of a baseline's call that ran to o. */
+static jv session_record(struct run *r, enum gl_run_mode mode, const struct gl_session_proc *p,
+			 enum outcome o, const struct gl_msg *result)
+{
+	const struct gl_call *c = r->c;
+	/* The per-call label (FIDES/CaMeL style, paper §VII-A): the join of
+	 * the labels of the call's items. It says nothing of what the process
+	 * kept from earlier calls, which is what Fig. 3 shows. */
+	struct gl_labels L = {0};
+	for (size_t x = 0; x < c->nitem; x++)
+		gl_broker_join(&L, &c->item[x].label);
+	const bool labelled = mode != GL_RUN_SIGPIN; /* Sig+Pin: no labels */
+	jv results = jv_array();
+	for (size_t i = 0; i < c->nconsumer; i++)
+		results = jv_array_append(results,
+					  gl_broker_consumer_record(c->consumer[i], o, result, r->why,
+								    labelled ? &L : NULL, false));
+	/* SPEC §6 for the baselines: every field the process chose carries
+	 * the per-call label, which (as for their values) does not cover what
+	 * it kept from earlier calls (docs/gl-run.md). */
+	jv ls, lx;
+	jv sent = gl_broker_tally_out(&r->sent, &L, &ls);
+	jv denied = gl_broker_tally_out(&r->denied, &L, &lx);
+	jv labels = JV_OBJECT(jv_string("call"), gl_labels_to_jv(&L), jv_string("delivered"), ls,
+			      jv_string("denied"), lx, jv_string("triggers"), jv_array());
+	gl_labels_free(&L);
+	jv out = JV_OBJECT(jv_string("ok"), jv_true(), jv_string("copies"),
+			   jv_number(p->started ? 1 : 0), jv_string("results"), results,
+			   jv_string("delivered"), sent, jv_string("denied"), denied,
+			   jv_string("triggers"), jv_array());
+	/* Sig+Pin labels nothing, not even these (SPEC §6: "no labels") */
+	if (labelled)
+		out = jv_object_set(out, jv_string("labels"), labels);
+	else
+		jv_free(labels);
+	return out;
+}
 
 jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 			  struct gl_session_proc *p, const struct gl_call *c,
 			  const struct gl_plan *plan)
 {
-	struct run r = {.b = b, .c = c, .plan = plan, .sock = p->sock, .triggers = jv_array(),
-			.session = true,
-			.any_host = mode == GL_RUN_SIGPIN || mode == GL_RUN_SIGIFC};
-	r.items = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r.items);
-	for (size_t x = 0; x < c->nitem; x++)
-		r.items[x] = (struct gl_callmsg_item){c->item[x].name,
-						      gl_labels_to_jv(&c->item[x].label), NULL};
+	bool any = mode == GL_RUN_SIGPIN || mode == GL_RUN_SIGIFC;
+	struct run r;
+	gl_broker_run_init(&r, any ? &gl_mode_any_host : &gl_mode_allowlist, b, c, plan, 0);
+	r.sock = p->sock; /* the session's: the run never ends its process */
 	jv out = gl_broker_load_items(&r);
 	if (!jv_is_valid(out)) {
-		/* The call message: every item with its contents, no slot. The
-		 * twin inputs are sent (the message's shape) but a session
-		 * process ignores them: a baseline reads the real clocks. */
-		struct gl_twin twin;
-		gl_twin_new(&twin);
-		for (size_t x = 0; x < c->nitem; x++)
-			r.items[x].b64 = r.b64[x];
-		jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
-		jv state = jv_object();
 		autobuf struct gl_buf msg = {0};
-		gl_callmsg(&msg, c->function, args, r.items, c->nitem, state, &twin);
-		jv_free(args);
-		jv_free(state);
-		if (mode != GL_RUN_FRESH) {
-			/* {…} -> {…,"session":true}: the host serves call after
-			 * call on this channel (docs/design/run.md). */
-			msg.len--;
-			gl_buf_adds(&msg, ",\"session\":true}");
-		}
+		session_message(&r, mode, &msg);
 		r.deadline = gl_mono_ns() + (int64_t)(b->deadline_s * 1e9);
-		enum outcome o =
-		    gl_broker_reply_status(gl_msg_write(r.sock, r.deadline, msg.data, msg.len));
-		struct gl_msg result = {.doc = jv_invalid(), .value = jv_invalid()};
-		if (o == COPY_RESULT)
-			o = gl_broker_serve(&r, &result);
+		struct gl_msg result;
+		enum outcome o = gl_broker_serve_copy(&r, NULL, &msg, &result);
 		if (o != COPY_RESULT) {
 			gl_warn("%s process: %s", mode == GL_RUN_FRESH ? "fresh" : "session",
 				gl_broker_outcome_name[o]);
 			gl_session_stop(p); /* the next call starts a new one */
 		}
-		/* The per-call label (FIDES/CaMeL style, paper §VII-A): the join
-		 * of the labels of the call's items. It says nothing of what the
-		 * process kept from earlier calls, which is what Fig. 3 shows. */
-		struct gl_labels L = {0};
-		for (size_t x = 0; x < c->nitem; x++) {
-			struct gl_labels u = {0};
-			gl_labels_union(&u, &L, &c->item[x].label);
-			gl_labels_free(&L);
-			L = u;
-		}
-		const bool labelled = mode != GL_RUN_SIGPIN; /* Sig+Pin: no labels */
-		jv results = jv_array();
-		for (size_t i = 0; i < c->nconsumer; i++) {
-			jv rec = JV_OBJECT(jv_string("consumer"), jv_string(c->consumer[i]));
-			if (o == COPY_RESULT && !result.error) {
-				rec = jv_object_set(rec, jv_string("ok"), jv_true());
-				rec = jv_object_set(rec, jv_string("value"), jv_copy(result.value));
-			} else if (o == COPY_RESULT) {
-				autofree char *d = gl_sanitize(
-				    result.error, strnlen(result.error, GL_MSG_ERROR_MAX));
-				rec = jv_object_merge(
-				    rec, JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
-						   jv_string("tool_error"), jv_string("detail"),
-						   jv_string(d)));
-			} else {
-				rec = jv_object_merge(rec, JV_OBJECT(jv_string("ok"), jv_false(),
-								     jv_string("error"),
-								     jv_string(gl_broker_outcome_name[o])));
-				if (o == COPY_PROTOCOL)
-					rec = jv_object_set(rec, jv_string("detail"),
-							    jv_string(r.why));
-			}
-			if (labelled)
-				rec = jv_object_set(rec, jv_string("label"), gl_labels_to_jv(&L));
-			results = jv_array_append(results, rec);
-		}
+		out = session_record(&r, mode, p, o, &result);
 		gl_msg_free(&result);
-		/* SPEC §6 for the baselines: every field the process chose
-		 * carries the per-call label, which (as for their values) does
-		 * not cover what it kept from earlier calls (docs/gl-run.md). */
-		jv ls, lx;
-		jv sent = gl_broker_tally_out(&r.sent, &L, &ls);
-		jv denied = gl_broker_tally_out(&r.denied, &L, &lx);
-		jv labels = JV_OBJECT(jv_string("call"), gl_labels_to_jv(&L), jv_string("delivered"),
-				      ls, jv_string("denied"), lx, jv_string("triggers"), jv_array());
-		gl_labels_free(&L);
-		out = JV_OBJECT(jv_string("ok"), jv_true(), jv_string("copies"),
-				jv_number(p->started ? 1 : 0), jv_string("results"), results,
-				jv_string("delivered"), sent, jv_string("denied"), denied,
-				jv_string("triggers"), jv_array());
-		/* Sig+Pin labels nothing, not even these (SPEC §6: "no labels") */
-		if (labelled)
-			out = jv_object_set(out, jv_string("labels"), labels);
-		else
-			jv_free(labels);
 		p->started = false;
 	}
-	gl_broker_items_free(&r);
-	for (size_t i = 0; i < c->nitem; i++)
-		jv_free(r.items[i].label);
-	free(r.items);
-	gl_broker_tally_free(&r.denied);
-	gl_broker_tally_free(&r.sent);
-	jv_free(r.triggers);
-	free(r.why);
+	r.sock = -1;
+	gl_broker_run_free(&r, NULL);
 	return out;
 }

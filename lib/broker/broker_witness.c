@@ -23,6 +23,25 @@ static jv group_json(const struct run *r, size_t gi)
 			 jv_string("view"), v, jv_string("horizon"), gl_labels_to_jv(&g->horizon));
 }
 
+/* Where each item was (public: the plan labelled it by its path), so an
+ * exec release is replayed with its files where it read them: *path and
+ * *dir per c->item index (malloc'd; the strings alive in c->items). */
+static void item_places(const struct gl_call *c, const char ***path, bool **dir)
+{
+	*path = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof **path);
+	*dir = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof **dir);
+	jv_array_foreach(c->items, i, it)
+	{
+		const char *name = gl_json_get_str(it, "name");
+		int k = name ? gl_broker_item_index(c, name) : -1;
+		if (k >= 0) {
+			(*path)[k] = gl_json_get_str(it, "path");
+			(*dir)[k] = gl_json_get_bool(it, "dir", 0) == 1;
+		}
+		jv_free(it);
+	}
+}
+
 /* The witness of each trigger raised by the copy of group r->gi (from index
  * `from` of r->triggers on), written once that copy is gone, with the twin
  * inputs germline gm imported the release under; the trigger
@@ -34,20 +53,9 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 	const char **data = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *data);
 	for (size_t x = 0; x < c->nitem; x++)
 		data[x] = r->b->witness_items && in_view(gw, x) ? r->b64[x] : NULL;
-	/* Where each item was (public: the plan labelled it by its path), so
-	 * an exec release is replayed with its files where it read them. */
-	const char **ipath = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *ipath);
-	bool *dir = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *dir);
-	jv_array_foreach(c->items, i, it)
-	{
-		const char *name = gl_json_get_str(it, "name");
-		int k = name ? gl_broker_item_index(c, name) : -1;
-		if (k >= 0) {
-			ipath[k] = gl_json_get_str(it, "path"); /* alive in c->items */
-			dir[k] = gl_json_get_bool(it, "dir", 0) == 1;
-		}
-		jv_free(it);
-	}
+	const char **ipath;
+	bool *dir;
+	item_places(c, &ipath, &dir);
 	jv args = jv_is_valid(c->args) ? jv_copy(c->args) : jv_object();
 	jv dests = jv_array();
 	for (size_t e = 0; e < c->ndest; e++)

@@ -12,10 +12,17 @@
 #include "release/manifest.h"
 #include "core/util.h"
 
+/* Set when libcurl's global initialisation failed: no request is then
+ * delivered (each fails closed, GL_HTTP_FAILED), rather than the broker
+ * dying with the copies it serves. */
+static bool curl_unusable;
+
 void gl_http_global_init(void)
 {
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		gl_die(GL_EXIT_USAGE, "libcurl: global initialisation failed");
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		curl_unusable = true;
+		gl_warn("libcurl: global initialisation failed; no request will be delivered");
+	}
 }
 
 /* Headers curl writes itself from the request it sends; a tool's copy of
@@ -198,23 +205,11 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 	return size * n;
 }
 
-enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
-				    int64_t deadline, struct gl_http_reply *out, char **err)
+/* The tool's headers as curl sends them, and no others: curl's defaults
+ * (Accept, Expect, Content-Type) disabled where the tool has none. */
+static struct curl_slist *request_headers(const struct gl_msg *m)
 {
-	memset(out, 0, sizeof *out);
-	out->headers = jv_invalid();
-	int64_t left_ms = (deadline - gl_mono_ns()) / 1000000;
-	if (left_ms <= 0) {
-		gl_err(err, "the copy's budget is spent");
-		return GL_HTTP_NO_TIME;
-	}
-	out->headers = jv_array();
-	long timeout = left_ms < GL_HTTP_TIMEOUT_MS ? (long)left_ms : GL_HTTP_TIMEOUT_MS;
-	const struct gl_msg *m = req->msg;
-	CURL *h = curl_easy_init();
-	if (!h)
-		gl_die(GL_EXIT_USAGE, "libcurl: cannot create a handle");
-	struct curl_slist *hdrs = NULL, *connect_to = NULL;
+	struct curl_slist *hdrs = NULL;
 	bool have_accept = false, have_ctype = false, have_expect = false;
 	for (size_t i = 0; i < m->nheader; i++) {
 		const char *name = m->header[i].name, *value = m->header[i].value;
@@ -228,13 +223,49 @@ enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
 					     : gl_xasprintf("%s;", name);
 		hdrs = curl_slist_append(hdrs, line);
 	}
-	/* Send the tool's headers and no others: disable curl's defaults. */
 	if (!have_accept)
 		hdrs = curl_slist_append(hdrs, "Accept:");
 	if (!have_expect)
 		hdrs = curl_slist_append(hdrs, "Expect:");
 	if (!have_ctype)
 		hdrs = curl_slist_append(hdrs, "Content-Type:");
+	return hdrs;
+}
+
+/* The method and body exactly as the tool sent them. */
+static void set_method(CURL *h, const struct gl_msg *m)
+{
+	if (!strcmp(m->method, "HEAD")) {
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	} else if (!strcmp(m->method, "GET") && m->body_len == 0) {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	} else {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)m->body_len);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, m->body ? (char *)m->body : "");
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m->method);
+	}
+}
+
+enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
+				    int64_t deadline, struct gl_http_reply *out, char **err)
+{
+	memset(out, 0, sizeof *out);
+	out->headers = jv_invalid();
+	int64_t left_ms = (deadline - gl_mono_ns()) / 1000000;
+	if (left_ms <= 0) {
+		gl_err(err, "the copy's budget is spent");
+		return GL_HTTP_NO_TIME;
+	}
+	out->headers = jv_array();
+	long timeout = left_ms < GL_HTTP_TIMEOUT_MS ? (long)left_ms : GL_HTTP_TIMEOUT_MS;
+	const struct gl_msg *m = req->msg;
+	CURL *h = curl_unusable ? NULL : curl_easy_init();
+	if (!h) {
+		gl_err(err, "libcurl: cannot create a handle");
+		gl_http_reply_free(out);
+		return GL_HTTP_FAILED;
+	}
+	struct curl_slist *hdrs = request_headers(m), *connect_to = NULL;
 	if (route) {
 		/* "HOST:PORT:ADDR:PORT" with an empty PORT: any port of this host. */
 		bool v6 = strchr(req->host, ':') != NULL;
@@ -261,15 +292,7 @@ enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL); /* bytes as sent */
 	curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
 	curl_easy_setopt(h, CURLOPT_HTTP_TRANSFER_DECODING, 1L);
-	if (!strcmp(m->method, "HEAD")) {
-		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-	} else if (!strcmp(m->method, "GET") && m->body_len == 0) {
-		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-	} else {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)m->body_len);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, m->body ? (char *)m->body : "");
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m->method);
-	}
+	set_method(h, m);
 	char ebuf[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
 	CURLcode rc = curl_easy_perform(h);

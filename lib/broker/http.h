@@ -76,7 +76,8 @@ enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
 				    int64_t deadline, struct gl_http_reply *out, char **err);
 void gl_http_reply_free(struct gl_http_reply *r);
 
-/* curl_global_init once per process (not thread-safe; call from main). */
+/* curl_global_init once per process (not thread-safe; call from main). If it
+ * fails, every later delivery fails (GL_HTTP_FAILED): closed, not a crash. */
 void gl_http_global_init(void);
 
 #endif

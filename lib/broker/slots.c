@@ -16,17 +16,25 @@
 #include "json/msg.h"
 #include "core/util.h"
 
-void gl_slot_horizon_id(const struct gl_labels *horizon, char out[65])
+int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], char **err)
 {
 	jv a = gl_labels_to_jv(horizon); /* sorted and unique already */
 	autobuf struct gl_buf b = {0};
-	char *err = NULL;
-	if (gl_canon_dump(&b, a, &err) < 0) /* tags are strings: cannot fail */
-		gl_die(GL_EXIT_USAGE, "horizon: %s", err);
+	char *why = NULL;
+	/* tags are validated strings, so this does not fail; if it did, the
+	 * slot is refused (fail closed), never named by a partial id */
+	int rc = gl_canon_dump(&b, a, &why);
 	jv_free(a);
+	if (rc < 0) {
+		out[0] = 0;
+		rc = gl_err(err, "horizon: %s", why);
+		free(why);
+		return rc;
+	}
 	unsigned char h[32];
 	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
 	gl_hex(h, 32, out);
+	return 0;
 }
 
 /* Validate a slot document (borrowed) and join its labels into *label
@@ -78,7 +86,8 @@ int gl_slot_open(struct gl_slot *s, const char *home, const char *release,
 	s->entries = jv_object();
 	s->puts = jv_object();
 	char id[65];
-	gl_slot_horizon_id(horizon, id);
+	if (gl_slot_horizon_id(horizon, id, err) < 0)
+		return -1;
 	s->dir = gl_xasprintf("%s/slots/%s", home, release);
 	s->path = gl_xasprintf("%s/%s.json", s->dir, id);
 	autofree char *buf = NULL;
@@ -237,7 +246,13 @@ int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
 	L->id = gl_xcalloc(n, sizeof *L->id);
 	L->fd = gl_xcalloc(n, sizeof *L->fd);
 	for (size_t i = 0; i < n; i++)
-		gl_slot_horizon_id(horizons[i], L->id[i]);
+		if (gl_slot_horizon_id(horizons[i], L->id[i], err) < 0) {
+			free(L->id);
+			free(L->fd);
+			memset(L, 0, sizeof *L);
+			errno = EINVAL;
+			return -1;
+		}
 	size_t m = lock_order(L->id, n);
 	long pause_ms = lock_pause_ms();
 	autofree char *dir = gl_xasprintf("%s/slots/%s", home, release);

@@ -62,8 +62,9 @@ struct gl_slot_locks {
 	char (*id)[65];    /* horizon ids, ascending */
 };
 
-/* SHA-256 hex (65 bytes with NUL) of the canonical JSON of the horizon. */
-void gl_slot_horizon_id(const struct gl_labels *horizon, char out[65]);
+/* SHA-256 hex (65 bytes with NUL) of the canonical JSON of the horizon.
+ * 0, or -1 with *err (a tag canonical JSON refuses). */
+int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], char **err);
 
 /* Open and read the slot of (release, horizon) under home. A missing file
  * is the empty slot. A file that is unreadable, too large, not JSON or of

@@ -1,6 +1,7 @@
 /* Unit tests of the broker's parts that need no germline: the copy protocol
- * (lib/json/msg.c), slots (lib/broker/slots.c) and, given a sink's ports, HTTP delivery
- * against real servers on loopback (lib/broker/http.c).
+ * (lib/json/msg.c), slots (lib/broker/slots.c), the one kill-and-wait of a
+ * process the broker ran (lib/broker/broker_copy.c) and, given a sink's
+ * ports, HTTP delivery against real servers on loopback (lib/broker/http.c).
  *
  *   broker_parts_test TMPDIR [OK_PORT REDIRECT_PORT LOG_OF_REDIRECT_TARGET]
  *
@@ -11,8 +12,13 @@
 #include <sodium.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "broker/broker_impl.h"
 #include "broker/http.h"
 #include "json/json.h"
 #include "plan/labels.h"
@@ -231,8 +237,9 @@ static void test_slots(const char *tmp)
 	const char *hr_only[] = {"hr"};
 	struct gl_labels L = {hr_only, 1};
 	char id[65], id0[65];
-	gl_slot_horizon_id(&horizon, id);
-	gl_slot_horizon_id(&none, id0);
+	char *herr = NULL;
+	CHECK(gl_slot_horizon_id(&horizon, id, &herr) == 0);
+	CHECK(gl_slot_horizon_id(&none, id0, &herr) == 0 && !herr);
 	CHECK(strcmp(id, id0) != 0 && strlen(id) == 64);
 	/* id of [] is SHA-256("[]") */
 	unsigned char h[32];
@@ -269,6 +276,28 @@ static void test_slots(const char *tmp)
 	gl_slot_free(&s);
 }
 
+/* gl_broker_kill_wait on an unconfined child (a baseline's process): it is
+ * killed through its pidfd, reaped (no zombie is left: waitpid finds no
+ * child) and the pidfd closed; without a pidfd, by its pid. */
+static void test_kill_wait(void)
+{
+	for (int with_pidfd = 0; with_pidfd < 2; with_pidfd++) {
+		pid_t child = fork();
+		if (child == 0) {
+			for (;;)
+				pause();
+		}
+		CHECK(child > 0);
+		int pidfd = with_pidfd ? (int)syscall(SYS_pidfd_open, child, 0) : -1;
+		CHECK(!with_pidfd || pidfd >= 0);
+		CHECK(gl_broker_kill_wait(pidfd, child, false, NULL) == -1);
+		errno = 0;
+		CHECK(waitpid(child, NULL, WNOHANG) == -1 && errno == ECHILD);
+		if (pidfd >= 0)
+			CHECK(fcntl(pidfd, F_GETFD) == -1 && errno == EBADF);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	gl_prog = "broker_parts_test";
@@ -279,6 +308,7 @@ int main(int argc, char **argv)
 	test_parse();
 	test_urls();
 	test_slots(argv[1]);
+	test_kill_wait();
 	if (argc == 5)
 		test_http(argv[2], argv[3], argv[4]);
 	curl_global_cleanup();
