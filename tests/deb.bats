@@ -18,7 +18,7 @@ setup_file() {
   export DEB_OUT=$BATS_FILE_TMPDIR/deb
   GL_DEB_NO_LINTIAN=1 GL_DEB_OUT="$DEB_OUT" "$GL_ROOT/scripts/deb.sh" >"$BATS_FILE_TMPDIR/deb.log" 2>&1 ||
     { cat "$BATS_FILE_TMPDIR/deb.log" >&3; return 1; }
-  VERSION=$(sed -n 's/^#define GL_VERSION "\(.*\)"$/\1/p' "$GL_ROOT/lib/util.h")
+  VERSION=$(sed -n 's/^#define GL_VERSION "\(.*\)"$/\1/p' "$GL_ROOT/lib/core/util.h")
   export DEB=$DEB_OUT/germline_${VERSION}_$(dpkg --print-architecture).deb
   export VERSION
 }

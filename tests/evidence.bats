@@ -212,50 +212,56 @@ count() { jq -s "[.[] | select($2)] | length" "$1"; }
 # the previous one (its output record comes after the write), so that
 # gl-run's decision for call k+1 sees every event of calls 1..k. Without
 # that, calls already in the pipe run before gl-damp catches up (see
-# docs/pipeline.md); the test waits on records, it times nothing.
+# docs/pipeline.md); the test waits on records, it times nothing. The
+# records reach the test through two fifos as well as the files (tee writes
+# its standard output, the file, first): a blocking read per record, where
+# polling the files' line counts cost a fork every 20 ms.
 
 pipeline_start() {
   STATE=$BATS_TEST_TMPDIR/damp.json
-  mkfifo feed
+  mkfifo feed run.fifo damp.fifo
   exec 7<>feed
   (gl-plan --policy "$POLICY" <feed |
-    gl-run --policy "$POLICY" --witness-items --damp "$STATE" 2>run.err | tee run.jsonl |
+    gl-run --policy "$POLICY" --witness-items --damp "$STATE" 2>run.err | tee run.fifo run.jsonl |
     gl-replay 2>replay.err | tee replay.jsonl |
-    gl-damp --state "$STATE" >damp.jsonl 2>damp.err) 3>&- 7>&- &
+    gl-damp --state "$STATE" 2>damp.err | tee damp.fifo >damp.jsonl) 3>&- 7>&- 8>&- 9>&- &
   PIPE_PID=$!
+  exec 8<run.fifo 9<damp.fifo
   FED=0
+  LAST=
 }
 
 pipeline_stop() {
   exec 7>&-
   wait "$PIPE_PID" || true
+  exec 8<&- 9<&-
 }
 
-# lines FILE — lines in FILE (0 if missing)
-lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
-
-# wait_lines FILE N — until FILE has N lines (at most 120 s: a hang, not a timing)
-wait_lines() {
-  local i
-  for ((i = 0; i < 6000; i++)); do
-    [ "$(lines "$1")" -ge "$2" ] && return 0
-    sleep 0.02
-  done
-  echo "wait_lines: $1 has $(lines "$1") lines, expected $2" >&2
+# next_record FD WHAT — the next line on FD into REC (at most 120 s: a hang,
+# not a timing)
+next_record() {
+  read -r -t 120 -u "$1" REC && return 0
+  echo "next_record: no $2 record after call $FED" >&2
   cat run.err replay.err damp.err >&2
   return 1
 }
 
-# attempt ENVELOPE — one call through the pipeline; waits for gl-damp
+# attempt ENVELOPE — one call through the pipeline; waits for gl-damp: its
+# record of the call's result and of each of the call's verdicts
 attempt() {
+  local n i
   printf '%s\n' "$1" >&7
   FED=$((FED + 1))
-  wait_lines run.jsonl "$FED"
-  wait_lines damp.jsonl "$(jq -s '[.[] | 1 + ((.triggers // []) | length)] | add' run.jsonl)"
+  next_record 8 gl-run
+  n=$(jq '1 + ((.triggers // []) | length)' <<<"$REC")
+  for ((i = 0; i < n; i++)); do
+    next_record 9 gl-damp
+    LAST=$REC
+  done
 }
 
 # suppressed_now — the last record gl-damp wrote says suppressed
-suppressed_now() { [ "$(tail -1 damp.jsonl | jq -r .suppressed)" = true ]; }
+suppressed_now() { [ "$(jq -r .suppressed <<<"$LAST")" = true ]; }
 
 # joined — one record per record gl-damp read: what it read, what it wrote
 joined() {

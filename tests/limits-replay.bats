@@ -35,9 +35,10 @@ memavail() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 replay_sampled() {
   local base low sampler
   base=$(memavail)
-  (while :; do memavail; sleep 0.05; done) >"$BATS_TEST_TMPDIR/mem" &
+  "$SYSPY" "$FIX/run/memavail.py" >"$BATS_TEST_TMPDIR/mem" &
   sampler=$!
   echo "$sampler" >>"$PIDS"
+  until [ -s "$BATS_TEST_TMPDIR/mem" ] || ! kill -0 "$sampler" 2>/dev/null; do sleep 0.01; done # sampling before the replay runs
   "$1" --tries 1 --items "$BATS_TEST_TMPDIR/items" "$W" >"$BATS_TEST_TMPDIR/out" \
     2>"$BATS_TEST_TMPDIR/err" &
   RPID=$!

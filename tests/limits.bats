@@ -86,9 +86,10 @@ memavail() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
   { call m1 touch '{"mib":6144}'; call m2 noop '{}'; } >calls
   local base
   base=$(memavail)
-  (while :; do memavail; sleep 0.05; done) >"$BATS_TEST_TMPDIR/mem" &
+  "$SYSPY" "$FIX/run/memavail.py" >"$BATS_TEST_TMPDIR/mem" &
   local sampler=$!
   echo "$sampler" >>"$PIDS"
+  until [ -s "$BATS_TEST_TMPDIR/mem" ] || ! kill -0 "$sampler" 2>/dev/null; do sleep 0.01; done # sampling before the copy runs
   serve gl-run calls
   kill "$sampler"
   rec 1 | jq -e '.results[0].ok == false and .results[0].error == "memory"'
@@ -194,9 +195,10 @@ init_release() {
   call i1 noop '{}' >calls
   local base
   base=$(memavail)
-  (while :; do memavail; sleep 0.05; done) >"$BATS_TEST_TMPDIR/mem" &
+  "$SYSPY" "$FIX/run/memavail.py" >"$BATS_TEST_TMPDIR/mem" &
   local sampler=$!
   echo "$sampler" >>"$PIDS"
+  until [ -s "$BATS_TEST_TMPDIR/mem" ] || ! kill -0 "$sampler" 2>/dev/null; do sleep 0.01; done # sampling before the copy runs
   serve gl-run calls
   kill "$sampler"
   # as root a cgroup's OOM kill is named by the broker; as nobody RLIMIT_AS

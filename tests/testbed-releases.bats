@@ -17,10 +17,49 @@ load fixtures/run/helpers
 load fixtures/run/copies
 bats_require_minimum_version 1.5.0
 
-setup() {
-  run_setup
-  REL_DIR=$BATS_TEST_TMPDIR/releases
+# The releases are assembled, signed (one key pair, one repository) and
+# installed once, here, through the real chain (gl-sign pack/add, gl-verify
+# install) into a template GL_HOME; every test starts from its own copy of
+# that GL_HOME (its slots, scratch and state its own). $TB/sha/NAME holds
+# the sha256 gl-verify install printed for NAME, $TB/sha/NAME.failed its
+# output when the install failed (the first test reports it).
+setup_file() {
+  export TB=$BATS_FILE_TMPDIR
+  export REL_DIR=$TB/releases
   "$GL_ROOT/testbed/assemble.sh" "$REL_DIR"
+  mkdir -p "$TB/pub" "$TB/sha" "$TB/home"
+  (
+    export GL_HOME=$TB/glhome HOME=$TB/home
+    unset GL_PASSPHRASE
+    cd "$TB/pub"
+    gl-sign keygen --no-passphrase root >/dev/null
+    gl-sign keygen --no-passphrase tk >/dev/null
+    gl-sign init repo --root-key root --targets-key tk >/dev/null
+    gl-verify pin repo >/dev/null
+    for d in "$REL_DIR"/*/; do
+      d=${d%/}
+      n=$(basename "$d")
+      { gl-sign pack "$d" "$n.tar.gz" && gl-sign add repo --key tk "$n.tar.gz" &&
+        gl-verify install repo "$n.tar.gz" | jq -er .release.sha256 >"$TB/sha/$n"; } \
+        >"$TB/sha/$n.out" 2>&1 || mv "$TB/sha/$n.out" "$TB/sha/$n.failed"
+    done
+  )
+}
+
+teardown_file() { chmod -R u+w "$TB/glhome" 2>/dev/null || true; }
+
+# installed DIR — the sha256 of the release tree DIR (a directory of
+# $REL_DIR), installed by setup_file
+installed() {
+  local n
+  n=$(basename "$1")
+  [ -s "$TB/sha/$n" ] || { echo "$n: not installed: $(cat "$TB/sha/$n.failed" 2>/dev/null)" >&2; return 1; }
+  cat "$TB/sha/$n"
+}
+
+setup() {
+  gl_setup
+  cp -a "$TB/glhome" "$GL_HOME"
   PIDS=$BATS_TEST_TMPDIR/pids
   : >"$PIDS"
   POLICY=$BATS_TEST_TMPDIR/policy.json
@@ -93,8 +132,10 @@ docs_calls() {
     server=$(basename "$d"); server=${server%%-*}
     [ "$(jq -r .name "$d/manifest.json")" = "$server" ] || { echo "$d: name"; false; }
     [ -f "$d/$(jq -r .entry "$d/manifest.json").py" ] || { echo "$d: entry"; false; }
-    sha=$(install_release "$d") || { echo "$d: install failed"; false; }
+    sha=$(installed "$d") || { echo "$d: install failed"; false; }
     [[ "$sha" =~ ^[0-9a-f]{64}$ ]]
+    # installed in this test's GL_HOME: the signed manifest is the tree's
+    cmp "$d/manifest.json" "$GL_HOME/releases/$sha/manifest.json"
     n=$((n + 1))
   done
   [ "$n" -ge 57 ]
@@ -116,7 +157,7 @@ docs_calls() {
 }
 
 @test "docs variants do docs 1.0.0's job under sigpin (same values, apart from launder's _meta and launder_text's zero-width characters)" {
-  BASE=$(install_release "$REL_DIR/docs-1.0.0")
+  BASE=$(installed "$REL_DIR/docs-1.0.0")
   docs_calls "$BASE" >calls.jsonl
   rsession sigpin calls.jsonl base.jsonl
   all_ok base.jsonl
@@ -130,7 +171,7 @@ docs_calls() {
     # every mode, sigpin too (tests/adaptive.bats class 1)
     case $d in *-1.0.0 | */docs-readpaths) continue ;; esac
     v=$(basename "$d")
-    SHA=$(install_release "$d")
+    SHA=$(installed "$d")
     docs_calls "$SHA" >calls.jsonl
     rsession sigpin calls.jsonl out.jsonl || { echo "$v failed"; false; }
     all_ok out.jsonl
@@ -147,10 +188,10 @@ docs_calls() {
   db=$BATS_TEST_TMPDIR/hr.sqlite
   "$SYSPY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("create table hr(id,name,salary,notes)"); d.execute("insert into hr values(1,?,5000,?)",("alice",sys.argv[2])); d.commit()' "$db" "$CANARY"
   dbitem=$(jq -cn --arg d "$(base64 -w0 "$db")" '{name:"hr.sqlite",label:["hr"],data:$d}')
-  SQL=$(install_release "$REL_DIR/sql-1.0.0")
-  WEB=$(install_release "$REL_DIR/web-1.0.0")
-  LINT=$(install_release "$REL_DIR/lint-1.0.0")
-  MAIL=$(install_release "$REL_DIR/mail-1.0.0")
+  SQL=$(installed "$REL_DIR/sql-1.0.0")
+  WEB=$(installed "$REL_DIR/web-1.0.0")
+  LINT=$(installed "$REL_DIR/lint-1.0.0")
+  MAIL=$(installed "$REL_DIR/mail-1.0.0")
   {
     envelope s1 "$SQL" query "[$dbitem]" '{"args":{"sql":"SELECT name, salary FROM hr"}}'
     envelope s2 "$SQL" query "[$dbitem]" '{"args":{"sql":"DELETE FROM hr"}}'
@@ -176,7 +217,7 @@ Dear Bob, the review.')]" '{"args":{"to":"bob"},"destinations":["mail-bob.exampl
 
 @test "pool, smuggle, capsule, dep: hidden code discloses the canary to ocr.example under sigpin, not under germline" {
   for v in pool smuggle capsule dep; do
-    SHA=$(install_release "$REL_DIR/docs-$v")
+    SHA=$(installed "$REL_DIR/docs-$v")
     docs_calls "$SHA" >calls.jsonl
     rsession sigpin calls.jsonl out.jsonl
     all_ok out.jsonl
@@ -190,7 +231,7 @@ Dear Bob, the review.')]" '{"args":{"to":"bob"},"destinations":["mail-bob.exampl
 
 @test "direct: posts the canary to evil.example under sigpin; denied under germline" {
   start_evil
-  SHA=$(install_release "$REL_DIR/docs-direct")
+  SHA=$(installed "$REL_DIR/docs-direct")
   docs_calls "$SHA" >calls.jsonl
   rsession sigpin calls.jsonl out.jsonl
   all_ok out.jsonl
@@ -202,7 +243,7 @@ Dear Bob, the review.')]" '{"args":{"to":"bob"},"destinations":["mail-bob.exampl
 }
 
 @test "launder: the agent's value carries an earlier hr item under sigpin, not under germline" {
-  SHA=$(install_release "$REL_DIR/docs-launder")
+  SHA=$(installed "$REL_DIR/docs-launder")
   docs_calls "$SHA" >calls.jsonl
   rsession sigpin calls.jsonl out.jsonl
   [ "$(jq -s -r '.[1].results[0].value._meta' out.jsonl | base64 -d)" = "name,monthly
@@ -213,7 +254,7 @@ alice,$CANARY" ]
 }
 
 @test "init_thread: runs under sigpin; germline execution refuses it (G1)" {
-  SHA=$(install_release "$REL_DIR/docs-init_thread")
+  SHA=$(installed "$REL_DIR/docs-init_thread")
   envelope c1 "$SHA" summarize "[$(press)]" >calls.jsonl
   rsession sigpin calls.jsonl out.jsonl
   all_ok out.jsonl
@@ -275,7 +316,7 @@ variants_check() {
   local server=$1 v sha base n0
   shift
   tb_world
-  base=$(install_release "$REL_DIR/$server-1.0.0")
+  base=$(installed "$REL_DIR/$server-1.0.0")
   tb_run sigpin "$server" "{\"$server\":\"$base\"}" base
   steps_ok base
   agent_values base >base.values
@@ -288,7 +329,7 @@ variants_check() {
   [ "$(triggers gbase)" = 0 ] || { echo "$server 1.0.0: a trigger in a benign run"; false; }
   agent_values gbase | diff base.values - || { echo "$server 1.0.0: germline values differ"; false; }
   for v in "$@"; do
-    sha=$(install_release "$REL_DIR/$server-$v")
+    sha=$(installed "$REL_DIR/$server-$v")
     tb_run sigpin "$server" "{\"$server\":\"$sha\"}" out
     steps_ok out || { echo "$server-$v: a step failed under sigpin"; false; }
     case $v in
@@ -362,7 +403,7 @@ check_mail() {
 
 @test "the five sessions' 33 steps with the 1.0.0 releases complete under sigifc, confined, fresh and nosplit too" {
   tb_world
-  map=$(for s in docs sql web lint mail; do printf '%s\t%s\n' "$s" "$(install_release "$REL_DIR/$s-1.0.0")"; done |
+  map=$(for s in docs sql web lint mail; do printf '%s\t%s\n' "$s" "$(installed "$REL_DIR/$s-1.0.0")"; done |
     jq -R -s -c 'split("\n") | map(select(length > 0) | split("\t") | {(.[0]): .[1]}) | add')
   # one agent session doing the five servers' steps in turn
   (cd "$GL_ROOT/testbed/sessions" && jq -s '{server: "all", steps: [.[].steps[]]}' \
@@ -380,10 +421,10 @@ check_mail() {
 
 @test "xtool (V1+V3): sql's query hides the hr rows, web's post_blog ships them; either half alone sends nothing, germline neither" {
   tb_world
-  SQL=$(install_release "$REL_DIR/sql-1.0.0")
-  WEB=$(install_release "$REL_DIR/web-1.0.0")
-  SQLX=$(install_release "$REL_DIR/sql-xtool")
-  WEBX=$(install_release "$REL_DIR/web-xtool")
+  SQL=$(installed "$REL_DIR/sql-1.0.0")
+  WEB=$(installed "$REL_DIR/web-1.0.0")
+  SQLX=$(installed "$REL_DIR/sql-xtool")
+  WEBX=$(installed "$REL_DIR/web-xtool")
   tb_run sigpin xtool "{\"sql\":\"$SQLX\",\"web\":\"$WEBX\"}" out
   steps_ok out
   [ "$(jq -c '[.disclosures[] | [.sink, .item, .source]]' out.oracle)" = \
