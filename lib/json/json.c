@@ -324,13 +324,7 @@ void gl_json_emit_error(jv extra, const char *code, const char *fmt, ...)
 	if (vasprintf(&detail, fmt, ap) < 0)
 		detail = NULL;
 	va_end(ap);
-	jv o = jv_get_kind(extra) == JV_KIND_OBJECT ? extra : (jv_free(extra), jv_object());
-	o = jv_object_set(o, jv_string("ok"), jv_false());
-	o = jv_object_set(o, jv_string("error"), jv_string(code));
-	/* detail may hold bytes from untrusted input: keep it valid UTF-8. */
-	autofree char *safe = detail ? gl_sanitize(detail, strlen(detail)) : gl_xstrdup("");
-	o = jv_object_set(o, jv_string("detail"), jv_string(safe));
-	gl_json_emit(o);
+	gl_json_emit(gl_fail_record(extra, code, detail)); /* core/fail.h: the one builder */
 }
 
 /* ---- JSON Lines ------------------------------------------------------ */

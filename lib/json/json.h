@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/fail.h"
 #include "core/util.h"
 
 /* The one depth limit of the pipeline (SPEC §2; docs/pipeline.md "Depth

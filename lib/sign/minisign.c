@@ -42,7 +42,7 @@ int gl_minisign_pubkey(const struct gl_key *k, char *out, size_t outlen)
 	return 0;
 }
 
-enum gl_refusal gl_minisign_pubkey_write(const struct gl_key *k, const char *path,
+enum gl_code gl_minisign_pubkey_write(const struct gl_key *k, const char *path,
 					 struct gl_fail *f)
 {
 	char line[GL_MINISIGN_PUBKEY_LEN], kn_text[17];
@@ -53,8 +53,8 @@ enum gl_refusal gl_minisign_pubkey_write(const struct gl_key *k, const char *pat
 	autofree char *text =
 	    gl_xasprintf("untrusted comment: minisign public key %s\n%s\n", kn_text, line);
 	if (gl_atomic_write(path, text, strlen(text), 0644) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno));
-	return GL_R_OK;
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path, strerror(errno));
+	return GL_E_OK;
 }
 
 /* BLAKE2b-512 of the whole file, read in a stream. 0, or -1 with errno. */
@@ -93,17 +93,17 @@ static char *trusted_comment(const char *file)
 	return gl_xasprintf("timestamp:%lld\tfile:%s\thashed", (long long)gl_now(), name);
 }
 
-enum gl_refusal gl_minisign_write(const struct gl_key *k, const char *file, const char *sig_path,
+enum gl_code gl_minisign_write(const struct gl_key *k, const char *file, const char *sig_path,
 				  struct gl_fail *f)
 {
 	if (!k->sk)
-		return gl_fail_set(f, GL_R_IO, "minisign: the secret key of %s is not loaded",
+		return gl_fail_set(f, GL_E_IO, "minisign: the secret key of %s is not loaded",
 				   k->path ? k->path : k->keyid);
 	autofree char *def = sig_path ? NULL : gl_xasprintf("%s.minisig", file);
 	const char *out = sig_path ? sig_path : def;
 	unsigned char h[64];
 	if (blake2b_file(file, h) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", file, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "%s: %s", file, strerror(errno));
 	/* "ED" || keynum || Ed25519(BLAKE2b-512(file)) */
 	unsigned char sigblob[2 + 8 + 64] = {'E', 'D'};
 	gl_minisign_keynum(k, sigblob + 2);
@@ -124,6 +124,6 @@ enum gl_refusal gl_minisign_write(const struct gl_key *k, const char *file, cons
 					   "%s\n%s\ntrusted comment: %s\n%s\n",
 					   k->keyid, s1, tc, s2);
 	if (gl_atomic_write(out, text, strlen(text), 0644) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", out, strerror(errno));
-	return GL_R_OK;
+		return gl_fail_set(f, GL_E_IO, "%s: %s", out, strerror(errno));
+	return GL_E_OK;
 }

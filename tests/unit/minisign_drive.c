@@ -38,10 +38,10 @@ int main(int argc, char **argv)
 	if (gl_key_load(pos[0], GL_KEY_SECRET, &k, &err) != GL_KEY_OK)
 		gl_die(GL_EXIT_USAGE, "%s", err ? err : "cannot load the key");
 	autofail struct gl_fail f = {0};
-	enum gl_refusal r = gl_minisign_write(&k, pos[1], sig, &f);
-	if (r == GL_R_OK && pubfile)
+	enum gl_code r = gl_minisign_write(&k, pos[1], sig, &f);
+	if (r == GL_E_OK && pubfile)
 		r = gl_minisign_pubkey_write(&k, pubfile, &f);
-	if (r != GL_R_OK) {
+	if (r != GL_E_OK) {
 		gl_key_free(&k);
 		return gl_fail_report(&f);
 	}
