@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "core/fail.h"
 
+#include <errno.h>
 #include <string.h>
 
 #define GL_FAIL_NAME_(e, name, status) [GL_E_##e] = name,
@@ -38,6 +39,19 @@ int gl_fail(struct gl_fail *f, enum gl_code code, const char *fmt, ...)
 	va_start(ap, fmt);
 	gl_fail_vset(f, code, fmt, ap);
 	va_end(ap);
+	return -1;
+}
+
+int gl_fail_errno(struct gl_fail *f, enum gl_code code, const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	gl_fail_vset(f, code, fmt, ap);
+	va_end(ap);
+	char *d = gl_xasprintf("%s: %s", f->detail, strerror(e));
+	free(f->detail);
+	f->detail = d;
 	return -1;
 }
 

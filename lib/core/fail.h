@@ -119,6 +119,8 @@ enum gl_code gl_fail_vset(struct gl_fail *f, enum gl_code code, const char *fmt,
 /* gl_fail_set, returning -1: the failure path of a function that returns
  * "0, or -1 with *f filled". */
 int gl_fail(struct gl_fail *f, enum gl_code code, const char *fmt, ...) GL_PRINTF(3, 4);
+/* gl_fail with ": strerror(errno)" appended, as gl_die_errno writes it. */
+int gl_fail_errno(struct gl_fail *f, enum gl_code code, const char *fmt, ...) GL_PRINTF(3, 4);
 /* Move a "char **err" message (consumed) into f under code; returns -1. */
 int gl_fail_take(struct gl_fail *f, enum gl_code code, char *detail);
 void gl_fail_clear(struct gl_fail *f);

@@ -13,6 +13,11 @@ const char *gl_fail_last(void)
 	return last_reported;
 }
 
+void gl_fail_exit(const struct gl_fail *f)
+{
+	exit(gl_fail_report(f));
+}
+
 int gl_fail_report(const struct gl_fail *f)
 {
 	const char *d = gl_fail_detail(f);

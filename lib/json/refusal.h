@@ -34,6 +34,12 @@
 /* Print f as SPEC §2 says (record on stdout for a refusal, always a line on
  * stderr) and return the exit code to use. */
 int gl_fail_report(const struct gl_fail *f);
+/* gl_fail_report, then exit with its status: the end of a command that
+ * cannot go on (stdout gone, stdin unreadable). For commands and for the
+ * command-facing wrappers that keep their old signatures (gl_json_emit,
+ * gl_lines_record, gl_jsonl_emit, gl_log_take_flag); the library's own
+ * functions return the struct gl_fail instead. */
+GL_NORETURN void gl_fail_exit(const struct gl_fail *f);
 /* The code of the last refusal gl_fail_report printed in this process (for
  * the log, lib/json/log.h), or NULL. */
 const char *gl_fail_last(void);

@@ -40,14 +40,15 @@ bool gl_fetch_is_url(const char *s)
 	return !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8);
 }
 
-static void global_init(void)
+static int global_init(struct gl_fail *f)
 {
 	static bool done;
 	if (done)
-		return;
+		return 0;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		gl_die(GL_EXIT_USAGE, "libcurl: global initialisation failed");
+		return gl_fail(f, GL_E_IO, "libcurl: global initialisation failed");
 	done = true;
+	return 0;
 }
 
 /* "scheme://host:port" of url (host lowercased, default port filled in), or
@@ -199,7 +200,7 @@ static enum gl_code get_once(const char *url, struct sink *s, int64_t deadline_m
 		return gl_fail_set(f, GL_E_FETCH, "%s: timed out", url);
 	CURL *h = curl_easy_init();
 	if (!h)
-		gl_die(GL_EXIT_USAGE, "libcurl: cannot create a handle");
+		return gl_fail_set(f, GL_E_IO, "libcurl: cannot create a handle");
 	char ebuf[CURL_ERROR_SIZE] = "";
 	s->h = h;
 	s->location[0] = 0;
@@ -236,7 +237,8 @@ static enum gl_code get_once(const char *url, struct sink *s, int64_t deadline_m
 static enum gl_code fetch(const char *url, struct sink *s, int64_t deadline_ms,
 			     struct gl_fetch_info *info, struct gl_fail *f)
 {
-	global_init();
+	if (global_init(f) < 0)
+		return f->code;
 	struct gl_fetch_info dummy;
 	if (!info)
 		info = &dummy;

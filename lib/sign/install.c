@@ -149,7 +149,8 @@ static enum gl_code extract(int fd, const char *dest, const char *target, jv *fi
 		return gl_fail_set(f, GL_E_IO, "rewinding the copy of %s: %s", target,
 				   strerror(errno));
 	struct gl_archive_limits lim;
-	gl_archive_limits_default(&lim);
+	if (gl_archive_limits_env(&lim, f) < 0)
+		return f->code; /* a usage error: exit 2, the line as it was (SPEC §2) */
 	autofree char *err = NULL;
 	*files = jv_invalid();
 	enum gl_archive_status s = gl_archive_extract(fd, dest, &lim, files, &err);

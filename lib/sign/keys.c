@@ -29,15 +29,16 @@
 
 /* ---- process hardening ------------------------------------------------- */
 
-void gl_keys_harden(void)
+int gl_keys_harden(struct gl_fail *f)
 {
 	struct rlimit no = {0, 0};
 	if (setrlimit(RLIMIT_CORE, &no) < 0)
-		gl_die_errno(GL_EXIT_USAGE, "setrlimit(RLIMIT_CORE, 0)");
+		return gl_fail_errno(f, GL_E_IO, "setrlimit(RLIMIT_CORE, 0)");
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		gl_die_errno(GL_EXIT_USAGE, "prctl(PR_SET_DUMPABLE, 0)");
+		return gl_fail_errno(f, GL_E_IO, "prctl(PR_SET_DUMPABLE, 0)");
 	if (sodium_init() < 0)
-		gl_die(GL_EXIT_USAGE, "libsodium failed to initialise");
+		return gl_fail(f, GL_E_IO, "libsodium failed to initialise");
+	return 0;
 }
 
 /* ---- locked buffers ---------------------------------------------------- */
@@ -488,8 +489,10 @@ static enum gl_key_status load_public(const char *path, struct gl_key *k, char *
 enum gl_key_status gl_key_load(const char *arg, enum gl_key_need need, struct gl_key *k, char **err)
 {
 	memset(k, 0, sizeof *k);
-	if (sodium_init() < 0)
-		gl_die(GL_EXIT_USAGE, "libsodium failed to initialise");
+	if (sodium_init() < 0) {
+		*err = gl_xstrdup("libsodium failed to initialise");
+		return GL_KEY_IO;
+	}
 	autofree char *keypath = NULL, *pubpath = NULL;
 	gl_key_paths(arg, &keypath, &pubpath);
 	size_t n = strlen(arg);

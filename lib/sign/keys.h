@@ -17,6 +17,8 @@
 #include <jv.h>
 #include <stddef.h>
 
+#include "core/fail.h"
+
 #define GL_KEY_FILE_MAX 4096u
 #define GL_KEYID_HEX 65 /* 64 hex + NUL */
 
@@ -47,8 +49,9 @@ void gl_locked_freep(void *pp);
 #define autolocked __attribute__((cleanup(gl_locked_freep)))
 
 /* Disable core dumps (RLIMIT_CORE 0) and make the process non-dumpable
- * (PR_SET_DUMPABLE 0). Dies (exit 2) if either fails. */
-void gl_keys_harden(void);
+ * (PR_SET_DUMPABLE 0). 0, or -1 with f (io) if either fails: the caller
+ * must then not load a secret. */
+int gl_keys_harden(struct gl_fail *f);
 
 /* Resolve a --key argument: NAME, NAME.key or NAME.pub -> both paths (malloc'd). */
 void gl_key_paths(const char *arg, char **keypath, char **pubpath);

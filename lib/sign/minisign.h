@@ -31,12 +31,13 @@
 
 #define GL_MINISIGN_PUBKEY_LEN 57 /* 56 base64 characters + NUL */
 
-/* keynum of k (the first 8 bytes of its keyid). */
-void gl_minisign_keynum(const struct gl_key *k, unsigned char out[8]);
+/* keynum of k (the first 8 bytes of its keyid). 0, or -1 with f (io) when
+ * k has no keyid. */
+int gl_minisign_keynum(const struct gl_key *k, unsigned char out[8], struct gl_fail *f);
 
 /* The public key line "RW…" into out (at least GL_MINISIGN_PUBKEY_LEN bytes).
- * 0, or -1 if out is too small. */
-int gl_minisign_pubkey(const struct gl_key *k, char *out, size_t outlen);
+ * 0, or -1 with f (io) if out is too small or k has no keyid. */
+int gl_minisign_pubkey(const struct gl_key *k, char *out, size_t outlen, struct gl_fail *f);
 
 /* Write the public key file (minisign.pub's format) atomically. GL_E_OK or
  * GL_E_IO with f set. */

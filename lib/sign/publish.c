@@ -78,14 +78,18 @@ enum gl_code gl_publish_init(const char *repo, const struct gl_init *in, jv *out
 	}
 	jv rs = gl_tuf_root_signed(1, in->root_expires, keys, roles, in->consistent);
 	jv rec = init_record(repo, rs, in->consistent);
-	jv root = gl_tuf_sign(rs, ks[0].k, ks[0].n);
+	jv root = gl_tuf_sign(rs, ks[0].k, ks[0].n, f);
+	if (!jv_is_valid(root)) {
+		jv_free(rec);
+		return f->code;
+	}
 	gl_pub_warn_expired(rootp, in->root_expires);
 	/* A bootstrap chain at version 0 that the commit below advances to 1. */
 	struct gl_pubrepo r = {.dir = repo};
 	autobuf struct gl_buf b = {0};
-	autofree char *err = NULL;
-	gl_tuf_dump(&b, root, &err);
-	enum gl_code rc = gl_meta_parse(&r.root, "root.json", b.data, b.len, GL_META_ROOT, f);
+	enum gl_code rc = gl_tuf_dump(&b, root, f) < 0
+			      ? gl_fail_set(f, GL_E_IO, "root.json: %s", gl_fail_detail(f))
+			      : gl_meta_parse(&r.root, "root.json", b.data, b.len, GL_META_ROOT, f);
 	r.snapshot.sig = jv_object_set(jv_object(), jv_string("meta"), jv_object());
 	r.snapshot.doc = r.targets.doc = r.targets.sig = r.timestamp.doc = r.timestamp.sig =
 	    jv_invalid();
@@ -359,7 +363,7 @@ enum gl_code gl_publish_minisign(const char *repo, struct gl_keys keys, const ch
 	autofree char *file = gl_xasprintf("%s/targets/%s", repo, name);
 	autofree char *sig = gl_xasprintf("%s.minisig", file);
 	char pub[GL_MINISIGN_PUBKEY_LEN];
-	if (gl_minisign_write(k, file, sig, f) || gl_minisign_pubkey(k, pub, sizeof pub) < 0)
+	if (gl_minisign_write(k, file, sig, f) || gl_minisign_pubkey(k, pub, sizeof pub, f) < 0)
 		return f->code ? f->code : gl_fail_set(f, GL_E_IO, "minisign public key");
 	*out = jv_object_set(*out, jv_string("minisig"), jv_string(sig));
 	*out = jv_object_set(*out, jv_string("minisign_pubkey"), jv_string(pub));
@@ -399,11 +403,8 @@ enum gl_code gl_publish_remove(const char *repo, struct gl_keys keys, const char
 enum gl_code gl_publish_pack(const char *src_dir, const char *out_path, jv *out,
 				struct gl_fail *f)
 {
-	autofree char *err = NULL;
-	enum gl_archive_status st = gl_archive_pack(src_dir, out_path, &err);
-	if (st != GL_ARCHIVE_OK)
-		return gl_fail_set(f, st == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO,
-				   "%s: %s", src_dir, err ? err : "cannot pack");
+	if (gl_archive_pack(src_dir, out_path, f) != GL_E_OK)
+		return f->code;
 	struct staged s = {.fd = -1};
 	if (hash_copy(out_path, -1, &s, f) == GL_E_OK) {
 		jv o = jv_object_set(jv_object(), jv_string("ok"), jv_true());

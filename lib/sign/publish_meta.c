@@ -104,10 +104,9 @@ void gl_pub_warn_expired(const char *path, int64_t expires)
 enum gl_code gl_pub_write(const char *dir, const char *name, jv doc, struct gl_fail *f)
 {
 	autofree char *path = gl_xasprintf("%s/%s", dir, name);
-	autofree char *err = NULL;
-	int r = gl_tuf_write(path, doc, &err);
+	int r = gl_tuf_write(path, doc, f);
 	jv_free(doc);
-	return r < 0 ? gl_fail_set(f, GL_E_IO, "%s", err) : GL_E_OK;
+	return r < 0 ? gl_fail_set(f, GL_E_IO, "%s", gl_fail_detail(f)) : GL_E_OK;
 }
 
 static int64_t or_default(int64_t t, int days)
@@ -125,11 +124,12 @@ static enum gl_code sign_role(const struct gl_meta *root, const char *role, stru
 		jv_free(signed_);
 		return f->code;
 	}
-	*doc = gl_tuf_sign(signed_, s.k, s.n);
+	*doc = gl_tuf_sign(signed_, s.k, s.n, f);
 	free((void *)s.k);
-	autofree char *err = NULL;
-	if (gl_tuf_dump(bytes, *doc, &err) < 0)
-		return gl_fail_set(f, GL_E_IO, "%s: %s", role, err);
+	if (!jv_is_valid(*doc))
+		return f->code;
+	if (gl_tuf_dump(bytes, *doc, f) < 0)
+		return gl_fail_set(f, GL_E_IO, "%s: %s", role, gl_fail_detail(f));
 	return GL_E_OK;
 }
 
@@ -312,7 +312,6 @@ static enum gl_code sign_root(const struct gl_meta *cur, const char *role, jv rs
 {
 	struct gl_keys old_ok;
 	autobuf struct gl_buf b = {0};
-	autofree char *err = NULL;
 	*doc = jv_invalid();
 	if (signers_of(cur, "root", old_keys, &old_ok, f)) {
 		jv_free(rs);
@@ -323,11 +322,13 @@ static enum gl_code sign_root(const struct gl_meta *cur, const char *role, jv rs
 	memcpy(all, old_ok.k, old_ok.n * sizeof *all);
 	if (n > old_ok.n)
 		memcpy(all + old_ok.n, new_keys.k, new_keys.n * sizeof *all);
-	*doc = gl_tuf_sign(rs, all, n);
+	*doc = gl_tuf_sign(rs, all, n, f);
 	free(all);
 	free((void *)old_ok.k);
-	if (gl_tuf_dump(&b, *doc, &err) < 0)
-		return gl_fail_set(f, GL_E_IO, "new root: %s", err);
+	if (!jv_is_valid(*doc))
+		return f->code;
+	if (gl_tuf_dump(&b, *doc, f) < 0)
+		return gl_fail_set(f, GL_E_IO, "new root: %s", gl_fail_detail(f));
 	autofree char *name = gl_xasprintf("%lld.root.json", (long long)cur->version + 1);
 	return gl_meta_parse(next, name, b.data, b.len, GL_META_ROOT, f);
 }

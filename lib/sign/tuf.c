@@ -45,14 +45,10 @@ void gl_meta_free(struct gl_meta *m)
 static int bad(struct gl_fail *f, const char *fmt, ...) GL_PRINTF(2, 3);
 static int bad(struct gl_fail *f, const char *fmt, ...)
 {
-	char *d;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&d, fmt, ap) < 0)
-		d = NULL;
+	gl_fail_vset(f, GL_E_BAD_METADATA, fmt, ap);
 	va_end(ap);
-	gl_fail_set(f, GL_E_BAD_METADATA, "%s", d ? d : "malformed metadata");
-	free(d);
 	return -1;
 }
 
@@ -140,7 +136,7 @@ static int check_common(struct gl_meta *m, struct gl_fail *f)
 static int keyid_of(jv key, char out[GL_KEYID_HEX])
 {
 	autobuf struct gl_buf b = {0};
-	autofree char *err = NULL;
+	autofail struct gl_fail err = {0};
 	if (gl_canon_dump_tuf(&b, key, &err) < 0)
 		return -1;
 	unsigned char h[crypto_hash_sha256_BYTES];
@@ -427,7 +423,7 @@ int gl_tuf_target_path_ok(const char *path)
 enum gl_code gl_meta_parse(struct gl_meta *m, const char *name, const char *buf, size_t len,
 			      enum gl_meta_type t, struct gl_fail *f)
 {
-	autofree char *err = NULL;
+	autofail struct gl_fail err = {0};
 	*m = (struct gl_meta){
 	    .name = gl_xstrdup(name), .type = t, .doc = jv_invalid(), .sig = jv_invalid()};
 	if (len > gl_tuf_cap(t)) {
@@ -457,7 +453,7 @@ enum gl_code gl_meta_parse(struct gl_meta *m, const char *name, const char *buf,
 	if (check_signed(m, f) < 0)
 		goto refused;
 	if (gl_canon_dump_tuf(&m->signed_bytes, m->sig, &err) < 0) {
-		bad(f, "%s: signed has no canonical form: %s", name, err);
+		bad(f, "%s: signed has no canonical form: %s", name, gl_fail_detail(&err));
 		goto refused;
 	}
 	gl_buf_add(&m->raw, buf, len);

@@ -138,11 +138,12 @@ jv gl_tuf_timestamp_signed(int64_t version, int64_t expires, jv meta);
 /* {"version":v} plus "length" and "hashes":{"sha256"} when data is given. */
 jv gl_tuf_meta_entry(int64_t version, const void *data, size_t len);
 /* {"signed":signed,"signatures":[…]} signed by every key of ks that has a
- * secret, each keyid once. Consumes signed_. */
-jv gl_tuf_sign(jv signed_, const struct gl_key *ks, size_t n);
-/* doc (borrowed) in canonical form into b. 0, or -1 with *err. */
-int gl_tuf_dump(struct gl_buf *b, jv doc, char **err);
-/* Write doc (borrowed) in canonical form, atomically. 0, or -1 with *err. */
-int gl_tuf_write(const char *path, jv doc, char **err);
+ * secret, each keyid once. Consumes signed_. jv_invalid() with f (io
+ * "cannot sign: …") when signed_ has no canonical form. */
+jv gl_tuf_sign(jv signed_, const struct gl_key *ks, size_t n, struct gl_fail *f);
+/* doc (borrowed) in canonical form into b. 0, or -1 with f (bad_metadata). */
+int gl_tuf_dump(struct gl_buf *b, jv doc, struct gl_fail *f);
+/* Write doc (borrowed) in canonical form, atomically. 0, or -1 with f. */
+int gl_tuf_write(const char *path, jv doc, struct gl_fail *f);
 
 #endif

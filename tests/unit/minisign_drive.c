@@ -32,7 +32,9 @@ int main(int argc, char **argv)
 	}
 	if (npos != 2)
 		gl_die(GL_EXIT_USAGE, "%s", usage);
-	gl_keys_harden();
+	autofail struct gl_fail hf = {0};
+	if (gl_keys_harden(&hf) < 0)
+		return gl_fail_report(&hf);
 	struct gl_key k = {0};
 	autofree char *err = NULL;
 	if (gl_key_load(pos[0], GL_KEY_SECRET, &k, &err) != GL_KEY_OK)
@@ -46,7 +48,10 @@ int main(int argc, char **argv)
 		return gl_fail_report(&f);
 	}
 	char pub[GL_MINISIGN_PUBKEY_LEN];
-	gl_minisign_pubkey(&k, pub, sizeof pub);
+	if (gl_minisign_pubkey(&k, pub, sizeof pub, &f) < 0) {
+		gl_key_free(&k);
+		return gl_fail_report(&f);
+	}
 	jv o = jv_object();
 	o = jv_object_set(o, jv_string("pubkey"), jv_string(pub));
 	o = jv_object_set(o, jv_string("keyid"), jv_string(k.keyid));
