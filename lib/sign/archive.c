@@ -283,11 +283,15 @@ static enum gl_archive_status read_member(int fd, const char *name, size_t cap, 
 	return GL_ARCHIVE_OK;
 }
 
-enum gl_archive_status gl_archive_read_member(int fd, const char *name, size_t cap, char **out,
-					      size_t *len, char **err)
+enum gl_code gl_archive_read_member(int fd, const char *name, size_t cap, char **out, size_t *len,
+				    struct gl_fail *f)
 {
 	struct gl_ar_locale s = gl_ar_utf8_enter();
-	enum gl_archive_status rc = read_member(fd, name, cap, out, len, err);
+	char *err = NULL;
+	enum gl_archive_status rc = read_member(fd, name, cap, out, len, &err);
 	gl_ar_utf8_leave(&s);
-	return rc;
+	if (rc == GL_ARCHIVE_OK)
+		return GL_E_OK;
+	gl_fail_take(f, rc == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO, err);
+	return f->code;
 }

@@ -58,11 +58,11 @@ enum gl_code gl_archive_pack(const char *src_dir, const char *out_path, struct g
 /* Read one regular-file member (e.g. "manifest.json", also found as
  * "./manifest.json") of the archive open at fd (from its current offset),
  * without extracting anything; reads the whole archive, so that a duplicate
- * is seen. Refuses a member larger than cap. Returns OK (and *out, *len, NUL-terminated),
- * UNSAFE (member missing, duplicated, too large, or archive malformed:
- * *err says which) or IO. */
-enum gl_archive_status gl_archive_read_member(int fd, const char *name, size_t cap,
-					      char **out, size_t *len, char **err);
+ * is seen. Refuses a member larger than cap. Returns GL_E_OK (and *out, *len,
+ * NUL-terminated), GL_E_UNSAFE_ARCHIVE (member missing, duplicated, too
+ * large, or archive malformed: f says which) or GL_E_IO. */
+enum gl_code gl_archive_read_member(int fd, const char *name, size_t cap, char **out, size_t *len,
+				    struct gl_fail *f);
 
 /* Extract the archive open at fd (from its current offset) into dest, which
  * must not exist yet (else IO) and whose parent must exist. Works in a

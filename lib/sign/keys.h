@@ -76,8 +76,8 @@ void gl_keyid(const unsigned char pk[32], char out[GL_KEYID_HEX]);
 jv gl_pubkey_json(const unsigned char pk[32]);
 
 /* Parse a public-key object (borrowed) strictly: exactly these fields.
- * 0 and pk, or -1 with *err. */
-int gl_pubkey_parse(jv obj, unsigned char pk[32], char **err);
+ * 0 and pk, or -1 with f (io: a key file is the host's, exit 2). */
+int gl_pubkey_parse(jv obj, unsigned char pk[32], struct gl_fail *f);
 
 /* Detached Ed25519 signature of msg: sig is 64 bytes. k->sk must be set. */
 void gl_key_sign(const struct gl_key *k, const void *msg, size_t len, unsigned char sig[64]);

@@ -76,13 +76,14 @@ static int canon_key(struct gl_buf *b, jv v, int depth, char **err)
 	}
 }
 
-int gl_pkey_keyid(jv key, char out[65], char **err)
+int gl_pkey_keyid(jv key, char out[65], struct gl_fail *f)
 {
 	autobuf struct gl_buf b = {0};
 	if (jv_get_kind(key) != JV_KIND_OBJECT)
-		return gl_err(err, "a key is not an object");
-	if (canon_key(&b, key, 0, err) < 0)
-		return -1;
+		return gl_fail(f, GL_E_BAD_METADATA, "a key is not an object");
+	char *err = NULL;
+	if (canon_key(&b, key, 0, &err) < 0)
+		return gl_fail_take(f, GL_E_BAD_METADATA, err);
 	unsigned char d[32];
 	crypto_hash_sha256(d, (const unsigned char *)b.data, b.len);
 	gl_hex(d, 32, out);

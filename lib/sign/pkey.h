@@ -39,9 +39,9 @@ enum gl_code gl_pkey_verify(jv key, const unsigned char *msg, size_t n, const ch
 			       struct gl_fail *f);
 
 /* keyid = hex SHA-256 of the canonical JSON (SPEC §3) of key (borrowed)
- * exactly as given, every field included. 0, or -1 with *err (malloc'd) if
+ * exactly as given, every field included. 0, or -1 with f (bad_metadata) if
  * key holds a value a key object cannot (a number, a bool, null, invalid
  * UTF-8) or is nested deeper than 4 levels. */
-int gl_pkey_keyid(jv key, char out[65], char **err);
+int gl_pkey_keyid(jv key, char out[65], struct gl_fail *f);
 
 #endif

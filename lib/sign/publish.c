@@ -198,13 +198,13 @@ static jv staged_manifest(const struct staged *s, const char *archive, struct gl
 		gl_fail_set(f, GL_E_IO, "%s: %s", archive, strerror(errno));
 		return jv_invalid();
 	}
-	autofree char *buf = NULL, *err = NULL;
+	autofree char *buf = NULL;
 	size_t len;
-	enum gl_archive_status st =
-	    gl_archive_read_member(s->fd, "manifest.json", GL_MANIFEST_MAX, &buf, &len, &err);
-	if (st != GL_ARCHIVE_OK) {
-		gl_fail_set(f, st == GL_ARCHIVE_UNSAFE ? GL_E_BAD_MANIFEST : GL_E_IO,
-			    "%s: manifest.json: %s", archive, err ? err : "cannot be read");
+	enum gl_code st = gl_archive_read_member(s->fd, "manifest.json", GL_MANIFEST_MAX, &buf, &len, f);
+	if (st != GL_E_OK) {
+		gl_fail_set(f, st == GL_E_UNSAFE_ARCHIVE ? GL_E_BAD_MANIFEST : GL_E_IO,
+			    "%s: manifest.json: %s", archive,
+			    f->detail && *f->detail ? f->detail : "cannot be read");
 		return jv_invalid();
 	}
 	jv m = gl_manifest_parse(buf, len);
