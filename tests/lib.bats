@@ -91,3 +91,13 @@ unit_ok() {
 @test "cgroup v2: a copy's group is emptied (cgroup.kill, cgroup.procs) and removed (cgroup_v2_test)" {
   unit_ok cgroup_v2_test
 }
+
+@test "fail: every enum gl_code has SPEC's name and an exit status; the record's detail is sanitised; every code of SPEC §3/§6 and docs/gl-run.md has a value (fail_test)" {
+  local spec=
+  for s in "${GL_SPEC:-}" "$GL_ROOT/../shared/SPEC.md" "$GL_ROOT/../../shared/SPEC.md"; do
+    [ -n "$s" ] && [ -f "$s" ] && { spec=$s; break; }
+  done
+  [ -n "$spec" ] || skip "SPEC.md not found (set GL_SPEC)"
+  run "$(unit fail_test)" "$spec" "$GL_ROOT/docs/gl-run.md"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+}

@@ -367,7 +367,9 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage_error("missing command");
 	/* Before any secret is touched: no core dumps, not dumpable. */
-	gl_keys_harden();
+	autofail struct gl_fail hf = {0}; /* issue 18: sign/ returns its failure */
+	if (gl_keys_harden(&hf) < 0)
+		return gl_fail_report(&hf);
 	atexit(ring_free);
 	const char *cmd = argv[1];
 	struct args a = {0};

@@ -188,7 +188,7 @@ static char *load_doc(struct gl_damp_state *st, jv doc)
 	return err;
 }
 
-struct gl_damp_state *gl_damp_load(const char *path, char **err)
+struct gl_damp_state *gl_damp_load_f(const char *path, struct gl_fail *f)
 {
 	autofree char *buf = NULL;
 	size_t len = 0;
@@ -196,17 +196,17 @@ struct gl_damp_state *gl_damp_load(const char *path, char **err)
 		if (errno == ENOENT)
 			return state_new();
 		if (errno == EFBIG)
-			*err = gl_xasprintf("%s: state file larger than %u bytes", path,
-					    GL_DAMP_STATE_MAX);
+			gl_fail_set(f, GL_E_DAMP, "%s: state file larger than %u bytes", path,
+				    GL_DAMP_STATE_MAX);
 		else
-			*err = gl_xasprintf("%s: %s", path, strerror(errno));
+			gl_fail_set(f, GL_E_DAMP, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	jv doc = gl_json_parse(buf, len);
 	if (!jv_is_valid(doc)) {
 		jv msg = jv_invalid_get_msg(doc);
-		*err = gl_xasprintf("%s: corrupt state file (not JSON: %s); refusing to reset it", path,
-				    jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?");
+		gl_fail_set(f, GL_E_DAMP, "%s: corrupt state file (not JSON: %s); refusing to reset it",
+			    path, jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?");
 		jv_free(msg);
 		return NULL;
 	}
@@ -214,10 +214,20 @@ struct gl_damp_state *gl_damp_load(const char *path, char **err)
 	autofree char *why = load_doc(st, doc);
 	jv_free(doc);
 	if (why) {
-		*err = gl_xasprintf("%s: corrupt state file (%s); refusing to reset it", path, why);
+		gl_fail_set(f, GL_E_DAMP, "%s: corrupt state file (%s); refusing to reset it", path,
+			    why);
 		gl_damp_free(st);
 		return NULL;
 	}
+	return st;
+}
+
+struct gl_damp_state *gl_damp_load(const char *path, char **err)
+{
+	autofail struct gl_fail f = {0};
+	struct gl_damp_state *st = gl_damp_load_f(path, &f);
+	if (!st)
+		*err = gl_fail_steal(&f);
 	return st;
 }
 
@@ -357,8 +367,8 @@ int gl_damp_apply(struct gl_damp_state *st, const struct gl_damp_params *p,
 
 /* ---- the locked store ------------------------------------------------ */
 
-/* 0 locked, -1 with *err; 1 (GL_TESTING, GL_TEST_DAMPLOCK_OFF=1) not locked. */
-static int lock_ex(struct gl_damp_store *s, char **err)
+/* 0 locked, -1 with f; 1 (GL_TESTING, GL_TEST_DAMPLOCK_OFF=1) not locked. */
+static int lock_ex(struct gl_damp_store *s, struct gl_fail *f)
 {
 	int rc;
 #ifdef GL_TESTING
@@ -369,21 +379,19 @@ static int lock_ex(struct gl_damp_store *s, char **err)
 	while ((rc = flock(s->lock_fd, LOCK_EX)) < 0 && errno == EINTR)
 		;
 	if (rc < 0)
-		*err = gl_xasprintf("%s.lock: flock: %s", s->path, strerror(errno));
+		return gl_fail(f, GL_E_IO, "%s.lock: flock: %s", s->path, strerror(errno));
 	return rc;
 }
 
-int gl_damp_store_open(struct gl_damp_store *s, const char *path, char **err)
+int gl_damp_store_open_f(struct gl_damp_store *s, const char *path, struct gl_fail *f)
 {
 	s->path = gl_xstrdup(path);
 	s->st = NULL;
 	autofree char *lock = gl_xasprintf("%s.lock", path);
 	s->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (s->lock_fd < 0) {
-		*err = gl_xasprintf("%s: %s", lock, strerror(errno));
-		return -1;
-	}
-	int rc = lock_ex(s, err);
+	if (s->lock_fd < 0)
+		return gl_fail(f, GL_E_IO, "%s: %s", lock, strerror(errno));
+	int rc = lock_ex(s, f);
 	if (rc < 0)
 		return -1;
 	if (rc == 0) /* only under the lock: unlocked, another writer's file is live */
@@ -392,26 +400,53 @@ int gl_damp_store_open(struct gl_damp_store *s, const char *path, char **err)
 	return 0;
 }
 
-int gl_damp_store_begin(struct gl_damp_store *s, char **err)
+int gl_damp_store_begin_f(struct gl_damp_store *s, struct gl_fail *f)
 {
-	if (lock_ex(s, err) < 0)
+	if (lock_ex(s, f) < 0)
 		return -1;
 	gl_damp_free(s->st);
-	s->st = gl_damp_load(s->path, err);
+	s->st = gl_damp_load_f(s->path, f);
 	if (!s->st) {
 		flock(s->lock_fd, LOCK_UN);
+		f->code = GL_E_IO; /* gl-damp's own state: a usage error, exit 2 */
 		return -1;
 	}
 	return 0;
 }
 
-int gl_damp_store_commit(struct gl_damp_store *s, char **err)
+int gl_damp_store_commit_f(struct gl_damp_store *s, struct gl_fail *f)
 {
 	int rc = gl_damp_save(s->st, s->path);
 	if (rc < 0)
-		*err = gl_xasprintf("%s: writing state: %s", s->path, strerror(errno));
+		gl_fail_set(f, GL_E_IO, "%s: writing state: %s", s->path, strerror(errno));
 	flock(s->lock_fd, LOCK_UN);
 	return rc;
+}
+
+/* The char **err forms gl-damp still calls (issue 18). */
+static int steal_err(int rc, struct gl_fail *f, char **err)
+{
+	if (rc < 0)
+		*err = gl_fail_steal(f);
+	return rc;
+}
+
+int gl_damp_store_open(struct gl_damp_store *s, const char *path, char **err)
+{
+	autofail struct gl_fail f = {0};
+	return steal_err(gl_damp_store_open_f(s, path, &f), &f, err);
+}
+
+int gl_damp_store_begin(struct gl_damp_store *s, char **err)
+{
+	autofail struct gl_fail f = {0};
+	return steal_err(gl_damp_store_begin_f(s, &f), &f, err);
+}
+
+int gl_damp_store_commit(struct gl_damp_store *s, char **err)
+{
+	autofail struct gl_fail f = {0};
+	return steal_err(gl_damp_store_commit_f(s, &f), &f, err);
 }
 
 void gl_damp_store_abort(struct gl_damp_store *s) { flock(s->lock_fd, LOCK_UN); }

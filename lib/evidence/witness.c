@@ -667,15 +667,27 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 	return r.bad ? GL_WITNESS_BAD : GL_WITNESS_OK;
 }
 
-int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
-			 const char **code, char **err)
+int gl_witness_snapshots_f(const char *path, const char *home, struct gl_witness *w,
+			   struct gl_fail *f)
 {
 	struct gl_witness_grp *g[] = {&w->served, &w->comparing};
 	for (int i = 0; i < 2 && w->version >= 3; i++) {
 		jv_free(g[i]->slot);
-		if (gl_witness_snapshot_load(path, home, g[i]->slot_sha256, &g[i]->slot, code,
-					     err) < 0)
+		g[i]->slot = jv_invalid(); /* freed: never freed twice by gl_witness_free */
+		if (gl_witness_snapshot_load(path, home, g[i]->slot_sha256, &g[i]->slot, f) < 0)
 			return -1;
+	}
+	return 0;
+}
+
+int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
+			 const char **code, char **err)
+{
+	autofail struct gl_fail f = {0};
+	if (gl_witness_snapshots_f(path, home, w, &f) < 0) {
+		*code = gl_code_name(f.code);
+		*err = gl_fail_steal(&f);
+		return -1;
 	}
 	return 0;
 }

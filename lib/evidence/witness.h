@@ -127,9 +127,13 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 void gl_witness_free(struct gl_witness *w);
 
 /* Version 3: load both groups' snapshots from the slots/ directory beside
- * path or under home/witnesses/slots (gl_witness_snapshot_load), each checked against its hash (gl_witness_snapshot_load). 0, or -1
- * with *code ("too_large", "missing_snapshot", "bad_snapshot") and *err.
- * Versions 1 and 2: nothing to do. */
+ * path or under home/witnesses/slots, each checked against its hash
+ * (gl_witness_snapshot_load). 0, or -1 with f (too_large,
+ * missing_snapshot, bad_snapshot). Versions 1 and 2: nothing to do. */
+int gl_witness_snapshots_f(const char *path, const char *home, struct gl_witness *w,
+			   struct gl_fail *f);
+/* gl_witness_snapshots_f with the code's name in *code (static) and the
+ * message in *err (malloc'd): the form replay/ still calls (issue 18). */
 int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
 			 const char **code, char **err);
 

@@ -364,7 +364,7 @@ void gl_witness_mark_verified(const char *home, const char *witness_path)
 }
 
 int gl_witness_snapshot_load(const char *witness_path, const char *home, const char *sha,
-			     jv *slot, const char **code, char **err)
+			     jv *slot, struct gl_fail *f)
 {
 	*slot = jv_invalid();
 	const char *sl = strrchr(witness_path, '/');
@@ -380,32 +380,30 @@ int gl_witness_snapshot_load(const char *witness_path, const char *home, const c
 	autoclose int fd = fd0;
 	struct stat sb;
 	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		*code = "missing_snapshot";
-		return gl_err(err, "slot snapshot %s: %s", sha,
-			      fd < 0 ? strerror(errno) : "not a regular file");
+		return gl_fail(f, GL_E_MISSING_SNAPSHOT, "slot snapshot %s: %s", sha,
+			       fd < 0 ? strerror(errno) : "not a regular file");
 	}
 	if ((uint64_t)sb.st_size > GL_WITNESS_SNAPSHOT_MAX) { /* before reading it */
-		*code = "too_large";
-		return gl_err(err, "slot snapshot %s: %lld bytes, more than %u", sha,
-			      (long long)sb.st_size, GL_WITNESS_SNAPSHOT_MAX);
+		return gl_fail(f, GL_E_TOO_LARGE, "slot snapshot %s: %lld bytes, more than %u", sha,
+			       (long long)sb.st_size, GL_WITNESS_SNAPSHOT_MAX);
 	}
 	autofree char *buf = NULL;
 	size_t len = 0;
 	if (gl_read_fd_capped(fd, GL_WITNESS_SNAPSHOT_MAX, &buf, &len) < 0) {
-		*code = errno == EFBIG ? "too_large" : "missing_snapshot";
-		return gl_err(err, "slot snapshot %s: %s", sha, strerror(errno));
+		return gl_fail(f, errno == EFBIG ? GL_E_TOO_LARGE : GL_E_MISSING_SNAPSHOT,
+			       "slot snapshot %s: %s", sha, strerror(errno));
 	}
 	unsigned char h[32];
 	char hex[65];
 	crypto_hash_sha256(h, (unsigned char *)buf, len);
 	gl_hex(h, 32, hex);
-	*code = "bad_snapshot";
 	if (strcmp(hex, sha))
-		return gl_err(err, "slot snapshot %s: its bytes hash to %s", sha, hex);
+		return gl_fail(f, GL_E_BAD_SNAPSHOT, "slot snapshot %s: its bytes hash to %s", sha,
+			       hex);
 	jv v = gl_json_parse(buf, len);
 	if (jv_get_kind(v) != JV_KIND_OBJECT) {
 		jv_free(v);
-		return gl_err(err, "slot snapshot %s: not a JSON object", sha);
+		return gl_fail(f, GL_E_BAD_SNAPSHOT, "slot snapshot %s: not a JSON object", sha);
 	}
 	*slot = v;
 	return 0;

@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fail.h"
+
 #define GL_WITNESS_CAP_MB_DEFAULT 1024        /* gl-run --witness-cap-mb */
 #define GL_WITNESS_RELEASE_CAP_MB_DEFAULT 256 /* gl-run --witness-release-cap-mb */
 #define GL_WITNESS_CAP_MB_MAX (1u << 20)      /* 1 TiB */
@@ -73,8 +75,9 @@ void gl_witness_mark_verified(const char *home, const char *witness_path);
  * from home/witnesses/slots/ (home may be NULL): refused before reading when larger than
  * GL_WITNESS_SNAPSHOT_MAX ("too_large"), missing ("missing_snapshot"), not
  * of that hash or not a JSON object ("bad_snapshot"). 0 with *slot
- * (owned), or -1 with *code and *err. */
+ * (owned), or -1 with f (GL_E_TOO_LARGE, GL_E_MISSING_SNAPSHOT or
+ * GL_E_BAD_SNAPSHOT). */
 int gl_witness_snapshot_load(const char *witness_path, const char *home, const char *sha,
-			     jv *slot, const char **code, char **err);
+			     jv *slot, struct gl_fail *f);
 
 #endif

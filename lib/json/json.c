@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "json/json.h"
 #include "json/jsonl.h"
+#include "json/refusal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -193,7 +194,7 @@ void gl_json_dump(struct gl_buf *b, jv v)
 	}
 }
 
-static int canon(struct gl_buf *b, jv v, bool ctl, char **err)
+static int canon(struct gl_buf *b, jv v, bool ctl, struct gl_fail *f)
 {
 	switch (jv_get_kind(v)) {
 	case JV_KIND_NULL: gl_buf_adds(b, "null"); return 0;
@@ -202,12 +203,10 @@ static int canon(struct gl_buf *b, jv v, bool ctl, char **err)
 	case JV_KIND_NUMBER: {
 		double d = jv_number_value(v);
 		if (!isfinite(d) || d != floor(d)) {
-			*err = gl_xasprintf("a float (%g) is not allowed in signed metadata", d);
-			return -1;
+			return gl_fail(f, GL_E_BAD_METADATA, "a float (%g) is not allowed in signed metadata", d);
 		}
 		if (fabs(d) > MAX_SAFE_INT) {
-			*err = gl_xasprintf("integer %.0f is outside ±(2^53-1)", d);
-			return -1;
+			return gl_fail(f, GL_E_BAD_METADATA, "integer %.0f is outside ±(2^53-1)", d);
 		}
 		gl_buf_printf(b, "%lld", (long long)d);
 		return 0;
@@ -220,8 +219,7 @@ static int canon(struct gl_buf *b, jv v, bool ctl, char **err)
 		for (size_t i = 0; i < n; i++) {
 			unsigned char c = (unsigned char)s[i];
 			if (c < 0x20 && !ctl) {
-				*err = gl_xasprintf("control character 0x%02x in a string", c);
-				return -1;
+				return gl_fail(f, GL_E_BAD_METADATA, "control character 0x%02x in a string", c);
 			}
 			if (c == '"' || c == '\\')
 				gl_buf_addc(b, '\\');
@@ -237,7 +235,7 @@ static int canon(struct gl_buf *b, jv v, bool ctl, char **err)
 			if (i)
 				gl_buf_addc(b, ',');
 			jv e = jv_array_get(jv_copy(v), i);
-			int r = canon(b, e, ctl, err);
+			int r = canon(b, e, ctl, f);
 			jv_free(e);
 			if (r < 0)
 				return -1;
@@ -252,11 +250,11 @@ static int canon(struct gl_buf *b, jv v, bool ctl, char **err)
 		for (int i = 0; i < n && r == 0; i++) {
 			if (i)
 				gl_buf_addc(b, ',');
-			r = canon(b, ks[i].k, ctl, err);
+			r = canon(b, ks[i].k, ctl, f);
 			if (r == 0) {
 				gl_buf_addc(b, ':');
 				jv e = jv_object_get(jv_copy(v), jv_copy(ks[i].k));
-				r = canon(b, e, ctl, err);
+				r = canon(b, e, ctl, f);
 				jv_free(e);
 			}
 		}
@@ -267,21 +265,29 @@ static int canon(struct gl_buf *b, jv v, bool ctl, char **err)
 		return r;
 	}
 	default:
-		*err = gl_xstrdup("not a JSON value");
-		return -1;
+		return gl_fail(f, GL_E_BAD_METADATA, "not a JSON value");
 	}
+}
+
+int gl_canon_dump_f(struct gl_buf *b, jv v, struct gl_fail *f)
+{
+	return canon(b, v, false, f);
 }
 
 int gl_canon_dump(struct gl_buf *b, jv v, char **err)
 {
+	autofail struct gl_fail f = {0};
 	*err = NULL;
-	return canon(b, v, false, err);
+	if (canon(b, v, false, &f) < 0) {
+		*err = gl_fail_steal(&f);
+		return -1;
+	}
+	return 0;
 }
 
-int gl_canon_dump_tuf(struct gl_buf *b, jv v, char **err)
+int gl_canon_dump_tuf(struct gl_buf *b, jv v, struct gl_fail *f)
 {
-	*err = NULL;
-	return canon(b, v, true, err);
+	return canon(b, v, true, f);
 }
 
 jv gl_canon_parse(const char *buf, size_t len)
@@ -290,10 +296,10 @@ jv gl_canon_parse(const char *buf, size_t len)
 	if (!jv_is_valid(v))
 		return v;
 	autobuf struct gl_buf c = {0};
-	autofree char *err = NULL;
-	if (gl_canon_dump(&c, v, &err) < 0) {
+	autofail struct gl_fail err = {0};
+	if (gl_canon_dump_f(&c, v, &err) < 0) {
 		jv_free(v);
-		return jv_invalid_with_msg(jv_string_fmt("not canonical: %s", err));
+		return jv_invalid_with_msg(jv_string_fmt("not canonical: %s", gl_fail_detail(&err)));
 	}
 	if (c.len != len || memcmp(c.data, buf, len)) {
 		size_t i = 0;
@@ -306,14 +312,35 @@ jv gl_canon_parse(const char *buf, size_t len)
 	return v;
 }
 
-void gl_json_emit(jv v)
+int gl_json_put(jv v, struct gl_fail *f)
 {
 	autobuf struct gl_buf b = {0};
 	gl_json_dump(&b, v);
 	jv_free(v);
 	gl_buf_addc(&b, '\n');
 	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
-		gl_die_errno(GL_EXIT_USAGE, "writing to stdout");
+		return gl_fail_errno(f, GL_E_IO, "writing to stdout");
+	return 0;
+}
+
+void gl_json_emit(jv v)
+{
+	autofail struct gl_fail f = {0};
+	if (gl_json_put(v, &f) < 0)
+		gl_fail_exit(&f);
+}
+
+static int emit_error(struct gl_fail *f, jv extra, const char *code, const char *fmt, ...)
+    GL_PRINTF(4, 5);
+static int emit_error(struct gl_fail *f, jv extra, const char *code, const char *fmt, ...)
+{
+	autofree char *detail = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&detail, fmt, ap) < 0)
+		detail = NULL;
+	va_end(ap);
+	return gl_json_put(gl_fail_record(extra, code, detail), f); /* core/fail.h: the one builder */
 }
 
 void gl_json_emit_error(jv extra, const char *code, const char *fmt, ...)
@@ -324,13 +351,7 @@ void gl_json_emit_error(jv extra, const char *code, const char *fmt, ...)
 	if (vasprintf(&detail, fmt, ap) < 0)
 		detail = NULL;
 	va_end(ap);
-	jv o = jv_get_kind(extra) == JV_KIND_OBJECT ? extra : (jv_free(extra), jv_object());
-	o = jv_object_set(o, jv_string("ok"), jv_false());
-	o = jv_object_set(o, jv_string("error"), jv_string(code));
-	/* detail may hold bytes from untrusted input: keep it valid UTF-8. */
-	autofree char *safe = detail ? gl_sanitize(detail, strlen(detail)) : gl_xstrdup("");
-	o = jv_object_set(o, jv_string("detail"), jv_string(safe));
-	gl_json_emit(o);
+	gl_json_emit(gl_fail_record(extra, code, detail)); /* core/fail.h: the one builder */
 }
 
 /* ---- JSON Lines ------------------------------------------------------ */
@@ -399,28 +420,38 @@ enum gl_line_status gl_lines_next(struct gl_lines *r, struct gl_buf *out, size_t
 	return GL_LINE_OK;
 }
 
-bool gl_lines_record(struct gl_lines *r, struct gl_buf *out, bool *failed)
+int gl_lines_read(struct gl_lines *r, struct gl_buf *out, bool *failed, struct gl_fail *f)
 {
 	for (;;) {
 		switch (gl_lines_next(r, out, GL_JSON_LINE_MAX)) {
 		case GL_LINE_EOF:
-			return false;
+			return 0;
 		case GL_LINE_IO:
-			gl_die_errno(GL_EXIT_USAGE, "reading stdin");
+			return gl_fail_errno(f, GL_E_IO, "reading stdin");
 		case GL_LINE_TOO_LONG:
 			/* never a silently skipped record (SPEC §2): the answer
 			 * names the release and id the line's first bytes give */
-			gl_json_emit_error(gl_jsonl_named(out->data, out->len), "too_long",
-					   "line longer than %u bytes (the pipeline's line limit, "
-					   "SPEC §2); not read",
-					   GL_JSON_LINE_MAX);
+			if (emit_error(f, gl_jsonl_named(out->data, out->len), "too_long",
+				       "line longer than %u bytes (the pipeline's line limit, "
+				       "SPEC §2); not read",
+				       GL_JSON_LINE_MAX) < 0)
+				return -1;
 			*failed = true;
 			continue;
 		case GL_LINE_OK:
 			if (out->len != strspn(out->data, " \t\r"))
-				return true; /* a blank line is no record */
+				return 1; /* a blank line is no record */
 		}
 	}
+}
+
+bool gl_lines_record(struct gl_lines *r, struct gl_buf *out, bool *failed)
+{
+	autofail struct gl_fail f = {0};
+	int rc = gl_lines_read(r, out, failed, &f);
+	if (rc < 0)
+		gl_fail_exit(&f);
+	return rc > 0;
 }
 
 /* ---- accessors ------------------------------------------------------- */

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/fail.h"
 #include "core/util.h"
 
 /* The one depth limit of the pipeline (SPEC §2; docs/pipeline.md "Depth
@@ -120,13 +121,17 @@ void gl_json_dump_string(struct gl_buf *b, const char *s, size_t n);
 
 /* Append the canonical form of v (SPEC §3): keys sorted by byte value, no
  * whitespace, only '"' and '\\' escaped, integers within ±(2^53−1) only.
- * Borrows v. Returns 0, or -1 with *err (malloc'd) naming the offending
+ * Borrows v. Returns 0, or -1 with f (bad_metadata) naming the offending
  * value (a float, a control character, an out-of-range integer). */
+int gl_canon_dump_f(struct gl_buf *b, jv v, struct gl_fail *f);
+/* gl_canon_dump_f with the message in *err (malloc'd): the form runtime/,
+ * broker/ and evidence/ still call (issue 18: NAME_f is the struct gl_fail
+ * form of a function other layers still call with char **err). */
 int gl_canon_dump(struct gl_buf *b, jv v, char **err);
 /* The same, but control characters are written verbatim as
  * securesystemslib's encode_canonical writes them (SPEC §3): the bytes a
  * TUF signature covers. Only TUF metadata uses it. */
-int gl_canon_dump_tuf(struct gl_buf *b, jv v, char **err);
+int gl_canon_dump_tuf(struct gl_buf *b, jv v, struct gl_fail *f);
 
 /* Is buf[0..len) exactly the canonical form of the value it parses to?
  * Returns the parsed value (owned) or jv_invalid_with_msg. This single
@@ -135,7 +140,10 @@ int gl_canon_dump_tuf(struct gl_buf *b, jv v, char **err);
 jv gl_canon_parse(const char *buf, size_t len);
 
 /* Write v as one line on stdout and flush (SPEC §2: flushed per line).
- * Consumes v. Exits with GL_EXIT_USAGE if stdout is gone. */
+ * Consumes v. Returns 0, or -1 with f = io "writing to stdout: …". */
+int gl_json_put(jv v, struct gl_fail *f);
+/* gl_json_put for a command: a failure is reported and exits 2
+ * (gl_fail_exit, json/refusal.h). */
 void gl_json_emit(jv v);
 
 /* Emit {"ok":false,"error":code,"detail":detail, ...extra} — the stream
@@ -161,8 +169,11 @@ enum gl_line_status gl_lines_next(struct gl_lines *r, struct gl_buf *out, size_t
 /* The next record of a JSON Lines stream (SPEC §2) into out: blank lines
  * are skipped; an oversized line is answered with the "too_long" error
  * record on stdout (with the "release" and "id" its first bytes name, so
- * gl-damp still counts it) and sets *failed, and the stream goes on. Returns true
- * with a line, false at the end; a read error exits GL_EXIT_USAGE. */
+ * gl-damp still counts it) and sets *failed, and the stream goes on. Returns 1
+ * with a line, 0 at the end, -1 with f (io) when stdin or stdout fails. */
+int gl_lines_read(struct gl_lines *r, struct gl_buf *out, bool *failed, struct gl_fail *f);
+/* gl_lines_read for a command: true with a line, false at the end; a
+ * failure is reported and exits 2 (gl_fail_exit). */
 bool gl_lines_record(struct gl_lines *r, struct gl_buf *out, bool *failed);
 
 /* Small typed accessors over a borrowed object: NULL / -1 when absent or of

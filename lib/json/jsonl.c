@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json/json.h"
+#include "json/refusal.h"
 
 /* Within the depth every stage reads (lib/json/json.h)? Unchecked in a test
  * build with GL_TEST_DEPTH_OFF=1: the record gl-run wrote before. */
@@ -22,21 +23,30 @@ static bool text_fits(const struct gl_buf *b)
 	       (gl_json_nodes_off() || gl_json_nodes(b->data, b->len, GL_JSON_NODES_MAX) <= GL_JSON_NODES_MAX);
 }
 
-bool gl_jsonl_emit(jv v)
+int gl_jsonl_put(jv v, struct gl_fail *f)
 {
 	if (!depth_fits(v)) {
 		jv_free(v);
-		return false;
+		return 0;
 	}
 	autobuf struct gl_buf b = {0};
 	gl_json_dump(&b, v);
 	jv_free(v);
 	if (!text_fits(&b))
-		return false;
+		return 0;
 	gl_buf_addc(&b, '\n');
 	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
-		gl_die_errno(GL_EXIT_USAGE, "writing to stdout");
-	return true;
+		return gl_fail_errno(f, GL_E_IO, "writing to stdout");
+	return 1;
+}
+
+bool gl_jsonl_emit(jv v)
+{
+	autofail struct gl_fail f = {0};
+	int rc = gl_jsonl_put(v, &f);
+	if (rc < 0)
+		gl_fail_exit(&f);
+	return rc > 0;
 }
 
 bool gl_jsonl_fits(jv v)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/fail.h"
 #include "core/util.h"
 
 #define GL_ERR_OVERSIZED "oversized" /* a record a stage would write over the limit */
@@ -24,6 +25,9 @@
  * GL_JSON_LINE_MAX bytes and GL_JSON_MAX_DEPTH deep (lib/json/json.h: every
  * stage reads it then); else write nothing and return false. */
 bool gl_jsonl_emit(jv v);
+/* The same returning 1 written, 0 not fitting (nothing written), or -1
+ * with f (io) when stdout fails; gl_jsonl_emit exits 2 then (gl_fail_exit). */
+int gl_jsonl_put(jv v, struct gl_fail *f);
 
 /* Is v's JSON (borrowed) at most GL_JSON_LINE_MAX bytes and
  * GL_JSON_MAX_DEPTH deep? */

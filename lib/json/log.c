@@ -12,6 +12,7 @@
 
 #include "json/json.h"
 #include "json/msg.h"
+#include "json/refusal.h"
 
 static int log_fd = -1;
 static const char *log_prog = "gl";
@@ -20,20 +21,35 @@ static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static int64_t prog_start, prog_last;
 static bool prog_shown;
 
-void gl_log_open(const char *prog, const char *path)
+int gl_log_start(const char *prog, const char *path, struct gl_fail *f)
 {
 	log_prog = prog;
 	prog_start = gl_mono_ns();
 	if (!path || !*path)
 		path = getenv("GL_LOG");
 	if (!path || !*path)
-		return;
+		return 0;
 	log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
 	if (log_fd < 0)
-		gl_die_errno(GL_EXIT_USAGE, "--log %s", path);
+		return gl_fail_errno(f, GL_E_IO, "--log %s", path);
+	return 0;
+}
+
+void gl_log_open(const char *prog, const char *path)
+{
+	autofail struct gl_fail f = {0};
+	if (gl_log_start(prog, path, &f) < 0)
+		gl_fail_exit(&f);
 }
 
 void gl_log_take_flag(const char *prog, int *argc, char **argv)
+{
+	autofail struct gl_fail f = {0};
+	if (gl_log_take(prog, argc, argv, &f) < 0)
+		gl_fail_exit(&f);
+}
+
+int gl_log_take(const char *prog, int *argc, char **argv, struct gl_fail *f)
 {
 	const char *path = NULL;
 	int j = 1, i = 1;
@@ -42,7 +58,7 @@ void gl_log_take_flag(const char *prog, int *argc, char **argv)
 			break;
 		if (!strcmp(argv[i], "--log")) {
 			if (i + 1 >= *argc)
-				gl_die(GL_EXIT_USAGE, "--log wants a FILE");
+				return gl_fail(f, GL_E_USAGE, "--log wants a FILE");
 			path = argv[++i];
 		} else if (!strncmp(argv[i], "--log=", 6)) {
 			path = argv[i] + 6;
@@ -54,7 +70,7 @@ void gl_log_take_flag(const char *prog, int *argc, char **argv)
 		argv[j++] = argv[i];
 	argv[j] = NULL;
 	*argc = j;
-	gl_log_open(prog, path);
+	return gl_log_start(prog, path, f);
 }
 
 void gl_log_command(const char *command, int status, const char *error)

@@ -24,9 +24,13 @@
 #include <jv.h>
 #include <stdbool.h>
 
+#include "core/fail.h"
 #include "core/util.h"
 
-/* Open path (NULL: $GL_LOG; neither: no log) for prog ("gl-run"). */
+/* Open path (NULL: $GL_LOG; neither: no log) for prog ("gl-run"). Returns
+ * 0, or -1 with f (io) when it cannot be opened. */
+int gl_log_start(const char *prog, const char *path, struct gl_fail *f);
+/* gl_log_start for a command: a failure is reported and exits 2. */
 void gl_log_open(const char *prog, const char *path);
 bool gl_log_on(void);
 /* One event: fields (consumed, an object or jv_null()) with ts, prog, pid
@@ -41,6 +45,8 @@ void gl_log_close(void);
 
 /* For a command with positional arguments: remove every "--log FILE" and
  * "--log=FILE" before "--" from argv (updating *argc), then gl_log_open. */
+int gl_log_take(const char *prog, int *argc, char **argv, struct gl_fail *f);
+/* gl_log_take for a command: a failure is reported and exits 2. */
 void gl_log_take_flag(const char *prog, int *argc, char **argv);
 /* The "command" event: what ran (argv[1]), its exit status, the refusal
  * code when it was refused (NULL: none), and the elapsed time. */

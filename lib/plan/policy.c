@@ -272,8 +272,11 @@ static int load_read_paths(struct gl_policy *p, char **err)
 static int load_limits(struct gl_policy *p, char **err)
 {
 	jv v = gl_json_get(p->doc, "limits");
-	int r = gl_limits_parse(v, &p->limits, err);
+	autofail struct gl_fail f = {0};
+	int r = gl_limits_parse(v, &p->limits, &f);
 	jv_free(v);
+	if (r < 0)
+		*err = gl_fail_steal(&f);
 	return r;
 }
 
@@ -282,7 +285,7 @@ const struct gl_limits *gl_policy_limits(const struct gl_policy *p, const char *
 	return gl_limits_for(&p->limits, name);
 }
 
-int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err)
+static int policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err)
 {
 	static const char *const keys[] = {"clearances", "routes", "labels", "read_paths", "limits", NULL};
 	memset(p, 0, sizeof *p);
@@ -329,21 +332,33 @@ int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err
 	return 0;
 }
 
-int gl_policy_load(struct gl_policy *p, const char *path, char **err)
+int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_fail *f)
+{
+	char *err = NULL;
+	if (policy_parse(p, buf, len, &err) < 0)
+		return gl_fail_take(f, GL_E_USAGE, err);
+	return 0;
+}
+
+int gl_policy_load_f(struct gl_policy *p, const char *path, struct gl_fail *f)
 {
 	autofree char *buf = NULL;
 	size_t len;
 	memset(p, 0, sizeof *p);
 	p->doc = jv_null();
-	if (gl_read_file_capped(path, GL_POLICY_MAX, &buf, &len) < 0) {
-		*err = gl_xasprintf("%s: %s", path,
-				    errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
-		return -1;
-	}
-	char *why = NULL;
-	if (gl_policy_parse(p, buf, len, &why) < 0) {
-		*err = gl_xasprintf("%s: %s", path, why);
-		free(why);
+	if (gl_read_file_capped(path, GL_POLICY_MAX, &buf, &len) < 0)
+		return gl_fail(f, GL_E_IO, "%s: %s", path,
+			       errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
+	if (gl_policy_parse(p, buf, len, f) < 0)
+		return gl_fail(f, GL_E_USAGE, "%s: %s", path, gl_fail_detail(f));
+	return 0;
+}
+
+int gl_policy_load(struct gl_policy *p, const char *path, char **err)
+{
+	autofail struct gl_fail f = {0};
+	if (gl_policy_load_f(p, path, &f) < 0) {
+		*err = gl_fail_steal(&f);
 		return -1;
 	}
 	return 0;

@@ -62,12 +62,16 @@ struct gl_policy {
 	struct gl_limits_table limits; /* per-copy bounds (lib/release/bounds.h) */
 };
 
-/* Parse and validate policy bytes. 0, or -1 with *err (malloc'd) naming the
+/* Parse and validate policy bytes. 0, or -1 with f (usage) naming the
  * field, e.g. "clearances.agent: element 1 is a number, not a tag string".
  * On failure *p is left empty (gl_policy_free is still safe). */
-int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err);
+int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_fail *f);
 
-/* Read path (at most GL_POLICY_MAX bytes) and parse it; errors name path. */
+/* Read path (at most GL_POLICY_MAX bytes) and parse it; errors name path:
+ * -1 with f (io when unreadable, usage when malformed). */
+int gl_policy_load_f(struct gl_policy *p, const char *path, struct gl_fail *f);
+/* gl_policy_load_f with the message in *err (malloc'd): the form cmd/ still
+ * calls (issue 18: NAME_f is the struct gl_fail form). */
 int gl_policy_load(struct gl_policy *p, const char *path, char **err);
 
 void gl_policy_free(struct gl_policy *p);

@@ -173,11 +173,10 @@ static int resolved_policy(const struct gl_policy *pol, struct gl_policy *alt, c
 	autobuf struct gl_buf b = {0};
 	gl_json_dump(&b, doc);
 	jv_free(doc);
-	char *err = NULL;
-	if (gl_policy_parse(alt, b.data, b.len, &err) < 0) {
+	autofail struct gl_fail f = {0};
+	if (gl_policy_parse(alt, b.data, b.len, &f) < 0) {
 		/* a resolved glob over the bounds: fail closed */
-		gl_err(detail, "the policy's globs, resolved, are not usable: %s", err);
-		free(err);
+		gl_err(detail, "the policy's globs, resolved, are not usable: %s", gl_fail_detail(&f));
 		return -1;
 	}
 	return 0;

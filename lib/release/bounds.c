@@ -111,15 +111,16 @@ static int releases_in(jv o, struct gl_limits_table *t, char **err)
 	return r;
 }
 
-int gl_limits_parse(jv v, struct gl_limits_table *t, char **err)
+int gl_limits_parse(jv v, struct gl_limits_table *t, struct gl_fail *f)
 {
 	memset(t, 0, sizeof *t);
 	t->global = GL_LIMITS_DEFAULT;
 	if (!jv_is_valid(v))
 		return 0;
-	if (fields_in(v, &t->global, "limits", true, err) < 0 || releases_in(v, t, err) < 0) {
+	char *err = NULL;
+	if (fields_in(v, &t->global, "limits", true, &err) < 0 || releases_in(v, t, &err) < 0) {
 		gl_limits_free(t);
-		return -1;
+		return gl_fail_take(f, GL_E_USAGE, err);
 	}
 	return 0;
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fail.h"
+
 #define GL_LIMITS_RELEASES_MAX 4096
 
 struct gl_limits {
@@ -42,10 +44,10 @@ struct gl_limits_table {
 };
 
 /* Parse the policy's "limits" value (borrowed; jv_invalid() when absent:
- * the defaults). 0, or -1 with *err (malloc'd) naming the field, e.g.
+ * the defaults). 0, or -1 with f (usage) naming the field, e.g.
  * "limits.releases.docs.pids: 0 (at least 1)". t borrows strings of v, which
  * must outlive it. */
-int gl_limits_parse(jv v, struct gl_limits_table *t, char **err);
+int gl_limits_parse(jv v, struct gl_limits_table *t, struct gl_fail *f);
 
 void gl_limits_free(struct gl_limits_table *t);
 

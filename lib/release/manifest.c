@@ -470,7 +470,7 @@ static int check_exec_extras(jv m, bool exec, char **err)
 	return r;
 }
 
-int gl_manifest_check(jv m, char **err)
+static int manifest_check(jv m, char **err)
 {
 	static const char *const keys[] = {"name",	 "version",    "runtime",
 					   "entry",	 "protocol",   "functions",
@@ -516,6 +516,14 @@ int gl_manifest_check(jv m, char **err)
 	return r;
 }
 
+int gl_manifest_check(jv m, struct gl_fail *f)
+{
+	char *err = NULL;
+	if (manifest_check(m, &err) < 0)
+		return gl_fail_take(f, GL_E_BAD_MANIFEST, err);
+	return 0;
+}
+
 jv gl_manifest_parse(const char *buf, size_t len)
 {
 	if (len > GL_MANIFEST_MAX)
@@ -524,12 +532,10 @@ jv gl_manifest_parse(const char *buf, size_t len)
 	jv m = gl_json_parse(buf, len);
 	if (!jv_is_valid(m))
 		return m;
-	char *err = NULL;
-	if (gl_manifest_check(m, &err) < 0) {
+	autofail struct gl_fail f = {0};
+	if (gl_manifest_check(m, &f) < 0) {
 		jv_free(m);
-		jv msg = jv_string(err);
-		free(err);
-		return jv_invalid_with_msg(msg);
+		return jv_invalid_with_msg(jv_string(gl_fail_detail(&f)));
 	}
 	return m;
 }

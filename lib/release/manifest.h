@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/fail.h"
+
 #define GL_MANIFEST_MAX (1u << 20)
 #define GL_MANIFEST_FUNCTIONS_MAX 256
 #define GL_MANIFEST_DESTS_MAX 64   /* destinations of one function */
@@ -27,8 +29,9 @@
  * jv_invalid_with_msg naming the field that is wrong. */
 jv gl_manifest_parse(const char *buf, size_t len);
 
-/* Validate an already-parsed manifest. Borrows m. 0, or -1 with *err. */
-int gl_manifest_check(jv m, char **err);
+/* Validate an already-parsed manifest. Borrows m. 0, or -1 with f
+ * (bad_manifest) naming the field that is wrong. */
+int gl_manifest_check(jv m, struct gl_fail *f);
 
 /* Load <release_dir>/manifest.json and validate it. Owned jv or invalid. */
 jv gl_manifest_load(const char *release_dir);

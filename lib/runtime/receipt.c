@@ -30,7 +30,11 @@ const struct gl_profile *gl_profile_find(const char *name)
 
 enum gl_key_status gl_receipts_load_key(struct gl_receipts *r, const char *arg, char **err)
 {
-	gl_keys_harden();
+	autofail struct gl_fail hf = {0}; /* issue 18: sign/ returns its failure */
+	if (gl_keys_harden(&hf) < 0) {
+		*err = gl_fail_steal(&hf);
+		return GL_KEY_IO;
+	}
 	enum gl_key_status st = gl_key_load(arg, GL_KEY_SECRET, &r->key, err);
 	if (st != GL_KEY_OK)
 		return st;
@@ -126,10 +130,13 @@ int gl_receipt_write(const struct gl_receipts *r, struct gl_launch_ev *ev, const
 		memcpy(ev->launched_id, id_out, 65);
 		ev->launched_at = now;
 	}
-	jv doc = gl_tuf_sign(s, &r->key, 1);
+	autofail struct gl_fail f = {0}; /* issue 18: sign/ reports a struct gl_fail */
+	jv doc = gl_tuf_sign(s, &r->key, 1, &f);
 	autofree char *path = gl_xasprintf("%s/%s.json", r->dir, id_out);
-	int rc = gl_tuf_write(path, doc, err); /* temporary file, fsync, rename */
+	int rc = jv_is_valid(doc) ? gl_tuf_write(path, doc, &f) : -1; /* temporary file, fsync, rename */
 	jv_free(doc);
+	if (rc < 0)
+		*err = gl_fail_steal(&f);
 	return rc;
 }
 

@@ -15,38 +15,51 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "json/refusal.h"
+
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
 /* A bound from the environment may only lower the default; anything but a
  * plain decimal number is a usage error (never silently the default). */
-static uint64_t env_bound(const char *name, uint64_t dflt)
+static int env_bound(const char *name, uint64_t dflt, uint64_t *out, struct gl_fail *f)
 {
 	const char *s = getenv(name);
+	*out = dflt;
 	if (!s)
-		return dflt;
+		return 0;
 	uint64_t v = 0;
 	if (!*s)
-		gl_die(GL_EXIT_USAGE, "%s: empty (a decimal number is expected)", name);
+		return gl_fail(f, GL_E_IO, "%s: empty (a decimal number is expected)", name);
 	for (const char *c = s; *c; c++) {
 		if (*c < '0' || *c > '9' || v > (UINT64_MAX - 9) / 10) {
 			autofree char *shown = gl_sanitize(s, strlen(s));
-			gl_die(GL_EXIT_USAGE, "%s: \"%s\" is not a decimal number", name, shown);
+			return gl_fail(f, GL_E_IO, "%s: \"%s\" is not a decimal number", name, shown);
 		}
 		v = v * 10 + (uint64_t)(*c - '0');
 	}
 	if (v > dflt) {
 		gl_warn("%s=%llu is above the default %llu, which stays in force", name,
 			(unsigned long long)v, (unsigned long long)dflt);
-		return dflt;
+		return 0;
 	}
-	return v;
+	*out = v;
+	return 0;
+}
+
+int gl_archive_limits_env(struct gl_archive_limits *l, struct gl_fail *f)
+{
+	if (env_bound("GL_ARCHIVE_MAX_BYTES", GL_ARCHIVE_MAX_BYTES_DEFAULT, &l->max_bytes, f) < 0)
+		return -1;
+	return env_bound("GL_ARCHIVE_MAX_ENTRIES", GL_ARCHIVE_MAX_ENTRIES_DEFAULT, &l->max_entries,
+			 f);
 }
 
 void gl_archive_limits_default(struct gl_archive_limits *l)
 {
-	l->max_bytes = env_bound("GL_ARCHIVE_MAX_BYTES", GL_ARCHIVE_MAX_BYTES_DEFAULT);
-	l->max_entries = env_bound("GL_ARCHIVE_MAX_ENTRIES", GL_ARCHIVE_MAX_ENTRIES_DEFAULT);
+	autofail struct gl_fail f = {0};
+	if (gl_archive_limits_env(l, &f) < 0)
+		gl_fail_exit(&f);
 }
 
 int gl_ar_openat2(int dfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
@@ -270,11 +283,15 @@ static enum gl_archive_status read_member(int fd, const char *name, size_t cap, 
 	return GL_ARCHIVE_OK;
 }
 
-enum gl_archive_status gl_archive_read_member(int fd, const char *name, size_t cap, char **out,
-					      size_t *len, char **err)
+enum gl_code gl_archive_read_member(int fd, const char *name, size_t cap, char **out, size_t *len,
+				    struct gl_fail *f)
 {
 	struct gl_ar_locale s = gl_ar_utf8_enter();
-	enum gl_archive_status rc = read_member(fd, name, cap, out, len, err);
+	char *err = NULL;
+	enum gl_archive_status rc = read_member(fd, name, cap, out, len, &err);
 	gl_ar_utf8_leave(&s);
-	return rc;
+	if (rc == GL_ARCHIVE_OK)
+		return GL_E_OK;
+	gl_fail_take(f, rc == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO, err);
+	return f->code;
 }

@@ -12,6 +12,8 @@
 #include <jv.h>
 #include <stdint.h>
 
+#include "core/fail.h"
+
 /* Documented bounds (docs/archives.md "Bounds": chosen against the largest
  * real releases we install, the npm MCP servers' node_modules: 27 MB and
  * 4,728 entries; these are about 40 and 14 times that). */
@@ -25,10 +27,13 @@ struct gl_archive_limits {
 };
 /* Defaults, lowered (never raised past the defaults) by
  * GL_ARCHIVE_MAX_BYTES / GL_ARCHIVE_MAX_ENTRIES when set. A value that is
- * not a plain decimal number exits the process with GL_EXIT_USAGE (a bound
- * the deployer meant to lower is never silently the default); a value above
- * the default is ignored with a warning. gl_archive_pack and
- * gl_archive_read_member apply the same bounds. */
+ * not a plain decimal number is a usage error: -1 with f (io; a bound the
+ * deployer meant to lower is never silently the default); a value above
+ * the default is ignored with a warning. gl_archive_pack applies the same
+ * bounds. */
+int gl_archive_limits_env(struct gl_archive_limits *l, struct gl_fail *f);
+/* gl_archive_limits_env for a command's own use (replay/ still calls it):
+ * a bad bound is reported and exits 2 (gl_fail_exit). */
 void gl_archive_limits_default(struct gl_archive_limits *l);
 
 enum gl_archive_status {
@@ -45,18 +50,19 @@ enum gl_archive_status {
  * gives the same bytes. Returns UNSAFE for what extraction would refuse
  * (devices, escaping or dangling links, non-UTF-8 names, bounds), IO
  * otherwise (including out_path inside src_dir). Writes out_path.tmp.XXXXXX
- * and renames it. *err is malloc'd on failure; messages name paths relative
- * to src_dir. */
-enum gl_archive_status gl_archive_pack(const char *src_dir, const char *out_path, char **err);
+ * and renames it. Returns GL_E_OK, or GL_E_UNSAFE_ARCHIVE / GL_E_IO with f
+ * ("SRC_DIR: …", paths relative to src_dir; a bad bound from the
+ * environment as gl_archive_limits_env says it). */
+enum gl_code gl_archive_pack(const char *src_dir, const char *out_path, struct gl_fail *f);
 
 /* Read one regular-file member (e.g. "manifest.json", also found as
  * "./manifest.json") of the archive open at fd (from its current offset),
  * without extracting anything; reads the whole archive, so that a duplicate
- * is seen. Refuses a member larger than cap. Returns OK (and *out, *len, NUL-terminated),
- * UNSAFE (member missing, duplicated, too large, or archive malformed:
- * *err says which) or IO. */
-enum gl_archive_status gl_archive_read_member(int fd, const char *name, size_t cap,
-					      char **out, size_t *len, char **err);
+ * is seen. Refuses a member larger than cap. Returns GL_E_OK (and *out, *len,
+ * NUL-terminated), GL_E_UNSAFE_ARCHIVE (member missing, duplicated, too
+ * large, or archive malformed: f says which) or GL_E_IO. */
+enum gl_code gl_archive_read_member(int fd, const char *name, size_t cap, char **out, size_t *len,
+				    struct gl_fail *f);
 
 /* Extract the archive open at fd (from its current offset) into dest, which
  * must not exist yet (else IO) and whose parent must exist. Works in a

@@ -307,10 +307,11 @@ static enum gl_archive_status write_archive(struct pack *p, int outfd)
 	return rc;
 }
 
-enum gl_archive_status gl_archive_pack(const char *src_dir, const char *out_path, char **err)
+enum gl_code gl_archive_pack(const char *src_dir, const char *out_path, struct gl_fail *f)
 {
 	struct pack p = {.root = -1};
-	gl_archive_limits_default(&p.lim);
+	if (gl_archive_limits_env(&p.lim, f) < 0)
+		return f->code;
 	autofree char *tmp = gl_xasprintf("%s.tmp.XXXXXX", out_path);
 	autoclose int outfd = -1;
 	enum gl_archive_status rc;
@@ -364,7 +365,8 @@ out:
 	}
 	free(p.v);
 	if (rc != GL_ARCHIVE_OK)
-		*err = steal_pointer(&p.err);
+		gl_fail_set(f, rc == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO, "%s: %s",
+			    src_dir, p.err ? p.err : "cannot pack");
 	free(p.err);
-	return rc;
+	return rc == GL_ARCHIVE_OK ? GL_E_OK : f->code;
 }

@@ -40,14 +40,15 @@ bool gl_fetch_is_url(const char *s)
 	return !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8);
 }
 
-static void global_init(void)
+static int global_init(struct gl_fail *f)
 {
 	static bool done;
 	if (done)
-		return;
+		return 0;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		gl_die(GL_EXIT_USAGE, "libcurl: global initialisation failed");
+		return gl_fail(f, GL_E_IO, "libcurl: global initialisation failed");
 	done = true;
+	return 0;
 }
 
 /* "scheme://host:port" of url (host lowercased, default port filled in), or
@@ -190,16 +191,16 @@ static bool is_redirect(long st)
 }
 
 /* One GET of url; on a same-origin redirect *next is set (malloc'd) and
- * GL_R_OK returned with the body empty. */
-static enum gl_refusal get_once(const char *url, struct sink *s, int64_t deadline_ms,
+ * GL_E_OK returned with the body empty. */
+static enum gl_code get_once(const char *url, struct sink *s, int64_t deadline_ms,
 				struct gl_fetch_info *info, char **next, struct gl_fail *f)
 {
 	int64_t left = deadline_ms - gl_fetch_deadline(0);
 	if (left <= 0)
-		return gl_fail_set(f, GL_R_FETCH, "%s: timed out", url);
+		return gl_fail_set(f, GL_E_FETCH, "%s: timed out", url);
 	CURL *h = curl_easy_init();
 	if (!h)
-		gl_die(GL_EXIT_USAGE, "libcurl: cannot create a handle");
+		return gl_fail_set(f, GL_E_IO, "libcurl: cannot create a handle");
 	char ebuf[CURL_ERROR_SIZE] = "";
 	s->h = h;
 	s->location[0] = 0;
@@ -209,56 +210,57 @@ static enum gl_refusal get_once(const char *url, struct sink *s, int64_t deadlin
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &info->status);
 	info->missing = info->status == 403 || info->status == 404 || info->status == 410;
 	info->len = s->got;
-	enum gl_refusal r = GL_R_OK;
+	enum gl_code r = GL_E_OK;
 	if (rc == CURLE_OPERATION_TIMEDOUT) {
-		r = gl_fail_set(f, GL_R_FETCH, "%s: timed out", url);
+		r = gl_fail_set(f, GL_E_FETCH, "%s: timed out", url);
 	} else if (rc == CURLE_FILESIZE_EXCEEDED) {
-		r = gl_fail_set(f, GL_R_LENGTH, "%s: Content-Length %lld is over the cap of %zu bytes",
+		r = gl_fail_set(f, GL_E_LENGTH, "%s: Content-Length %lld is over the cap of %zu bytes",
 				url, s->content_length, s->max);
 	} else if (s->over) {
-		r = gl_fail_set(f, GL_R_LENGTH, "%s: more than the cap of %zu bytes", url, s->max);
+		r = gl_fail_set(f, GL_E_LENGTH, "%s: more than the cap of %zu bytes", url, s->max);
 	} else if (s->write_failed) {
-		r = gl_fail_set(f, GL_R_IO, "%s: writing the body: %s", url, strerror(s->write_errno));
+		r = gl_fail_set(f, GL_E_IO, "%s: writing the body: %s", url, strerror(s->write_errno));
 	} else if (rc != CURLE_OK && !s->not_200) {
-		r = gl_fail_set(f, GL_R_FETCH, "%s: %s", url, *ebuf ? ebuf : curl_easy_strerror(rc));
+		r = gl_fail_set(f, GL_E_FETCH, "%s: %s", url, *ebuf ? ebuf : curl_easy_strerror(rc));
 	} else if (is_redirect(info->status)) {
 		if (!*s->location || !(*next = resolve(url, s->location)))
-			r = gl_fail_set(f, GL_R_FETCH, "%s: HTTP status %ld without a usable Location",
+			r = gl_fail_set(f, GL_E_FETCH, "%s: HTTP status %ld without a usable Location",
 					url, info->status);
 	} else if (info->status != 200) {
-		r = gl_fail_set(f, GL_R_FETCH, "%s: HTTP status %ld", url, info->status);
+		r = gl_fail_set(f, GL_E_FETCH, "%s: HTTP status %ld", url, info->status);
 	}
 	curl_easy_cleanup(h);
 	return r;
 }
 
 /* The loop over same-origin redirects (fetch.h). */
-static enum gl_refusal fetch(const char *url, struct sink *s, int64_t deadline_ms,
+static enum gl_code fetch(const char *url, struct sink *s, int64_t deadline_ms,
 			     struct gl_fetch_info *info, struct gl_fail *f)
 {
-	global_init();
+	if (global_init(f) < 0)
+		return f->code;
 	struct gl_fetch_info dummy;
 	if (!info)
 		info = &dummy;
 	memset(info, 0, sizeof *info);
 	autofree char *origin = origin_of(url);
 	if (!origin)
-		return gl_fail_set(f, GL_R_FETCH, "%s: not an http:// or https:// URL", url);
+		return gl_fail_set(f, GL_E_FETCH, "%s: not an http:// or https:// URL", url);
 	autofree char *cur = gl_xstrdup(url);
 	for (;;) {
 		char *next = NULL;
-		enum gl_refusal r = get_once(cur, s, deadline_ms, info, &next, f);
-		if (r != GL_R_OK || !next)
+		enum gl_code r = get_once(cur, s, deadline_ms, info, &next, f);
+		if (r != GL_E_OK || !next)
 			return r;
 		autofree char *to = next;
 		autofree char *o = origin_of(to);
 		if (!o || strcmp(o, origin))
-			return gl_fail_set(f, GL_R_FETCH,
+			return gl_fail_set(f, GL_E_FETCH,
 					   "%s: redirected to %s, another host (redirects are "
 					   "followed within %s only)",
 					   cur, to, origin);
 		if (info->redirects == GL_FETCH_REDIRECTS_MAX)
-			return gl_fail_set(f, GL_R_FETCH, "%s: more than %d redirects", url,
+			return gl_fail_set(f, GL_E_FETCH, "%s: more than %d redirects", url,
 					   GL_FETCH_REDIRECTS_MAX);
 		info->redirects++;
 		s->not_200 = false;
@@ -267,20 +269,20 @@ static enum gl_refusal fetch(const char *url, struct sink *s, int64_t deadline_m
 	}
 }
 
-enum gl_refusal gl_fetch_bytes(const char *url, size_t max_len, int64_t deadline_ms,
+enum gl_code gl_fetch_bytes(const char *url, size_t max_len, int64_t deadline_ms,
 			       struct gl_buf *out, struct gl_fetch_info *info, struct gl_fail *f)
 {
 	size_t start = out->len;
 	struct sink s = {.buf = out, .fd = -1, .max = max_len};
-	enum gl_refusal r = fetch(url, &s, deadline_ms, info, f);
-	if (r != GL_R_OK)
+	enum gl_code r = fetch(url, &s, deadline_ms, info, f);
+	if (r != GL_E_OK)
 		out->len = start;
 	gl_buf_reserve(out, 1);
 	out->data[out->len] = 0;
 	return r;
 }
 
-enum gl_refusal gl_fetch_fd(const char *url, size_t max_len, int64_t deadline_ms, int fd,
+enum gl_code gl_fetch_fd(const char *url, size_t max_len, int64_t deadline_ms, int fd,
 			    struct gl_fetch_info *info, struct gl_fail *f)
 {
 	struct sink s = {.fd = fd, .max = max_len};

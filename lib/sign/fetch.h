@@ -63,16 +63,16 @@ int64_t gl_fetch_deadline(int64_t ms);
 void gl_fetch_set_proxy(const char *s);
 
 /* GET url into *out (appended to; NUL-terminated, not counted), at most
- * max_len bytes, before deadline_ms. GL_R_OK, or GL_R_LENGTH / GL_R_FETCH
+ * max_len bytes, before deadline_ms. GL_E_OK, or GL_E_LENGTH / GL_E_FETCH
  * with f set; info may be NULL. */
-enum gl_refusal gl_fetch_bytes(const char *url, size_t max_len, int64_t deadline_ms,
+enum gl_code gl_fetch_bytes(const char *url, size_t max_len, int64_t deadline_ms,
 			       struct gl_buf *out, struct gl_fetch_info *info,
 			       struct gl_fail *f);
 
 /* The same, streaming the body into fd (for archives of tens of MB). On a
  * refusal fd may hold a prefix of the body: the caller discards the file.
- * A write error on fd is GL_R_IO. */
-enum gl_refusal gl_fetch_fd(const char *url, size_t max_len, int64_t deadline_ms, int fd,
+ * A write error on fd is GL_E_IO. */
+enum gl_code gl_fetch_fd(const char *url, size_t max_len, int64_t deadline_ms, int fd,
 			    struct gl_fetch_info *info, struct gl_fail *f);
 
 /* Is url an http:// or https:// URL (what gl-verify treats as a remote

@@ -46,7 +46,7 @@ static int hash_sink(void *ctx, const void *data, size_t len, struct gl_fail *f)
 	if (h->want512)
 		crypto_hash_sha512_update(&h->s512, data, (unsigned long long)len);
 	if (h->copy_fd >= 0 && gl_write_all(h->copy_fd, data, len) < 0)
-		return gl_fail_set(f, GL_R_IO, "copying %s: %s", h->name, strerror(errno)), -1;
+		return gl_fail_set(f, GL_E_IO, "copying %s: %s", h->name, strerror(errno)), -1;
 	return 0;
 }
 
@@ -54,7 +54,7 @@ static int hash_sink(void *ctx, const void *data, size_t len, struct gl_fail *f)
  * more), writing it to copy_fd when >= 0; then its length, then every
  * hash targets.json lists that this host supports (sha256, sha512; at least
  * one). sha (out) is its SHA-256, the release's identity. */
-static enum gl_refusal fetch(const char *repo, const char *rel, int64_t want, jv hashes,
+static enum gl_code fetch(const char *repo, const char *rel, int64_t want, jv hashes,
 			     int copy_fd, char sha[65], struct gl_fail *f)
 {
 	autofree char *name = gl_repo_name(repo, rel);
@@ -68,10 +68,10 @@ static enum gl_refusal fetch(const char *repo, const char *rel, int64_t want, jv
 	if (gl_repo_stream(repo, rel, (uint64_t)want, hash_sink, &h, &total, &more, f))
 		return f->code;
 	if (more)
-		return gl_fail_set(f, GL_R_LENGTH, "%s: longer than the %lld bytes targets.json says",
+		return gl_fail_set(f, GL_E_LENGTH, "%s: longer than the %lld bytes targets.json says",
 				   name, (long long)want);
 	if (total < (uint64_t)want)
-		return gl_fail_set(f, GL_R_LENGTH, "%s: %llu bytes, but targets.json says %lld", name,
+		return gl_fail_set(f, GL_E_LENGTH, "%s: %llu bytes, but targets.json says %lld", name,
 				   (unsigned long long)total, (long long)want);
 	unsigned char d256[crypto_hash_sha256_BYTES], d512[crypto_hash_sha512_BYTES];
 	char hex512[129];
@@ -88,16 +88,16 @@ static enum gl_refusal fetch(const char *repo, const char *rel, int64_t want, jv
 		if (!w)
 			continue;
 		if (strcasecmp(w, have[i]) && !gl_tuf_check_off("hash"))
-			return gl_fail_set(f, GL_R_HASH, "%s: %s is %s, but targets.json says %.128s",
+			return gl_fail_set(f, GL_E_HASH, "%s: %s is %s, but targets.json says %.128s",
 					   name, names[i], have[i], w);
 		checked++;
 	}
 	if (!checked)
-		return gl_fail_set(f, GL_R_UNSUPPORTED,
+		return gl_fail_set(f, GL_E_UNSUPPORTED,
 				   "%s: targets.json lists no hash this host supports (sha256, "
 				   "sha512)",
 				   name);
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
 /* The manifest of the extracted tree (owned), or invalid with f set. The
@@ -109,7 +109,7 @@ static jv load_manifest(const char *dir, const char *target, jv entry, struct gl
 	jv m = gl_manifest_load(dir);
 	if (!jv_is_valid(m)) {
 		jv msg = jv_invalid_get_msg(m);
-		gl_fail_set(f, GL_R_BAD_MANIFEST, "%s: manifest.json: %s", target,
+		gl_fail_set(f, GL_E_BAD_MANIFEST, "%s: manifest.json: %s", target,
 			    jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg)
 							       : "missing or invalid");
 		jv_free(msg);
@@ -142,22 +142,23 @@ static jv release_record(const char *sha, const char *path, jv manifest, jv sign
 }
 
 /* Extract the verified private copy into dest (must not exist). */
-static enum gl_refusal extract(int fd, const char *dest, const char *target, jv *files,
+static enum gl_code extract(int fd, const char *dest, const char *target, jv *files,
 			       struct gl_fail *f)
 {
 	if (lseek(fd, 0, SEEK_SET) < 0)
-		return gl_fail_set(f, GL_R_IO, "rewinding the copy of %s: %s", target,
+		return gl_fail_set(f, GL_E_IO, "rewinding the copy of %s: %s", target,
 				   strerror(errno));
 	struct gl_archive_limits lim;
-	gl_archive_limits_default(&lim);
+	if (gl_archive_limits_env(&lim, f) < 0)
+		return f->code; /* a usage error: exit 2, the line as it was (SPEC §2) */
 	autofree char *err = NULL;
 	*files = jv_invalid();
 	enum gl_archive_status s = gl_archive_extract(fd, dest, &lim, files, &err);
 	if (s == GL_ARCHIVE_OK)
-		return GL_R_OK;
+		return GL_E_OK;
 	jv_free(*files);
 	*files = jv_invalid();
-	return gl_fail_set(f, s == GL_ARCHIVE_UNSAFE ? GL_R_UNSAFE_ARCHIVE : GL_R_IO, "%s: %s",
+	return gl_fail_set(f, s == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO, "%s: %s",
 			   target, err ? err : "extraction failed");
 }
 
@@ -201,7 +202,7 @@ static char *target_rel(const struct gl_meta *root, const char *path, jv hashes)
 /* FILE: a target path listed in targets.json (or by a role it delegates
  * to), read from the repository; else an existing local path containing '/'
  * whose basename is the target name. */
-static enum gl_refusal pick_target(const char *repo, const char *file, struct gl_publisher *p,
+static enum gl_code pick_target(const char *repo, const char *file, struct gl_publisher *p,
 				   int64_t now, struct target *tg, jv *signers, struct gl_fail *f)
 {
 	const struct gl_meta *t = &p->targets;
@@ -224,11 +225,11 @@ static enum gl_refusal pick_target(const char *repo, const char *file, struct gl
 	jv_free(all);
 	tg->entry = e;
 	if (!jv_is_valid(tg->entry))
-		return gl_fail_set(f, GL_R_BAD_SIGNATURE,
+		return gl_fail_set(f, GL_E_BAD_SIGNATURE,
 				   "%s: lists no target named \"%s\" (no signature covers it)",
 				   t->name, tg->name);
 	if (!gl_tuf_target_path_ok(tg->name))
-		return gl_fail_set(f, GL_R_BAD_METADATA,
+		return gl_fail_set(f, GL_E_BAD_METADATA,
 				   "%s: target path \"%s\" is not safe to install (absolute, an "
 				   "empty, \".\" or \"..\" segment, or a control character)",
 				   t->name, tg->name);
@@ -236,12 +237,12 @@ static enum gl_refusal pick_target(const char *repo, const char *file, struct gl
 	gl_json_get_int(tg->entry, "length", &tg->length);
 	tg->repo = local ? NULL : repo;
 	tg->rel = local ? gl_xstrdup(file) : target_rel(&p->root, tg->name, tg->hashes);
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
 /* Install the verified bytes (copy_fd) as releases/<sha>, unless done before.
  * Borrows signers. */
-static enum gl_refusal place(const char *rel, const struct target *tg, jv signers, int copy_fd,
+static enum gl_code place(const char *rel, const struct target *tg, jv signers, int copy_fd,
 			     jv *record, struct gl_fail *f)
 {
 	autofree char *dest = gl_xasprintf("%s/%s", rel, tg->sha);
@@ -251,7 +252,7 @@ static enum gl_refusal place(const char *rel, const struct target *tg, jv signer
 		copy_fd = -1; /* installed before under the same SHA-256 */
 	if (copy_fd >= 0) {
 		if (access(dest, F_OK) == 0 && gl_rm_rf(dest) < 0) /* a torn earlier install */
-			return gl_fail_set(f, GL_R_IO, "%s: %s", dest, strerror(errno));
+			return gl_fail_set(f, GL_E_IO, "%s: %s", dest, strerror(errno));
 		if (extract(copy_fd, dest, tg->name, &files, f))
 			return f->code;
 	}
@@ -267,23 +268,23 @@ static enum gl_refusal place(const char *rel, const struct target *tg, jv signer
 		snprintf(real, sizeof real, "%s", dest);
 	*record = release_record(tg->sha, real, m, jv_copy(signers));
 	if (copy_fd < 0)
-		return GL_R_OK;
+		return GL_E_OK;
 	autobuf struct gl_buf b = {0};
 	jv full = jv_object_set(jv_copy(*record), jv_string("files"), files);
 	gl_json_dump(&b, full);
 	jv_free(full);
 	if (gl_atomic_write(rec, b.data, b.len, 0644) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", rec, strerror(errno));
-	return GL_R_OK;
+		return gl_fail_set(f, GL_E_IO, "%s: %s", rec, strerror(errno));
+	return GL_E_OK;
 }
 
 /* Fetch (length, hashes) and place the target named by tg. Borrows signers. */
-static enum gl_refusal fetch_and_place(const char *home, struct target *tg, jv signers,
+static enum gl_code fetch_and_place(const char *home, struct target *tg, jv signers,
 				       jv *record, struct gl_fail *f)
 {
 	autofree char *rel = gl_xasprintf("%s/releases", home);
 	if (gl_mkdir_p(rel, 0755) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", rel, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "%s: %s", rel, strerror(errno));
 	/* Installed before: re-verify the bytes, keep the tree. */
 	const char *sha = gl_json_get_str(tg->hashes, "sha256");
 	autofree char *dest = sha ? gl_xasprintf("%s/%.64s", rel, sha) : NULL;
@@ -292,13 +293,13 @@ static enum gl_refusal fetch_and_place(const char *home, struct target *tg, jv s
 			access(dest, F_OK) == 0 && access(rec, F_OK) == 0;
 	autoclose int copy_fd = installed ? -1 : private_copy_fd(rel);
 	if (!installed && copy_fd < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", rel, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "%s: %s", rel, strerror(errno));
 	if (fetch(tg->repo, tg->rel, tg->length, tg->hashes, copy_fd, tg->sha, f))
 		return f->code;
 	return place(rel, tg, signers, copy_fd, record, f);
 }
 
-enum gl_refusal gl_install(const char *home, const char *repo, const char *file, int64_t now,
+enum gl_code gl_install(const char *home, const char *repo, const char *file, int64_t now,
 			   jv *record, struct gl_fail *f)
 {
 	autopublisher struct gl_publisher p = {.lock_fd = -1};

@@ -19,7 +19,7 @@
 /* file: a target name (read from REPO/targets/<name>) or a path containing
  * '/' (its basename is the target name). *record (owned) receives
  * {"sha256","name","version","path","manifest","publisher"}. */
-enum gl_refusal gl_install(const char *home, const char *repo, const char *file, int64_t now,
+enum gl_code gl_install(const char *home, const char *repo, const char *file, int64_t now,
 			   jv *record, struct gl_fail *f);
 
 #endif

@@ -29,15 +29,16 @@
 
 /* ---- process hardening ------------------------------------------------- */
 
-void gl_keys_harden(void)
+int gl_keys_harden(struct gl_fail *f)
 {
 	struct rlimit no = {0, 0};
 	if (setrlimit(RLIMIT_CORE, &no) < 0)
-		gl_die_errno(GL_EXIT_USAGE, "setrlimit(RLIMIT_CORE, 0)");
+		return gl_fail_errno(f, GL_E_IO, "setrlimit(RLIMIT_CORE, 0)");
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		gl_die_errno(GL_EXIT_USAGE, "prctl(PR_SET_DUMPABLE, 0)");
+		return gl_fail_errno(f, GL_E_IO, "prctl(PR_SET_DUMPABLE, 0)");
 	if (sodium_init() < 0)
-		gl_die(GL_EXIT_USAGE, "libsodium failed to initialise");
+		return gl_fail(f, GL_E_IO, "libsodium failed to initialise");
+	return 0;
 }
 
 /* ---- locked buffers ---------------------------------------------------- */
@@ -100,7 +101,7 @@ static int hex_field(jv obj, const char *key, unsigned char *out, size_t n)
 	return s && gl_unhex(s, strlen(s), out, n) == 0 ? 0 : -1;
 }
 
-int gl_pubkey_parse(jv obj, unsigned char pk[32], char **err)
+int gl_pubkey_parse(jv obj, unsigned char pk[32], struct gl_fail *f)
 {
 	static const char *const top[] = {"keytype", "keyval", "scheme"};
 	static const char *const val[] = {"public"};
@@ -108,15 +109,15 @@ int gl_pubkey_parse(jv obj, unsigned char pk[32], char **err)
 	int ok = exact_keys(obj, top, 3) && exact_keys(kv, val, 1);
 	const char *kt = gl_json_get_str(obj, "keytype"), *sc = gl_json_get_str(obj, "scheme");
 	if (!ok || !kt || !sc || strcmp(kt, "ed25519") || strcmp(sc, "ed25519")) {
-		*err = gl_xstrdup("not an ed25519 public key object "
-				  "{\"keytype\",\"keyval\":{\"public\"},\"scheme\"}");
 		jv_free(kv);
-		return -1;
+		return gl_fail(f, GL_E_IO,
+			       "not an ed25519 public key object "
+			       "{\"keytype\",\"keyval\":{\"public\"},\"scheme\"}");
 	}
 	int r = hex_field(kv, "public", pk, 32);
 	jv_free(kv);
 	if (r < 0)
-		*err = gl_xstrdup("keyval.public is not 64 hex digits");
+		return gl_fail(f, GL_E_IO, "keyval.public is not 64 hex digits");
 	return r;
 }
 
@@ -402,8 +403,9 @@ static enum gl_key_status check_key_obj(const char *path, jv o, int seed_taken,
 		jv pkv = jv_object_delete(jv_copy(kv), jv_string("private"));
 		pubobj = jv_object_set(pubobj, jv_string("keyval"), pkv);
 	}
-	autofree char *perr = NULL;
-	int bad = !shape || gl_pubkey_parse(pubobj, pk, &perr) < 0;
+	autofail struct gl_fail pf = {0};
+	int bad = !shape || gl_pubkey_parse(pubobj, pk, &pf) < 0;
+	const char *perr = pf.detail;
 	jv_free(pubobj);
 	jv_free(kv);
 	if (bad) {
@@ -474,8 +476,9 @@ static enum gl_key_status load_public(const char *path, struct gl_key *k, char *
 		return GL_KEY_IO;
 	}
 	jv o = gl_json_parse(buf, len);
-	autofree char *perr = NULL;
-	int bad = !jv_is_valid(o) || gl_pubkey_parse(o, k->pk, &perr) < 0;
+	autofail struct gl_fail pf = {0};
+	int bad = !jv_is_valid(o) || gl_pubkey_parse(o, k->pk, &pf) < 0;
+	const char *perr = pf.detail;
 	jv_free(o);
 	if (bad) {
 		*err = gl_xasprintf("%s: not a public key file (%s)", path,
@@ -488,8 +491,10 @@ static enum gl_key_status load_public(const char *path, struct gl_key *k, char *
 enum gl_key_status gl_key_load(const char *arg, enum gl_key_need need, struct gl_key *k, char **err)
 {
 	memset(k, 0, sizeof *k);
-	if (sodium_init() < 0)
-		gl_die(GL_EXIT_USAGE, "libsodium failed to initialise");
+	if (sodium_init() < 0) {
+		*err = gl_xstrdup("libsodium failed to initialise");
+		return GL_KEY_IO;
+	}
 	autofree char *keypath = NULL, *pubpath = NULL;
 	gl_key_paths(arg, &keypath, &pubpath);
 	size_t n = strlen(arg);

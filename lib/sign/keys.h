@@ -17,6 +17,8 @@
 #include <jv.h>
 #include <stddef.h>
 
+#include "core/fail.h"
+
 #define GL_KEY_FILE_MAX 4096u
 #define GL_KEYID_HEX 65 /* 64 hex + NUL */
 
@@ -47,8 +49,9 @@ void gl_locked_freep(void *pp);
 #define autolocked __attribute__((cleanup(gl_locked_freep)))
 
 /* Disable core dumps (RLIMIT_CORE 0) and make the process non-dumpable
- * (PR_SET_DUMPABLE 0). Dies (exit 2) if either fails. */
-void gl_keys_harden(void);
+ * (PR_SET_DUMPABLE 0). 0, or -1 with f (io) if either fails: the caller
+ * must then not load a secret. */
+int gl_keys_harden(struct gl_fail *f);
 
 /* Resolve a --key argument: NAME, NAME.key or NAME.pub -> both paths (malloc'd). */
 void gl_key_paths(const char *arg, char **keypath, char **pubpath);
@@ -73,8 +76,8 @@ void gl_keyid(const unsigned char pk[32], char out[GL_KEYID_HEX]);
 jv gl_pubkey_json(const unsigned char pk[32]);
 
 /* Parse a public-key object (borrowed) strictly: exactly these fields.
- * 0 and pk, or -1 with *err. */
-int gl_pubkey_parse(jv obj, unsigned char pk[32], char **err);
+ * 0 and pk, or -1 with f (io: a key file is the host's, exit 2). */
+int gl_pubkey_parse(jv obj, unsigned char pk[32], struct gl_fail *f);
 
 /* Detached Ed25519 signature of msg: sig is 64 bytes. k->sk must be set. */
 void gl_key_sign(const struct gl_key *k, const void *msg, size_t len, unsigned char sig[64]);

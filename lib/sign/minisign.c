@@ -10,11 +10,12 @@
 
 #include "core/util.h"
 
-void gl_minisign_keynum(const struct gl_key *k, unsigned char out[8])
+int gl_minisign_keynum(const struct gl_key *k, unsigned char out[8], struct gl_fail *f)
 {
 	/* keyid is 64 lowercase hex digits (gl_keyid); its first 16 give 8 bytes */
 	if (gl_unhex(k->keyid, 16, out, 8) < 0)
-		gl_die(GL_EXIT_USAGE, "minisign: key %s has no keyid", k->path ? k->path : "");
+		return gl_fail(f, GL_E_IO, "minisign: key %s has no keyid", k->path ? k->path : "");
+	return 0;
 }
 
 /* minisign's printed form of a keynum: the little-endian u64, %016llX. */
@@ -31,30 +32,31 @@ static void b64(const unsigned char *p, size_t n, char *out, size_t outlen)
 	sodium_bin2base64(out, outlen, p, n, sodium_base64_VARIANT_ORIGINAL);
 }
 
-int gl_minisign_pubkey(const struct gl_key *k, char *out, size_t outlen)
+int gl_minisign_pubkey(const struct gl_key *k, char *out, size_t outlen, struct gl_fail *f)
 {
 	unsigned char raw[2 + 8 + 32] = {'E', 'd'};
 	if (outlen < sodium_base64_ENCODED_LEN(sizeof raw, sodium_base64_VARIANT_ORIGINAL))
+		return gl_fail(f, GL_E_IO, "minisign: no room for the public key line");
+	if (gl_minisign_keynum(k, raw + 2, f) < 0)
 		return -1;
-	gl_minisign_keynum(k, raw + 2);
 	memcpy(raw + 10, k->pk, 32);
 	b64(raw, sizeof raw, out, outlen);
 	return 0;
 }
 
-enum gl_refusal gl_minisign_pubkey_write(const struct gl_key *k, const char *path,
+enum gl_code gl_minisign_pubkey_write(const struct gl_key *k, const char *path,
 					 struct gl_fail *f)
 {
 	char line[GL_MINISIGN_PUBKEY_LEN], kn_text[17];
 	unsigned char kn[8];
-	gl_minisign_pubkey(k, line, sizeof line);
-	gl_minisign_keynum(k, kn);
+	if (gl_minisign_pubkey(k, line, sizeof line, f) < 0 || gl_minisign_keynum(k, kn, f) < 0)
+		return f->code;
 	keynum_text(kn, kn_text);
 	autofree char *text =
 	    gl_xasprintf("untrusted comment: minisign public key %s\n%s\n", kn_text, line);
 	if (gl_atomic_write(path, text, strlen(text), 0644) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno));
-	return GL_R_OK;
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path, strerror(errno));
+	return GL_E_OK;
 }
 
 /* BLAKE2b-512 of the whole file, read in a stream. 0, or -1 with errno. */
@@ -93,20 +95,21 @@ static char *trusted_comment(const char *file)
 	return gl_xasprintf("timestamp:%lld\tfile:%s\thashed", (long long)gl_now(), name);
 }
 
-enum gl_refusal gl_minisign_write(const struct gl_key *k, const char *file, const char *sig_path,
+enum gl_code gl_minisign_write(const struct gl_key *k, const char *file, const char *sig_path,
 				  struct gl_fail *f)
 {
 	if (!k->sk)
-		return gl_fail_set(f, GL_R_IO, "minisign: the secret key of %s is not loaded",
+		return gl_fail_set(f, GL_E_IO, "minisign: the secret key of %s is not loaded",
 				   k->path ? k->path : k->keyid);
 	autofree char *def = sig_path ? NULL : gl_xasprintf("%s.minisig", file);
 	const char *out = sig_path ? sig_path : def;
 	unsigned char h[64];
 	if (blake2b_file(file, h) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", file, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "%s: %s", file, strerror(errno));
 	/* "ED" || keynum || Ed25519(BLAKE2b-512(file)) */
 	unsigned char sigblob[2 + 8 + 64] = {'E', 'D'};
-	gl_minisign_keynum(k, sigblob + 2);
+	if (gl_minisign_keynum(k, sigblob + 2, f) < 0)
+		return f->code;
 	gl_key_sign(k, h, sizeof h, sigblob + 10);
 	autofree char *tc = trusted_comment(file);
 	/* global signature: over the signature and the trusted comment */
@@ -124,6 +127,6 @@ enum gl_refusal gl_minisign_write(const struct gl_key *k, const char *file, cons
 					   "%s\n%s\ntrusted comment: %s\n%s\n",
 					   k->keyid, s1, tc, s2);
 	if (gl_atomic_write(out, text, strlen(text), 0644) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", out, strerror(errno));
-	return GL_R_OK;
+		return gl_fail_set(f, GL_E_IO, "%s: %s", out, strerror(errno));
+	return GL_E_OK;
 }

@@ -31,22 +31,23 @@
 
 #define GL_MINISIGN_PUBKEY_LEN 57 /* 56 base64 characters + NUL */
 
-/* keynum of k (the first 8 bytes of its keyid). */
-void gl_minisign_keynum(const struct gl_key *k, unsigned char out[8]);
+/* keynum of k (the first 8 bytes of its keyid). 0, or -1 with f (io) when
+ * k has no keyid. */
+int gl_minisign_keynum(const struct gl_key *k, unsigned char out[8], struct gl_fail *f);
 
 /* The public key line "RW…" into out (at least GL_MINISIGN_PUBKEY_LEN bytes).
- * 0, or -1 if out is too small. */
-int gl_minisign_pubkey(const struct gl_key *k, char *out, size_t outlen);
+ * 0, or -1 with f (io) if out is too small or k has no keyid. */
+int gl_minisign_pubkey(const struct gl_key *k, char *out, size_t outlen, struct gl_fail *f);
 
-/* Write the public key file (minisign.pub's format) atomically. GL_R_OK or
- * GL_R_IO with f set. */
-enum gl_refusal gl_minisign_pubkey_write(const struct gl_key *k, const char *path,
+/* Write the public key file (minisign.pub's format) atomically. GL_E_OK or
+ * GL_E_IO with f set. */
+enum gl_code gl_minisign_pubkey_write(const struct gl_key *k, const char *path,
 					 struct gl_fail *f);
 
 /* Sign file (read in a stream, prehashed with BLAKE2b-512) with k (k->sk
  * set) and write sig_path (NULL: FILE.minisig) atomically, mode 0644.
- * GL_R_OK or GL_R_IO with f set. */
-enum gl_refusal gl_minisign_write(const struct gl_key *k, const char *file, const char *sig_path,
+ * GL_E_OK or GL_E_IO with f set. */
+enum gl_code gl_minisign_write(const struct gl_key *k, const char *file, const char *sig_path,
 				  struct gl_fail *f);
 
 #endif

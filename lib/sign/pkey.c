@@ -76,13 +76,14 @@ static int canon_key(struct gl_buf *b, jv v, int depth, char **err)
 	}
 }
 
-int gl_pkey_keyid(jv key, char out[65], char **err)
+int gl_pkey_keyid(jv key, char out[65], struct gl_fail *f)
 {
 	autobuf struct gl_buf b = {0};
 	if (jv_get_kind(key) != JV_KIND_OBJECT)
-		return gl_err(err, "a key is not an object");
-	if (canon_key(&b, key, 0, err) < 0)
-		return -1;
+		return gl_fail(f, GL_E_BAD_METADATA, "a key is not an object");
+	char *err = NULL;
+	if (canon_key(&b, key, 0, &err) < 0)
+		return gl_fail_take(f, GL_E_BAD_METADATA, err);
 	unsigned char d[32];
 	crypto_hash_sha256(d, (const unsigned char *)b.data, b.len);
 	gl_hex(d, 32, out);
@@ -104,19 +105,19 @@ static const char *str_field(jv o, const char *name, size_t *len)
 	return s;
 }
 
-static enum gl_refusal verify_ed25519(const char *pub, size_t publen, const unsigned char *msg,
+static enum gl_code verify_ed25519(const char *pub, size_t publen, const unsigned char *msg,
 				      size_t n, const char *sig_hex, size_t siglen,
 				      struct gl_fail *f)
 {
 	unsigned char pk[32], sig[64];
 	if (publen != 64 || gl_unhex(pub, 64, pk, 32) < 0)
-		return gl_fail_set(f, GL_R_BAD_METADATA,
+		return gl_fail_set(f, GL_E_BAD_METADATA,
 				   "ed25519 key: keyval.public is not 64 hex digits");
 	if (siglen != 128 || gl_unhex(sig_hex, 128, sig, 64) < 0)
-		return gl_fail_set(f, GL_R_BAD_SIGNATURE, "ed25519 signature is not 128 hex digits");
+		return gl_fail_set(f, GL_E_BAD_SIGNATURE, "ed25519 signature is not 128 hex digits");
 	if (crypto_sign_verify_detached(sig, msg, n, pk) != 0)
-		return gl_fail_set(f, GL_R_BAD_SIGNATURE, "ed25519 signature does not verify");
-	return GL_R_OK;
+		return gl_fail_set(f, GL_E_BAD_SIGNATURE, "ed25519 signature does not verify");
+	return GL_E_OK;
 }
 
 /* The PEM public key (a SubjectPublicKeyInfo), or NULL. */
@@ -135,57 +136,57 @@ static EVP_PKEY *read_pem(const char *pem, size_t len)
 }
 
 /* Check the key is what the scheme needs: P-256 for ECDSA, RSA of 2048 to
- * 8192 bits for PSS. GL_R_OK or a refusal. */
-static enum gl_refusal key_fits(EVP_PKEY *k, bool ecdsa, struct gl_fail *f)
+ * 8192 bits for PSS. GL_E_OK or a refusal. */
+static enum gl_code key_fits(EVP_PKEY *k, bool ecdsa, struct gl_fail *f)
 {
 	if (ecdsa) {
 		char group[64] = "";
 		if (!EVP_PKEY_is_a(k, "EC") ||
 		    !EVP_PKEY_get_group_name(k, group, sizeof group, NULL) ||
 		    strcmp(group, "prime256v1"))
-			return gl_fail_set(f, GL_R_BAD_METADATA,
+			return gl_fail_set(f, GL_E_BAD_METADATA,
 					   "ecdsa-sha2-nistp256 key: not a P-256 key (%s)",
 					   *group ? group : "not EC");
-		return GL_R_OK;
+		return GL_E_OK;
 	}
 	int bits = EVP_PKEY_get_bits(k);
 	if (!EVP_PKEY_is_a(k, "RSA"))
-		return gl_fail_set(f, GL_R_BAD_METADATA, "rsassa-pss-sha256 key: not an RSA key");
+		return gl_fail_set(f, GL_E_BAD_METADATA, "rsassa-pss-sha256 key: not an RSA key");
 	if (bits < 2048 || bits > 8192)
-		return gl_fail_set(f, GL_R_UNSUPPORTED,
+		return gl_fail_set(f, GL_E_UNSUPPORTED,
 				   "rsassa-pss-sha256 key of %d bits (2048 to 8192 accepted)", bits);
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
 /* ECDSA P-256 / SHA-256 (DER signature) or RSASSA-PSS / SHA-256 through
  * libcrypto's EVP_DigestVerify. */
-static enum gl_refusal verify_evp(bool ecdsa, const char *pub, size_t publen,
+static enum gl_code verify_evp(bool ecdsa, const char *pub, size_t publen,
 				  const unsigned char *msg, size_t n, const char *sig_hex,
 				  size_t siglen, struct gl_fail *f)
 {
 	const char *scheme = ecdsa ? "ecdsa-sha2-nistp256" : "rsassa-pss-sha256";
 	EVP_PKEY *k = read_pem(pub, publen);
 	if (!k)
-		return gl_fail_set(f, GL_R_BAD_METADATA,
+		return gl_fail_set(f, GL_E_BAD_METADATA,
 				   "%s key: keyval.public is not a PEM public key", scheme);
-	enum gl_refusal r = key_fits(k, ecdsa, f);
+	enum gl_code r = key_fits(k, ecdsa, f);
 	size_t want = ecdsa ? 0 : (size_t)EVP_PKEY_get_size(k);
 	autofree unsigned char *sig = gl_xmalloc(siglen / 2 + 1);
-	if (r == GL_R_OK &&
+	if (r == GL_E_OK &&
 	    (siglen % 2 || siglen == 0 || (want && siglen != 2 * want) ||
 	     (ecdsa && siglen > 2 * 72) || gl_unhex(sig_hex, siglen, sig, siglen / 2) < 0))
-		r = gl_fail_set(f, GL_R_BAD_SIGNATURE, "%s signature is not hex of the right length",
+		r = gl_fail_set(f, GL_E_BAD_SIGNATURE, "%s signature is not hex of the right length",
 				scheme);
-	EVP_MD_CTX *ctx = r == GL_R_OK ? EVP_MD_CTX_new() : NULL;
+	EVP_MD_CTX *ctx = r == GL_E_OK ? EVP_MD_CTX_new() : NULL;
 	EVP_PKEY_CTX *pctx = NULL;
-	if (r == GL_R_OK) {
+	if (r == GL_E_OK) {
 		if (!ctx || EVP_DigestVerifyInit(ctx, &pctx, EVP_sha256(), NULL, k) != 1 ||
 		    (!ecdsa && (EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) != 1 ||
 				EVP_PKEY_CTX_set_rsa_mgf1_md(pctx, EVP_sha256()) != 1 ||
 				EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_AUTO) != 1)))
-			r = gl_fail_set(f, GL_R_UNSUPPORTED, "%s: libcrypto cannot set it up", scheme);
+			r = gl_fail_set(f, GL_E_UNSUPPORTED, "%s: libcrypto cannot set it up", scheme);
 		else if (EVP_DigestVerify(ctx, sig, siglen / 2, msg, n) != 1)
-			r = gl_fail_set(f, GL_R_BAD_SIGNATURE, "%s signature does not verify", scheme);
+			r = gl_fail_set(f, GL_E_BAD_SIGNATURE, "%s signature does not verify", scheme);
 	}
 	EVP_MD_CTX_free(ctx);
 	EVP_PKEY_free(k);
@@ -193,12 +194,12 @@ static enum gl_refusal verify_evp(bool ecdsa, const char *pub, size_t publen,
 	return r;
 }
 
-enum gl_refusal gl_pkey_verify(jv key, const unsigned char *msg, size_t n, const char *sig_hex,
+enum gl_code gl_pkey_verify(jv key, const unsigned char *msg, size_t n, const char *sig_hex,
 			       struct gl_fail *f)
 {
 	size_t tl = 0, sl = 0, pl = 0;
 	if (jv_get_kind(key) != JV_KIND_OBJECT)
-		return gl_fail_set(f, GL_R_BAD_METADATA, "a key is not an object");
+		return gl_fail_set(f, GL_E_BAD_METADATA, "a key is not an object");
 	const char *type = str_field(key, "keytype", &tl);
 	const char *scheme = str_field(key, "scheme", &sl);
 	jv keyval = jv_object_get(jv_copy(key), jv_string("keyval"));
@@ -206,24 +207,24 @@ enum gl_refusal gl_pkey_verify(jv key, const unsigned char *msg, size_t n, const
 								: NULL;
 	jv_free(keyval); /* key still holds it, and pub with it */
 	if (!type || !scheme || strlen(type) != tl || strlen(scheme) != sl)
-		return gl_fail_set(f, GL_R_BAD_METADATA, "a key needs string keytype and scheme");
+		return gl_fail_set(f, GL_E_BAD_METADATA, "a key needs string keytype and scheme");
 	if (!pub || strlen(pub) != pl || pl > GL_PKEY_PUBLIC_MAX)
-		return gl_fail_set(f, GL_R_BAD_METADATA,
+		return gl_fail_set(f, GL_E_BAD_METADATA,
 				   "%s key: keyval.public is not a string of at most %d bytes",
 				   scheme, GL_PKEY_PUBLIC_MAX);
 	size_t siglen = sig_hex ? strnlen(sig_hex, GL_PKEY_SIG_HEX_MAX + 1) : 0;
 	if (siglen > GL_PKEY_SIG_HEX_MAX)
-		return gl_fail_set(f, GL_R_BAD_SIGNATURE, "a signature of more than %d hex digits",
+		return gl_fail_set(f, GL_E_BAD_SIGNATURE, "a signature of more than %d hex digits",
 				   GL_PKEY_SIG_HEX_MAX);
 	bool ed = !strcmp(scheme, "ed25519"), ec = !strcmp(scheme, "ecdsa-sha2-nistp256"),
 	     rsa = !strcmp(scheme, "rsassa-pss-sha256");
 	if (!ed && !ec && !rsa)
-		return gl_fail_set(f, GL_R_UNSUPPORTED, "key type %s with scheme %s", type, scheme);
+		return gl_fail_set(f, GL_E_UNSUPPORTED, "key type %s with scheme %s", type, scheme);
 	bool type_ok = ed ? !strcmp(type, "ed25519")
 		       : ec ? !strcmp(type, "ecdsa") || !strcmp(type, "ecdsa-sha2-nistp256")
 			    : !strcmp(type, "rsa");
 	if (!type_ok)
-		return gl_fail_set(f, GL_R_BAD_METADATA, "key type %s does not go with scheme %s",
+		return gl_fail_set(f, GL_E_BAD_METADATA, "key type %s does not go with scheme %s",
 				   type, scheme);
 	if (ed)
 		return verify_ed25519(pub, pl, msg, n, sig_hex ? sig_hex : "", siglen, f);

@@ -33,15 +33,15 @@
 #define GL_PKEY_PUBLIC_MAX 16384 /* bytes of keyval.public (an 8192-bit RSA PEM is ~1.5 KiB) */
 #define GL_PKEY_SIG_HEX_MAX 2048 /* hex digits of a signature (8192-bit RSA: 2048) */
 
-/* Verify sig_hex over msg[0..n) with key (borrowed). GL_R_OK, or
- * GL_R_BAD_SIGNATURE / GL_R_BAD_METADATA / GL_R_UNSUPPORTED with f set. */
-enum gl_refusal gl_pkey_verify(jv key, const unsigned char *msg, size_t n, const char *sig_hex,
+/* Verify sig_hex over msg[0..n) with key (borrowed). GL_E_OK, or
+ * GL_E_BAD_SIGNATURE / GL_E_BAD_METADATA / GL_E_UNSUPPORTED with f set. */
+enum gl_code gl_pkey_verify(jv key, const unsigned char *msg, size_t n, const char *sig_hex,
 			       struct gl_fail *f);
 
 /* keyid = hex SHA-256 of the canonical JSON (SPEC §3) of key (borrowed)
- * exactly as given, every field included. 0, or -1 with *err (malloc'd) if
+ * exactly as given, every field included. 0, or -1 with f (bad_metadata) if
  * key holds a value a key object cannot (a number, a bool, null, invalid
  * UTF-8) or is nested deeper than 4 levels. */
-int gl_pkey_keyid(jv key, char out[65], char **err);
+int gl_pkey_keyid(jv key, char out[65], struct gl_fail *f);
 
 #endif

@@ -52,7 +52,7 @@ struct gl_init {
 /* Create REPO with root v1 and empty targets, snapshot and timestamp v1.
  * *out: {"ok":true,"repo","root_version":1,"targets_version":1,
  * "consistent_snapshot","keyids":{"root","targets","snapshot","timestamp"}}. */
-enum gl_refusal gl_publish_init(const char *repo, const struct gl_init *in, jv *out,
+enum gl_code gl_publish_init(const char *repo, const struct gl_init *in, jv *out,
 				struct gl_fail *f);
 
 /* Add (or replace) the target basename(archive): its manifest must parse
@@ -60,26 +60,26 @@ enum gl_refusal gl_publish_init(const char *repo, const struct gl_init *in, jv *
  * thresholds ("threshold", naming the role).
  * *out: {"ok":true,"target","length","sha256","name","version",
  * "targets_version","snapshot_version","timestamp_version"}. */
-enum gl_refusal gl_publish_add(const char *repo, struct gl_keys keys, const char *archive,
+enum gl_code gl_publish_add(const char *repo, struct gl_keys keys, const char *archive,
 			       const struct gl_expiry *e, jv *out, struct gl_fail *f);
 
 /* After gl_publish_add: REPO/targets/NAME.minisig in minisign's format
  * (lib/sign/minisign.h), signed by the first of keys that the targets role lists;
  * *out gets "minisig" (its path) and "minisign_pubkey" (the "RW…" line for
  * minisign -Vm FILE -P). */
-enum gl_refusal gl_publish_minisign(const char *repo, struct gl_keys keys, const char *name,
+enum gl_code gl_publish_minisign(const char *repo, struct gl_keys keys, const char *name,
 				    jv *out, struct gl_fail *f);
 
 /* Withdraw target (a path listed in targets.json): re-signs the chain
  * without it, then removes REPO/targets/TARGET (the HASH. copy stays for
  * clients that fetched an earlier snapshot). *out as for add, without the
  * archive fields. */
-enum gl_refusal gl_publish_remove(const char *repo, struct gl_keys keys, const char *target,
+enum gl_code gl_publish_remove(const char *repo, struct gl_keys keys, const char *target,
 				  const struct gl_expiry *e, jv *out, struct gl_fail *f);
 
 /* Renew timestamp.json alone (version + 1, same snapshot): the publisher's
  * cron job. *out: {"ok":true,"timestamp_version","expires"}. */
-enum gl_refusal gl_publish_timestamp(const char *repo, struct gl_keys keys, int64_t expires,
+enum gl_code gl_publish_timestamp(const char *repo, struct gl_keys keys, int64_t expires,
 				     jv *out, struct gl_fail *f);
 
 /* Root N -> N+1 in which role ("root", "targets", "snapshot" or
@@ -89,13 +89,13 @@ enum gl_refusal gl_publish_timestamp(const char *repo, struct gl_keys keys, int6
  * then re-signed under the new root with old_keys and new_keys (targets:
  * targets, snapshot and timestamp; snapshot: snapshot and timestamp).
  * *out: {"ok":true,"role","version":N+1,"keyids":{…}}. */
-enum gl_refusal gl_publish_rotate(const char *repo, const char *role, struct gl_keys old_keys,
+enum gl_code gl_publish_rotate(const char *repo, const char *role, struct gl_keys old_keys,
 				  struct gl_keys new_keys, int64_t threshold, int64_t expires,
 				  jv *out, struct gl_fail *f);
 
 /* Pack src_dir into out_path reproducibly (archive.h) and describe it.
  * *out: {"ok":true,"archive","length","sha256"}. */
-enum gl_refusal gl_publish_pack(const char *src_dir, const char *out_path, jv *out,
+enum gl_code gl_publish_pack(const char *src_dir, const char *out_path, jv *out,
 				struct gl_fail *f);
 
 #endif

@@ -12,7 +12,7 @@ struct gl_pubrepo {
 	const char *dir;
 	struct gl_meta root, targets, snapshot, timestamp;
 };
-enum gl_refusal gl_pubrepo_load(struct gl_pubrepo *r, const char *dir, struct gl_fail *f);
+enum gl_code gl_pubrepo_load(struct gl_pubrepo *r, const char *dir, struct gl_fail *f);
 void gl_pubrepo_free(struct gl_pubrepo *r);
 
 /* Distinct keyids of ks (with a secret when need_secret). */
@@ -24,12 +24,12 @@ size_t gl_keys_distinct(struct gl_keys ks, int need_secret);
  * ("threshold" naming the role); then the versioned files, the plain ones
  * and timestamp.json last are written. *out gets the new versions
  * ("targets_version", "snapshot_version", "timestamp_version") added. */
-enum gl_refusal gl_pubrepo_commit(struct gl_pubrepo *r, struct gl_keys keys,
+enum gl_code gl_pubrepo_commit(struct gl_pubrepo *r, struct gl_keys keys,
 				  enum gl_meta_type from, jv targets, const struct gl_expiry *e,
 				  jv *out, struct gl_fail *f);
 
 /* Write doc (consumed) at dir/name canonically and atomically. */
-enum gl_refusal gl_pub_write(const char *dir, const char *name, jv doc, struct gl_fail *f);
+enum gl_code gl_pub_write(const char *dir, const char *name, jv doc, struct gl_fail *f);
 void gl_pub_warn_expired(const char *path, int64_t expires);
 
 #endif

@@ -18,7 +18,7 @@ void gl_pubrepo_free(struct gl_pubrepo *r)
 	gl_meta_free(&r->timestamp);
 }
 
-enum gl_refusal gl_pubrepo_load(struct gl_pubrepo *r, const char *dir, struct gl_fail *f)
+enum gl_code gl_pubrepo_load(struct gl_pubrepo *r, const char *dir, struct gl_fail *f)
 {
 	static const enum gl_meta_type types[] = {GL_META_ROOT, GL_META_TARGETS,
 						  GL_META_SNAPSHOT, GL_META_TIMESTAMP};
@@ -27,8 +27,8 @@ enum gl_refusal gl_pubrepo_load(struct gl_pubrepo *r, const char *dir, struct gl
 	for (int i = 0; i < 4; i++) {
 		autofree char *path = gl_xasprintf("%s/%s.json", dir, roles4[i]);
 		if (gl_meta_load(dst[i], path, types[i], f)) {
-			if (f->code == GL_R_IO && i >= 2)
-				gl_fail_set(f, GL_R_IO,
+			if (f->code == GL_E_IO && i >= 2)
+				gl_fail_set(f, GL_E_IO,
 					    "%s: missing: this repository predates the snapshot "
 					    "and timestamp roles; make a new one with gl-sign init",
 					    path);
@@ -36,7 +36,7 @@ enum gl_refusal gl_pubrepo_load(struct gl_pubrepo *r, const char *dir, struct gl
 			return f->code;
 		}
 	}
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
 size_t gl_keys_distinct(struct gl_keys ks, int need_secret)
@@ -67,7 +67,7 @@ static int role_has(jv role, const char *keyid)
 
 /* The keys of ks with secrets that root's role lists (a shallow copy in
  * out->k, to free); refuses "threshold" when they do not reach it. */
-static enum gl_refusal signers_of(const struct gl_meta *root, const char *role, struct gl_keys ks,
+static enum gl_code signers_of(const struct gl_meta *root, const char *role, struct gl_keys ks,
 				  struct gl_keys *out, struct gl_fail *f)
 {
 	jv r = gl_meta_role(root, role);
@@ -83,10 +83,10 @@ static enum gl_refusal signers_of(const struct gl_meta *root, const char *role, 
 	*out = (struct gl_keys){a, n};
 	size_t have = gl_keys_distinct(*out, 1);
 	if ((int64_t)have >= t)
-		return GL_R_OK;
+		return GL_E_OK;
 	free(a);
 	out->k = NULL;
-	return gl_fail_set(f, GL_R_THRESHOLD,
+	return gl_fail_set(f, GL_E_THRESHOLD,
 			   "the %s role of root version %lld needs %lld signature(s) from distinct "
 			   "keys; the keys given hold %zu of them",
 			   role, (long long)root->version, (long long)t, have);
@@ -101,13 +101,12 @@ void gl_pub_warn_expired(const char *path, int64_t expires)
 	gl_warn("warning: %s is already expired (expires %s)", path, t);
 }
 
-enum gl_refusal gl_pub_write(const char *dir, const char *name, jv doc, struct gl_fail *f)
+enum gl_code gl_pub_write(const char *dir, const char *name, jv doc, struct gl_fail *f)
 {
 	autofree char *path = gl_xasprintf("%s/%s", dir, name);
-	autofree char *err = NULL;
-	int r = gl_tuf_write(path, doc, &err);
+	int r = gl_tuf_write(path, doc, f);
 	jv_free(doc);
-	return r < 0 ? gl_fail_set(f, GL_R_IO, "%s", err) : GL_R_OK;
+	return r < 0 ? gl_fail_set(f, GL_E_IO, "%s", gl_fail_detail(f)) : GL_E_OK;
 }
 
 static int64_t or_default(int64_t t, int days)
@@ -116,7 +115,7 @@ static int64_t or_default(int64_t t, int days)
 }
 
 /* Sign signed_ (consumed) with role's keys of ks; *bytes its canonical form. */
-static enum gl_refusal sign_role(const struct gl_meta *root, const char *role, struct gl_keys ks,
+static enum gl_code sign_role(const struct gl_meta *root, const char *role, struct gl_keys ks,
 				 jv signed_, jv *doc, struct gl_buf *bytes, struct gl_fail *f)
 {
 	struct gl_keys s;
@@ -125,12 +124,13 @@ static enum gl_refusal sign_role(const struct gl_meta *root, const char *role, s
 		jv_free(signed_);
 		return f->code;
 	}
-	*doc = gl_tuf_sign(signed_, s.k, s.n);
+	*doc = gl_tuf_sign(signed_, s.k, s.n, f);
 	free((void *)s.k);
-	autofree char *err = NULL;
-	if (gl_tuf_dump(bytes, *doc, &err) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", role, err);
-	return GL_R_OK;
+	if (!jv_is_valid(*doc))
+		return f->code;
+	if (gl_tuf_dump(bytes, *doc, f) < 0)
+		return gl_fail_set(f, GL_E_IO, "%s: %s", role, gl_fail_detail(f));
+	return GL_E_OK;
 }
 
 struct chain {
@@ -148,7 +148,7 @@ static void chain_free(struct chain *c)
 }
 
 /* Build and sign the chain from `from` down (nothing written). */
-static enum gl_refusal chain_build(struct gl_pubrepo *r, struct gl_keys keys,
+static enum gl_code chain_build(struct gl_pubrepo *r, struct gl_keys keys,
 				   enum gl_meta_type from, jv targets, const struct gl_expiry *e,
 				   struct chain *c, struct gl_fail *f)
 {
@@ -190,7 +190,7 @@ static enum gl_refusal chain_build(struct gl_pubrepo *r, struct gl_keys keys,
 
 /* Versioned files first, then the plain ones, timestamp.json last: a
  * client that reads the new timestamp finds everything it names. */
-static enum gl_refusal chain_write(struct gl_pubrepo *r, struct chain *c, struct gl_fail *f)
+static enum gl_code chain_write(struct gl_pubrepo *r, struct chain *c, struct gl_fail *f)
 {
 	static const char *const plain[] = {"targets.json", "snapshot.json", "timestamp.json"};
 	int cs = gl_meta_consistent(&r->root);
@@ -209,16 +209,16 @@ static enum gl_refusal chain_write(struct gl_pubrepo *r, struct chain *c, struct
 		if (gl_pub_write(r->dir, plain[i], jv_copy(c->doc[i]), f))
 			return f->code;
 	}
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
-enum gl_refusal gl_pubrepo_commit(struct gl_pubrepo *r, struct gl_keys keys,
+enum gl_code gl_pubrepo_commit(struct gl_pubrepo *r, struct gl_keys keys,
 				  enum gl_meta_type from, jv targets, const struct gl_expiry *e,
 				  jv *out, struct gl_fail *f)
 {
 	struct chain c = {.doc = {jv_invalid(), jv_invalid(), jv_invalid()}};
-	if (chain_build(r, keys, from, targets, e, &c, f) == GL_R_OK &&
-	    chain_write(r, &c, f) == GL_R_OK) {
+	if (chain_build(r, keys, from, targets, e, &c, f) == GL_E_OK &&
+	    chain_write(r, &c, f) == GL_E_OK) {
 		*out = jv_object_set(*out, jv_string("targets_version"),
 				     jv_number((double)c.version[0]));
 		*out = jv_object_set(*out, jv_string("snapshot_version"),
@@ -230,7 +230,7 @@ enum gl_refusal gl_pubrepo_commit(struct gl_pubrepo *r, struct gl_keys keys,
 	return f->code;
 }
 
-enum gl_refusal gl_publish_timestamp(const char *repo, struct gl_keys keys, int64_t expires,
+enum gl_code gl_publish_timestamp(const char *repo, struct gl_keys keys, int64_t expires,
 				     jv *out, struct gl_fail *f)
 {
 	struct gl_pubrepo r;
@@ -238,7 +238,7 @@ enum gl_refusal gl_publish_timestamp(const char *repo, struct gl_keys keys, int6
 		return f->code;
 	struct gl_expiry e = {.timestamp = expires};
 	jv o = jv_object_set(jv_object(), jv_string("ok"), jv_true());
-	if (gl_pubrepo_commit(&r, keys, GL_META_TIMESTAMP, jv_null(), &e, &o, f) == GL_R_OK) {
+	if (gl_pubrepo_commit(&r, keys, GL_META_TIMESTAMP, jv_null(), &e, &o, f) == GL_E_OK) {
 		char t[21];
 		gl_time_format(or_default(expires, GL_TIMESTAMP_DAYS_DEFAULT), t);
 		*out = jv_object_set(o, jv_string("expires"), jv_string(t));
@@ -288,31 +288,30 @@ static jv rotated_root(const struct gl_meta *cur, const char *role, struct gl_ke
 				  gl_meta_consistent(cur));
 }
 
-static enum gl_refusal rotate_checks(const char *role, int64_t t, struct gl_keys new_keys,
+static enum gl_code rotate_checks(const char *role, int64_t t, struct gl_keys new_keys,
 				     struct gl_fail *f)
 {
 	if (t < 1 || (size_t)t > gl_keys_distinct(new_keys, 0))
-		return gl_fail_set(f, GL_R_IO,
+		return gl_fail_set(f, GL_E_IO,
 				   "threshold %lld does not fit the %zu distinct --new-key keys "
 				   "(give --threshold)",
 				   (long long)t, gl_keys_distinct(new_keys, 0));
 	if (!strcmp(role, "root") && (int64_t)gl_keys_distinct(new_keys, 1) < t)
-		return gl_fail_set(f, GL_R_THRESHOLD,
+		return gl_fail_set(f, GL_E_THRESHOLD,
 				   "the new root role needs %lld signature(s) from its own keys; "
 				   "the --new-key secret keys hold %zu",
 				   (long long)t, gl_keys_distinct(new_keys, 1));
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
 /* Sign the new root (old root threshold, and the new one for the root role)
  * and parse it back as *next. */
-static enum gl_refusal sign_root(const struct gl_meta *cur, const char *role, jv rs,
+static enum gl_code sign_root(const struct gl_meta *cur, const char *role, jv rs,
 				 struct gl_keys old_keys, struct gl_keys new_keys, jv *doc,
 				 struct gl_meta *next, struct gl_fail *f)
 {
 	struct gl_keys old_ok;
 	autobuf struct gl_buf b = {0};
-	autofree char *err = NULL;
 	*doc = jv_invalid();
 	if (signers_of(cur, "root", old_keys, &old_ok, f)) {
 		jv_free(rs);
@@ -323,16 +322,18 @@ static enum gl_refusal sign_root(const struct gl_meta *cur, const char *role, jv
 	memcpy(all, old_ok.k, old_ok.n * sizeof *all);
 	if (n > old_ok.n)
 		memcpy(all + old_ok.n, new_keys.k, new_keys.n * sizeof *all);
-	*doc = gl_tuf_sign(rs, all, n);
+	*doc = gl_tuf_sign(rs, all, n, f);
 	free(all);
 	free((void *)old_ok.k);
-	if (gl_tuf_dump(&b, *doc, &err) < 0)
-		return gl_fail_set(f, GL_R_IO, "new root: %s", err);
+	if (!jv_is_valid(*doc))
+		return f->code;
+	if (gl_tuf_dump(&b, *doc, f) < 0)
+		return gl_fail_set(f, GL_E_IO, "new root: %s", gl_fail_detail(f));
 	autofree char *name = gl_xasprintf("%lld.root.json", (long long)cur->version + 1);
 	return gl_meta_parse(next, name, b.data, b.len, GL_META_ROOT, f);
 }
 
-enum gl_refusal gl_publish_rotate(const char *repo, const char *role, struct gl_keys old_keys,
+enum gl_code gl_publish_rotate(const char *repo, const char *role, struct gl_keys old_keys,
 				  struct gl_keys new_keys, int64_t threshold, int64_t expires,
 				  jv *out, struct gl_fail *f)
 {
@@ -349,7 +350,7 @@ enum gl_refusal gl_publish_rotate(const char *repo, const char *role, struct gl_
 		gl_json_get_int(cur_role, "threshold", &t);
 	jv_free(cur_role);
 	if (access(nextp, F_OK) == 0) {
-		gl_fail_set(f, GL_R_IO, "%s exists; root.json is not the newest root", nextp);
+		gl_fail_set(f, GL_E_IO, "%s exists; root.json is not the newest root", nextp);
 		goto done;
 	}
 	struct gl_keys probe = {0};
@@ -375,7 +376,7 @@ enum gl_refusal gl_publish_rotate(const char *repo, const char *role, struct gl_
 							     : GL_META_TIMESTAMP;
 	int resign = strcmp(role, "root") != 0;
 	if (!resign ||
-	    chain_build(&r, ks, from, gl_json_get(r.targets.sig, "targets"), NULL, &c, f) == GL_R_OK) {
+	    chain_build(&r, ks, from, gl_json_get(r.targets.sig, "targets"), NULL, &c, f) == GL_E_OK) {
 		gl_pub_warn_expired(nextp, expires);
 		autofree char *vname = gl_xasprintf("%lld.root.json", (long long)r.root.version);
 		o = jv_object_set(jv_object(), jv_string("ok"), jv_true());

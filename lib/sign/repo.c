@@ -44,25 +44,25 @@ static char *url_of(const char *repo, const char *rel)
 /* One file over HTTP(S) (lib/sign/fetch.h): the cap, a total time bound per
  * file (GL_FETCH_TIMEOUT_MS for metadata, GL_REPO_TARGET_TIMEOUT_MS for a
  * target), same-origin redirects only; 403/404/410 is "missing". */
-static enum gl_refusal url_get(const char *repo, const char *rel, size_t max,
+static enum gl_code url_get(const char *repo, const char *rel, size_t max,
 			       struct gl_buf *out, int *missing, struct gl_fail *f)
 {
 	autofree char *url = url_of(repo, rel);
 	struct gl_fetch_info info = {0};
-	enum gl_refusal r = gl_fetch_bytes(url, max, gl_fetch_deadline(GL_FETCH_TIMEOUT_MS), out,
+	enum gl_code r = gl_fetch_bytes(url, max, gl_fetch_deadline(GL_FETCH_TIMEOUT_MS), out,
 					   &info, f);
-	if (r == GL_R_FETCH && info.missing && missing) {
+	if (r == GL_E_FETCH && info.missing && missing) {
 		gl_fail_clear(f);
 		out->len = 0;
 		*missing = 1;
-		return GL_R_OK;
+		return GL_E_OK;
 	}
 	return r;
 }
 
 /* A target over HTTP(S): streamed into an unlinked temporary file (at most
  * max bytes), then given to the sink from there. */
-static enum gl_refusal url_stream(const char *repo, const char *rel, uint64_t max,
+static enum gl_code url_stream(const char *repo, const char *rel, uint64_t max,
 				  gl_repo_sink sink, void *ctx, uint64_t *total, int *more,
 				  struct gl_fail *f)
 {
@@ -70,29 +70,29 @@ static enum gl_refusal url_stream(const char *repo, const char *rel, uint64_t ma
 	const char *tmp = getenv("TMPDIR");
 	autoclose int fd = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return gl_fail_set(f, GL_R_IO, "a temporary file for %s: %s", url, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "a temporary file for %s: %s", url, strerror(errno));
 	size_t cap = max > SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)max;
-	enum gl_refusal r =
+	enum gl_code r =
 	    gl_fetch_fd(url, cap, gl_fetch_deadline(GL_REPO_TARGET_TIMEOUT_MS), fd, NULL, f);
-	if (r == GL_R_LENGTH) { /* byte max+1 arrived: longer than it may be */
+	if (r == GL_E_LENGTH) { /* byte max+1 arrived: longer than it may be */
 		gl_fail_clear(f);
 		*total = max;
 		*more = 1;
-		return GL_R_OK;
+		return GL_E_OK;
 	}
 	if (r)
 		return r;
 	if (lseek(fd, 0, SEEK_SET) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", url, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "%s: %s", url, strerror(errno));
 	autofree unsigned char *buf = gl_xmalloc(CHUNK);
 	for (;;) {
 		ssize_t n = read(fd, buf, CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return gl_fail_set(f, GL_R_IO, "%s: %s", url, strerror(errno));
+			return gl_fail_set(f, GL_E_IO, "%s: %s", url, strerror(errno));
 		if (n == 0)
-			return GL_R_OK;
+			return GL_E_OK;
 		if (sink(ctx, buf, (size_t)n, f) < 0)
 			return f->code;
 		*total += (uint64_t)n;
@@ -120,7 +120,7 @@ static int open_file(const char *path)
 	return fd;
 }
 
-enum gl_refusal gl_repo_get(const char *repo, const char *rel, size_t max, struct gl_buf *out,
+enum gl_code gl_repo_get(const char *repo, const char *rel, size_t max, struct gl_buf *out,
 			    int *missing, struct gl_fail *f)
 {
 	out->len = 0;
@@ -132,25 +132,25 @@ enum gl_refusal gl_repo_get(const char *repo, const char *rel, size_t max, struc
 	autoclose int fd = open_file(path);
 	if (fd < 0 && errno == ENOENT && missing) {
 		*missing = 1;
-		return GL_R_OK;
+		return GL_E_OK;
 	}
 	if (fd < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", path,
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path,
 				   errno == EINVAL ? "not a regular file" : strerror(errno));
 	autofree char *buf = NULL;
 	size_t len;
 	if (gl_read_fd_capped(fd, max == SIZE_MAX ? SIZE_MAX - 1 : max, &buf, &len) < 0) {
 		if (errno == EFBIG)
-			return gl_fail_set(f, GL_R_LENGTH,
+			return gl_fail_set(f, GL_E_LENGTH,
 					   "%s: longer than %zu bytes (the cap for this file)",
 					   path, max);
-		return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path, strerror(errno));
 	}
 	gl_buf_add(out, buf, len);
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
-enum gl_refusal gl_repo_stream(const char *repo, const char *rel, uint64_t max,
+enum gl_code gl_repo_stream(const char *repo, const char *rel, uint64_t max,
 			       gl_repo_sink sink, void *ctx, uint64_t *total, int *more,
 			       struct gl_fail *f)
 {
@@ -161,7 +161,7 @@ enum gl_refusal gl_repo_stream(const char *repo, const char *rel, uint64_t max,
 	autofree char *path = gl_repo_name(repo, rel);
 	autoclose int fd = open_file(path);
 	if (fd < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", path,
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path,
 				   errno == EINVAL ? "not a regular file" : strerror(errno));
 	autofree unsigned char *buf = gl_xmalloc(CHUNK);
 	for (;;) {
@@ -172,16 +172,16 @@ enum gl_refusal gl_repo_stream(const char *repo, const char *rel, uint64_t max,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno));
+			return gl_fail_set(f, GL_E_IO, "%s: %s", path, strerror(errno));
 		if (r == 0)
-			return GL_R_OK;
+			return GL_E_OK;
 		size_t use = (uint64_t)r > max - *total ? (size_t)(max - *total) : (size_t)r;
 		if (use && sink(ctx, buf, use, f) < 0)
 			return f->code;
 		*total += use;
 		if (use < (size_t)r) {
 			*more = 1;
-			return GL_R_OK;
+			return GL_E_OK;
 		}
 	}
 }

@@ -19,9 +19,9 @@
 
 /* Read repo/rel into out (replacing its contents), at most max bytes:
  * more is "length" naming the file and the cap. When the file does not
- * exist and missing is not NULL, *missing = 1 and GL_R_OK; otherwise a
- * missing file is GL_R_IO (a directory) or "fetch" (a URL). */
-enum gl_refusal gl_repo_get(const char *repo, const char *rel, size_t max, struct gl_buf *out,
+ * exist and missing is not NULL, *missing = 1 and GL_E_OK; otherwise a
+ * missing file is GL_E_IO (a directory) or "fetch" (a URL). */
+enum gl_code gl_repo_get(const char *repo, const char *rel, size_t max, struct gl_buf *out,
 			    int *missing, struct gl_fail *f);
 
 /* Stream repo/rel (or, when repo is NULL, the local file rel) to sink,
@@ -29,7 +29,7 @@ enum gl_refusal gl_repo_get(const char *repo, const char *rel, size_t max, struc
  * *more whether the file holds more than that. The sink returns 0, or -1
  * to stop (its reason already in f). */
 typedef int (*gl_repo_sink)(void *ctx, const void *data, size_t len, struct gl_fail *f);
-enum gl_refusal gl_repo_stream(const char *repo, const char *rel, uint64_t max,
+enum gl_code gl_repo_stream(const char *repo, const char *rel, uint64_t max,
 			       gl_repo_sink sink, void *ctx, uint64_t *total, int *more,
 			       struct gl_fail *f);
 

@@ -67,7 +67,7 @@ static jv pin_record(const char *id, const struct gl_meta *root)
 static int write_file(const char *path, const struct gl_buf *b, struct gl_fail *f)
 {
 	if (gl_atomic_write(path, b->data, b->len, 0644) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno)), -1;
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path, strerror(errno)), -1;
 	return 0;
 }
 
@@ -92,7 +92,7 @@ static char *find_same_root(const char *trust, const struct gl_buf *raw)
 }
 
 /* Fetch and parse repo/rel as type t (capped per role). */
-static enum gl_refusal get_meta(struct gl_meta *m, const char *repo, const char *rel,
+static enum gl_code get_meta(struct gl_meta *m, const char *repo, const char *rel,
 				enum gl_meta_type t, int *missing, struct gl_fail *f)
 {
 	autobuf struct gl_buf b = {0};
@@ -100,16 +100,16 @@ static enum gl_refusal get_meta(struct gl_meta *m, const char *repo, const char 
 	if (gl_repo_get(repo, rel, gl_tuf_cap(t), &b, missing, f))
 		return f->code;
 	if (missing && *missing)
-		return GL_R_OK;
+		return GL_E_OK;
 	autofree char *name = gl_repo_name(repo, rel);
 	return gl_meta_parse(m, name, b.data ? b.data : "", b.len, t, f);
 }
 
-enum gl_refusal gl_trust_pin(const char *home, const char *root_arg, int64_t now, jv *out,
+enum gl_code gl_trust_pin(const char *home, const char *root_arg, int64_t now, jv *out,
 			     struct gl_fail *f)
 {
 	autometa struct gl_meta root = {0};
-	enum gl_refusal r;
+	enum gl_code r;
 	if (is_dir(root_arg) || gl_repo_is_url(root_arg))
 		r = get_meta(&root, root_arg, "root.json", GL_META_ROOT, NULL, f);
 	else
@@ -118,7 +118,7 @@ enum gl_refusal gl_trust_pin(const char *home, const char *root_arg, int64_t now
 		return f->code;
 	autofree char *trust = gl_xasprintf("%s/trust", home);
 	if (gl_mkdir_p(trust, 0755) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", trust, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "%s: %s", trust, strerror(errno));
 	char id[17];
 	publisher_id(&root, id);
 	autofree char *same = find_same_root(trust, &root.raw);
@@ -130,18 +130,18 @@ enum gl_refusal gl_trust_pin(const char *home, const char *root_arg, int64_t now
 		/* Already pinned (perhaps advanced since): keep what is trusted. */
 		autometa struct gl_meta cur = {0};
 		autofail struct gl_fail cf = {0};
-		if (gl_meta_load(&cur, rpath, GL_META_ROOT, &cf) == GL_R_OK) {
+		if (gl_meta_load(&cur, rpath, GL_META_ROOT, &cf) == GL_E_OK) {
 			*out = pin_record(id, &cur);
-			return GL_R_OK;
+			return GL_E_OK;
 		}
 		gl_warn("%s: %s; pinning it again", rpath, cf.detail);
 	}
 	if (gl_mkdir_p(dir, 0755) < 0)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", dir, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "%s: %s", dir, strerror(errno));
 	if (write_file(rpath, &root.raw, f) < 0)
 		return f->code;
 	*out = pin_record(id, &root);
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
 /* Does repo hold p's trusted root byte-identical as <version>.root.json?
@@ -152,10 +152,10 @@ static int repo_holds(const char *repo, const struct gl_meta *root, struct gl_fa
 	autobuf struct gl_buf b = {0};
 	autofail struct gl_fail f = {0};
 	int missing;
-	enum gl_refusal r = gl_repo_get(repo, rel, GL_TUF_META_MAX, &b, &missing, &f);
-	if (r == GL_R_FETCH || (r == GL_R_LENGTH && gl_repo_is_url(repo)))
+	enum gl_code r = gl_repo_get(repo, rel, GL_TUF_META_MAX, &b, &missing, &f);
+	if (r == GL_E_FETCH || (r == GL_E_LENGTH && gl_repo_is_url(repo)))
 		gl_fail_set(err, r, "%s", f.detail);
-	return r == GL_R_OK && !missing && b.len == root->raw.len &&
+	return r == GL_E_OK && !missing && b.len == root->raw.len &&
 	       memcmp(b.data, root->raw.data, b.len) == 0;
 }
 
@@ -173,8 +173,8 @@ static void load_trusted(struct gl_publisher *p)
 		autofail struct gl_fail f = {0};
 		if (access(path, F_OK) < 0)
 			continue;
-		if (gl_meta_load(dst[i], path, types[i], &f) == GL_R_OK &&
-		    gl_meta_verify(dst[i], &p->root, role, NULL, &f) == GL_R_OK)
+		if (gl_meta_load(dst[i], path, types[i], &f) == GL_E_OK &&
+		    gl_meta_verify(dst[i], &p->root, role, NULL, &f) == GL_E_OK)
 			continue;
 		gl_warn("%s: %s; not trusted any more", path, f.detail);
 		gl_meta_free(dst[i]);
@@ -192,7 +192,7 @@ static int open_publisher(const char *trust, const char *name, struct gl_publish
 		return -1;
 	autofree char *rpath = gl_xasprintf("%s/root.json", p->dir);
 	autofail struct gl_fail f = {0};
-	if (gl_meta_load(&p->root, rpath, GL_META_ROOT, &f) != GL_R_OK) {
+	if (gl_meta_load(&p->root, rpath, GL_META_ROOT, &f) != GL_E_OK) {
 		gl_warn("skipping publisher %s: %s", name, f.detail);
 		return -1;
 	}
@@ -213,7 +213,7 @@ static int try_publisher(const char *trust, const char *name, const char *repo,
 	return 0;
 }
 
-enum gl_refusal gl_trust_find(const char *home, const char *repo, struct gl_publisher *p,
+enum gl_code gl_trust_find(const char *home, const char *repo, struct gl_publisher *p,
 			      struct gl_fail *f)
 {
 	*p = (struct gl_publisher){.lock_fd = -1};
@@ -228,31 +228,31 @@ enum gl_refusal gl_trust_find(const char *home, const char *repo, struct gl_publ
 		free(names[i]);
 	}
 	if (found)
-		return GL_R_OK;
+		return GL_E_OK;
 	if (err.code) /* the repository could not be read: say why */
 		return gl_fail_set(f, err.code, "%s", err.detail);
-	return gl_fail_set(f, GL_R_NOT_PINNED,
+	return gl_fail_set(f, GL_E_NOT_PINNED,
 			   "%s: no pinned publisher's trusted root is in this repository "
 			   "(pin it first: gl-verify pin %s)",
 			   repo, repo);
 }
 
 /* Verify next (the root that claims version want) against the trusted cur. */
-static enum gl_refusal chain_step(const struct gl_meta *cur, const struct gl_meta *next,
+static enum gl_code chain_step(const struct gl_meta *cur, const struct gl_meta *next,
 				  int64_t want, struct gl_fail *f)
 {
 	if (next->version < want)
-		return gl_fail_set(f, GL_R_ROLLBACK, "%s: holds root version %lld, expected %lld",
+		return gl_fail_set(f, GL_E_ROLLBACK, "%s: holds root version %lld, expected %lld",
 				   next->name, (long long)next->version, (long long)want);
 	if (next->version > want)
-		return gl_fail_set(f, GL_R_THRESHOLD,
+		return gl_fail_set(f, GL_E_THRESHOLD,
 				   "%s: holds root version %lld, expected %lld (a skipped version "
 				   "is not signed by the root it skips)",
 				   next->name, (long long)next->version, (long long)want);
 	if (gl_meta_verify(next, cur, "root", NULL, f) ||
 	    gl_meta_verify(next, next, "root", NULL, f))
 		return f->code;
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
 static int role_changed(const struct gl_meta *a, const struct gl_meta *b, const char *role)
@@ -261,7 +261,7 @@ static int role_changed(const struct gl_meta *a, const struct gl_meta *b, const 
 }
 
 /* REPO/root.json must not be newer than what the chain reached. */
-static enum gl_refusal check_repo_root(const struct gl_meta *cur, const char *repo,
+static enum gl_code check_repo_root(const struct gl_meta *cur, const char *repo,
 				       struct gl_fail *f)
 {
 	autometa struct gl_meta top = {0};
@@ -269,8 +269,8 @@ static enum gl_refusal check_repo_root(const struct gl_meta *cur, const char *re
 	if (get_meta(&top, repo, "root.json", GL_META_ROOT, &missing, f))
 		return f->code;
 	if (missing || top.version <= cur->version)
-		return GL_R_OK;
-	return gl_fail_set(f, GL_R_THRESHOLD,
+		return GL_E_OK;
+	return gl_fail_set(f, GL_E_THRESHOLD,
 			   "%s/root.json: root version %lld cannot be reached from the trusted "
 			   "version %lld: %s/%lld.root.json is missing, so no chain of signatures "
 			   "leads to it",
@@ -278,25 +278,25 @@ static enum gl_refusal check_repo_root(const struct gl_meta *cur, const char *re
 			   (long long)cur->version + 1);
 }
 
-enum gl_refusal gl_trust_store(const struct gl_publisher *p, const struct gl_meta *m,
+enum gl_code gl_trust_store(const struct gl_publisher *p, const struct gl_meta *m,
 			       struct gl_fail *f)
 {
 	autofree char *path = gl_xasprintf("%s/%s.json", p->dir, gl_meta_type_name(m->type));
-	return write_file(path, &m->raw, f) < 0 ? f->code : GL_R_OK;
+	return write_file(path, &m->raw, f) < 0 ? f->code : GL_E_OK;
 }
 
 /* Drop the trusted file of role (5.3.11). */
-static enum gl_refusal drop(struct gl_publisher *p, struct gl_meta *m, const char *role,
+static enum gl_code drop(struct gl_publisher *p, struct gl_meta *m, const char *role,
 			    struct gl_fail *f)
 {
 	autofree char *path = gl_xasprintf("%s/%s.json", p->dir, role);
 	gl_meta_free(m);
 	if (unlink(path) < 0 && errno != ENOENT)
-		return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno));
-	return GL_R_OK;
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path, strerror(errno));
+	return GL_E_OK;
 }
 
-enum gl_refusal gl_trust_refresh_root(struct gl_publisher *p, const char *repo, int64_t now,
+enum gl_code gl_trust_refresh_root(struct gl_publisher *p, const char *repo, int64_t now,
 				      struct gl_fail *f)
 {
 	int changed = 0, ts_changed = 0, targets_changed = 0;

@@ -43,11 +43,11 @@ static inline void gl_publisher_freep(struct gl_publisher *p)
  * (its root.json) or a root.json path. The root must meet its own root
  * threshold and not be expired. Pinning a root already trusted changes
  * nothing. *out: {"ok":true,"publisher","version","keyids":{"root","targets"}}. */
-enum gl_refusal gl_trust_pin(const char *home, const char *root_arg, int64_t now, jv *out,
+enum gl_code gl_trust_pin(const char *home, const char *root_arg, int64_t now, jv *out,
 			     struct gl_fail *f);
 
 /* Find and lock the pinned publisher of repo ("not_pinned" if none). */
-enum gl_refusal gl_trust_find(const char *home, const char *repo, struct gl_publisher *p,
+enum gl_code gl_trust_find(const char *home, const char *repo, struct gl_publisher *p,
 			      struct gl_fail *f);
 
 /* TUF §5.3: walk REPO/(N+1).root.json, (N+2)… from the trusted version N
@@ -59,11 +59,11 @@ enum gl_refusal gl_trust_find(const char *home, const char *repo, struct gl_publ
  * snapshot role's keys changed, the trusted timestamp and snapshot are
  * dropped (5.3.11); when the targets role's did, the trusted targets too:
  * their versions were counted under other keys. */
-enum gl_refusal gl_trust_refresh_root(struct gl_publisher *p, const char *repo, int64_t now,
+enum gl_code gl_trust_refresh_root(struct gl_publisher *p, const char *repo, int64_t now,
 				      struct gl_fail *f);
 
 /* Store m's bytes as p->dir/<role>.json atomically. */
-enum gl_refusal gl_trust_store(const struct gl_publisher *p, const struct gl_meta *m,
+enum gl_code gl_trust_store(const struct gl_publisher *p, const struct gl_meta *m,
 			       struct gl_fail *f);
 
 #endif

@@ -45,14 +45,10 @@ void gl_meta_free(struct gl_meta *m)
 static int bad(struct gl_fail *f, const char *fmt, ...) GL_PRINTF(2, 3);
 static int bad(struct gl_fail *f, const char *fmt, ...)
 {
-	char *d;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&d, fmt, ap) < 0)
-		d = NULL;
+	gl_fail_vset(f, GL_E_BAD_METADATA, fmt, ap);
 	va_end(ap);
-	gl_fail_set(f, GL_R_BAD_METADATA, "%s", d ? d : "malformed metadata");
-	free(d);
 	return -1;
 }
 
@@ -125,7 +121,7 @@ static int check_common(struct gl_meta *m, struct gl_fail *f)
 	if (!sv)
 		return bad(f, "%s: signed.spec_version is not a string", m->name);
 	if (strncmp(sv, "1.", 2)) {
-		gl_fail_set(f, GL_R_UNSUPPORTED,
+		gl_fail_set(f, GL_E_UNSUPPORTED,
 			    "%s: spec_version \"%.40s\": only TUF 1.x is supported", m->name, sv);
 		return -1;
 	}
@@ -140,7 +136,7 @@ static int check_common(struct gl_meta *m, struct gl_fail *f)
 static int keyid_of(jv key, char out[GL_KEYID_HEX])
 {
 	autobuf struct gl_buf b = {0};
-	autofree char *err = NULL;
+	autofail struct gl_fail err = {0};
 	if (gl_canon_dump_tuf(&b, key, &err) < 0)
 		return -1;
 	unsigned char h[crypto_hash_sha256_BYTES];
@@ -424,14 +420,14 @@ int gl_tuf_target_path_ok(const char *path)
 
 /* ---- loading ----------------------------------------------------------- */
 
-enum gl_refusal gl_meta_parse(struct gl_meta *m, const char *name, const char *buf, size_t len,
+enum gl_code gl_meta_parse(struct gl_meta *m, const char *name, const char *buf, size_t len,
 			      enum gl_meta_type t, struct gl_fail *f)
 {
-	autofree char *err = NULL;
+	autofail struct gl_fail err = {0};
 	*m = (struct gl_meta){
 	    .name = gl_xstrdup(name), .type = t, .doc = jv_invalid(), .sig = jv_invalid()};
 	if (len > gl_tuf_cap(t)) {
-		gl_fail_set(f, GL_R_LENGTH, "%s: larger than %zu bytes (the cap for %s metadata)",
+		gl_fail_set(f, GL_E_LENGTH, "%s: larger than %zu bytes (the cap for %s metadata)",
 			    name, gl_tuf_cap(t), type_names[t]);
 		goto refused;
 	}
@@ -457,17 +453,17 @@ enum gl_refusal gl_meta_parse(struct gl_meta *m, const char *name, const char *b
 	if (check_signed(m, f) < 0)
 		goto refused;
 	if (gl_canon_dump_tuf(&m->signed_bytes, m->sig, &err) < 0) {
-		bad(f, "%s: signed has no canonical form: %s", name, err);
+		bad(f, "%s: signed has no canonical form: %s", name, gl_fail_detail(&err));
 		goto refused;
 	}
 	gl_buf_add(&m->raw, buf, len);
-	return GL_R_OK;
+	return GL_E_OK;
 refused:
 	gl_meta_free(m);
 	return f->code;
 }
 
-enum gl_refusal gl_meta_load(struct gl_meta *m, const char *path, enum gl_meta_type t,
+enum gl_code gl_meta_load(struct gl_meta *m, const char *path, enum gl_meta_type t,
 			     struct gl_fail *f)
 {
 	autofree char *buf = NULL;
@@ -475,8 +471,8 @@ enum gl_refusal gl_meta_load(struct gl_meta *m, const char *path, enum gl_meta_t
 	*m = (struct gl_meta){.doc = jv_invalid(), .sig = jv_invalid()};
 	if (gl_read_file_capped(path, cap == SIZE_MAX ? SIZE_MAX - 1 : cap, &buf, &len) < 0) {
 		if (errno == EFBIG)
-			return gl_fail_set(f, GL_R_LENGTH, "%s: larger than %zu bytes", path, cap);
-		return gl_fail_set(f, GL_R_IO, "%s: %s", path, strerror(errno));
+			return gl_fail_set(f, GL_E_LENGTH, "%s: larger than %zu bytes", path, cap);
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path, strerror(errno));
 	}
 	return gl_meta_parse(m, path, buf, len, t, f);
 }

@@ -73,28 +73,28 @@ static inline int gl_meta_present(const struct gl_meta *m)
 
 /* Parse buf[0..len) as metadata of type t; name is used in messages.
  * On success m owns everything; on refusal m is left empty. */
-enum gl_refusal gl_meta_parse(struct gl_meta *m, const char *name, const char *buf, size_t len,
+enum gl_code gl_meta_parse(struct gl_meta *m, const char *name, const char *buf, size_t len,
 			      enum gl_meta_type t, struct gl_fail *f);
 /* Read a local path (capped at gl_tuf_cap(t): "length" above it) and parse
- * it. A missing or unreadable file is GL_R_IO. */
-enum gl_refusal gl_meta_load(struct gl_meta *m, const char *path, enum gl_meta_type t,
+ * it. A missing or unreadable file is GL_E_IO. */
+enum gl_code gl_meta_load(struct gl_meta *m, const char *path, enum gl_meta_type t,
 			     struct gl_fail *f);
 
 /* Verify m's signatures against the role ("root", "targets", "snapshot",
  * "timestamp") of the root document root (which may be m itself). On
  * success *signers (if not NULL) receives the sorted keyids that validly
  * signed (owned). */
-enum gl_refusal gl_meta_verify(const struct gl_meta *m, const struct gl_meta *root,
+enum gl_code gl_meta_verify(const struct gl_meta *m, const struct gl_meta *root,
 			       const char *role, jv *signers, struct gl_fail *f);
 
 /* Verify a delegated targets document m against the delegation role
  * (borrowed: {"name","keyids","threshold",…}) of parent's "delegations",
  * whose "keys" hold the keys. */
-enum gl_refusal gl_meta_verify_delegated(const struct gl_meta *m, const struct gl_meta *parent,
+enum gl_code gl_meta_verify_delegated(const struct gl_meta *m, const struct gl_meta *parent,
 					 jv role, jv *signers, struct gl_fail *f);
 
 /* "expired" when expires <= now. */
-enum gl_refusal gl_meta_check_expiry(const struct gl_meta *m, int64_t now, struct gl_fail *f);
+enum gl_code gl_meta_check_expiry(const struct gl_meta *m, int64_t now, struct gl_fail *f);
 
 /* The role object {"keyids":[…],"threshold":t} of a root (owned). */
 jv gl_meta_role(const struct gl_meta *root, const char *role);
@@ -111,7 +111,7 @@ int gl_meta_file(const struct gl_meta *m, const char *file, int64_t *version, in
  * object (borrowed; null: none) that a parent role gives for name: "length",
  * then every hash the host supports ("hash"); a hashes object naming none
  * the host supports is "unsupported". */
-enum gl_refusal gl_tuf_check_bytes(const char *name, const void *data, size_t len,
+enum gl_code gl_tuf_check_bytes(const char *name, const void *data, size_t len,
 				   int64_t want_len, jv hashes, struct gl_fail *f);
 
 /* A target file name as gl-sign publishes it: non-empty, at most 255
@@ -138,11 +138,12 @@ jv gl_tuf_timestamp_signed(int64_t version, int64_t expires, jv meta);
 /* {"version":v} plus "length" and "hashes":{"sha256"} when data is given. */
 jv gl_tuf_meta_entry(int64_t version, const void *data, size_t len);
 /* {"signed":signed,"signatures":[…]} signed by every key of ks that has a
- * secret, each keyid once. Consumes signed_. */
-jv gl_tuf_sign(jv signed_, const struct gl_key *ks, size_t n);
-/* doc (borrowed) in canonical form into b. 0, or -1 with *err. */
-int gl_tuf_dump(struct gl_buf *b, jv doc, char **err);
-/* Write doc (borrowed) in canonical form, atomically. 0, or -1 with *err. */
-int gl_tuf_write(const char *path, jv doc, char **err);
+ * secret, each keyid once. Consumes signed_. jv_invalid() with f (io
+ * "cannot sign: …") when signed_ has no canonical form. */
+jv gl_tuf_sign(jv signed_, const struct gl_key *ks, size_t n, struct gl_fail *f);
+/* doc (borrowed) in canonical form into b. 0, or -1 with f (bad_metadata). */
+int gl_tuf_dump(struct gl_buf *b, jv doc, struct gl_fail *f);
+/* Write doc (borrowed) in canonical form, atomically. 0, or -1 with f. */
+int gl_tuf_write(const char *path, jv doc, struct gl_fail *f);
 
 #endif

@@ -26,15 +26,15 @@ int gl_tuf_check_off(const char *check)
 	return 0;
 }
 
-static enum gl_refusal expiry(const struct gl_meta *m, int64_t now, struct gl_fail *f)
+static enum gl_code expiry(const struct gl_meta *m, int64_t now, struct gl_fail *f)
 {
-	return gl_tuf_check_off("expiry") ? GL_R_OK : gl_meta_check_expiry(m, now, f);
+	return gl_tuf_check_off("expiry") ? GL_E_OK : gl_meta_check_expiry(m, now, f);
 }
 
 /* Fetch rel (at most want_len bytes when given, else the role's cap),
  * check its length and hashes as the parent gives them, parse it as t and
  * verify it with the root's role t. Borrows hashes. */
-static enum gl_refusal fetch_verified(struct gl_meta *m, const struct gl_publisher *p,
+static enum gl_code fetch_verified(struct gl_meta *m, const struct gl_publisher *p,
 				      const char *repo, const char *rel, enum gl_meta_type t,
 				      int64_t want_len, jv hashes, struct gl_fail *f)
 {
@@ -52,16 +52,16 @@ static enum gl_refusal fetch_verified(struct gl_meta *m, const struct gl_publish
 	if (gl_meta_parse(m, name, b.data ? b.data : "", b.len, t, f) ||
 	    gl_meta_verify(m, &p->root, gl_meta_type_name(t), NULL, f))
 		return f->code;
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
 /* The version a parent names must be the version served (mix-and-match). */
-static enum gl_refusal same_version(const struct gl_meta *m, const char *parent, int64_t want,
+static enum gl_code same_version(const struct gl_meta *m, const char *parent, int64_t want,
 				    struct gl_fail *f)
 {
 	if (m->version == want || gl_tuf_check_off("version"))
-		return GL_R_OK;
-	return gl_fail_set(f, GL_R_ROLLBACK,
+		return GL_E_OK;
+	return gl_fail_set(f, GL_E_ROLLBACK,
 			   "%s: holds %s version %lld, but %s names version %lld (a mix of "
 			   "metadata from different times)",
 			   m->name, gl_meta_type_name(m->type), (long long)m->version, parent,
@@ -70,7 +70,7 @@ static enum gl_refusal same_version(const struct gl_meta *m, const char *parent,
 
 /* 5.4: the new timestamp into *ts (or the trusted one when the version is
  * the same). */
-static enum gl_refusal step_timestamp(struct gl_publisher *p, const char *repo, int64_t now,
+static enum gl_code step_timestamp(struct gl_publisher *p, const char *repo, int64_t now,
 				      struct gl_meta *ts, struct gl_fail *f)
 {
 	if (fetch_verified(ts, p, repo, "timestamp.json", GL_META_TIMESTAMP, -1, jv_null(), f))
@@ -84,12 +84,12 @@ static enum gl_refusal step_timestamp(struct gl_publisher *p, const char *repo, 
 		jv_free(h1);
 		jv_free(h2);
 		if (ts->version < old->version)
-			return gl_fail_set(f, GL_R_ROLLBACK,
+			return gl_fail_set(f, GL_E_ROLLBACK,
 					   "%s: timestamp version %lld is lower than the trusted "
 					   "%lld (rollback)",
 					   ts->name, (long long)ts->version, (long long)old->version);
 		if (nv < ov)
-			return gl_fail_set(f, GL_R_ROLLBACK,
+			return gl_fail_set(f, GL_E_ROLLBACK,
 					   "%s: names snapshot version %lld, lower than the "
 					   "trusted timestamp's %lld (rollback)",
 					   ts->name, (long long)nv, (long long)ov);
@@ -104,25 +104,25 @@ static enum gl_refusal step_timestamp(struct gl_publisher *p, const char *repo, 
 
 /* Every role the trusted snapshot lists is listed by the new one, at a
  * version not lower (5.5.5). */
-static enum gl_refusal snapshot_rollback(const struct gl_meta *old, const struct gl_meta *snap,
+static enum gl_code snapshot_rollback(const struct gl_meta *old, const struct gl_meta *snap,
 					 struct gl_fail *f)
 {
 	if (!gl_meta_present(old) || gl_tuf_check_off("rollback"))
-		return GL_R_OK;
+		return GL_E_OK;
 	jv meta = gl_json_get(old->sig, "meta");
-	enum gl_refusal rc = GL_R_OK;
+	enum gl_code rc = GL_E_OK;
 	jv_object_foreach(meta, k, v)
 	{
 		int64_t ov, nv, l;
 		jv h = jv_null();
 		gl_json_get_int(v, "version", &ov);
-		if (rc == GL_R_OK && gl_meta_file(snap, jv_string_value(k), &nv, &l, &h) < 0)
-			rc = gl_fail_set(f, GL_R_ROLLBACK,
+		if (rc == GL_E_OK && gl_meta_file(snap, jv_string_value(k), &nv, &l, &h) < 0)
+			rc = gl_fail_set(f, GL_E_ROLLBACK,
 					 "%s: no longer lists %.200s, which the trusted snapshot "
 					 "version %lld lists (rollback)",
 					 snap->name, jv_string_value(k), (long long)old->version);
-		else if (rc == GL_R_OK && nv < ov)
-			rc = gl_fail_set(f, GL_R_ROLLBACK,
+		else if (rc == GL_E_OK && nv < ov)
+			rc = gl_fail_set(f, GL_E_ROLLBACK,
 					 "%s: names %.200s version %lld, lower than the trusted "
 					 "%lld (rollback)",
 					 snap->name, jv_string_value(k), (long long)nv, (long long)ov);
@@ -140,7 +140,7 @@ static int reuse(const struct gl_meta *m, int64_t want, int64_t len, jv hashes)
 {
 	autofail struct gl_fail f = {0};
 	return gl_meta_present(m) && m->version == want &&
-	       gl_tuf_check_bytes(m->name, m->raw.data, m->raw.len, len, hashes, &f) == GL_R_OK;
+	       gl_tuf_check_bytes(m->name, m->raw.data, m->raw.len, len, hashes, &f) == GL_E_OK;
 }
 
 static void take(struct gl_meta *dst, struct gl_meta *src)
@@ -150,7 +150,7 @@ static void take(struct gl_meta *dst, struct gl_meta *src)
 }
 
 /* 5.5 (t = snapshot, parent = ts) and 5.6 (t = targets, parent = snapshot). */
-static enum gl_refusal step_child(struct gl_publisher *p, const char *repo, int64_t now,
+static enum gl_code step_child(struct gl_publisher *p, const char *repo, int64_t now,
 				  const struct gl_meta *parent, enum gl_meta_type t,
 				  struct gl_meta *out, struct gl_fail *f)
 {
@@ -160,8 +160,8 @@ static enum gl_refusal step_child(struct gl_publisher *p, const char *repo, int6
 	int64_t want, len;
 	jv hashes = jv_null();
 	if (gl_meta_file(parent, file, &want, &len, &hashes) < 0)
-		return gl_fail_set(f, GL_R_BAD_METADATA, "%s: lists no %s", parent->name, file);
-	enum gl_refusal rc = GL_R_OK;
+		return gl_fail_set(f, GL_E_BAD_METADATA, "%s: lists no %s", parent->name, file);
+	enum gl_code rc = GL_E_OK;
 	autofree char *rel = gl_meta_consistent(&p->root)
 				 ? gl_xasprintf("%lld.%s", (long long)want, file)
 				 : gl_xstrdup(file);
@@ -172,13 +172,13 @@ static enum gl_refusal step_child(struct gl_publisher *p, const char *repo, int6
 		out->name = gl_repo_name(repo, rel);
 	} else {
 		rc = fetch_verified(out, p, repo, rel, t, len, hashes, f);
-		if (rc == GL_R_OK)
+		if (rc == GL_E_OK)
 			rc = same_version(out, parent->name, want, f);
-		if (rc == GL_R_OK && t == GL_META_SNAPSHOT)
+		if (rc == GL_E_OK && t == GL_META_SNAPSHOT)
 			rc = snapshot_rollback(&p->snapshot, out, f);
-		if (rc == GL_R_OK && gl_meta_present(trusted) && out->version < trusted->version &&
+		if (rc == GL_E_OK && gl_meta_present(trusted) && out->version < trusted->version &&
 		    !gl_tuf_check_off("rollback"))
-			rc = gl_fail_set(f, GL_R_ROLLBACK,
+			rc = gl_fail_set(f, GL_E_ROLLBACK,
 					 "%s: %s version %lld is lower than the trusted %lld "
 					 "(rollback)",
 					 out->name, role, (long long)out->version,
@@ -188,7 +188,7 @@ static enum gl_refusal step_child(struct gl_publisher *p, const char *repo, int6
 	return rc ? rc : expiry(out, now, f);
 }
 
-enum gl_refusal gl_tuf_update(struct gl_publisher *p, const char *repo, int64_t now,
+enum gl_code gl_tuf_update(struct gl_publisher *p, const char *repo, int64_t now,
 			      jv *signers, struct gl_fail *f)
 {
 	autometa struct gl_meta ts = {0}, snap = {0}, tg = {0};
@@ -207,7 +207,7 @@ enum gl_refusal gl_tuf_update(struct gl_publisher *p, const char *repo, int64_t 
 	take(&p->timestamp, &ts);
 	take(&p->snapshot, &snap);
 	take(&p->targets, &tg);
-	return GL_R_OK;
+	return GL_E_OK;
 }
 
 /* ---- delegated targets, one level (TUF §5.6.7) ------------------------- */
@@ -229,7 +229,7 @@ static int path_matches(jv role, const char *path)
 }
 
 /* Fetch and verify the delegated role (borrowed) that p->targets names. */
-static enum gl_refusal load_delegated(struct gl_publisher *p, const char *repo, int64_t now,
+static enum gl_code load_delegated(struct gl_publisher *p, const char *repo, int64_t now,
 				      jv role, struct gl_meta *m, jv *signers, struct gl_fail *f)
 {
 	const char *name = gl_json_get_str(role, "name");
@@ -237,7 +237,7 @@ static enum gl_refusal load_delegated(struct gl_publisher *p, const char *repo, 
 	int64_t want, len;
 	jv hashes = jv_null();
 	if (gl_meta_file(&p->snapshot, file, &want, &len, &hashes) < 0)
-		return gl_fail_set(f, GL_R_BAD_METADATA, "%s: lists no %s, which %s delegates to",
+		return gl_fail_set(f, GL_E_BAD_METADATA, "%s: lists no %s, which %s delegates to",
 				   p->snapshot.name, file, p->targets.name);
 	autofree char *rel = gl_meta_consistent(&p->root)
 				 ? gl_xasprintf("%lld.%s", (long long)want, file)
@@ -247,27 +247,27 @@ static enum gl_refusal load_delegated(struct gl_publisher *p, const char *repo, 
 	size_t cap = gl_tuf_cap(GL_META_TARGETS);
 	if (len >= 0 && (uint64_t)len < cap && cap != SIZE_MAX)
 		cap = (size_t)len;
-	enum gl_refusal rc = gl_repo_get(repo, rel, cap, &b, NULL, f);
-	if (rc == GL_R_OK && !gl_tuf_check_off("hash"))
+	enum gl_code rc = gl_repo_get(repo, rel, cap, &b, NULL, f);
+	if (rc == GL_E_OK && !gl_tuf_check_off("hash"))
 		rc = gl_tuf_check_bytes(fname, b.data ? b.data : "", b.len, len, hashes, f);
 	jv_free(hashes);
-	if (rc == GL_R_OK)
+	if (rc == GL_E_OK)
 		rc = gl_meta_parse(m, fname, b.data ? b.data : "", b.len, GL_META_TARGETS, f);
-	if (rc == GL_R_OK)
+	if (rc == GL_E_OK)
 		rc = gl_meta_verify_delegated(m, &p->targets, role, signers, f);
-	if (rc == GL_R_OK)
+	if (rc == GL_E_OK)
 		rc = same_version(m, p->snapshot.name, want, f);
 	return rc ? rc : expiry(m, now, f);
 }
 
-enum gl_refusal gl_tuf_find_delegated(struct gl_publisher *p, const char *repo, int64_t now,
+enum gl_code gl_tuf_find_delegated(struct gl_publisher *p, const char *repo, int64_t now,
 				      const char *path, jv *entry, jv *signers, struct gl_fail *f)
 {
 	jv d = gl_json_get(p->targets.sig, "delegations");
 	jv roles = gl_json_get(d, "roles");
 	jv_free(d);
 	*entry = jv_invalid();
-	enum gl_refusal rc = GL_R_OK;
+	enum gl_code rc = GL_E_OK;
 	int done = !jv_is_valid(roles);
 	for (int i = 0; !done && i < jv_array_length(jv_copy(roles)); i++) {
 		jv role = jv_array_get(jv_copy(roles), i);
@@ -275,7 +275,7 @@ enum gl_refusal gl_tuf_find_delegated(struct gl_publisher *p, const char *repo, 
 			struct gl_meta m = {0};
 			jv who = jv_invalid();
 			rc = load_delegated(p, repo, now, role, &m, &who, f);
-			if (rc == GL_R_OK) {
+			if (rc == GL_E_OK) {
 				jv ts = gl_json_get(m.sig, "targets");
 				*entry = gl_json_get(ts, path);
 				jv_free(ts);
@@ -286,7 +286,7 @@ enum gl_refusal gl_tuf_find_delegated(struct gl_publisher *p, const char *repo, 
 			} else {
 				jv_free(who);
 			}
-			done = rc != GL_R_OK || jv_is_valid(*entry) ||
+			done = rc != GL_E_OK || jv_is_valid(*entry) ||
 			       gl_json_get_bool(role, "terminating", 0);
 			gl_meta_free(&m);
 		}

@@ -39,7 +39,7 @@
 /* Run the three steps for p (whose root is already refreshed). On success
  * p->timestamp, p->snapshot and p->targets are the new trusted documents and
  * *signers the keyids that validly signed the targets (owned). */
-enum gl_refusal gl_tuf_update(struct gl_publisher *p, const char *repo, int64_t now,
+enum gl_code gl_tuf_update(struct gl_publisher *p, const char *repo, int64_t now,
 			      jv *signers, struct gl_fail *f);
 
 /* One level of delegated targets (TUF §5.6.7): path is not listed by the
@@ -52,7 +52,7 @@ enum gl_refusal gl_tuf_update(struct gl_publisher *p, const char *repo, int64_t 
  * lists it) and *signers is replaced by the delegated role's signers.
  * Delegated roles are not cached: their rollback protection is the
  * snapshot's (5.5.5). */
-enum gl_refusal gl_tuf_find_delegated(struct gl_publisher *p, const char *repo, int64_t now,
+enum gl_code gl_tuf_find_delegated(struct gl_publisher *p, const char *repo, int64_t now,
 				      const char *path, jv *entry, jv *signers, struct gl_fail *f);
 
 /* In a GL_TESTING build, GL_TEST_TUF_OFF names checks to skip (comma

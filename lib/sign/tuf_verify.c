@@ -37,9 +37,9 @@ static int key_verify(jv key, const struct gl_buf *msg, const char *hex, struct 
 	const char *kt = gl_json_get_str(key, "keytype"), *sc = gl_json_get_str(key, "scheme");
 	if (!kt || !sc || strcmp(kt, "ed25519") || strcmp(sc, "ed25519")) {
 		switch (gl_pkey_verify(key, (const unsigned char *)msg->data, msg->len, hex, kf)) {
-		case GL_R_OK: return 1;
-		case GL_R_UNSUPPORTED: return -1;
-		case GL_R_BAD_METADATA: return -2;
+		case GL_E_OK: return 1;
+		case GL_E_UNSUPPORTED: return -1;
+		case GL_E_BAD_METADATA: return -2;
 		default: return 0;
 		}
 	}
@@ -55,7 +55,7 @@ static int key_verify(jv key, const struct gl_buf *msg, const char *hex, struct 
 
 /* Verify m against the role object r with keys (both consumed); by says
  * who made the role ("root version 2"). */
-static enum gl_refusal verify_with(const struct gl_meta *m, jv keys, jv r, const char *role,
+static enum gl_code verify_with(const struct gl_meta *m, jv keys, jv r, const char *role,
 				   const char *by, jv *signers, struct gl_fail *f)
 {
 	jv ids = gl_json_get(r, "keyids");
@@ -65,22 +65,22 @@ static enum gl_refusal verify_with(const struct gl_meta *m, jv keys, jv r, const
 	jv sigs = gl_json_get(m->doc, "signatures");
 	jv valid = jv_array();
 	autofree char *unsup = NULL;
-	enum gl_refusal rc = GL_R_OK;
+	enum gl_code rc = GL_E_OK;
 	jv_array_foreach(sigs, i, s)
 	{
 		const char *kid = gl_json_get_str(s, "keyid");
-		if (rc == GL_R_OK && array_has(ids, kid)) {
+		if (rc == GL_E_OK && array_has(ids, kid)) {
 			jv key = gl_json_get(keys, kid);
 			autofail struct gl_fail kf = {0};
 			int ok = key_verify(key, &m->signed_bytes, gl_json_get_str(s, "sig"), &kf);
 			if (ok == -2)
-				rc = gl_fail_set(f, GL_R_BAD_METADATA, "%s: key %s: %s", m->name, kid,
+				rc = gl_fail_set(f, GL_E_BAD_METADATA, "%s: key %s: %s", m->name, kid,
 						 kf.detail ? kf.detail : "malformed");
 			else if (ok < 0 && !unsup) {
 				const char *kt = gl_json_get_str(key, "keytype");
 				unsup = gl_xasprintf("%.40s", kt ? kt : "?");
 			} else if (ok == 0)
-				rc = gl_fail_set(f, GL_R_BAD_SIGNATURE,
+				rc = gl_fail_set(f, GL_E_BAD_SIGNATURE,
 						 "%s: signature %d by key %s (authorised for the %s "
 						 "role of %s) does not verify",
 						 m->name, i, kid, role, by);
@@ -94,24 +94,24 @@ static enum gl_refusal verify_with(const struct gl_meta *m, jv keys, jv r, const
 	jv_free(ids);
 	jv_free(keys);
 	int n = jv_array_length(jv_copy(valid));
-	if (rc == GL_R_OK && n < threshold && unsup)
-		rc = gl_fail_set(f, GL_R_UNSUPPORTED,
+	if (rc == GL_E_OK && n < threshold && unsup)
+		rc = gl_fail_set(f, GL_E_UNSUPPORTED,
 				 "%s: %d valid signature%s of the %s role (threshold %lld); a key "
 				 "of type \"%s\" cannot be verified on this host",
 				 m->name, n, n == 1 ? "" : "s", role, (long long)threshold, unsup);
-	else if (rc == GL_R_OK && n < threshold)
+	else if (rc == GL_E_OK && n < threshold)
 		rc = gl_fail_set(
-		    f, GL_R_THRESHOLD,
+		    f, GL_E_THRESHOLD,
 		    "%s: %d valid signature%s from distinct keys of the %s role of %s; its "
 		    "threshold is %lld",
 		    m->name, n, n == 1 ? "" : "s", role, by, (long long)threshold);
-	if (rc == GL_R_OK && signers)
+	if (rc == GL_E_OK && signers)
 		*signers = sort_strings(jv_copy(valid));
 	jv_free(valid);
 	return rc;
 }
 
-enum gl_refusal gl_meta_verify(const struct gl_meta *m, const struct gl_meta *root,
+enum gl_code gl_meta_verify(const struct gl_meta *m, const struct gl_meta *root,
 			       const char *role, jv *signers, struct gl_fail *f)
 {
 	char by[48];
@@ -120,7 +120,7 @@ enum gl_refusal gl_meta_verify(const struct gl_meta *m, const struct gl_meta *ro
 			   signers, f);
 }
 
-enum gl_refusal gl_meta_verify_delegated(const struct gl_meta *m, const struct gl_meta *parent,
+enum gl_code gl_meta_verify_delegated(const struct gl_meta *m, const struct gl_meta *parent,
 					 jv role, jv *signers, struct gl_fail *f)
 {
 	jv d = gl_json_get(parent->sig, "delegations");
@@ -131,27 +131,27 @@ enum gl_refusal gl_meta_verify_delegated(const struct gl_meta *m, const struct g
 	return verify_with(m, keys, jv_copy(role), name ? name : "?", by, signers, f);
 }
 
-enum gl_refusal gl_meta_check_expiry(const struct gl_meta *m, int64_t now, struct gl_fail *f)
+enum gl_code gl_meta_check_expiry(const struct gl_meta *m, int64_t now, struct gl_fail *f)
 {
 	if (m->expires > now)
-		return GL_R_OK;
+		return GL_E_OK;
 	char t[21], n[21];
 	gl_time_format(m->expires, t);
 	gl_time_format(now, n);
-	return gl_fail_set(f, GL_R_EXPIRED, "%s: %s version %lld expired at %s (now %s)", m->name,
+	return gl_fail_set(f, GL_E_EXPIRED, "%s: %s version %lld expired at %s (now %s)", m->name,
 			   gl_meta_type_name(m->type), (long long)m->version, t, n);
 }
 
 /* ---- hashes ------------------------------------------------------------ */
 
-enum gl_refusal gl_tuf_check_bytes(const char *name, const void *data, size_t len,
+enum gl_code gl_tuf_check_bytes(const char *name, const void *data, size_t len,
 				   int64_t want_len, jv hashes, struct gl_fail *f)
 {
 	if (want_len >= 0 && (uint64_t)want_len != len)
-		return gl_fail_set(f, GL_R_LENGTH, "%s: %zu bytes, but its parent role says %lld",
+		return gl_fail_set(f, GL_E_LENGTH, "%s: %zu bytes, but its parent role says %lld",
 				   name, len, (long long)want_len);
 	if (jv_get_kind(hashes) != JV_KIND_OBJECT)
-		return GL_R_OK;
+		return GL_E_OK;
 	int checked = 0;
 	const char *want;
 	char hex[129];
@@ -160,7 +160,7 @@ enum gl_refusal gl_tuf_check_bytes(const char *name, const void *data, size_t le
 		crypto_hash_sha256(d, data, len);
 		gl_hex(d, sizeof d, hex);
 		if (strcasecmp(hex, want))
-			return gl_fail_set(f, GL_R_HASH, "%s: SHA-256 is %s, but its parent role says %.64s",
+			return gl_fail_set(f, GL_E_HASH, "%s: SHA-256 is %s, but its parent role says %.64s",
 					   name, hex, want);
 		checked++;
 	}
@@ -169,14 +169,14 @@ enum gl_refusal gl_tuf_check_bytes(const char *name, const void *data, size_t le
 		crypto_hash_sha512(d, data, len);
 		gl_hex(d, sizeof d, hex);
 		if (strcasecmp(hex, want))
-			return gl_fail_set(f, GL_R_HASH, "%s: SHA-512 is %s, but its parent role says %.128s",
+			return gl_fail_set(f, GL_E_HASH, "%s: SHA-512 is %s, but its parent role says %.128s",
 					   name, hex, want);
 		checked++;
 	}
 	if (!checked)
-		return gl_fail_set(f, GL_R_UNSUPPORTED,
+		return gl_fail_set(f, GL_E_UNSUPPORTED,
 				   "%s: its parent role lists no hash this host supports (sha256, "
 				   "sha512)",
 				   name);
-	return GL_R_OK;
+	return GL_E_OK;
 }

@@ -87,12 +87,14 @@ jv gl_tuf_meta_entry(int64_t version, const void *data, size_t len)
 			     jv_object_set(jv_object(), jv_string("sha256"), jv_string(hex)));
 }
 
-jv gl_tuf_sign(jv signed_, const struct gl_key *ks, size_t n)
+jv gl_tuf_sign(jv signed_, const struct gl_key *ks, size_t n, struct gl_fail *f)
 {
 	autobuf struct gl_buf b = {0};
-	autofree char *err = NULL;
-	if (gl_canon_dump_tuf(&b, signed_, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "cannot sign: %s", err);
+	if (gl_canon_dump_tuf(&b, signed_, f) < 0) {
+		jv_free(signed_);
+		gl_fail_set(f, GL_E_IO, "cannot sign: %s", gl_fail_detail(f));
+		return jv_invalid();
+	}
 	jv sigs = jv_array(), seen = jv_array();
 	for (size_t i = 0; i < n; i++) {
 		if (!ks[i].sk || has_str(seen, ks[i].keyid))
@@ -110,19 +112,17 @@ jv gl_tuf_sign(jv signed_, const struct gl_key *ks, size_t n)
 	return jv_object_set(doc, jv_string("signatures"), sigs);
 }
 
-int gl_tuf_dump(struct gl_buf *b, jv doc, char **err)
+int gl_tuf_dump(struct gl_buf *b, jv doc, struct gl_fail *f)
 {
-	return gl_canon_dump_tuf(b, doc, err);
+	return gl_canon_dump_tuf(b, doc, f);
 }
 
-int gl_tuf_write(const char *path, jv doc, char **err)
+int gl_tuf_write(const char *path, jv doc, struct gl_fail *f)
 {
 	autobuf struct gl_buf b = {0};
-	if (gl_tuf_dump(&b, doc, err) < 0)
+	if (gl_tuf_dump(&b, doc, f) < 0)
 		return -1;
-	if (gl_atomic_write(path, b.data, b.len, 0644) < 0) {
-		*err = gl_xasprintf("%s: %s", path, strerror(errno));
-		return -1;
-	}
+	if (gl_atomic_write(path, b.data, b.len, 0644) < 0)
+		return gl_fail(f, GL_E_IO, "%s: %s", path, strerror(errno));
 	return 0;
 }

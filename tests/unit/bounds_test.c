@@ -10,11 +10,20 @@
 
 #include "check.h"
 
+/* gl_policy_parse with its failure's detail in *err (malloc'd, or NULL). */
+static int parse_policy(struct gl_policy *p, const char *buf, size_t len, char **err)
+{
+	struct gl_fail f = {0};
+	int r = gl_policy_parse(p, buf, len, &f);
+	*err = f.detail;
+	return r;
+}
+
 /* parse s; the error (or "") into why */
 static int parse(struct gl_policy *p, const char *s, char *why, size_t n)
 {
 	char *err = NULL;
-	int r = gl_policy_parse(p, s, strlen(s), &err);
+	int r = parse_policy(p, s, strlen(s), &err);
 	snprintf(why, n, "%s", err ? err : "");
 	free(err);
 	return r;

@@ -19,6 +19,15 @@
 
 #include "check.h"
 
+/* gl_policy_parse with its failure's detail in *err (malloc'd, or NULL). */
+static int parse_policy(struct gl_policy *p, const char *buf, size_t len, char **err)
+{
+	struct gl_fail f = {0};
+	int r = gl_policy_parse(p, buf, len, &f);
+	*err = f.detail;
+	return r;
+}
+
 static const char *show(const struct gl_labels *l)
 {
 	static char out[512];
@@ -47,7 +56,7 @@ static int policy_of(struct gl_policy *p, const char *const *g, const char *cons
 	}
 	gl_buf_adds(&b, "}}");
 	char *err = NULL;
-	int r = gl_policy_parse(p, b.data, b.len, &err);
+	int r = parse_policy(p, b.data, b.len, &err);
 	CHECK(r == 0, "policy %s: %s", b.data, err ? err : "");
 	free(err);
 	gl_buf_free(&b);

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	autofail struct gl_fail f = {0};
 	autobuf struct gl_buf b = {0};
 	char hex[65] = "";
-	enum gl_refusal r;
+	enum gl_code r;
 	int64_t deadline = gl_fetch_deadline(timeout);
 	if (out) {
 		autoclose int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -62,9 +62,9 @@ int main(int argc, char **argv)
 		gl_hex(d, 32, hex);
 	}
 	jv o = jv_object();
-	o = jv_object_set(o, jv_string("ok"), jv_bool(r == GL_R_OK));
-	if (r != GL_R_OK) {
-		o = jv_object_set(o, jv_string("error"), jv_string(gl_refusal_name(r)));
+	o = jv_object_set(o, jv_string("ok"), jv_bool(r == GL_E_OK));
+	if (r != GL_E_OK) {
+		o = jv_object_set(o, jv_string("error"), jv_string(gl_code_name(r)));
 		o = jv_object_set(o, jv_string("detail"), jv_string(f.detail ? f.detail : ""));
 	}
 	o = jv_object_set(o, jv_string("status"), jv_number((double)info.status));
@@ -73,5 +73,5 @@ int main(int argc, char **argv)
 	o = jv_object_set(o, jv_string("redirects"), jv_number(info.redirects));
 	o = jv_object_set(o, jv_string("sha256"), jv_string(hex));
 	gl_json_emit(o);
-	return gl_refusal_exit(r);
+	return gl_code_exit(r);
 }

@@ -32,21 +32,26 @@ int main(int argc, char **argv)
 	}
 	if (npos != 2)
 		gl_die(GL_EXIT_USAGE, "%s", usage);
-	gl_keys_harden();
+	autofail struct gl_fail hf = {0};
+	if (gl_keys_harden(&hf) < 0)
+		return gl_fail_report(&hf);
 	struct gl_key k = {0};
 	autofree char *err = NULL;
 	if (gl_key_load(pos[0], GL_KEY_SECRET, &k, &err) != GL_KEY_OK)
 		gl_die(GL_EXIT_USAGE, "%s", err ? err : "cannot load the key");
 	autofail struct gl_fail f = {0};
-	enum gl_refusal r = gl_minisign_write(&k, pos[1], sig, &f);
-	if (r == GL_R_OK && pubfile)
+	enum gl_code r = gl_minisign_write(&k, pos[1], sig, &f);
+	if (r == GL_E_OK && pubfile)
 		r = gl_minisign_pubkey_write(&k, pubfile, &f);
-	if (r != GL_R_OK) {
+	if (r != GL_E_OK) {
 		gl_key_free(&k);
 		return gl_fail_report(&f);
 	}
 	char pub[GL_MINISIGN_PUBKEY_LEN];
-	gl_minisign_pubkey(&k, pub, sizeof pub);
+	if (gl_minisign_pubkey(&k, pub, sizeof pub, &f) < 0) {
+		gl_key_free(&k);
+		return gl_fail_report(&f);
+	}
 	jv o = jv_object();
 	o = jv_object_set(o, jv_string("pubkey"), jv_string(pub));
 	o = jv_object_set(o, jv_string("keyid"), jv_string(k.keyid));

@@ -17,7 +17,8 @@ int main(int argc, char **argv)
 	gl_prog = "pkey_drive";
 	if (argc != 2 && argc != 4)
 		gl_die(GL_EXIT_USAGE, "usage: pkey_drive KEY.json [MSGFILE SIGHEX]");
-	autofree char *text = NULL, *msg = NULL, *err = NULL;
+	autofree char *text = NULL, *msg = NULL;
+	autofail struct gl_fail kf = {0};
 	size_t tlen, mlen = 0;
 	if (gl_read_file_capped(argv[1], 1 << 20, &text, &tlen) < 0)
 		gl_die_errno(GL_EXIT_USAGE, "%s", argv[1]);
@@ -26,24 +27,24 @@ int main(int argc, char **argv)
 		gl_die(GL_EXIT_USAGE, "%s: not JSON", argv[1]);
 	jv o = jv_object();
 	char id[65];
-	if (gl_pkey_keyid(key, id, &err) == 0)
+	if (gl_pkey_keyid(key, id, &kf) == 0)
 		o = jv_object_set(o, jv_string("keyid"), jv_string(id));
 	else
-		o = jv_object_set(o, jv_string("keyid_error"), jv_string(err));
-	enum gl_refusal r = GL_R_OK;
+		o = jv_object_set(o, jv_string("keyid_error"), jv_string(gl_fail_detail(&kf)));
+	enum gl_code r = GL_E_OK;
 	if (argc == 4) {
 		if (gl_read_file_capped(argv[2], 1 << 26, &msg, &mlen) < 0)
 			gl_die_errno(GL_EXIT_USAGE, "%s", argv[2]);
 		autofail struct gl_fail f = {0};
 		r = gl_pkey_verify(key, (const unsigned char *)msg, mlen, argv[3], &f);
-		o = jv_object_set(o, jv_string("ok"), jv_bool(r == GL_R_OK));
-		if (r != GL_R_OK) {
-			o = jv_object_set(o, jv_string("error"), jv_string(gl_refusal_name(r)));
+		o = jv_object_set(o, jv_string("ok"), jv_bool(r == GL_E_OK));
+		if (r != GL_E_OK) {
+			o = jv_object_set(o, jv_string("error"), jv_string(gl_code_name(r)));
 			o = jv_object_set(o, jv_string("detail"),
 					  jv_string(f.detail ? f.detail : ""));
 		}
 	}
 	jv_free(key);
 	gl_json_emit(o);
-	return gl_refusal_exit(r);
+	return gl_code_exit(r);
 }

@@ -16,6 +16,15 @@
 
 #include "check.h"
 
+/* gl_policy_parse with its failure's detail in *err (malloc'd, or NULL). */
+static int parse_policy(struct gl_policy *p, const char *buf, size_t len, char **err)
+{
+	struct gl_fail f = {0};
+	int r = gl_policy_parse(p, buf, len, &f);
+	*err = f.detail;
+	return r;
+}
+
 static char tmp[256];
 
 /* Does a manifest asking for path pass pol? want: NULL (admitted) or the
@@ -44,7 +53,7 @@ static void policy_at(struct gl_policy *p, const char *labels, const char *read_
 					  "[\"hr\"]},\"read_paths\":%s}",
 					  tmp, labels, read_paths);
 	char *err = NULL;
-	if (gl_policy_parse(p, doc, strlen(doc), &err) < 0) {
+	if (parse_policy(p, doc, strlen(doc), &err) < 0) {
 		fprintf(stderr, "policy: %s\n", err);
 		exit(2);
 	}
@@ -141,7 +150,7 @@ static void readpaths(void)
 		struct gl_policy p;
 		autofree char *doc = gl_xasprintf("{\"clearances\":{},\"read_paths\":%s}", bad[i]);
 		char *err = NULL;
-		CHECK(gl_policy_parse(&p, doc, strlen(doc), &err) < 0 && strstr(err, "read_paths"),
+		CHECK(parse_policy(&p, doc, strlen(doc), &err) < 0 && strstr(err, "read_paths"),
 		      "%s: accepted", bad[i]);
 		free(err);
 		gl_policy_free(&p);
