@@ -19,6 +19,9 @@
 #   GL_TEST_NO_UNPRIV=1 tests/run.sh           skip the unprivileged pass
 #   GL_TEST_JOBS=1 tests/run.sh                one suite run at a time (default 4:
 #                                              suite runs of every pass, longest first)
+#   GL_TEST_BUILD_ASAN=1 tests/run.sh          build the sanitizer build (make asan) while
+#                                              the plain and unprivileged jobs run; the
+#                                              sanitizer jobs start when it is done (make check)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -201,23 +204,79 @@ seed=$times
     echo "$w $pass $s"
   done <"$jobdir/jobs"
 } | sort -k1,1nr -s | cut -d' ' -f2- >"$jobdir/order"
-njobs=$(wc -l <"$jobdir/order")
-echo 0 >"$jobdir/next"
+mapfile -t order <"$jobdir/order"
+njobs=${#order[@]}
+: >"$jobdir/next"
 : >"$jobdir/times"
-# worker — take the next job (under the lock), run it, print its output and
-# add its TAP to the log (under the lock: blocks never interleave)
-worker() {
-  local i line pass s t0 out
+
+# The sanitizer build (GL_TEST_BUILD_ASAN=1, as make check does): started
+# here, beside the first jobs, so that the plain and unprivileged jobs use
+# the CPU its serial steps leave idle; a sanitizer job waits for it. While
+# it runs the build holds a lock on $jobdir/asan.lock (taken here, before
+# any worker exists), and writes its exit status to $jobdir/asan.rc.
+san_build=0
+if [ "${GL_TEST_BUILD_ASAN:-0}" = 1 ] && grep -q '^sanitizers ' "$jobdir/order"; then
+  san_build=1
+  san_log=$root/build/asan-build.log
+  mkdir -p "$root/build"
+  exec 9>"$jobdir/asan.lock"
+  flock 9
+  echo "== the sanitizer build (make asan) runs beside the first jobs: $san_log"
+  (
+    ${MAKE:-make} --no-print-directory -j"${GL_TEST_MAKE_JOBS:-2}" asan >"$san_log" 2>&1
+    echo $? >"$jobdir/asan.rc"
+  ) &
+  exec 9>&-
+fi
+# san_ready — is the sanitizer build done (or not ours to make)?
+san_ready() { [ "$san_build" = 0 ] || [ -e "$jobdir/asan.rc" ]; }
+# san_failed — did the sanitizer build fail? (call once san_ready)
+san_failed() { [ "$san_build" = 1 ] && [ "$(cat "$jobdir/asan.rc")" != 0 ]; }
+
+# pick — claim (mkdir, atomic) the first job in the order that may start:
+# any but a sanitizer job while the sanitizer build runs; when only those
+# are left, wait for the build (its lock). Sets i, pass and s; false when
+# no job is left.
+pick() {
+  local n ready waiting
   while :; do
-    i=$(flock "$jobdir/next" sh -c 'i=$(cat "$1"); echo $((i + 1)) >"$1"; echo "$i"' sh "$jobdir/next")
-    [ "$i" -lt "$njobs" ] || return 0
-    line=$(sed -n "$((i + 1))p" "$jobdir/order")
-    pass=${line%% *} s=${line#* }
+    ready=1
+    san_ready || ready=0
+    waiting=0
+    for ((n = 0; n < njobs; n++)); do
+      [ -e "$jobdir/claim.$n" ] && continue
+      if [ "$ready" = 0 ] && [ "${order[n]%% *}" = sanitizers ]; then
+        waiting=1
+        continue
+      fi
+      mkdir "$jobdir/claim.$n" 2>/dev/null || continue
+      i=$n pass=${order[n]%% *} s=${order[n]#* }
+      return 0
+    done
+    [ "$waiting" = 1 ] || return 1
+    flock "$jobdir/asan.lock" true
+  done
+}
+
+# worker — take the next job, run it, print its output and add its TAP to
+# the log (under the lock: blocks never interleave). A sanitizer job after
+# a failed sanitizer build is one failure saying so.
+worker() {
+  local i pass s t0 out times
+  while pick; do
+    times=$jobdir/times
     out=$jobdir/$i.out
     t0=$SECONDS
-    log=$jobdir/$i.log run_job "$pass" "$s" >"$out" 2>&1
+    if [ "$pass" = sanitizers ] && san_failed; then
+      { echo "== $s (sanitizers)"
+        echo "not ok 1 $s (sanitizers): the sanitizer build failed (make asan exited $(cat "$jobdir/asan.rc"); $san_log)"
+      } | tee "$jobdir/$i.log" >"$out"
+      times=/dev/null # no duration to keep for the next run's order
+    else
+      log=$jobdir/$i.log run_job "$pass" "$s" >"$out" 2>&1
+    fi
     flock "$jobdir/next" sh -c 'cat "$1"; cat "$2" >>"$3"; echo "$4" >>"$5"' sh \
-      "$out" "$jobdir/$i.log" "$log" "$pass ${s#"$root"/} $((SECONDS - t0))" "$jobdir/times"
+      "$out" "$jobdir/$i.log" "$log" "$pass ${s#"$root"/} $((SECONDS - t0))" "$times"
   done
 }
 workers=${GL_TEST_JOBS:-4}
@@ -230,6 +289,13 @@ for ((w = 0; w < workers; w++)); do
 done
 for p in "${worker_pids[@]}"; do wait "$p"; done
 worker_pids=()
+if [ "$san_build" = 1 ]; then
+  flock "$jobdir/asan.lock" true
+  if san_failed; then
+    echo "== the sanitizer build failed (make asan exited $(cat "$jobdir/asan.rc")); the end of $san_log:"
+    tail -n 30 "$san_log"
+  fi
+fi
 # the times of this run, for the next one's order (a partial run adds to them)
 if [ -d "$root/build" ] && [ -w "$root/build" ]; then
   { [ -f "$times" ] && cat "$times"; cat "$jobdir/times"; } |
