@@ -52,32 +52,35 @@ skipped() {
   echo "ok 1 $1 ($2) # skip $3" >>"$log"
 }
 
-# children_cpu TMP — user+system seconds of this shell's waited-for children
-# so far (bash's times; TMP is scratch, since $(times) would be a new shell)
+# children_cpu FILE — append the user+system seconds of this shell's
+# waited-for children so far to FILE (bash's times, run in this shell: in a
+# $(…) it would count the children of that new shell, none)
 children_cpu() {
-  times >"$1.cpu"
-  tail -1 "$1.cpu" | awk '{ for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } } END { print s }'
+  times >"$1.times"
+  tail -1 "$1.times" | awk '{ for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } } END { print s }' >>"$1"
 }
 
 # run_bats NAME CMD... — run one suite, its TAP into the log. A bats that
 # fails without reporting a failed test (it could not start, a setup_file
 # failed) counts as one failure, never as nothing.
 run_bats() {
-  local name=$1 out rc t0=$SECONDS cpu= c0
+  local name=$1 out rc t0=$SECONDS cpu=
   shift
   out=$(mktemp)
-  c0=$(children_cpu "$out")
+  : >"$out.cpu"
+  children_cpu "$out.cpu"
   "$@" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
+  children_cpu "$out.cpu"
   # GL_TEST_CPU=1: the CPU seconds of the suite too (what a 2-core machine
   # running several suites at once is short of; issue 18)
-  [ "${GL_TEST_CPU:-0}" = 1 ] && cpu=", $(awk -v a="$c0" -v b="$(children_cpu "$out")" 'BEGIN { printf "%.1f", b - a }') s CPU"
+  [ "${GL_TEST_CPU:-0}" = 1 ] && cpu=", $(awk 'NR == 1 { a = $1 } END { printf "%.1f", $1 - a }' "$out.cpu") s CPU"
   echo "   ($name: $((SECONDS - t0)) s$cpu)"
   cat "$out" >>"$log"
   if [ "$rc" -ne 0 ] && ! grep -qE '^not ok [0-9]+' "$out"; then
     echo "not ok 1 $name: bats exited $rc without a failed test" | tee -a "$log"
   fi
-  rm -f "$out" "$out.cpu"
+  rm -f "$out" "$out.cpu" "$out.cpu.times"
 }
 
 # The unprivileged pass: the marked suites as nobody:nogroup, with a clean
@@ -156,8 +159,7 @@ run_job() {
       else
         echo "== $rel (unprivileged: nobody, from a copy in $uroot)"
       fi
-      # (no CPU figure here: bash's times does not see the runs as nobody)
-      (cd "$uroot" && GL_TEST_CPU=0 run_bats "$rel (unprivileged)" as_nobody GL_BIN="$uroot/bin" \
+      (cd "$uroot" && run_bats "$rel (unprivileged)" as_nobody GL_BIN="$uroot/bin" \
         GL_ROOT="$uroot" GL_TEST_LANE=unprivileged bats --tap "$uroot/$rel") ;;
   esac
 }
