@@ -146,8 +146,8 @@ layers:
 check: deps
 	@GL_DEPS_DEB=1 scripts/deps.sh
 	@scripts/layers.sh
-	@$(MAKE) --no-print-directory -j$(JOBS) build units asan
-	@tests/run.sh
+	@$(MAKE) --no-print-directory -j$(JOBS) build units
+	@GL_TEST_BUILD_ASAN=1 GL_TEST_MAKE_JOBS=$(JOBS) tests/run.sh
 
 # E7 at the issue's counts (issue 7: at least 30 calls per tool of the npm
 # servers, 200 for the cheap ones); make check runs the same suite with 3.

@@ -218,12 +218,14 @@ two() {
   done | gl-plan --policy "$POLICY" >y
   [ "$(head -1 x | jq -c '[.plan.groups[].horizon]')" = '[["finance"],["hr"]]' ]
   [ "$(head -1 y | jq -c '[.plan.groups[].horizon]')" = '[["hr"],["finance"]]' ]
-  # xy ENV… — X and Y in two testing gl-run processes (T = 1 s, so a wait
-  # ends after 2 s), 300 ms between a call's two locks
+  # xy T ENV… — X and Y in two testing gl-run processes (--deadline T, so a
+  # wait ends after 2T), 300 ms between a call's two locks
   xy() {
-    env GL_TEST_SLOTLOCK_PAUSE_MS=300 "$@" "$TBIN/gl-run" --policy "$POLICY" --deadline 1 <x >ox 2>ex 3>&- &
+    local t=$1
+    shift
+    env GL_TEST_SLOTLOCK_PAUSE_MS=300 "$@" "$TBIN/gl-run" --policy "$POLICY" --deadline "$t" <x >ox 2>ex 3>&- &
     local p1=$!
-    env GL_TEST_SLOTLOCK_PAUSE_MS=300 "$@" "$TBIN/gl-run" --policy "$POLICY" --deadline 1 <y >oy 2>ey 3>&- &
+    env GL_TEST_SLOTLOCK_PAUSE_MS=300 "$@" "$TBIN/gl-run" --policy "$POLICY" --deadline "$t" <y >oy 2>ey 3>&- &
     local p2=$!
     wait "$p1" || true
     wait "$p2" || true
@@ -235,15 +237,17 @@ two() {
   local lost=0 try
   for try in 1 2 3; do
     rm -rf "$GL_HOME/slots"
-    xy GL_TEST_SLOTLOCK_UNSORTED=1
+    xy 1 GL_TEST_SLOTLOCK_UNSORTED=1
     echo "off, try $try: $(busy) of $((2 * k)) calls refused slot_busy"
     if [ "$(busy)" -gt 0 ]; then lost=1; break; fi
   done
   [ "$lost" -eq 1 ]
   # On: both take finance's and hr's locks in ascending id; every call runs
-  # and each slot counts all 2k calls.
+  # and each slot counts all 2k calls. T = 10 s: a wait behind the other
+  # process's call (not a deadlock) ends in time on a loaded machine, while
+  # a deadlock would still end in slot_busy after 20 s.
   rm -rf "$GL_HOME/slots"
-  xy
+  xy 10
   [ "$(busy)" -eq 0 ]
   [ "$(jq -s 'map(select(.ok)) | length' ox oy)" -eq $((2 * k)) ] || { cat ex ey; false; }
   local h

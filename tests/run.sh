@@ -19,6 +19,10 @@
 #   GL_TEST_NO_UNPRIV=1 tests/run.sh           skip the unprivileged pass
 #   GL_TEST_JOBS=1 tests/run.sh                one suite run at a time (default 4:
 #                                              suite runs of every pass, longest first)
+#   GL_TEST_CPU=1 tests/run.sh                 print each suite run's CPU seconds beside its wall time
+#   GL_TEST_BUILD_ASAN=1 tests/run.sh          build the sanitizer build (make asan) while
+#                                              the plain and unprivileged jobs run; the
+#                                              sanitizer jobs start when it is done (make check)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -48,21 +52,35 @@ skipped() {
   echo "ok 1 $1 ($2) # skip $3" >>"$log"
 }
 
+# children_cpu FILE — append the user+system seconds of this shell's
+# waited-for children so far to FILE (bash's times, run in this shell: in a
+# $(…) it would count the children of that new shell, none)
+children_cpu() {
+  times >"$1.times"
+  tail -1 "$1.times" | awk '{ for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } } END { print s }' >>"$1"
+}
+
 # run_bats NAME CMD... — run one suite, its TAP into the log. A bats that
 # fails without reporting a failed test (it could not start, a setup_file
 # failed) counts as one failure, never as nothing.
 run_bats() {
-  local name=$1 out rc t0=$SECONDS
+  local name=$1 out rc t0=$SECONDS cpu=
   shift
   out=$(mktemp)
+  : >"$out.cpu"
+  children_cpu "$out.cpu"
   "$@" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
-  echo "   ($name: $((SECONDS - t0)) s)"
+  children_cpu "$out.cpu"
+  # GL_TEST_CPU=1: the CPU seconds of the suite too (what a 2-core machine
+  # running several suites at once is short of; issue 18)
+  [ "${GL_TEST_CPU:-0}" = 1 ] && cpu=", $(awk 'NR == 1 { a = $1 } END { printf "%.1f", $1 - a }' "$out.cpu") s CPU"
+  echo "   ($name: $((SECONDS - t0)) s$cpu)"
   cat "$out" >>"$log"
   if [ "$rc" -ne 0 ] && ! grep -qE '^not ok [0-9]+' "$out"; then
     echo "not ok 1 $name: bats exited $rc without a failed test" | tee -a "$log"
   fi
-  rm -f "$out"
+  rm -f "$out" "$out.cpu" "$out.cpu.times"
 }
 
 # The unprivileged pass: the marked suites as nobody:nogroup, with a clean
@@ -201,23 +219,79 @@ seed=$times
     echo "$w $pass $s"
   done <"$jobdir/jobs"
 } | sort -k1,1nr -s | cut -d' ' -f2- >"$jobdir/order"
-njobs=$(wc -l <"$jobdir/order")
-echo 0 >"$jobdir/next"
+mapfile -t order <"$jobdir/order"
+njobs=${#order[@]}
+: >"$jobdir/next"
 : >"$jobdir/times"
-# worker — take the next job (under the lock), run it, print its output and
-# add its TAP to the log (under the lock: blocks never interleave)
-worker() {
-  local i line pass s t0 out
+
+# The sanitizer build (GL_TEST_BUILD_ASAN=1, as make check does): started
+# here, beside the first jobs, so that the plain and unprivileged jobs use
+# the CPU its serial steps leave idle; a sanitizer job waits for it. While
+# it runs the build holds a lock on $jobdir/asan.lock (taken here, before
+# any worker exists), and writes its exit status to $jobdir/asan.rc.
+san_build=0
+if [ "${GL_TEST_BUILD_ASAN:-0}" = 1 ] && grep -q '^sanitizers ' "$jobdir/order"; then
+  san_build=1
+  san_log=$root/build/asan-build.log
+  mkdir -p "$root/build"
+  exec 9>"$jobdir/asan.lock"
+  flock 9
+  echo "== the sanitizer build (make asan) runs beside the first jobs: $san_log"
+  (
+    ${MAKE:-make} --no-print-directory -j"${GL_TEST_MAKE_JOBS:-2}" asan >"$san_log" 2>&1
+    echo $? >"$jobdir/asan.rc"
+  ) &
+  exec 9>&-
+fi
+# san_ready — is the sanitizer build done (or not ours to make)?
+san_ready() { [ "$san_build" = 0 ] || [ -e "$jobdir/asan.rc" ]; }
+# san_failed — did the sanitizer build fail? (call once san_ready)
+san_failed() { [ "$san_build" = 1 ] && [ "$(cat "$jobdir/asan.rc")" != 0 ]; }
+
+# pick — claim (mkdir, atomic) the first job in the order that may start:
+# any but a sanitizer job while the sanitizer build runs; when only those
+# are left, wait for the build (its lock). Sets i, pass and s; false when
+# no job is left.
+pick() {
+  local n ready waiting
   while :; do
-    i=$(flock "$jobdir/next" sh -c 'i=$(cat "$1"); echo $((i + 1)) >"$1"; echo "$i"' sh "$jobdir/next")
-    [ "$i" -lt "$njobs" ] || return 0
-    line=$(sed -n "$((i + 1))p" "$jobdir/order")
-    pass=${line%% *} s=${line#* }
+    ready=1
+    san_ready || ready=0
+    waiting=0
+    for ((n = 0; n < njobs; n++)); do
+      [ -e "$jobdir/claim.$n" ] && continue
+      if [ "$ready" = 0 ] && [ "${order[n]%% *}" = sanitizers ]; then
+        waiting=1
+        continue
+      fi
+      mkdir "$jobdir/claim.$n" 2>/dev/null || continue
+      i=$n pass=${order[n]%% *} s=${order[n]#* }
+      return 0
+    done
+    [ "$waiting" = 1 ] || return 1
+    flock "$jobdir/asan.lock" true
+  done
+}
+
+# worker — take the next job, run it, print its output and add its TAP to
+# the log (under the lock: blocks never interleave). A sanitizer job after
+# a failed sanitizer build is one failure saying so.
+worker() {
+  local i pass s t0 out times
+  while pick; do
+    times=$jobdir/times
     out=$jobdir/$i.out
     t0=$SECONDS
-    log=$jobdir/$i.log run_job "$pass" "$s" >"$out" 2>&1
+    if [ "$pass" = sanitizers ] && san_failed; then
+      { echo "== $s (sanitizers)"
+        echo "not ok 1 $s (sanitizers): the sanitizer build failed (make asan exited $(cat "$jobdir/asan.rc"); $san_log)"
+      } | tee "$jobdir/$i.log" >"$out"
+      times=/dev/null # no duration to keep for the next run's order
+    else
+      log=$jobdir/$i.log run_job "$pass" "$s" >"$out" 2>&1
+    fi
     flock "$jobdir/next" sh -c 'cat "$1"; cat "$2" >>"$3"; echo "$4" >>"$5"' sh \
-      "$out" "$jobdir/$i.log" "$log" "$pass ${s#"$root"/} $((SECONDS - t0))" "$jobdir/times"
+      "$out" "$jobdir/$i.log" "$log" "$pass ${s#"$root"/} $((SECONDS - t0))" "$times"
   done
 }
 workers=${GL_TEST_JOBS:-4}
@@ -230,6 +304,13 @@ for ((w = 0; w < workers; w++)); do
 done
 for p in "${worker_pids[@]}"; do wait "$p"; done
 worker_pids=()
+if [ "$san_build" = 1 ]; then
+  flock "$jobdir/asan.lock" true
+  if san_failed; then
+    echo "== the sanitizer build failed (make asan exited $(cat "$jobdir/asan.rc")); the end of $san_log:"
+    tail -n 30 "$san_log"
+  fi
+fi
 # the times of this run, for the next one's order (a partial run adds to them)
 if [ -d "$root/build" ] && [ -w "$root/build" ]; then
   { [ -f "$times" ] && cat "$times"; cat "$jobdir/times"; } |

@@ -10,7 +10,7 @@
 #   within-call mixing (examples/annotate) fresh nosplit        germline
 #   undeclared host (rt-direct)          sigpin sigifc          confined fresh germline
 #   stored state vs per-call labels (rt-store): sigifc labels the recall []
-#   existence bit (rt-bit, 64 calls):    lazy recovers 64/64 bits, no trigger;
+#   existence bit (rt-bit, 64 calls, 16 outside the plain pass): lazy recovers 64/64 bits, no trigger;
 #                                        germline 0 bits, a trigger per omission
 load helpers
 load fixtures/run/helpers
@@ -199,39 +199,43 @@ alice,$CANARY" ]
   done
 }
 
-# bits_seen LOG — the 64-character bit string (bit i at position i) of the
+# The secret's bits, one call each: 64 in the plain pass, 16 in the others
+# (tests/helpers.bash count; the same calls, a shorter secret)
+NBITS=$(count 64 16)
+
+# bits_seen LOG — the NBITS-character bit string (bit i at position i) of the
 # calls whose invoice reached the OCR sink
 bits_seen() {
-  "$SYSPY" - "$1" <<'EOF'
+  "$SYSPY" - "$1" "$NBITS" <<'EOF'
 import base64, json, sys
 seen = set()
 for line in open(sys.argv[1]):
     body = base64.b64decode(json.loads(line)["body"]).decode()
     seen.add(int(body.split()[1]))
-print("".join("1" if i in seen else "0" for i in range(64)))
+print("".join("1" if i in seen else "0" for i in range(int(sys.argv[2]))))
 EOF
 }
 
-@test "existence bit (Lemma 2, rt-bit, 64 calls): lazy leaks all 64 bits without a trigger; germline none, a trigger per omission" {
+@test "existence bit (Lemma 2, rt-bit, $NBITS calls): lazy leaks all $NBITS bits without a trigger; germline none, a trigger per omission" {
   REL=$(install_release "$GL_ROOT/testbed/rt-bit") # shared with testbed/matrix.py
-  SECRET=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
-  BITS=$("$SYSPY" -c "import sys; s=int(sys.argv[1],16); print(''.join(str(s>>i&1) for i in range(64)))" "$SECRET")
+  SECRET=$(od -An -N$((NBITS / 8)) -tx1 /dev/urandom | tr -d ' \n')
+  BITS=$("$SYSPY" -c "import sys; s=int(sys.argv[1],16); print(''.join(str(s>>i&1) for i in range(int(sys.argv[2]))))" "$SECRET" "$NBITS")
   sec=$(jq -cn --arg d "$(b64 "$SECRET")" '{name:"secret.txt",label:["hr"],data:$d}')
-  for i in $(seq 0 63); do
+  for ((i = 0; i < NBITS; i++)); do
     envelope "c$i" "$REL" ocr_pdf "[$(invoice "INVOICE $i"),$sec]" "{\"args\":{\"i\":$i}}"
   done >calls.jsonl
 
   rsession lazy calls.jsonl lazy.jsonl
   all_ok lazy.jsonl
-  [ "$(wc -l <lazy.jsonl)" -eq 64 ]
+  [ "$(wc -l <lazy.jsonl)" -eq "$NBITS" ]
   [ "$(bits_seen "$SINK_LOG")" = "$BITS" ] # the OCR host recovers the secret
   [ "$(jq -s '[.[].triggers | length] | add' lazy.jsonl)" -eq 0 ]
 
   rsession germline calls.jsonl gl.jsonl
   all_ok gl.jsonl
   # a request in every call, whatever the secret: 0 bits recovered
-  [ "$(bits_seen "$SINK_LOG")" = "$(printf '1%.0s' $(seq 64))" ]
-  [ "$(wc -l <"$SINK_LOG")" -eq 64 ]
+  [ "$(bits_seen "$SINK_LOG")" = "$(printf '1%.0s' $(seq "$NBITS"))" ]
+  [ "$(wc -l <"$SINK_LOG")" -eq "$NBITS" ]
   # the tripwire fires on every secret-dependent omission, and only there
   want=$("$SYSPY" -c "import sys; print(' '.join('c%d' % i for i, b in enumerate(sys.argv[1]) if b == '0'))" "$BITS")
   got=$(jq -r 'select(.triggers | length > 0) | .id' gl.jsonl | tr '\n' ' ' | sed 's/ $//')
