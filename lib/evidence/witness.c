@@ -1,5 +1,6 @@
-/* witness.c — build, write and strictly read witness records; see
- * witness.h and docs/witness.md (paper §IV-F, Definition 6). */
+/* witness.c — strictly read witness records (gl-replay: every field
+ * checked); see witness.h and docs/witness.md (paper §IV-F, Definition 6).
+ * Building and writing them is lib/evidence/witness_write.c. */
 #define _GNU_SOURCE
 #include "evidence/witness.h"
 
@@ -14,209 +15,6 @@
 #include "release/manifest.h"
 #include "json/msg.h"
 #include "core/util.h"
-
-/* ---- building (gl-run) -------------------------------------------------- */
-
-jv gl_witness_entry(const char *host, const char *method, const char *digest,
-		    const char *source, jv reply)
-{
-	/* host and method come from the copy: sanitised, so the record stays
-	 * canonical JSON (no control characters). */
-	char *h = host && gl_host_ok(host, strlen(host)) ? gl_xstrdup(host)
-							  : gl_xstrdup("(invalid)");
-	char *m = gl_sanitize(method, strnlen(method, GL_MSG_METHOD_MAX));
-	jv e = JV_OBJECT(jv_string("host"), jv_string(h), jv_string("method"), jv_string(m),
-			 jv_string("digest"), jv_string(digest), jv_string("source"),
-			 jv_string(source));
-	if (!strcmp(source, "delivered") || !strcmp(source, "recorded"))
-		e = jv_object_set(e, jv_string("reply"), jv_copy(reply));
-	free(h);
-	free(m);
-	return e;
-}
-
-static jv json_text(jv v) /* borrows v */
-{
-	autobuf struct gl_buf b = {0};
-	gl_json_dump(&b, v);
-	return jv_string_sized(b.data, (int)b.len);
-}
-
-static jv twin_json(const struct gl_twin *t)
-{
-	return JV_OBJECT(jv_string("seed"), jv_string(t->seed), jv_string("sec"),
-			 jv_number((double)t->sec), jv_string("usec"), jv_number((double)t->usec));
-}
-
-/* A group; its slot by hash (snap, version 3) or embedded (NULL: the
- * test build's GL_TEST_WITNESS_INLINE, version 2). */
-static jv group_out(const struct gl_witness_group *g, const struct gl_witness_snap *snap)
-{
-	jv o = jv_copy(g->group);
-	if (snap)
-		o = jv_object_set(o, jv_string("slot_sha256"), jv_string(snap->sha));
-	else
-		o = jv_object_set(o, jv_string("slot"), json_text(g->slot));
-	return jv_object_set(o, jv_string("twin"), twin_json(g->twin));
-}
-
-/* The digests of the requests to host in entries (borrowed): those that
- * counted as requests to it (denied ones never do). */
-static jv sequence(jv entries, const char *host, const char *only_source)
-{
-	jv out = jv_array();
-	jv_array_foreach(entries, i, e)
-	{
-		const char *h = gl_json_get_str(e, "host"), *s = gl_json_get_str(e, "source");
-		if (h && s && !strcmp(h, host) && strcmp(s, "denied") &&
-		    (!only_source || !strcmp(s, only_source)))
-			out = jv_array_append(out, jv_string(gl_json_get_str(e, "digest")));
-		jv_free(e);
-	}
-	return out;
-}
-
-static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *snap)
-{
-	bool complete = true, with_items = false;
-	jv items = jv_array();
-	for (size_t x = 0; x < in->nitem; x++) {
-		jv it = JV_OBJECT(jv_string("name"), jv_string(in->item[x].name),
-				  jv_string("label"), jv_copy(in->item[x].label));
-		if (in->path && in->path[x])
-			it = jv_object_set(it, jv_string("path"), jv_string(in->path[x]));
-		if (in->dir && in->dir[x])
-			it = jv_object_set(it, jv_string("dir"), jv_true());
-		if (in->data[x]) {
-			it = jv_object_set(it, jv_string("data"), jv_string(in->data[x]));
-			with_items = true;
-		}
-		items = jv_array_append(items, it);
-	}
-	/* T(d), replies as JSON text, at most GL_WITNESS_REPLIES_MAX bytes. */
-	jv trans = jv_array();
-	size_t budget = GL_WITNESS_REPLIES_MAX;
-	jv_array_foreach(in->transcript, i, e)
-	{
-		jv rep = gl_json_get(e, "reply");
-		if (jv_is_valid(rep)) {
-			jv text = json_text(rep);
-			size_t n = (size_t)jv_string_length_bytes(jv_copy(text));
-			if (n <= budget) {
-				budget -= n;
-				e = jv_object_set(e, jv_string("reply"), text);
-			} else {
-				jv_free(text);
-				e = jv_object_delete(e, jv_string("reply"));
-				complete = false;
-			}
-		}
-		jv_free(rep);
-		trans = jv_array_append(trans, e);
-	}
-	jv call = jv_is_valid(in->call) ? json_text(in->call) : jv_string("null");
-	jv o = jv_object();
-#define SET(k, v) o = jv_object_set(o, jv_string(k), (v))
-	SET("format", jv_string(GL_WITNESS_FORMAT));
-	SET("version", jv_number(snap ? GL_WITNESS_VERSION : 2));
-	SET("id", jv_string(in->id));
-	SET("call", call);
-	SET("release", jv_string(in->release));
-	SET("function", jv_string(in->function));
-	SET("mode", jv_string(in->mode));
-	SET("args", json_text(in->args));
-	SET("destinations", jv_copy(in->dests));
-	SET("items", items);
-	SET("items_included", jv_bool(with_items));
-	SET("destination", jv_string(in->destination));
-	SET("trigger", JV_OBJECT(jv_string("kind"), jv_string(in->kind), jv_string("position"),
-				 jv_number((double)in->position)));
-	SET("served", group_out(&in->served, snap ? &snap[0] : NULL));
-	SET("comparing", group_out(&in->comparing, snap ? &snap[1] : NULL));
-	SET("transcript", trans);
-	SET("delivered", sequence(in->transcript, in->destination, "delivered"));
-	SET("compared", sequence(in->compared, in->destination, NULL));
-	SET("deadline_ms", jv_number((double)in->deadline_ms));
-	SET("complete", jv_bool(complete));
-	if (in->import_twin)
-		SET("import_twin", twin_json(in->import_twin));
-#undef SET
-	return o;
-}
-
-/* The canonical bytes of rec with its record_sha256 set. Consumes rec. */
-static int seal(jv rec, struct gl_buf *out, char **err)
-{
-	autobuf struct gl_buf body = {0};
-	if (gl_canon_dump(&body, rec, err) < 0) {
-		jv_free(rec);
-		return -1;
-	}
-	unsigned char h[32];
-	char hex[65];
-	crypto_hash_sha256(h, (unsigned char *)body.data, body.len);
-	gl_hex(h, 32, hex);
-	rec = jv_object_set(rec, jv_string("record_sha256"), jv_string(hex));
-	int rc = gl_canon_dump(out, rec, err);
-	jv_free(rec);
-	return rc;
-}
-
-/* The slot's JSON text as the broker serialised it, and its SHA-256. */
-static void snapshot(jv slot, struct gl_buf *b, struct gl_witness_snap *s)
-{
-	gl_json_dump(b, slot);
-	unsigned char h[32];
-	crypto_hash_sha256(h, (unsigned char *)b->data, b->len);
-	gl_hex(h, 32, s->sha);
-	s->text = b->data;
-	s->len = b->len;
-}
-
-int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path,
-		    char sha256[65], bool *too_large, char **err)
-{
-	autobuf struct gl_buf b = {0}, s0 = {0}, s1 = {0};
-	struct gl_witness_snap snap[2];
-	bool inl = gl_witness_inline();
-	*too_large = false;
-	/* Bounded evidence (issue 15): each slot as delivered, once, by hash. */
-	if (!inl) {
-		snapshot(in->served.slot, &s0, &snap[0]);
-		snapshot(in->comparing.slot, &s1, &snap[1]);
-	}
-	char *why = NULL;
-	if (seal(record(in, inl ? NULL : snap), &b, &why) < 0) {
-		int rc = gl_err(err, "not canonical JSON: %s", why);
-		free(why);
-		return rc;
-	}
-	autofree char *dir = gl_xasprintf("%s/witnesses", home);
-	char *p = NULL;
-	if (!inl) {
-		if (b.len > GL_WITNESS_MAX) {
-			*too_large = true;
-			return gl_err(err, "%s", GL_WITNESS_TOO_LARGE_TEXT);
-		}
-		if (gl_witness_store(home, in->id, in->release, b.data, b.len, snap, 2, in->caps,
-				     &p, too_large, err) < 0)
-			return -1;
-	} else {
-		if (gl_mkdir_p(dir, 0700) < 0)
-			return gl_err(err, "%s: %s", dir, strerror(errno));
-		p = gl_xasprintf("%s/%s.json", dir, in->id);
-		if (gl_atomic_write(p, b.data, b.len, 0600) < 0) {
-			int rc = gl_err(err, "%s: %s", p, strerror(errno));
-			free(p);
-			return rc;
-		}
-	}
-	unsigned char h[32];
-	crypto_hash_sha256(h, (unsigned char *)b.data, b.len);
-	gl_hex(h, 32, sha256);
-	*path = p;
-	return 0;
-}
 
 /* ---- reading (gl-replay): every field checked ------------------------- */
 
@@ -518,30 +316,11 @@ static bool digests_ok(struct rd *r, jv a, const char *key)
 	return !r->bad;
 }
 
-static void check(struct rd *r, struct gl_witness *w)
+/* The call a witness is about: its id, release, function, mode, call id,
+ * arguments, destinations and trigger. */
+static void call_fields(struct rd *r, struct gl_witness *w, jv d)
 {
-	static const char *const req[] = {
-	    "args", "call", "compared", "comparing", "complete", "deadline_ms", "delivered",
-	    "destination", "destinations", "format", "function", "id", "items", "items_included",
-	    "mode", "record_sha256", "release", "served", "transcript", "trigger", "version",
-	    NULL};
-	static const char *const opt[] = {"import_twin", NULL};
 	static const char *const treq[] = {"kind", "position", NULL};
-	jv d = w->doc;
-	if (keys(r, d, "witness", req, opt) < 0)
-		return;
-	const char *fmt = str(r, d, "format", "witness");
-	if (fmt && strcmp(fmt, GL_WITNESS_FORMAT))
-		fail(r, "format: not \"%s\"", GL_WITNESS_FORMAT);
-	w->version =
-	    integer(r, d, "version", "witness", GL_WITNESS_VERSION_MIN, GL_WITNESS_VERSION);
-	w->import_twinned = jv_object_has(jv_copy(d), jv_string("import_twin"));
-	if (r->bad)
-		return; /* the version decides the groups' fields */
-	if (w->import_twinned && w->version < 2)
-		fail(r, "import_twin: not in a version 1 witness");
-	else if (w->import_twinned)
-		twin_in(r, d, "import_twin", "import_twin", &w->import_twin);
 	w->id = str(r, d, "id", "witness");
 	if (w->id && (strlen(w->id) != 32 || strspn(w->id, "0123456789abcdef") != 32))
 		fail(r, "id: not 32 lowercase hex");
@@ -577,6 +356,32 @@ static void check(struct rd *r, struct gl_witness *w)
 		w->position = integer(r, t, "position", "trigger", 1, GL_WITNESS_REQUESTS_MAX + 1);
 	}
 	jv_free(t);
+}
+
+static void check(struct rd *r, struct gl_witness *w)
+{
+	static const char *const req[] = {
+	    "args", "call", "compared", "comparing", "complete", "deadline_ms", "delivered",
+	    "destination", "destinations", "format", "function", "id", "items", "items_included",
+	    "mode", "record_sha256", "release", "served", "transcript", "trigger", "version",
+	    NULL};
+	static const char *const opt[] = {"import_twin", NULL};
+	jv d = w->doc;
+	if (keys(r, d, "witness", req, opt) < 0)
+		return;
+	const char *fmt = str(r, d, "format", "witness");
+	if (fmt && strcmp(fmt, GL_WITNESS_FORMAT))
+		fail(r, "format: not \"%s\"", GL_WITNESS_FORMAT);
+	w->version =
+	    integer(r, d, "version", "witness", GL_WITNESS_VERSION_MIN, GL_WITNESS_VERSION);
+	w->import_twinned = jv_object_has(jv_copy(d), jv_string("import_twin"));
+	if (r->bad)
+		return; /* the version decides the groups' fields */
+	if (w->import_twinned && w->version < 2)
+		fail(r, "import_twin: not in a version 1 witness");
+	else if (w->import_twinned)
+		twin_in(r, d, "import_twin", "import_twin", &w->import_twin);
+	call_fields(r, w, d);
 	w->deadline_ms = integer(r, d, "deadline_ms", "witness", 1, 3600000);
 	int c = gl_json_get_bool(d, "complete", -1), wi = gl_json_get_bool(d, "items_included", -1);
 	if (c < 0 || wi < 0)
