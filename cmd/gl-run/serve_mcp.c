@@ -350,6 +350,8 @@ int gl_serve_mcp(struct gl_session *s, const char *release, const char *consumer
 	gl_session_set_cancel(s, &cancel);
 	struct serve v = {.s = s, .release = release, .consumer = consumer, .tools = jv_invalid()};
 	v.io = gl_mcp_io_start(0, 1, &cancel);
+	if (!v.io)
+		gl_die(GL_EXIT_USAGE, "--serve-mcp: cannot start its threads");
 	gl_log_event("serve_start", JV_OBJECT(jv_string("release"), jv_string(release),
 					      jv_string("consumer"), jv_string(consumer)));
 	struct gl_mcp_in m;
