@@ -7,8 +7,9 @@
  * bare trigger record (SPEC §6's trigger object) gets its verdict, a
  * verdict passes on, and any other record is answered with an ok:false
  * record "bad_record" (SPEC §2: never a silently skipped line). With
- * files: one verdict per witness file. The work
- * is lib/replay/replay.c (probe and control) and lib/broker/broker_replay.c. */
+ * files: one verdict per witness file. The work is lib/replay/replay.c
+ * (probe and control), lib/replay/replay_stream.c (stdin) and
+ * lib/broker/broker_replay.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sodium.h>
@@ -20,6 +21,7 @@
 #include "json/log.h"
 #include "plan/policy.h"
 #include "replay/replay.h"
+#include "replay/replay_stream.h"
 #include "core/util.h"
 #include "evidence/witness_store.h"
 
@@ -68,121 +70,55 @@ static void emit(jv rec, enum gl_replay_status st)
 	gl_json_emit(rec);
 }
 
-/* A witness refused as too_large before it was read names no release; the
- * result record does, so the refusal is an unverified event gl-damp counts
- * (issue 15; docs/witness.md "Caps"). rec and t borrowed. */
-static jv too_large(jv out, jv rec, jv t)
+/* The flags into x, *pol (--policy) and *log_path; returns the index of
+ * the first witness file (argc: none, read stdin). */
+static int parse_flags(int argc, char **argv, struct gl_replay *x, struct gl_policy *pol,
+		       const char **log_path)
 {
-	const char *code = gl_json_get_str(out, "error");
-	const char *rel = gl_json_get_str(rec, "release"), *d = gl_json_get_str(t, "destination");
-	if (!code || strcmp(code, "too_large") || jv_object_has(jv_copy(out), jv_string("event")) ||
-	    !rel || strlen(rel) != 64 || strspn(rel, "0123456789abcdef") != 64 || !d)
-		return out;
-	out = jv_object_set(out, jv_string("release"), jv_string(rel));
-	out = jv_object_set(out, jv_string("destination"), jv_string(d));
-	out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
-	return jv_object_set(out, jv_string("weight"), jv_number(GL_REPLAY_WEIGHT_W));
-}
-
-/* The verdict of one trigger object t (borrowed) of the result record rec
- * (borrowed; jv_null() for a bare trigger record): its witness replayed,
- * or an error record when the trigger names none. */
-static void trigger_verdict(struct gl_replay *x, jv rec, jv t)
-{
-	bool obj = jv_get_kind(t) == JV_KIND_OBJECT;
-	const char *path = obj ? gl_json_get_str(t, "witness") : NULL;
-	const char *id = obj ? gl_json_get_str(t, "id") : NULL;
-	const char *sha = obj ? gl_json_get_str(t, "witness_sha256") : NULL;
-	enum gl_replay_status st = GL_REPLAY_REFUSED;
-	jv out;
-	if (!path || (!id && jv_get_kind(rec) != JV_KIND_NULL)) {
-		const char *why = obj ? gl_json_get_str(t, "witness_error") : NULL;
-		/* not written, too large: counted like a refused file */
-		bool big = why && id && !strcmp(why, GL_WITNESS_TOO_LARGE_TEXT);
-		out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
-				jv_string(big ? "too_large" : "no_witness"), jv_string("detail"),
-				jv_string(why ? why : "the trigger names no witness file"),
-				jv_string("witness"), id ? jv_string(id) : jv_null());
-	} else {
-		out = gl_replay_file(x, path, sha, id, &st);
-	}
-	if (jv_get_kind(rec) == JV_KIND_OBJECT)
-		out = too_large(out, rec, t);
-	gl_log_event(gl_json_get_bool(out, "ok", 1) == 0 ? "refusal" : "verdict",
-		     JV_OBJECT(jv_string("witness"), id ? jv_string(id) : jv_null(),
-			       jv_string("release"), gl_log_field(out, "release"),
-			       jv_string("destination"), gl_log_field(out, "destination"),
-			       jv_string("outcome"), gl_log_field(out, "outcome"),
-			       jv_string("verdict_event"), gl_log_field(out, "event"),
-			       jv_string("weight"), gl_log_field(out, "weight"), jv_string("error"),
-			       gl_log_field(out, "error")));
-	emit(out, st);
-}
-
-/* What a stdin record is (SPEC §7): a result record of gl-run (it has
- * "ok"), a bare trigger record (SPEC §6's trigger object: "witness" or
- * "witness_error", no "ok"), a verdict of an earlier gl-replay ("event"),
- * or none of these. */
-enum kind { K_RESULT, K_TRIGGER, K_VERDICT, K_OTHER };
-
-static enum kind kind_of(jv rec)
-{
-	if (jv_get_kind(rec) != JV_KIND_OBJECT)
-		return K_OTHER;
-	if (jv_object_has(jv_copy(rec), jv_string("ok")))
-		return K_RESULT;
-	if (jv_object_has(jv_copy(rec), jv_string("event")))
-		return K_VERDICT;
-	jv w = gl_json_get(rec, "witness"), we = gl_json_get(rec, "witness_error");
-	bool t = jv_get_kind(w) == JV_KIND_STRING || jv_get_kind(we) == JV_KIND_STRING;
-	jv_free(w);
-	jv_free(we);
-	return t ? K_TRIGGER : K_OTHER;
-}
-
-/* One line of stdin: a result record is passed on, then a verdict per
- * trigger; a bare trigger record gets its verdict; a verdict passes on;
- * anything else is answered with an ok:false record (never silently). */
-static void stdin_line(struct gl_replay *x, const struct gl_buf *line)
-{
-	jv rec = gl_json_parse(line->data, line->len);
-	if (!jv_is_valid(rec)) {
-		jv msg = jv_invalid_get_msg(rec);
-		gl_json_emit_error(jv_null(), "bad_json", "%s",
-				   jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?");
-		jv_free(msg);
-		worst = worst > 1 ? worst : 1;
-		return;
-	}
-	enum kind k = kind_of(rec);
-	if (k == K_TRIGGER) {
-		trigger_verdict(x, jv_null(), rec);
-		jv_free(rec);
-		return;
-	}
-	if (k == K_OTHER) {
-		gl_json_emit_error(jv_null(), "bad_record", "%s",
-				   "neither a result record, a trigger record nor a verdict (SPEC §7)");
-		gl_log_event("refusal", JV_OBJECT(jv_string("error"), jv_string("bad_record")));
-		worst = worst > 1 ? worst : 1;
-		jv_free(rec);
-		return;
-	}
-	/* The record itself, unchanged (byte for byte). */
-	if (fwrite(line->data, 1, line->len, stdout) != line->len || fputc('\n', stdout) == EOF ||
-	    fflush(stdout) != 0)
-		gl_die_errno(GL_EXIT_USAGE, "writing to stdout");
-	jv trig = k == K_RESULT ? gl_json_get(rec, "triggers") : jv_invalid();
-	if (jv_get_kind(trig) == JV_KIND_ARRAY) {
-		jv_array_foreach(trig, i, t)
-		{
-			(void)i;
-			trigger_verdict(x, rec, t);
-			jv_free(t);
+	const char *v;
+	int i = 1;
+	for (; i < argc; i++) {
+		struct stat st;
+		if ((v = gl_flag_value(argc, argv, &i, "--tries", usage))) {
+			char *end = NULL;
+			errno = 0;
+			long n = strtol(v, &end, 10);
+			if (errno || end == v || *end || n < 1 || n > GL_REPLAY_TRIES_MAX)
+				bad_usage(gl_xasprintf("--tries must be 1..%d, not '%s'",
+						       GL_REPLAY_TRIES_MAX, v));
+			x->tries = (int)n;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--items", usage))) {
+			if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode))
+				gl_die(GL_EXIT_USAGE, "--items %s: not a directory", v);
+			x->items_dir = v;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--release", usage))) {
+			if (stat(v, &st) == 0 && S_ISDIR(st.st_mode))
+				x->archive_dir = v;
+			else if (stat(v, &st) == 0 && S_ISREG(st.st_mode))
+				x->archive = v;
+			else
+				gl_die(GL_EXIT_USAGE, "--release %s: not a file or directory", v);
+		} else if ((v = gl_flag_value(argc, argv, &i, "--policy", usage))) {
+			char *err = NULL;
+			if (x->pol)
+				bad_usage("--policy given twice");
+			if (gl_policy_load(pol, v, &err) < 0)
+				gl_die(GL_EXIT_USAGE, "--policy %s", err);
+			x->pol = pol;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--log", usage))) {
+			*log_path = v;
+		} else if (!strcmp(argv[i], "--no-probe")) {
+			x->no_probe = true;
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			bad_usage(gl_xasprintf("unknown argument '%s'", argv[i]));
+		} else {
+			break;
 		}
 	}
-	jv_free(trig);
-	jv_free(rec);
+	return i;
 }
 
 int main(int argc, char **argv)
@@ -196,49 +132,8 @@ int main(int argc, char **argv)
 	struct gl_replay x = {.home = home, .host_dir = host_dir, .tries = GL_REPLAY_TRIES_DEFAULT,
 			      .manifest = jv_invalid()};
 	struct gl_policy pol = {.doc = jv_null()};
-	const char *v, *log_path = NULL;
-	int i = 1;
-	for (; i < argc; i++) {
-		struct stat st;
-		if ((v = gl_flag_value(argc, argv, &i, "--tries", usage))) {
-			char *end = NULL;
-			errno = 0;
-			long n = strtol(v, &end, 10);
-			if (errno || end == v || *end || n < 1 || n > GL_REPLAY_TRIES_MAX)
-				bad_usage(gl_xasprintf("--tries must be 1..%d, not '%s'",
-						       GL_REPLAY_TRIES_MAX, v));
-			x.tries = (int)n;
-		} else if ((v = gl_flag_value(argc, argv, &i, "--items", usage))) {
-			if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode))
-				gl_die(GL_EXIT_USAGE, "--items %s: not a directory", v);
-			x.items_dir = v;
-		} else if ((v = gl_flag_value(argc, argv, &i, "--release", usage))) {
-			if (stat(v, &st) == 0 && S_ISDIR(st.st_mode))
-				x.archive_dir = v;
-			else if (stat(v, &st) == 0 && S_ISREG(st.st_mode))
-				x.archive = v;
-			else
-				gl_die(GL_EXIT_USAGE, "--release %s: not a file or directory", v);
-		} else if ((v = gl_flag_value(argc, argv, &i, "--policy", usage))) {
-			char *err = NULL;
-			if (x.pol)
-				bad_usage("--policy given twice");
-			if (gl_policy_load(&pol, v, &err) < 0)
-				gl_die(GL_EXIT_USAGE, "--policy %s", err);
-			x.pol = &pol;
-		} else if ((v = gl_flag_value(argc, argv, &i, "--log", usage))) {
-			log_path = v;
-		} else if (!strcmp(argv[i], "--no-probe")) {
-			x.no_probe = true;
-		} else if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			bad_usage(gl_xasprintf("unknown argument '%s'", argv[i]));
-		} else {
-			break;
-		}
-	}
+	const char *log_path = NULL;
+	int i = parse_flags(argc, argv, &x, &pol, &log_path);
 	gl_log_open("gl-replay", log_path);
 	if (x.no_probe)
 		gl_warn("--no-probe: the Table V reference; verdicts are not evidence");
@@ -266,7 +161,10 @@ int main(int argc, char **argv)
 		bool too_long = false;
 		unsigned long n = 0;
 		while (gl_lines_record(&in, &line, &too_long)) {
-			stdin_line(&x, &line);
+			int st = gl_replay_stream_line(&x, &line);
+			if (st < 0)
+				gl_die_errno(GL_EXIT_USAGE, "writing to stdout");
+			worst = st > worst ? st : worst;
 			gl_log_progress("%lu records", ++n);
 		}
 		if (too_long)

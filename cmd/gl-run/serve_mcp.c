@@ -42,7 +42,7 @@
 #include "json/msg.h"
 #include "core/util.h"
 
-#include "run.h"
+#include "serve_mcp.h"
 
 /* Protocol revisions we speak, the latest first (SPEC §11). Older ones
  * (2025-03-26 has JSON-RPC batches, which we refuse) are not offered: a
@@ -50,7 +50,7 @@
 static const char *const revisions[] = {"2025-11-25", "2025-06-18", NULL};
 
 struct serve {
-	struct session *s;
+	struct gl_session *s;
 	const char *release, *consumer;
 	struct gl_mcp_io *io;
 	jv tools; /* the tools/list result, once it succeeded (the schemas) */
@@ -120,7 +120,7 @@ static jv tools(struct serve *v, char **code, char **detail)
 {
 	if (jv_is_valid(v->tools))
 		return v->tools;
-	jv list = gl_run_tools(v->s, v->release, code, detail);
+	jv list = gl_session_tools(v->s, v->release, code, detail);
 	if (jv_is_valid(list))
 		v->tools = list;
 	return list;
@@ -208,7 +208,7 @@ static int tools_call(struct serve *v, jv params, jv *result, int *code, char **
 	}
 	/* The tool's inputSchema (from the server's discovery, lib/broker/mcp.h):
 	 * a wrong argument never reaches a copy. A failed tools/list is met
-	 * again, with its cause, by gl_run_line. */
+	 * again, with its cause, by gl_session_line. */
 	char *lc = NULL, *ld = NULL;
 	jv list = tools(v, &lc, &ld);
 	free(lc);
@@ -239,12 +239,12 @@ static int tools_call(struct serve *v, jv params, jv *result, int *code, char **
 	gl_json_dump(&line, env);
 	jv_free(env);
 	int64_t t0 = gl_mono_ns();
-	jv rec = gl_run_line(v->s, &line);
+	jv rec = gl_session_line(v->s, &line);
 	rec = jv_object_set(rec, jv_string("elapsed_ms"),
 			    jv_number((double)((gl_mono_ns() - t0) / 100000) / 10));
 	report_record(rec, name);
 	/* SPEC §6: what reaches the consumer is what its clearance covers */
-	jv clearance = gl_run_clearance(v->s, v->consumer);
+	jv clearance = gl_session_clearance(v->s, v->consumer);
 	int r = gl_mcp_result(rec, v->consumer, clearance, result, code, message, data);
 	jv_free(clearance);
 	jv_free(rec);
@@ -343,13 +343,15 @@ static void request(struct serve *v, jv msg)
 	jv_free(params);
 }
 
-int gl_serve_mcp(struct session *s, const char *release, const char *consumer)
+int gl_serve_mcp(struct gl_session *s, const char *release, const char *consumer)
 {
 	struct gl_cancel cancel;
 	gl_cancel_init(&cancel);
-	gl_run_set_cancel(s, &cancel);
+	gl_session_set_cancel(s, &cancel);
 	struct serve v = {.s = s, .release = release, .consumer = consumer, .tools = jv_invalid()};
 	v.io = gl_mcp_io_start(0, 1, &cancel);
+	if (!v.io)
+		gl_die(GL_EXIT_USAGE, "--serve-mcp: cannot start its threads");
 	gl_log_event("serve_start", JV_OBJECT(jv_string("release"), jv_string(release),
 					      jv_string("consumer"), jv_string(consumer)));
 	struct gl_mcp_in m;
@@ -361,10 +363,10 @@ int gl_serve_mcp(struct session *s, const char *release, const char *consumer)
 		/* other notifications and stray responses: nothing to do */
 		jv_free(m.msg);
 		free(m.err);
-		gl_run_idle(s); /* after the answer is out */
+		gl_session_idle(s); /* after the answer is out */
 	}
 	gl_mcp_io_stop(v.io);
-	gl_run_set_cancel(s, NULL);
+	gl_session_set_cancel(s, NULL);
 	jv_free(v.tools);
 	gl_log_event("serve_end", JV_OBJECT(jv_string("release"), jv_string(release)));
 	return v.refused;

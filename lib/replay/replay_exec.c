@@ -66,7 +66,7 @@ bool gl_replay_is_exec(const struct gl_replay *x)
 }
 
 /* Runtime exec: no germline; the release verified and its executables
- * retained as gl-run's launch() does (cmd/gl-run/main.c), every run then
+ * retained as gl-run's launch does (lib/session/resident.c), every run then
  * one verified launch (gl_exec_copy). */
 int gl_replay_exec_open(struct gl_replay *x, const char **code, char **err)
 {

@@ -205,7 +205,7 @@ struct gl_mcp_io *gl_mcp_io_start(int in_fd, int out_fd, struct gl_cancel *cance
 	pthread_condattr_destroy(&ca);
 	if (pthread_create(&io->reader, NULL, reader_main, io) ||
 	    pthread_create(&io->ticker, NULL, ticker_main, io))
-		gl_die(GL_EXIT_USAGE, "--serve-mcp: cannot start its threads");
+		return NULL; /* the caller exits 2: nothing has been read yet */
 	return io;
 }
 
@@ -302,7 +302,7 @@ int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_rel
 		       const struct gl_policy *pol, const char *const *state,
 		       bool check_read_paths, const char *release, char **err)
 {
-	const char *no, *rt, *proto;
+	const char *no;
 	if (home && (no = not_dir(home)))
 		return gl_err(err, "GL_HOME %s: %s", home, no);
 	if (home && (no = not_dir(releases_dir)))
@@ -324,9 +324,7 @@ int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_rel
 		free(why);
 		return r;
 	}
-	if (!(rt = gl_json_get_str(m, "runtime")) || (strcmp(rt, "python") && strcmp(rt, "exec")) ||
-	    ((proto = gl_json_get_str(m, "protocol")) && strcmp(proto, "germline") &&
-	     strcmp(proto, "mcp-stdio")))
+	if (gl_manifest_runtime(m) == GL_RT_UNKNOWN || gl_manifest_protocol(m) == GL_PROTO_UNKNOWN)
 		return gl_err(err, "--serve-mcp: release %s: %s/manifest.json: a runtime or protocol "
 				   "gl-run does not run",
 			      release, dir);

@@ -55,7 +55,8 @@ struct gl_mcp_in {
 };
 
 /* Start the reader on in_fd and the ticker; answers go to out_fd; cancel
- * is the control the broker arms (borrowed, lives longer). */
+ * is the control the broker arms (borrowed, lives longer). NULL when a
+ * thread cannot be started. */
 struct gl_mcp_io *gl_mcp_io_start(int in_fd, int out_fd, struct gl_cancel *cancel);
 /* The next message for the main loop: true, or false at the end of input
  * (EOF or a read error; nothing more will come). */

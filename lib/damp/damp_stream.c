@@ -1,0 +1,156 @@
+/* damp_stream.c — gl-damp's per-record work (damp_stream.h): classify a
+ * record, apply it to the state in one locked transaction, write the
+ * output record; and the text forms of analyze and simulate. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "damp/damp_sim.h"
+#include "damp/damp_stream.h"
+#include "json/json.h"
+#include "json/jsonl.h"
+#include "json/log.h"
+
+/* One locked transaction on the state file for r; then its output record,
+ * merged into extra (an object, consumed). */
+static int apply(struct gl_damp_store *store, const struct gl_damp_params *p,
+		 const struct gl_damp_record *r, uint64_t lineno, jv extra, char **err)
+{
+	double penalty;
+	bool suppressed;
+	if (gl_damp_store_begin(store, err) < 0) {
+		jv_free(extra);
+		return -1;
+	}
+	if (gl_damp_apply(store->st, p, r, &penalty, &suppressed) < 0) {
+		gl_damp_store_abort(store);
+		jv_free(extra);
+		gl_json_emit_error(jv_null(), "state_full",
+				   "line %llu: the state already holds %u releases", (unsigned long long)lineno,
+				   GL_DAMP_MAX_RELEASES);
+		return 0;
+	}
+	/* Persist first: an output record never reports an unsaved state. */
+	if (gl_damp_store_commit(store, err) < 0) {
+		jv_free(extra);
+		return -1;
+	}
+	jv out = extra;
+	out = jv_object_set(out, jv_string("release"), jv_string(r->release));
+	out = jv_object_set(out, jv_string("penalty"), jv_number(penalty));
+	out = jv_object_set(out, jv_string("suppressed"), jv_bool(suppressed));
+	gl_log_event("damp", JV_OBJECT(jv_string("release"), jv_string(r->release),
+				       jv_string("kind"),
+				       jv_string(r->kind == GL_DAMP_CALL ? "call" : "event"),
+				       jv_string("penalty"), jv_number(penalty),
+				       jv_string("suppressed"), jv_bool(suppressed)));
+	gl_json_emit(out);
+	return 1;
+}
+
+/* One record: classify, then apply. */
+int gl_damp_stream_line(struct gl_damp_store *store, const struct gl_damp_params *p,
+			const struct gl_buf *line, uint64_t lineno, char **err)
+{
+	jv rec = gl_json_parse(line->data, line->len);
+	if (!jv_is_valid(rec)) {
+		jv msg = jv_invalid_get_msg(rec);
+		gl_json_emit_error(jv_null(), "bad_json", "line %llu: %s", (unsigned long long)lineno,
+				   jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?");
+		jv_free(msg);
+		return 0;
+	}
+	struct gl_damp_record r;
+	const char *code;
+	autofree char *detail = NULL;
+	int rc = gl_damp_classify(rec, &r, &code, &detail);
+	jv_free(rec);
+	if (rc < 0) {
+		gl_log_event("refusal", JV_OBJECT(jv_string("line"), jv_number((double)lineno),
+						  jv_string("error"), jv_string(code)));
+		gl_json_emit_error(jv_null(), code, "line %llu: %s", (unsigned long long)lineno, detail);
+		return 0;
+	}
+	return apply(store, p, &r, lineno, jv_object(), err);
+}
+
+/* No stage of ours writes a line over the limit; when its first bytes name
+ * a release it is counted as a call to it (never a silently skipped
+ * record) and answered with the penalty and ok:false; otherwise there is
+ * nobody to charge: only the error record. Either way gl-damp's exit
+ * status is 1. */
+int gl_damp_stream_too_long(struct gl_damp_store *store, const struct gl_damp_params *p,
+			    const struct gl_buf *prefix, uint64_t lineno, char **err)
+{
+	jv named = gl_jsonl_named(prefix->data, prefix->len);
+	const char *rel = gl_json_get_str(named, "release");
+	autofree char *detail = gl_xasprintf("line %llu: longer than %u bytes (the pipeline's "
+					     "line limit, SPEC §2)%s",
+					     (unsigned long long)lineno, GL_JSON_LINE_MAX,
+					     rel ? "; counted as a call to its release" : "");
+	if (!rel) {
+		jv_free(named);
+		gl_json_emit_error(jv_null(), "too_long", "%s", detail);
+		return 0;
+	}
+	struct gl_damp_record r = {.kind = GL_DAMP_CALL};
+	memcpy(r.release, rel, 65);
+	jv extra = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string("too_long"),
+			     jv_string("detail"), jv_string(detail));
+	jv id = gl_json_get(named, "id");
+	if (jv_is_valid(id))
+		extra = jv_object_set(extra, jv_string("id"), id);
+	else
+		jv_free(id);
+	jv_free(named);
+	return apply(store, p, &r, lineno, extra, err) < 0 ? -1 : 0;
+}
+
+static void print_calls(const char *label, jv k)
+{
+	if (jv_get_kind(k) == JV_KIND_NUMBER)
+		printf("%s%.0f calls", label, jv_number_value(k));
+	else
+		printf("%snever", label);
+	jv_free(k);
+}
+
+/* analysis: gl_damp_analyze's (consumed). */
+int gl_damp_analyze_text(const struct gl_damp_params *p, jv r)
+{
+	double ps = gl_damp_p_star(p);
+	printf("h = %g calls, w = %g, S = %g, R = %g, lambda = %.6f\n", p->half_life, p->weight,
+	       p->suppress, p->reuse, gl_damp_lambda(p));
+	if (isfinite(ps))
+		printf("p* = %.1f%% (the stationary mean penalty reaches S)\n", 100 * ps);
+	else
+		printf("p* = none (w = 0: the penalty never grows)\n");
+	print_calls("always diverging: suppressed after ", gl_json_get(r, "calls_to_suppress"));
+	print_calls("\nrecovery from S to R: ", gl_json_get(r, "calls_to_recover"));
+	printf("\nexpected trajectory:");
+	jv traj = gl_json_get(r, "trajectory");
+	jv_array_foreach(traj, i, t)
+	{
+		jv rate = gl_json_get(t, "rate");
+		printf("%s %g%% -> ", i ? "," : "", 100 * jv_number_value(rate));
+		jv_free(rate);
+		print_calls("", gl_json_get(t, "calls_to_suppress"));
+		jv_free(t);
+	}
+	printf("\n");
+	jv_free(traj);
+	jv_free(r);
+	return fflush(stdout) ? GL_EXIT_USAGE : GL_EXIT_OK;
+}
+
+int gl_damp_simulate_text(const struct gl_damp_sim *sim, const struct gl_damp_sim_result *res)
+{
+	printf("%s %g%%, %llu calls, %llu releases, seed %llu: suppressed at least once: "
+	       "%.2f%% +- %.2f%% (1 standard error)\n",
+	       sim->schedule == GL_DAMP_BURSTY ? "bursty" : "random", 100 * sim->rate,
+	       (unsigned long long)sim->calls, (unsigned long long)sim->releases,
+	       (unsigned long long)sim->seed, 100 * res->probability, 100 * res->stderr_);
+	return fflush(stdout) ? GL_EXIT_USAGE : GL_EXIT_OK;
+}
+

@@ -1,0 +1,21 @@
+/* receipt_set.h — gl-verify receipt (SPEC §9; docs/receipts.md): a set of
+ * receipt files verified offline with only the host's public key, each
+ * alone (lib/runtime/receipt.h gl_receipt_verify), then each "exited"
+ * receipt against the launch receipt it closes when both are given. */
+#ifndef GL_RECEIPT_SET_H
+#define GL_RECEIPT_SET_H
+
+#include <jv.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/receipt.h"
+
+/* Verify files[0..n) (each read capped: one byte over GL_RECEIPT_MAX tells
+ * "too large" without reading it all) against x at now; recs[i] (owned)
+ * gets file i's record, with "file". 0, or -1 with *err (malloc'd; recs
+ * then holds nothing) when a file cannot be read. */
+int gl_receipt_set_verify(const char *const *files, size_t n, const unsigned char host_pk[32],
+			  const struct gl_receipt_expect *x, int64_t now, jv *recs, char **err);
+
+#endif

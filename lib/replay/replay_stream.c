@@ -1,0 +1,130 @@
+/* replay_stream.c — gl-replay's stdin (replay_stream.h): result records
+ * passed on byte for byte, then one verdict per trigger (SPEC §7; paper
+ * §IV-F, Definition 6; docs/damp.md "Pairing"). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "evidence/witness_store.h"
+#include "json/json.h"
+#include "json/log.h"
+#include "replay/replay_stream.h"
+
+/* A witness refused as too_large before it was read names no release; the
+ * result record does, so the refusal is an unverified event gl-damp counts
+ * (issue 15; docs/witness.md "Caps"). rec and t borrowed. */
+static jv too_large(jv out, jv rec, jv t)
+{
+	const char *code = gl_json_get_str(out, "error");
+	const char *rel = gl_json_get_str(rec, "release"), *d = gl_json_get_str(t, "destination");
+	if (!code || strcmp(code, "too_large") || jv_object_has(jv_copy(out), jv_string("event")) ||
+	    !rel || strlen(rel) != 64 || strspn(rel, "0123456789abcdef") != 64 || !d)
+		return out;
+	out = jv_object_set(out, jv_string("release"), jv_string(rel));
+	out = jv_object_set(out, jv_string("destination"), jv_string(d));
+	out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
+	return jv_object_set(out, jv_string("weight"), jv_number(GL_REPLAY_WEIGHT_W));
+}
+
+/* The verdict of one trigger object t (borrowed) of the result record rec
+ * (borrowed; jv_null() for a bare trigger record): its witness replayed,
+ * or an error record when the trigger names none. */
+static int trigger_verdict(struct gl_replay *x, jv rec, jv t)
+{
+	bool obj = jv_get_kind(t) == JV_KIND_OBJECT;
+	const char *path = obj ? gl_json_get_str(t, "witness") : NULL;
+	const char *id = obj ? gl_json_get_str(t, "id") : NULL;
+	const char *sha = obj ? gl_json_get_str(t, "witness_sha256") : NULL;
+	enum gl_replay_status st = GL_REPLAY_REFUSED;
+	jv out;
+	if (!path || (!id && jv_get_kind(rec) != JV_KIND_NULL)) {
+		const char *why = obj ? gl_json_get_str(t, "witness_error") : NULL;
+		/* not written, too large: counted like a refused file */
+		bool big = why && id && !strcmp(why, GL_WITNESS_TOO_LARGE_TEXT);
+		out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+				jv_string(big ? "too_large" : "no_witness"), jv_string("detail"),
+				jv_string(why ? why : "the trigger names no witness file"),
+				jv_string("witness"), id ? jv_string(id) : jv_null());
+	} else {
+		out = gl_replay_file(x, path, sha, id, &st);
+	}
+	if (jv_get_kind(rec) == JV_KIND_OBJECT)
+		out = too_large(out, rec, t);
+	gl_log_event(gl_json_get_bool(out, "ok", 1) == 0 ? "refusal" : "verdict",
+		     JV_OBJECT(jv_string("witness"), id ? jv_string(id) : jv_null(),
+			       jv_string("release"), gl_log_field(out, "release"),
+			       jv_string("destination"), gl_log_field(out, "destination"),
+			       jv_string("outcome"), gl_log_field(out, "outcome"),
+			       jv_string("verdict_event"), gl_log_field(out, "event"),
+			       jv_string("weight"), gl_log_field(out, "weight"), jv_string("error"),
+			       gl_log_field(out, "error")));
+	gl_json_emit(out);
+	return (int)st;
+}
+
+/* What a stdin record is (SPEC §7): a result record of gl-run (it has
+ * "ok"), a bare trigger record (SPEC §6's trigger object: "witness" or
+ * "witness_error", no "ok"), a verdict of an earlier gl-replay ("event"),
+ * or none of these. */
+enum kind { K_RESULT, K_TRIGGER, K_VERDICT, K_OTHER };
+
+static enum kind kind_of(jv rec)
+{
+	if (jv_get_kind(rec) != JV_KIND_OBJECT)
+		return K_OTHER;
+	if (jv_object_has(jv_copy(rec), jv_string("ok")))
+		return K_RESULT;
+	if (jv_object_has(jv_copy(rec), jv_string("event")))
+		return K_VERDICT;
+	jv w = gl_json_get(rec, "witness"), we = gl_json_get(rec, "witness_error");
+	bool t = jv_get_kind(w) == JV_KIND_STRING || jv_get_kind(we) == JV_KIND_STRING;
+	jv_free(w);
+	jv_free(we);
+	return t ? K_TRIGGER : K_OTHER;
+}
+
+int gl_replay_stream_line(struct gl_replay *x, const struct gl_buf *line)
+{
+	jv rec = gl_json_parse(line->data, line->len);
+	if (!jv_is_valid(rec)) {
+		jv msg = jv_invalid_get_msg(rec);
+		gl_json_emit_error(jv_null(), "bad_json", "%s",
+				   jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?");
+		jv_free(msg);
+		return GL_EXIT_REFUSED;
+	}
+	enum kind k = kind_of(rec);
+	if (k == K_TRIGGER) {
+		int st = trigger_verdict(x, jv_null(), rec);
+		jv_free(rec);
+		return st;
+	}
+	if (k == K_OTHER) {
+		gl_json_emit_error(jv_null(), "bad_record", "%s",
+				   "neither a result record, a trigger record nor a verdict (SPEC §7)");
+		gl_log_event("refusal", JV_OBJECT(jv_string("error"), jv_string("bad_record")));
+		jv_free(rec);
+		return GL_EXIT_REFUSED;
+	}
+	/* The record itself, unchanged (byte for byte). */
+	if (fwrite(line->data, 1, line->len, stdout) != line->len || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) != 0) {
+		jv_free(rec);
+		return -1;
+	}
+	int worst = GL_EXIT_OK;
+	jv trig = k == K_RESULT ? gl_json_get(rec, "triggers") : jv_invalid();
+	if (jv_get_kind(trig) == JV_KIND_ARRAY) {
+		jv_array_foreach(trig, i, t)
+		{
+			(void)i;
+			int st = trigger_verdict(x, rec, t);
+			worst = st > worst ? st : worst;
+			jv_free(t);
+		}
+	}
+	jv_free(trig);
+	jv_free(rec);
+	return worst;
+}
+

@@ -1,0 +1,120 @@
+/* baseline.c — the baselines of gl-run (SPEC §6; paper §VII-A "Runtimes";
+ * docs/gl-run.md "Modes"): find or start the process that serves the
+ * call, then run it (lib/broker/broker_session.c). Fresh+IFC launches a
+ * germline per call; Confined+IFC keeps one copy of the germline per
+ * release; Sig+IFC and Sig+Pin keep one unconfined process per release.
+ * None of them is germline execution: they are what Tables VI and XII
+ * compare it with. */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "runtime/exec.h"
+#include "session/session_impl.h"
+
+/* A refusal of the baseline (detail malloc'd, consumed; NULL: "failed"). */
+static jv fail(const char *code, char *detail)
+{
+	jv out = gl_session_refusal(jv_object(), code, jv_string(detail ? detail : "failed"));
+	free(detail);
+	return out;
+}
+
+/* Fresh+IFC: a germline launched for this call (a verified launch), one
+ * confined copy with every item, both gone before the next call: no state
+ * survives, items of one call share a process. */
+static jv run_fresh(struct gl_session *s, const struct gl_resident *r, const struct gl_call *c,
+		    const struct gl_plan *plan)
+{
+	struct gl_germline g;
+	struct gl_launch_ev ev;
+	struct gl_session_proc p;
+	bool lost = false;
+	const char *code = "launch";
+	char *err = NULL;
+	if (gl_session_launch(s, r, &g, &ev, &err, &code) < 0)
+		return fail(code, err);
+	if (gl_session_fork(&g, true, &p, &lost, &err) < 0) {
+		gl_launch_end(&s->launcher, &g, &ev, &s->ids);
+		return fail(lost ? "germline" : "germline_check", err);
+	}
+	jv res = gl_broker_session_call(&s->broker, s->run, &p, c, plan);
+	gl_session_stop(&p);
+	res = jv_object_set(res, jv_string("enforcement"), gl_session_enforcement(&g.enf));
+	gl_launch_end(&s->launcher, &g, &ev, &s->ids);
+	return res;
+}
+
+/* Confined+IFC: one copy of the germline, kept for the session. 0, or -1
+ * with *out the refusal. */
+static int start_confined(struct gl_session *s, struct gl_resident *r, jv *out)
+{
+	char *err = NULL;
+	if (!r->up) {
+		const char *code = "launch";
+		if (gl_session_launch(s, r, &r->g, &r->ev, &err, &code) < 0) {
+			*out = fail(code, err);
+			return -1;
+		}
+		r->up = true;
+	}
+	bool lost = false;
+	if (gl_session_fork(&r->g, false, &r->sp, &lost, &err) < 0) {
+		if (lost) {
+			gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
+			r->up = false;
+		}
+		*out = fail(lost ? "germline" : "germline_check", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Sig+Pin, Sig+IFC: one unconfined process, kept for the session (of an
+ * exec release: lib/runtime/exec.h). 0, or -1 with *out the refusal. */
+static int start_unconfined(struct gl_session *s, struct gl_resident *r, const struct gl_call *c,
+			    jv *out)
+{
+	char *err = NULL;
+	int rc;
+	if (r->g.exec) {
+		rc = gl_exec_session_start(r->g.exec, (const char *const *)c->dest, c->ndest, &r->sp,
+					   &err);
+	} else {
+		autofree char *dir = NULL;
+		struct gl_launch_spec spec = gl_session_launch_spec(s, r, &dir);
+		rc = gl_session_launch_unconfined(&spec, &r->sp, &err);
+	}
+	if (rc < 0)
+		*out = fail("launch", err);
+	return rc;
+}
+
+jv gl_session_baseline_call(struct gl_session *s, const struct gl_call *c,
+			    const struct gl_plan *plan, jv manifest)
+{
+	char *err = NULL;
+	const char *rcode = "launch";
+	struct gl_resident *r = gl_session_resident(s, c->release, manifest, &err, &rcode);
+	if (!r)
+		return fail(rcode, err);
+	if (gl_manifest_runtime(manifest) == GL_RT_EXEC && !r->up) {
+		/* the verified release (lib/runtime/exec.h) */
+		const char *code = "launch";
+		if (gl_session_launch(s, r, &r->g, &r->ev, &err, &code) < 0)
+			return fail(code, err);
+		r->up = true;
+	}
+	if (s->run == GL_RUN_FRESH)
+		return run_fresh(s, r, c, plan);
+	jv out;
+	if (!r->sp.up && s->run == GL_RUN_CONFINED && start_confined(s, r, &out) < 0)
+		return out;
+	if (!r->sp.up && s->run != GL_RUN_CONFINED && start_unconfined(s, r, c, &out) < 0)
+		return out;
+	jv res = gl_broker_session_call(&s->broker, s->run, &r->sp, c, plan);
+	if (s->run == GL_RUN_CONFINED)
+		gl_ids_add(&s->ids, r->ev.launched_id);
+	struct gl_enforcement none = {0}; /* nothing installed: the baseline */
+	return jv_object_set(res, jv_string("enforcement"),
+			     gl_session_enforcement(s->run == GL_RUN_CONFINED ? &r->g.enf : &none));
+}

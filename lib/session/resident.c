@@ -1,0 +1,242 @@
+/* resident.c — the resident-release registry of a gl-run session: one
+ * record per release, its germline launched on first use and kept while
+ * the session lasts (paper Algorithm 1 lines 1–4: the germline is
+ * initialised once, data-free, before any call; A1, A2), again after it
+ * was lost; an mcp-stdio release's discovery check before its first call
+ * (SPEC §11); the pool filled between calls. */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "broker/mcp.h"
+#include "damp/damp.h"
+#include "json/json.h"
+#include "json/log.h"
+#include "json/refusal.h"
+#include "runtime/exec.h"
+#include "session/session_impl.h"
+
+/* A release whose read_paths the policy does not grant is never launched
+ * (SPEC §4, §5; lib/plan/readpaths.h; A1, A2: what initialisation and every copy
+ * may read is the deployer's choice). NULL with *err and *code then. */
+static struct gl_resident *admitted(struct gl_resident *r, char **err, const char **code)
+{
+	if (!r->rp_refused)
+		return r;
+	*err = gl_xstrdup(r->rp_refused);
+	*code = GL_ERR_READ_PATHS;
+	return NULL;
+}
+
+struct gl_resident *gl_session_resident(struct gl_session *s, const char *release, jv manifest,
+					char **err, const char **code)
+{
+	for (size_t i = 0; i < s->nres; i++)
+		if (!strcmp(s->res[i].release, release))
+			return admitted(&s->res[i], err, code);
+	if (s->nres == GL_SESSION_RELEASES_MAX) {
+		*err = gl_xasprintf("more than %d releases in one session", GL_SESSION_RELEASES_MAX);
+		*code = "launch";
+		return NULL;
+	}
+	struct gl_resident *r = &s->res[s->nres++];
+	memset(r, 0, sizeof *r);
+	r->sp = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
+	r->tools = jv_null();
+	snprintf(r->release, sizeof r->release, "%s", release);
+	r->manifest = jv_copy(manifest);
+	jv rp = gl_json_get(r->manifest, "read_paths");
+	int n = jv_is_valid(rp) ? jv_array_length(jv_copy(rp)) : 0;
+	r->read_paths = gl_xcalloc((size_t)n + 1, sizeof *r->read_paths);
+	for (int i = 0; i < n; i++) {
+		jv p = jv_array_get(jv_copy(rp), i);
+		r->read_paths[i] = jv_string_value(p); /* r->manifest holds it */
+		jv_free(p);
+	}
+	jv_free(rp);
+	char *why = NULL;
+	if (gl_readpaths_check(s->pol, s->state, r->manifest, &why) < 0)
+		r->rp_refused = why;
+	return admitted(r, err, code);
+}
+
+struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
+					     const struct gl_resident *r, char **dir)
+{
+	*dir = gl_xasprintf("%s/%s", s->releases_dir, r->release);
+	return (struct gl_launch_spec){
+	    .release_dir = *dir,
+	    .entry = gl_json_get_str(r->manifest, "entry"),
+	    .read_paths = r->read_paths,
+	    .host_dir = s->host_dir,
+	    .interpreter = "/usr/bin/python3",
+	    .tmp_mb = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"))->tmp_mb,
+	    /* bounded from before the exec (lib/sandbox/cgroup.h gl_cg_bound_launch) */
+	    .cg = (struct gl_cg *)&s->cg,
+	    .limits = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name")),
+	};
+}
+
+/* runtime exec: no germline; the release is verified and its executables
+ * retained here, each copy is a verified launch (lib/runtime/exec.h,
+ * docs/exec.md). Its receipts are per copy, written by the broker
+ * (docs/receipts.md); a refusal here is one. */
+static int open_exec(struct gl_session *s, const struct gl_resident *r, const char *dir,
+		     struct gl_germline *g, char **err, const char **code)
+{
+	memset(g, 0, sizeof *g);
+	g->pid = g->pidfd = g->ctl = -1;
+	g->exec = gl_xcalloc(1, sizeof *g->exec);
+	autofree char *host = gl_xasprintf("%s/gl-exec-host", s->host_dir);
+	if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, err) < 0) {
+		gl_launch_exec_refused(&s->launcher, r->release, g->exec, *err, &s->ids);
+		*code = g->exec->fail_rejected ? "rejected" : "bootstrap_failed";
+		free(g->exec);
+		g->exec = NULL;
+		return -1;
+	}
+	g->enf = g->exec->enf;
+	g->cg = &s->cg; /* its copies' bounds (lib/sandbox/cgroup.h) */
+	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
+	g->exec->tmp_mb = g->lim.tmp_mb;
+	g->exec->workspace_mb = g->lim.workspace_mb;
+	return 0;
+}
+
+int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct gl_germline *g,
+		      struct gl_launch_ev *ev, char **err, const char **code)
+{
+	autofree char *dir = NULL;
+	struct gl_launch_spec spec = gl_session_launch_spec(s, r, &dir);
+	if (gl_manifest_runtime(r->manifest) == GL_RT_EXEC)
+		return open_exec(s, r, dir, g, err, code);
+	if (gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, err, code) < 0)
+		return -1;
+	/* its copies' bounds: the policy's for this release name (lib/release/bounds.h) */
+	g->cg = &s->cg;
+	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
+	return 0;
+}
+
+struct gl_resident *gl_session_germline(struct gl_session *s, const char *release, jv manifest,
+					char **err, const char **code)
+{
+	struct gl_resident *r = gl_session_resident(s, release, manifest, err, code);
+	if (!r || r->up)
+		return r;
+	if (gl_session_launch(s, r, &r->g, &r->ev, err, code) < 0)
+		return NULL;
+	r->up = true;
+	return r;
+}
+
+/* The discovery check forks a copy from the release's germline, or, for
+ * runtime exec, launches one (gl_session_fork's exec branch,
+ * lib/runtime/exec.h; docs/exec.md). A changed tool list refuses the
+ * release for the session. */
+int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, const char **code,
+			 char **detail)
+{
+	if (r->refused) {
+		*code = GL_ERR_DISCOVERY;
+		*detail = gl_xstrdup(r->refused);
+		return -1;
+	}
+	if (r->discovered || gl_manifest_protocol(r->manifest) != GL_PROTO_MCP_STDIO)
+		return 0;
+	bool lost = false;
+	jv tools;
+	char *err = NULL;
+	switch (gl_mcp_discover(&r->g, r->manifest, s->broker.deadline_s, &tools, &lost, &err)) {
+	case GL_MCP_DISCOVERY_OK:
+		jv_free(r->tools);
+		r->tools = tools;
+		r->discovered = true;
+		return 0;
+	case GL_MCP_DISCOVERY_CHANGED:
+		r->refused = err;
+		*code = GL_ERR_DISCOVERY;
+		*detail = gl_xstrdup(err);
+		return -1;
+	case GL_MCP_DISCOVERY_FAILED:
+		break;
+	}
+	if (lost) {
+		gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
+		r->up = false;
+	}
+	*code = lost ? "germline" : "germline_check";
+	*detail = err;
+	return -1;
+}
+
+jv gl_session_tools(struct gl_session *s, const char *release, char **code, char **detail)
+{
+	jv manifest = jv_invalid();
+	char *err = NULL;
+	*code = NULL;
+	if (gl_releases_get(s->rel, release, &manifest, &err) != GL_MANIFEST_OK) {
+		*code = gl_xstrdup("unknown_release");
+		*detail = err;
+		return jv_invalid();
+	}
+	jv tools = jv_null();
+	if (gl_manifest_protocol(manifest) == GL_PROTO_MCP_STDIO && !gl_session_baseline(s)) {
+		const char *c = "launch";
+		struct gl_resident *r = gl_session_germline(s, release, manifest, &err, &c);
+		if (!r || gl_session_mcp_ready(s, r, &c, &err) < 0) {
+			*code = gl_xstrdup(c);
+			*detail = err;
+			return jv_invalid();
+		}
+		tools = jv_copy(r->tools);
+	}
+	jv out = gl_mcp_tools_list(manifest, tools);
+	jv_free(tools);
+	return out;
+}
+
+void gl_session_idle(struct gl_session *s)
+{
+	if (!s->broker.pool)
+		return;
+	for (size_t i = 0; i < s->nres; i++) {
+		struct gl_resident *r = &s->res[i];
+		char *err = NULL;
+		/* A failure here (the germline no longer passes G1–G3, or is gone)
+		 * is met again, and reported, by the next call's own fork. */
+		if (r->up && !r->g.exec && !r->refused && gl_germline_prefork(&r->g, &err) < 0)
+			free(err);
+	}
+}
+
+void gl_session_end(struct gl_session *s)
+{
+	jv_free(s->ids);
+	s->ids = jv_array(); /* the exits at the end of the session belong to no call */
+	for (size_t i = 0; i < s->nres; i++) {
+		struct gl_resident *r = &s->res[i];
+		gl_session_stop(&r->sp);
+		if (r->up)
+			gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
+		jv_free(r->manifest);
+		jv_free(r->tools);
+		free(r->refused);
+		free(r->read_paths);
+		free(r->rp_refused);
+	}
+	jv_free(s->ids);
+	s->ids = jv_invalid();
+	free(s->res);
+	s->res = NULL;
+	s->nres = 0;
+	gl_damp_free(s->damp);
+	s->damp = NULL;
+	gl_cg_close(&s->cg);
+	gl_releases_free(s->rel);
+	s->rel = NULL;
+	gl_state_roots_free(&s->roots);
+	for (size_t i = 0; i < sizeof s->own / sizeof *s->own; i++) {
+		free(s->own[i]);
+		s->own[i] = NULL;
+	}
+}

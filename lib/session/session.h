@@ -1,0 +1,104 @@
+/* session.h — what gl-run keeps across the calls of one session (SPEC §6;
+ * docs/gl-run.md): the policy and the releases, the resident germline of
+ * each release (launched on first use, kept while stdin is open; paper
+ * Algorithm 1 line 1–4), the baselines' persistent processes, the
+ * dampening state re-read when it changes, and the per-line call that
+ * turns one envelope into one result record. cmd/gl-run/main.c parses
+ * the flags into a struct gl_session and loops; its --serve-mcp front end
+ * (cmd/gl-run/serve_mcp.c) uses the same calls. */
+#ifndef GL_SESSION_H
+#define GL_SESSION_H
+
+#include <jv.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "broker/broker.h"
+#include "core/util.h"
+#include "plan/plan.h"
+#include "plan/policy.h"
+#include "plan/readpaths.h"
+#include "release/manifest.h"
+#include "runtime/launch.h"
+#include "sandbox/cgroup.h"
+
+#define GL_SESSION_RELEASES_MAX 256 /* resident releases in one session */
+
+struct gl_resident; /* lib/session/session_impl.h */
+struct gl_damp_state;
+struct gl_cancel;
+
+/* Filled by the caller (flags), then gl_session_start; the fields below
+ * "the session's own" belong to lib/session. */
+struct gl_session {
+	const struct gl_policy *pol;
+	struct gl_releases *rel;
+	const char *releases_dir, *host_dir, *mode_name;
+	enum gl_plan_mode mode; /* the plan of gl_broker_call (germline, nosplit, lazy) */
+	enum gl_run_mode run;
+	struct gl_broker broker;
+	const char *damp_path;       /* --damp: refuse what this state suppresses */
+	struct gl_launcher launcher; /* admission, profile, receipts (lib/runtime/launch.h) */
+	const char *state[GL_READPATHS_STATE_MAX + 1]; /* host state paths, GL_HOME first */
+	/* the session's own */
+	struct gl_damp_state *damp;
+	struct stat damp_st;
+	jv ids; /* receipts of the launches serving this call */
+	struct gl_resident *res;
+	size_t nres;
+	struct gl_cg cg; /* the per-copy cgroup pool (lib/sandbox/cgroup.h) */
+	struct gl_state_roots roots; /* what no item path may reach */
+	char *own[5];                /* gl_session_places' strings */
+};
+
+/* Set s's mode from its name (germline, nosplit, lazy, fresh, confined,
+ * sigifc, sigpin; SPEC §6 "Modes"). 0, or -1 for another name. */
+int gl_session_mode(struct gl_session *s, const char *name);
+/* Is s's mode a baseline (fresh, confined, sigifc, sigpin)? */
+bool gl_session_baseline(const struct gl_session *s);
+
+/* Read the dampening state once (s->damp_path set): 0, or -1 with *err
+ * (malloc'd) when it cannot be read (gl-run refuses to start). */
+int gl_session_damp_check(struct gl_session *s, char **err);
+
+/* The session's places: GL_HOME (slots, witnesses), the releases (in
+ * releases, else GL_HOME/releases), the host's Python side, and the host
+ * state that no read path nor item path may reach (lib/plan/readpaths.h,
+ * lib/broker/itempath.h): GL_HOME, the releases, the damp state, the
+ * receipts directory, the host key as given and its secret file (each
+ * NULL when not used). 0, or -1 with *err (malloc'd) when releases is not
+ * a directory. */
+int gl_session_places(struct gl_session *s, const char *releases, const char *receipts,
+		      const char *host_key, char **err);
+
+/* The slots (lib/sandbox/cgroup.h) and the resident registry, before any
+ * call. */
+void gl_session_start(struct gl_session *s);
+
+/* One call envelope line -> its result record (owned): the plan
+ * recomputed and compared, damping, the release's runtime, then germline
+ * execution or the mode's baseline. A refusal is
+ * {"ok":false,"error":CODE,"detail"…} (SPEC §2, §6). */
+jv gl_session_line(struct gl_session *s, const struct gl_buf *line);
+
+/* Between records (gl-run --pool): fill each resident germline's pool,
+ * after the record is written, so that forking is off the call's path. */
+void gl_session_idle(struct gl_session *s);
+
+/* The MCP tools/list result of a release ({"tools":[…]}, owned, from the
+ * signed manifest; for an mcp-stdio release after its discovery check),
+ * or jv_invalid() with *code and *detail (malloc'd). */
+jv gl_session_tools(struct gl_session *s, const char *release, char **code, char **detail);
+
+/* c(name) under the session's policy, as a JSON array (owned). */
+jv gl_session_clearance(const struct gl_session *s, const char *name);
+
+/* The broker's cancellation control (lib/core/cancel.h; NULL: none). */
+void gl_session_set_cancel(struct gl_session *s, struct gl_cancel *c);
+
+/* End the session: stop every resident process (their "exited" receipts
+ * belong to no call), free the registry, the damp state, the slots and
+ * the places (not the policy nor the launcher's receipts: the caller's). */
+void gl_session_end(struct gl_session *s);
+
+#endif

@@ -1,0 +1,68 @@
+/* session_impl.h — lib/session's own: the resident record of a release and
+ * the steps the per-line call (line.c) and the baselines (baseline.c) share
+ * with the registry (resident.c). Not for cmd/. */
+#ifndef GL_SESSION_IMPL_H
+#define GL_SESSION_IMPL_H
+
+#include "session/session.h"
+
+struct gl_resident {
+	char release[65];
+	jv manifest; /* owned: read_paths point into it */
+	const char **read_paths;
+	struct gl_germline g;
+	struct gl_launch_ev ev; /* what g's launch bound (its receipts) */
+	bool up;
+	struct gl_session_proc sp; /* confined, sigifc, sigpin: the release's process */
+	bool discovered;           /* mcp-stdio: the discovery check passed (lib/broker/mcp.h) */
+	jv tools;                  /* owned: the server's tools/list, once discovered */
+	char *refused;             /* the discovery check refused the release: why */
+	char *rp_refused;          /* its read_paths are not granted: why (lib/plan/readpaths.h) */
+};
+
+/* The resident record of a release (created on first use). NULL with
+ * *err and *code when there are too many ("launch") or its read_paths are
+ * not granted ("read_paths"). */
+struct gl_resident *gl_session_resident(struct gl_session *s, const char *release, jv manifest,
+					char **err, const char **code);
+
+/* What a launch of r's release needs; *dir (malloc'd) holds release_dir. */
+struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
+					     const struct gl_resident *r, char **dir);
+
+/* A verified launch of r's release into g, admitted and receipted
+ * (lib/runtime/launch.h). 0, or -1 with *err and *code ("rejected",
+ * "bootstrap_failed", "launch"). */
+int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct gl_germline *g,
+		      struct gl_launch_ev *ev, char **err, const char **code);
+
+/* The germline of a release, launched on first use (and again after it
+ * was lost). NULL with *err and *code when the launch fails. */
+struct gl_resident *gl_session_germline(struct gl_session *s, const char *release, jv manifest,
+					char **err, const char **code);
+
+/* An mcp-stdio release's discovery check (SPEC §11; lib/broker/mcp.h),
+ * once per germline, before its first call: 0 when r may serve calls,
+ * else -1 with *code and *detail (malloc'd). */
+int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, const char **code,
+			 char **detail);
+
+/* The baselines (SPEC §6; paper §VII-A "Runtimes"): the body of the
+ * record (owned), baseline.c. */
+jv gl_session_baseline_call(struct gl_session *s, const struct gl_call *c,
+			    const struct gl_plan *plan, jv manifest);
+
+/* Is the release suppressed by the dampening state (re-read when it
+ * changed)? 1, 0, or -1 with *err (fail closed). */
+int gl_session_suppressed(struct gl_session *s, const char *release, char **err);
+
+/* The record's "enforcement" object (owned) for e. */
+jv gl_session_enforcement(const struct gl_enforcement *e);
+
+/* THE refusal record of gl-run (SPEC §2, §6): out (consumed; jv_object()
+ * for a new record) with "ok":false, "error":code and "detail" (consumed;
+ * a string, or what jq said of a bad line) merged in. Every refusal of
+ * lib/session is built here. */
+jv gl_session_refusal(jv out, const char *code, jv detail);
+
+#endif
