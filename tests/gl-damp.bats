@@ -315,6 +315,9 @@ EOF
   n_kills=$(count 60 15) # the plain pass's count (tests/helpers.bash)
   while [ "$kills" -lt "$n_kills" ] && [ "$pos" -lt "$total" ]; do
     tail -n +$((pos + 1)) in.jsonl > part.jsonl
+    # emptied here, not by the job's redirection: a kill that lands between
+    # the fork and that redirection would leave the last round's lines
+    : > out.jsonl
     gl-damp --state s.json < part.jsonl > out.jsonl 2>/dev/null &
     pid=$!
     # Every other kill waits until the writer has saved at least one record
