@@ -165,6 +165,37 @@ static int read_names(jv v, const char *field, bool is_host, size_t max, const c
 	return 0;
 }
 
+/* The items (each read_item) and the consumers of an envelope whose shape
+ * read_shape checked; cons is borrowed. */
+static int read_list(struct gl_call *c, jv cons, bool have_cons, struct gl_call_error *e)
+{
+	int r = 0;
+	if (!jv_is_valid(c->items))
+		c->items = jv_array();
+	int n = jv_array_length(jv_copy(c->items));
+	if (n > GL_CALL_ITEMS_MAX)
+		return fail(e, GL_ERR_BAD_ENVELOPE, "items: %d items (at most %d)", n,
+			    GL_CALL_ITEMS_MAX);
+	c->cap = (size_t)n;
+	c->item = gl_xcalloc(c->cap, sizeof *c->item);
+	jv_array_foreach(c->items, i, it)
+	{
+		if (r == 0)
+			r = read_item(c, it, i, e);
+		jv_free(it); /* c->items holds it */
+	}
+	if (r == 0 && !have_cons) {
+		/* SPEC §4 leaves it open; the agent is the usual consumer. */
+		static const char *agent = "agent";
+		c->consumer = gl_xcalloc(1, sizeof *c->consumer);
+		c->consumer[c->nconsumer++] = agent;
+	} else if (r == 0) {
+		r = read_names(cons, "consumers", false, GL_CALL_CONSUMERS_MAX, &c->consumer,
+			       &c->nconsumer, e);
+	}
+	return r;
+}
+
 /* Shape of the envelope, items and consumers: everything that needs no
  * manifest. The envelope's fields are fetched in one pass; unknown ones
  * travel on untouched (other stages may annotate envelopes). */
@@ -226,31 +257,7 @@ static int read_shape(struct gl_call *c, struct gl_call_error *e)
 		return r;
 	}
 
-	if (!jv_is_valid(c->items))
-		c->items = jv_array();
-	int n = jv_array_length(jv_copy(c->items));
-	if (n > GL_CALL_ITEMS_MAX) {
-		jv_free(cons);
-		return fail(e, GL_ERR_BAD_ENVELOPE, "items: %d items (at most %d)", n,
-			    GL_CALL_ITEMS_MAX);
-	}
-	c->cap = (size_t)n;
-	c->item = gl_xcalloc(c->cap, sizeof *c->item);
-	jv_array_foreach(c->items, i, it)
-	{
-		if (r == 0)
-			r = read_item(c, it, i, e);
-		jv_free(it); /* c->items holds it */
-	}
-	if (r == 0 && !have_cons) {
-		/* SPEC §4 leaves it open; the agent is the usual consumer. */
-		static const char *agent = "agent";
-		c->consumer = gl_xcalloc(1, sizeof *c->consumer);
-		c->consumer[c->nconsumer++] = agent;
-	} else if (r == 0) {
-		r = read_names(cons, "consumers", false, GL_CALL_CONSUMERS_MAX, &c->consumer,
-			       &c->nconsumer, e);
-	}
+	r = read_list(c, cons, have_cons, e);
 	jv_free(cons); /* env holds it */
 	return r;
 }

@@ -111,6 +111,87 @@ static enum gl_archive_status check_link(struct pack *p, const char *rel, const 
 			 why);
 }
 
+static enum gl_archive_status walk(struct pack *p, int dfd, const char *prefix);
+
+/* One entry name of directory d (whose path is prefix): checked and added,
+ * a directory walked. */
+static enum gl_archive_status walk_entry(struct pack *p, DIR *d, const char *name,
+					 const char *prefix)
+{
+	enum gl_archive_status rc;
+	char *rel = *prefix ? gl_xasprintf("%s/%s", prefix, name)
+			    : gl_xstrdup(name);
+	autofree char *shown = gl_sanitize(rel, strlen(rel));
+	if (strlen(rel) > GL_ARCHIVE_MAX_PATH) {
+		free(rel);
+		return pack_fail(p, GL_ARCHIVE_UNSAFE, 0, "\"%s\": path longer than %d bytes",
+			       shown, GL_ARCHIVE_MAX_PATH);
+	}
+	if (!gl_ar_utf8_valid(name)) {
+		free(rel);
+		return pack_fail(p, GL_ARCHIVE_UNSAFE, 0,
+			       "\"%s\": name is not valid UTF-8 (refused)", shown);
+	}
+	struct stat st;
+	if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		free(rel);
+		return pack_fail(p, GL_ARCHIVE_IO, errno, "\"%s\": stat", shown);
+	}
+	if (S_ISREG(st.st_mode)) {
+		if (st.st_dev == p->out_dev && st.st_ino == p->out_ino) {
+			free(rel);
+			return pack_fail(p, GL_ARCHIVE_IO, 0,
+				       "the output file lies inside the tree");
+		}
+		if ((uint64_t)st.st_size > p->lim.max_bytes - p->bytes) {
+			free(rel);
+			return pack_fail(p, GL_ARCHIVE_UNSAFE, 0,
+				       "more than %llu bytes (extraction would refuse it)",
+				       (unsigned long long)p->lim.max_bytes);
+		}
+		p->bytes += (uint64_t)st.st_size;
+		rc = add_entry(p, rel, &st, NULL);
+	} else if (S_ISDIR(st.st_mode)) {
+		int sub = openat(dirfd(d), name,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			free(rel);
+			return pack_fail(p, GL_ARCHIVE_IO, errno, "\"%s\": open", shown);
+		}
+		rc = add_entry(p, rel, &st, NULL);
+		if (rc == GL_ARCHIVE_OK)
+			rc = walk(p, sub, rel);
+		else
+			close(sub);
+	} else if (S_ISLNK(st.st_mode)) {
+		char target[GL_ARCHIVE_MAX_PATH + 1];
+		ssize_t n = readlinkat(dirfd(d), name, target, sizeof target);
+		if (n < 0 || (size_t)n >= sizeof target) {
+			free(rel);
+			return n < 0 ? pack_fail(p, GL_ARCHIVE_IO, errno, "\"%s\": readlink",
+					       shown)
+				   : pack_fail(p, GL_ARCHIVE_UNSAFE, 0,
+					       "\"%s\": symlink target too long", shown);
+		}
+		target[n] = 0;
+		rc = check_link(p, rel, target);
+		if (rc == GL_ARCHIVE_OK)
+			rc = add_entry(p, rel, &st, gl_xstrdup(target));
+		else
+			free(rel);
+	} else {
+		const char *kind = S_ISCHR(st.st_mode)	  ? "character device"
+				   : S_ISBLK(st.st_mode)  ? "block device"
+				   : S_ISFIFO(st.st_mode) ? "fifo"
+				   : S_ISSOCK(st.st_mode) ? "socket"
+							  : "file of unknown type";
+		free(rel);
+		rc = pack_fail(p, GL_ARCHIVE_UNSAFE, 0, "\"%s\": %s (refused)", shown,
+			       kind);
+	}
+	return rc;
+}
+
 /* Collect the entries of directory dfd (owned) whose path is prefix. */
 static enum gl_archive_status walk(struct pack *p, int dfd, const char *prefix)
 {
@@ -131,83 +212,7 @@ static enum gl_archive_status walk(struct pack *p, int dfd, const char *prefix)
 		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		char *rel = *prefix ? gl_xasprintf("%s/%s", prefix, de->d_name)
-				    : gl_xstrdup(de->d_name);
-		autofree char *shown = gl_sanitize(rel, strlen(rel));
-		if (strlen(rel) > GL_ARCHIVE_MAX_PATH) {
-			free(rel);
-			rc = pack_fail(p, GL_ARCHIVE_UNSAFE, 0, "\"%s\": path longer than %d bytes",
-				       shown, GL_ARCHIVE_MAX_PATH);
-			break;
-		}
-		if (!gl_ar_utf8_valid(de->d_name)) {
-			free(rel);
-			rc = pack_fail(p, GL_ARCHIVE_UNSAFE, 0,
-				       "\"%s\": name is not valid UTF-8 (refused)", shown);
-			break;
-		}
-		struct stat st;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			free(rel);
-			rc = pack_fail(p, GL_ARCHIVE_IO, errno, "\"%s\": stat", shown);
-			break;
-		}
-		if (S_ISREG(st.st_mode)) {
-			if (st.st_dev == p->out_dev && st.st_ino == p->out_ino) {
-				free(rel);
-				rc = pack_fail(p, GL_ARCHIVE_IO, 0,
-					       "the output file lies inside the tree");
-				break;
-			}
-			if ((uint64_t)st.st_size > p->lim.max_bytes - p->bytes) {
-				free(rel);
-				rc = pack_fail(p, GL_ARCHIVE_UNSAFE, 0,
-					       "more than %llu bytes (extraction would refuse it)",
-					       (unsigned long long)p->lim.max_bytes);
-				break;
-			}
-			p->bytes += (uint64_t)st.st_size;
-			rc = add_entry(p, rel, &st, NULL);
-		} else if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd(d), de->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0) {
-				free(rel);
-				rc = pack_fail(p, GL_ARCHIVE_IO, errno, "\"%s\": open", shown);
-				break;
-			}
-			rc = add_entry(p, rel, &st, NULL);
-			if (rc == GL_ARCHIVE_OK)
-				rc = walk(p, sub, rel);
-			else
-				close(sub);
-		} else if (S_ISLNK(st.st_mode)) {
-			char target[GL_ARCHIVE_MAX_PATH + 1];
-			ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof target);
-			if (n < 0 || (size_t)n >= sizeof target) {
-				free(rel);
-				rc = n < 0 ? pack_fail(p, GL_ARCHIVE_IO, errno, "\"%s\": readlink",
-						       shown)
-					   : pack_fail(p, GL_ARCHIVE_UNSAFE, 0,
-						       "\"%s\": symlink target too long", shown);
-				break;
-			}
-			target[n] = 0;
-			rc = check_link(p, rel, target);
-			if (rc == GL_ARCHIVE_OK)
-				rc = add_entry(p, rel, &st, gl_xstrdup(target));
-			else
-				free(rel);
-		} else {
-			const char *kind = S_ISCHR(st.st_mode)	  ? "character device"
-					   : S_ISBLK(st.st_mode)  ? "block device"
-					   : S_ISFIFO(st.st_mode) ? "fifo"
-					   : S_ISSOCK(st.st_mode) ? "socket"
-								  : "file of unknown type";
-			free(rel);
-			rc = pack_fail(p, GL_ARCHIVE_UNSAFE, 0, "\"%s\": %s (refused)", shown,
-				       kind);
-		}
+		rc = walk_entry(p, d, de->d_name, prefix);
 		if (rc != GL_ARCHIVE_OK)
 			break;
 	}
