@@ -151,6 +151,7 @@ static enum gl_launch_step read_status(int fd, const struct timespec *deadline,
  * spec and from the static buffers of *bufs. */
 struct path_bufs {
 	char stdlib[64], local[96], etc[64];
+	struct gl_syspaths sys;
 };
 static size_t allowlist(const struct gl_launch_spec *spec, const char *interp_real,
 			struct path_bufs *b, const char **list, size_t cap)
@@ -172,11 +173,7 @@ static size_t allowlist(const struct gl_launch_spec *spec, const char *interp_re
 		ADD(b->etc);
 	}
 	ADD("/usr/lib/python3/dist-packages");
-	ADD("/usr/lib/x86_64-linux-gnu");
-	ADD("/lib64");
-	ADD("/etc/ld.so.cache");
-	ADD("/etc/localtime");
-	ADD("/usr/share/zoneinfo");
+	n += gl_landlock_system_paths(&b->sys, list + n, cap - n); /* libraries, zoneinfo */
 	ADD(spec->host_dir);
 	ADD(spec->release_dir);
 	for (size_t i = 0; spec->read_paths && spec->read_paths[i]; i++)
@@ -480,6 +477,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 {
 	*err = NULL;
 	memset(g, 0, sizeof *g);
+	g->rt.ops = &gl_germline_ops;
 	g->pid = g->gpid = -1;
 	g->pidfd = g->ctl = -1;
 	g->mounter = (struct gl_scratch){-1, -1};
@@ -643,32 +641,4 @@ void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
 			*code = -(*code - 128);
 	}
 	gl_germline_stop(g);
-}
-
-char *gl_host_dir(void)
-{
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			char *dir = gl_xasprintf("%s/../lib/germline", exe);
-			autofree char *probe = gl_xasprintf("%s/germline_host.py", dir);
-			if (access(probe, R_OK) == 0)
-				return dir;
-			free(dir);
-		}
-	}
-	return gl_xstrdup(GL_BUILD_HOST_DIR);
-}
-
-int gl_germline_check(const struct gl_germline *g, char **err)
-{
-	if (g->exec) {
-		*err = NULL;
-		return 0; /* runtime exec: no germline; each copy is checked by gl_proc_check_exec */
-	}
-	return gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, err);
 }
