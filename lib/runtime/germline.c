@@ -56,16 +56,6 @@ static const char *const what_name[] = {"", "setgroups", "uid_map", "gid_map", "
 
 /* ---- parent side ------------------------------------------------------- */
 
-/* "python3.11" -> "3.11", from the interpreter's real name; NULL if not. */
-static const char *py_version(const char *real)
-{
-	const char *b = strrchr(real, '/');
-	b = b ? b + 1 : real;
-	if (strncmp(b, "python3.", 8) || !b[8] || strspn(b + 8, "0123456789") != strlen(b + 8))
-		return NULL;
-	return b + 6;
-}
-
 /* The init exits with the germline's code, or 128 + the signal that
  * killed it (mirror_status): back to a wait status of the germline. */
 static int germline_status(int st, bool init)
@@ -144,42 +134,6 @@ static enum gl_launch_step read_status(int fd, const struct timespec *deadline,
 			    m.bad >= 0 ? root->e[m.bad].path : "", strerror(m.err),
 			    launch_hint(step, m.err));
 	return step;
-}
-
-/* Paths the germline may read and execute (A2: initialisation sees only
- * these; none holds user data). n returned; list[] borrows strings from
- * spec and from the static buffers of *bufs. */
-struct path_bufs {
-	char stdlib[64], local[96], etc[64];
-	struct gl_syspaths sys;
-};
-static size_t allowlist(const struct gl_launch_spec *spec, const char *interp_real,
-			struct path_bufs *b, const char **list, size_t cap)
-{
-	size_t n = 0;
-#define ADD(p)                          \
-	do {                            \
-		if (n < cap)            \
-			list[n++] = (p); \
-	} while (0)
-	ADD(interp_real);
-	const char *ver = py_version(interp_real);
-	if (ver) {
-		snprintf(b->stdlib, sizeof b->stdlib, "/usr/lib/python%s", ver);
-		snprintf(b->local, sizeof b->local, "/usr/local/lib/python%s/dist-packages", ver);
-		snprintf(b->etc, sizeof b->etc, "/etc/python%s", ver); /* sitecustomize */
-		ADD(b->stdlib);
-		ADD(b->local);
-		ADD(b->etc);
-	}
-	ADD("/usr/lib/python3/dist-packages");
-	n += gl_landlock_system_paths(&b->sys, list + n, cap - n); /* libraries, zoneinfo */
-	ADD(spec->host_dir);
-	ADD(spec->release_dir);
-	for (size_t i = 0; spec->read_paths && spec->read_paths[i]; i++)
-		ADD(spec->read_paths[i]);
-#undef ADD
-	return n;
 }
 
 static void launch_cleanup(struct launch_prep *p)
@@ -359,9 +313,9 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 		return GL_LAUNCH_LANDLOCK;
 	}
 	g->enf.landlock_abi = abi;
-	struct path_bufs bufs;
+	struct gl_path_bufs bufs;
 	const char *list[64];
-	size_t n = allowlist(spec, interp_real, &bufs, list, 64);
+	size_t n = gl_germline_allowlist(spec, interp_real, &bufs, list, 64);
 	if (!(off & GL_OFF_LANDLOCK)) {
 		const char *bad;
 		p->ruleset = gl_landlock_germline_ruleset(abi, list, n, p->interp, &bad);
