@@ -88,9 +88,21 @@ bin/%: $$(wildcard cmd/%/*.c) $$(wildcard cmd/%/*.h) $(BUILD)/libgermline.a $(LI
 
 # ---- sanitizer build (make check runs the suites once more with these) ---
 ASAN_LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/asan/lib/%.o,$(LIB_SRC))
+# The sanitizer build's host directory (GL_SAN_HOST_DIR, gl_host_dir in
+# lib/runtime/germline.c): gl-exec-host built with the sanitizers, the rest
+# of the host copied from build/host (_germline.so is loaded by an
+# uninstrumented python3, so it stays the plain build). tests/run.sh's
+# sanitizer pass runs build/asan/bin, which finds this directory.
+ASAN_HOST := $(addprefix $(BUILD)/asan/host/,$(notdir $(HOST_PY) $(HOST_EXT)) twin.cjs gl-exec-host)
 $(BUILD)/asan/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -DGL_SAN_HOST_DIR='"$(abspath build)/asan/host"' -c -o $@ $<
+$(BUILD)/asan/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(BUILD)/asan/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/asan/libgermline.a $(LDLIBS)
+$(BUILD)/asan/host/%: $(BUILD)/host/%
+	@mkdir -p $(@D)
+	cp $< $@
 $(BUILD)/asan/libgermline.a: $(ASAN_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -98,7 +110,7 @@ $(BUILD)/asan/bin/%: $$(wildcard cmd/%/*.c) $$(wildcard cmd/%/*.h) $(BUILD)/asan
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/asan/libgermline.a $(LDLIBS)
 
-asan: $(ASAN_BINS) $(ASAN_UNITS)
+asan: $(ASAN_BINS) $(ASAN_UNITS) $(ASAN_HOST)
 
 # ---- the test build of gl-run (tests/receipts.bats) ------------------------
 # lib/ compiled with GL_TESTING: honours GL_TEST_LANDLOCK_ABI, GL_TEST_NO_SECCOMP,

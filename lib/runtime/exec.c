@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "runtime/exec.h"
 #include "runtime/exec_child.h"
+#include "runtime/exec_scratch.h"
 #include "runtime/exec_tree.h"
 
 #include <arpa/inet.h>
@@ -21,6 +22,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sodium.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -33,7 +35,6 @@
 #include <unistd.h>
 
 #include "release/bounds.h"
-#include "runtime/germline_impl.h"
 #include "json/json.h"
 #include "release/manifest.h"
 #include "json/msg.h"
@@ -96,88 +97,73 @@ char *gl_exec_host_path(void)
 	return gl_xasprintf("%s/gl-exec-host", dir);
 }
 
-int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
-		 const char *home, char **err)
+/* The tree against the install record (archive_extract's "files"), and
+ * the tree's digest as lib/runtime/admit.c defines it for receipts. */
+static int verify_tree(struct gl_exec *x, const char *release_dir, jv manifest, char **err)
 {
-	*err = NULL;
-	autofree char *twin_js = NULL; /* hosts/exec/twin.cjs beside gl-exec-host */
-	memset(x, 0, sizeof *x);
-	x->target_fd = x->host_fd = -1;
-	autofree char *recpath = NULL, *rec = NULL, *tpath = NULL, *e0rel = NULL;
-	autoclose int root = -1;
 	char real[PATH_MAX];
-	if (!realpath(release_dir, real)) {
-		gl_err(err, "verified launch: %s: %s", release_dir, strerror(errno));
-		goto fail;
-	}
+	if (!realpath(release_dir, real))
+		return gl_err(err, "verified launch: %s: %s", release_dir, strerror(errno));
 	x->release_dir = gl_xstrdup(real);
-	x->home = gl_xstrdup(home);
 	x->fail_rejected = true; /* admission, until the tree is verified */
 	x->fail_binding = "release";
-
-	/* The tree against the install record (archive_extract's "files"). */
-	recpath = gl_xasprintf("%s.json", x->release_dir);
+	autofree char *recpath = gl_xasprintf("%s.json", x->release_dir), *rec = NULL;
 	size_t len;
-	if (gl_read_file_capped(recpath, 256u << 20, &rec, &len) < 0) {
-		gl_err(err, "verified launch: install record %s: %s", recpath, strerror(errno));
-		goto fail;
-	}
+	if (gl_read_file_capped(recpath, 256u << 20, &rec, &len) < 0)
+		return gl_err(err, "verified launch: install record %s: %s", recpath, strerror(errno));
 	jv r = gl_json_parse(rec, len);
 	jv files = jv_get_kind(r) == JV_KIND_OBJECT ? gl_json_get(r, "files") : jv_invalid();
 	jv_free(r);
 	if (jv_get_kind(files) != JV_KIND_OBJECT) {
 		jv_free(files);
-		gl_err(err, "verified launch: install record %s has no \"files\"", recpath);
-		goto fail;
+		return gl_err(err, "verified launch: install record %s has no \"files\"", recpath);
 	}
-	/* The tree's digest, as lib/runtime/admit.c defines it for receipts. */
-	{
-		autobuf struct gl_buf cb = {0};
-		autofree char *cerr = NULL;
-		if (gl_canon_dump(&cb, files, &cerr) < 0) {
-			jv_free(files);
-			gl_err(err, "verified launch: install record %s: %s", recpath, cerr);
-			goto fail;
-		}
-		unsigned char h[32];
-		crypto_hash_sha256(h, (const unsigned char *)cb.data, cb.len);
-		gl_hex(h, 32, x->tree_sha256);
+	autobuf struct gl_buf cb = {0};
+	autofree char *cerr = NULL;
+	if (gl_canon_dump(&cb, files, &cerr) < 0) {
+		jv_free(files);
+		return gl_err(err, "verified launch: install record %s: %s", recpath, cerr);
 	}
+	unsigned char h[32];
+	crypto_hash_sha256(h, (const unsigned char *)cb.data, cb.len);
+	gl_hex(h, 32, x->tree_sha256);
 	jv e0j = jv_array_get(gl_json_get(manifest, "entry"), 0);
-	e0rel = jv_get_kind(e0j) == JV_KIND_STRING && jv_string_value(e0j)[0] != '/'
-			? gl_xstrdup(jv_string_value(e0j))
-			: NULL;
+	autofree char *e0rel = jv_get_kind(e0j) == JV_KIND_STRING && jv_string_value(e0j)[0] != '/'
+				       ? gl_xstrdup(jv_string_value(e0j))
+				       : NULL;
 	jv_free(e0j);
 	x->fail_binding = "tree";
-	root = open(x->release_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	autoclose int root = open(x->release_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = root < 0 ? gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno))
 			  : gl_exec_tree_record(x, root, files, e0rel, err);
 	jv_free(files);
-	if (rc < 0)
-		goto fail;
+	return rc;
+}
 
-	/* entry[0] (inside the release, or absolute) and gl-exec-host, retained. */
-	jv entry = gl_json_get(manifest, "entry");
-	jv a0 = jv_array_get(jv_copy(entry), 0);
+/* entry[0] (inside the release, or absolute) and gl-exec-host, retained. */
+static int open_binaries(struct gl_exec *x, jv manifest, const char *host_path, char **err)
+{
+	jv a0 = jv_array_get(gl_json_get(manifest, "entry"), 0);
 	const char *e0 = jv_string_value(a0);
-	tpath = e0[0] == '/' ? gl_xstrdup(e0) : gl_xasprintf("%s/%s", x->release_dir, e0);
+	autofree char *tpath = e0[0] == '/' ? gl_xstrdup(e0) : gl_xasprintf("%s/%s", x->release_dir, e0);
 	jv_free(a0);
 	char hreal[PATH_MAX];
 	x->fail_binding = "target_sha256";
-	bool opened = open_hashed(tpath, x->target_path, &x->target_fd, x->target_sha256, err) == 0;
-	if (opened)
-		x->fail_binding = "interpreter_sha256";
-	if (!opened || open_hashed(host_path, hreal, &x->host_fd, x->host_sha256, err) < 0) {
-		jv_free(entry);
-		goto fail;
-	}
+	if (open_hashed(tpath, x->target_path, &x->target_fd, x->target_sha256, err) < 0)
+		return -1;
+	x->fail_binding = "interpreter_sha256";
+	return open_hashed(host_path, hreal, &x->host_fd, x->host_sha256, err);
+}
 
-	/* argv of gl-exec-host: PROTOCOL STATE -- entry… */
+/* argv of gl-exec-host (PROTOCOL STATE -- entry…) and every declared
+ * destination (the session baseline's hosts file). */
+static void build_argv(struct gl_exec *x, jv manifest)
+{
 	const char *proto = gl_json_get_str(manifest, "protocol");
 	jv sd = gl_json_get(manifest, "state_dir");
 	x->state_dir = jv_get_kind(sd) == JV_KIND_TRUE;
 	jv_free(sd);
-	char **ent = strv_from(entry);
+	char **ent = strv_from(gl_json_get(manifest, "entry"));
 	size_t ne = strv_len(ent);
 	x->argv = gl_xcalloc(ne + 5, sizeof *x->argv);
 	x->argv[0] = gl_xstrdup("gl-exec-host");
@@ -187,8 +173,6 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	for (size_t i = 0; i < ne; i++)
 		x->argv[4 + i] = ent[i];
 	free(ent);
-
-	/* Every declared destination: the session baseline's hosts file. */
 	jv fns = gl_json_get(manifest, "functions");
 	jv all = jv_array();
 	jv_object_foreach(fns, fname, fn)
@@ -203,14 +187,14 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	}
 	jv_free(fns);
 	x->declared = strv_from(all);
+}
 
-	/* The target's environment: a fixed base, the twin shim for a Node.js
-	 * target (hosts/exec/twin.cjs, required before anything the manifest
-	 * asks node to load; gl-exec-host adds the call's twin inputs), and the
-	 * manifest's "env". */
-	char *slash = strrchr(host_path, '/');
-	twin_js = slash ? gl_xasprintf("%.*s/twin.cjs", (int)(slash - host_path), host_path)
-			: gl_xstrdup("twin.cjs");
+/* The target's environment: a fixed base, the twin shim for a Node.js
+ * target (twin_js: hosts/exec/twin.cjs, required before anything the
+ * manifest asks node to load; gl-exec-host adds the call's twin inputs),
+ * and the manifest's "env". */
+static void build_env(struct gl_exec *x, jv manifest, const char *twin_js)
+{
 	jv env = gl_json_get(manifest, "env");
 	size_t nenv = jv_get_kind(env) == JV_KIND_OBJECT ? (size_t)jv_object_length(jv_copy(env)) : 0;
 	x->envp = gl_xcalloc(nenv + 6, sizeof *x->envp);
@@ -234,19 +218,24 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 		}
 	}
 	jv_free(env);
+}
 
-	/* Landlock read allowlist (A1): the target, the host, their
-	 * libraries, name resolution (the per-copy hosts file is added by
-	 * gl_exec_copy), the release, read_paths. */
-	static const char *const base[] = {
-	    "/usr/lib/x86_64-linux-gnu", "/lib64", "/etc/ld.so.cache", "/etc/localtime",
-	    "/usr/share/zoneinfo", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
-	    "/dev/null", "/dev/urandom", "/etc/ssl/openssl.cnf", "/usr/lib/ssl/openssl.cnf",
-	    "/usr/share/nodejs", "/usr/lib/nodejs"};
-	jv rp = gl_json_get(manifest, "read_paths");
-	char **rps = strv_from(rp);
+/* Landlock read allowlist (A1): the target, the host, their libraries
+ * (lib/sandbox/landlock.c gl_landlock_system_paths), name resolution (the
+ * per-copy hosts file is added by gl_exec_copy), the release, read_paths. */
+static void build_paths(struct gl_exec *x, jv manifest, const char *twin_js)
+{
+	static const char *const more[] = {
+	    "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf", "/dev/null", "/dev/urandom",
+	    "/etc/ssl/openssl.cnf", "/usr/lib/ssl/openssl.cnf", "/usr/share/nodejs", "/usr/lib/nodejs"};
+	const size_t nmore = sizeof more / sizeof *more;
+	const char *base[16];
+	struct gl_syspaths sys;
+	size_t nb = gl_landlock_system_paths(&sys, base, 16 - nmore);
+	for (size_t i = 0; i < nmore; i++)
+		base[nb++] = more[i];
+	char **rps = strv_from(gl_json_get(manifest, "read_paths"));
 	size_t nrp = strv_len(rps);
-	size_t nb = sizeof base / sizeof *base;
 	x->paths = gl_xcalloc(nb + nrp + 3, sizeof *x->paths);
 	for (size_t i = 0; i < nb; i++)
 		x->paths[x->npaths++] = gl_xstrdup(base[i]);
@@ -255,15 +244,17 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	for (size_t i = 0; i < nrp; i++)
 		x->paths[x->npaths++] = rps[i];
 	free(rps);
+}
 
-	x->fail_rejected = false; /* admitted: what fails now is a restriction */
+/* What every copy will enforce: the Landlock ABI (fail closed below the
+ * required one), the seccomp filter, the namespaces. */
+static int build_enforcement(struct gl_exec *x, char **err)
+{
 	x->fail_binding = "landlock";
 	int abi = gl_landlock_abi();
-	if (abi < GL_LANDLOCK_ABI_REQUIRED) {
-		gl_err(err, "Landlock ABI %d is below the required %d; refusing to run with less", abi,
-		       GL_LANDLOCK_ABI_REQUIRED);
-		goto fail;
-	}
+	if (abi < GL_LANDLOCK_ABI_REQUIRED)
+		return gl_err(err, "Landlock ABI %d is below the required %d; refusing to run with less",
+			      abi, GL_LANDLOCK_ABI_REQUIRED);
 #ifdef GL_TESTING
 	const char *off = getenv("GL_TEST_EXEC_OFF");
 	x->off = off ? (unsigned)strtoul(off, NULL, 0) : 0;
@@ -274,16 +265,41 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	x->enf.scoped_enforced = x->enf.fs_enforced;
 	x->fail_binding = "seccomp";
 	if (gl_seccomp_build(GL_FILTER_EXEC, &x->bpf, err) < 0)
-		goto fail;
+		return -1;
 	gl_bpf_sha256(&x->bpf, x->enf.seccomp_filter_sha256);
 	x->enf.seccomp_enforced = !(x->off & GL_OFF_SECCOMP);
 	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
 	memcpy(x->enf.namespaces, ns, sizeof ns);
+	return 0;
+}
+
+int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
+		 const char *home, char **err)
+{
+	*err = NULL;
+	memset(x, 0, sizeof *x);
+	x->rt.ops = &gl_exec_ops;
+	x->target_fd = x->host_fd = -1;
+	x->home = gl_xstrdup(home);
+	if (verify_tree(x, release_dir, manifest, err) < 0 ||
+	    open_binaries(x, manifest, host_path, err) < 0) {
+		gl_exec_close(x);
+		return -1;
+	}
+	build_argv(x, manifest);
+	/* hosts/exec/twin.cjs beside gl-exec-host */
+	char *slash = strrchr(host_path, '/');
+	autofree char *twin_js = slash ? gl_xasprintf("%.*s/twin.cjs", (int)(slash - host_path), host_path)
+				       : gl_xstrdup("twin.cjs");
+	build_env(x, manifest, twin_js);
+	build_paths(x, manifest, twin_js);
+	x->fail_rejected = false; /* admitted: what fails now is a restriction */
+	if (build_enforcement(x, err) < 0) {
+		gl_exec_close(x);
+		return -1;
+	}
 	x->fail_binding = NULL;
 	return 0;
-fail:
-	gl_exec_close(x);
-	return -1;
 }
 
 void gl_exec_close(struct gl_exec *x)
@@ -311,120 +327,6 @@ void gl_exec_close(struct gl_exec *x)
 
 /* ---- one copy ---------------------------------------------------------------- */
 
-static char *make_scratch(const struct gl_exec *x, const char *const *hosts, size_t nhost,
-			  char **err)
-{
-	autofree char *base = gl_xasprintf("%s/scratch", x->home);
-	if (gl_mkdir_p(base, 0700) < 0) {
-		gl_err(err, "exec copy: %s: %s", base, strerror(errno));
-		return NULL;
-	}
-	char *dir = gl_xasprintf("%s/copy.XXXXXX", base);
-	if (!mkdtemp(dir)) {
-		gl_err(err, "exec copy: scratch directory under %s: %s", base, strerror(errno));
-		free(dir);
-		return NULL;
-	}
-	struct gl_buf b = {0};
-	gl_buf_adds(&b, "127.0.0.1\tlocalhost\n");
-	for (size_t i = 0; i < nhost; i++) {
-		gl_buf_adds(&b, "127.0.0.1\t");
-		gl_buf_adds(&b, hosts[i]); /* gl_host_ok names: no whitespace */
-		gl_buf_addc(&b, '\n');
-	}
-	autofree char *hp = gl_xasprintf("%s/hosts", dir);
-	autofree char *sp = gl_xasprintf("%s/state", dir);
-	/* scratch, gone with the copy: no fsync */
-	int fd = open(hp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	int rc = fd < 0 || gl_write_all(fd, b.data, b.len) < 0 ? -1 : 0;
-	if (fd >= 0)
-		close(fd);
-	free(b.data);
-	if (rc < 0 || mkdir(sp, 0700) < 0) {
-		gl_err(err, "exec copy: %s: %s", dir, strerror(errno));
-		gl_exec_scratch_remove(dir);
-		return NULL;
-	}
-	return dir;
-}
-
-int gl_exec_copy_done(int pidfd, char *scratch)
-{
-	gl_copy_kill(pidfd);
-	siginfo_t si;
-	memset(&si, 0, sizeof si);
-	int r;
-	while ((r = waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED)) < 0 && errno == EINTR)
-		;
-	gl_exec_scratch_remove(scratch);
-	if (r < 0)
-		return -1;
-	/* as waitpid's status word */
-	return si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
-}
-
-/* Empty the directory fd, whatever the copy left in it: no symlink is
- * followed, and a tree of any depth is removed with two descriptors (the
- * entries of a non-empty subdirectory are moved up into fd, then it is
- * removed), within a bound on the work. */
-static void remove_contents(int fd)
-{
-	unsigned long moved = 0;
-	for (bool again = true; again && moved < 4000000;) {
-		again = false;
-		int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-		if (!d) {
-			if (dup_fd >= 0)
-				close(dup_fd);
-			return;
-		}
-		rewinddir(d);
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-			    unlinkat(fd, e->d_name, 0) == 0 || unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0)
-				continue;
-			int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
-			if (!sd) {
-				if (sub >= 0)
-					close(sub);
-				continue;
-			}
-			struct dirent *c;
-			while ((c = readdir(sd)) && moved < 4000000) {
-				if (!strcmp(c->d_name, ".") || !strcmp(c->d_name, ".."))
-					continue;
-				char up[40];
-				do
-					snprintf(up, sizeof up, ".gl-rm-%lu", moved++);
-				while (renameat2(sub, c->d_name, fd, up, RENAME_NOREPLACE) < 0 &&
-				       errno == EEXIST && moved < 4000000);
-				again = true;
-			}
-			closedir(sd);
-		}
-		closedir(d);
-	}
-}
-
-void gl_exec_scratch_remove(char *scratch)
-{
-	if (!scratch)
-		return;
-	autofree char *sp = gl_xasprintf("%s/state", scratch);
-	autoclose int fd = open(sp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0)
-		remove_contents(fd); /* the workspace: any tree the copy made */
-	rmdir(sp);
-	autofree char *hp = gl_xasprintf("%s/hosts", scratch);
-	unlink(hp);
-	if (rmdir(scratch) < 0 && errno != ENOENT)
-		gl_warn("exec copy: cannot remove %s: %s", scratch, strerror(errno));
-	free(scratch);
-}
-
 /* Landlock rules for the items of a copy's view, each added from a
  * descriptor opened with no symlink in its path, as the broker read it
  * (lib/broker/broker.c read_path_item): a file item READ_FILE on the file, a
@@ -439,180 +341,96 @@ static int allow_items(int rs, const struct gl_exec_item *items, size_t nitem, c
 	return 0;
 }
 
-/* An exec copy's minimal root (lib/sandbox/root.h; docs/sandbox.md "The germline
- * contained"): the Landlock allowlist bound read-only, the copy's hosts
- * file on /etc/hosts, its workspace writable on GL_WORKSPACE_DIR, and the
- * files and directories of its view, each the inode the broker read. */
-static int exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts,
-		     const char *state, const struct gl_exec_item *items, size_t nitem, char **err)
+/* One launch's preparations, released by launch_undo. */
+struct launch {
+	struct gl_exec_prep p;
+	struct gl_root root;
+	char *dir;   /* the copy's scratch directory */
+	char *state; /* its state (workspace) directory */
+	char **argv; /* gl-exec-host's, strings borrowed from x->argv */
+};
+
+static void launch_undo(struct launch *l, bool scratch_too)
 {
-	if (gl_root_add_system(r, err) < 0)
+	if (l->p.ruleset >= 0)
+		close(l->p.ruleset);
+	l->p.ruleset = -1;
+	gl_root_free(&l->root);
+	if (scratch_too)
+		gl_exec_scratch_remove(l->dir);
+	l->dir = NULL;
+	free(l->state);
+	free(l->argv);
+	l->state = NULL;
+	l->argv = NULL;
+}
+
+/* The scratch directory (hosts file, state) and what the launch child is
+ * given. 0, or -1 with *err. */
+static int launch_prep(struct gl_exec *x, struct launch *l, int ch, const char *const *hosts,
+		       size_t nhost, bool unconfined, char **err)
+{
+	x->fail_binding = "scratch";
+	if (!(l->dir = gl_exec_scratch_make(x, hosts, nhost, err)))
 		return -1;
-	for (size_t i = 0; i < x->npaths; i++) {
-		bool dev = !strcmp(x->paths[i], "/dev/null") || !strcmp(x->paths[i], "/dev/urandom");
-		if ((dev ? gl_root_add_dev(r, x->paths[i], err) : gl_root_add_bind(r, x->paths[i], err)) < 0)
-			return -1;
-	}
-	if (gl_root_add_bind(r, x->target_path, err) < 0 ||
-	    gl_root_add_bind_at(r, hosts, "/etc/hosts", false, err) < 0)
-		return -1;
-	/* /tmp and the workspace: tmpfs mounts of their bounds, so the quota
-	 * holds while the copy writes (issue 15; gl-exec-host restores the
-	 * workspace from the slot and stores it back) */
-	char opts[96] = "mode=0700";
-	if (!gl_scratch_off())
-		gl_scratch_options(opts, sizeof opts, x->tmp_mb ? x->tmp_mb : GL_LIMITS_DEFAULT.tmp_mb);
-	if (gl_root_add_tmpfs(r, GL_SCRATCH_DIR, opts, err) < 0)
-		return -1;
-	if (!gl_scratch_off())
-		gl_scratch_options(opts, sizeof opts,
-				   x->workspace_mb ? x->workspace_mb : GL_LIMITS_DEFAULT.workspace_mb);
-	bool bind = false;
+	x->fail_binding = "landlock";
+	l->p = (struct gl_exec_prep){.chan = ch, .devnull = -1, .status_w = -1, .ruleset = -1,
+				     .target = x->target_fd, .host = x->host_fd, .parent = getpid(),
+				     .release_dir = x->release_dir, .argv = x->argv, .envp = x->envp,
+				     .bpf = &x->bpf, .off = x->off, .unconfined = unconfined};
+	snprintf(l->p.uid_map, sizeof l->p.uid_map, "%d %u 1\n", INSIDE_UID, (unsigned)geteuid());
+	snprintf(l->p.gid_map, sizeof l->p.gid_map, "%d %u 1\n", INSIDE_UID, (unsigned)getegid());
+	snprintf(l->p.hosts, sizeof l->p.hosts, "%s/hosts", l->dir);
+	l->state = gl_xasprintf("%s/state", l->dir);
+	size_t na = strv_len(x->argv);
+	l->argv = gl_xcalloc(na + 1, sizeof *l->argv);
+	memcpy(l->argv, x->argv, na * sizeof *l->argv);
+	l->p.argv = l->argv;
+	if (!x->state_dir)
+		return 0;
+	l->argv[2] = (char *)GL_WORKSPACE_DIR;
+	if (snprintf(l->p.state, sizeof l->p.state, "%s", l->state) >= (int)sizeof l->p.state)
+		return gl_err(err, "exec copy: %s: path too long", l->state);
 #ifdef GL_TESTING
-	bind = getenv("GL_TEST_WORKSPACE_SOURCE") != NULL; /* a failing bind */
+	const char *bad = getenv("GL_TEST_WORKSPACE_SOURCE"); /* a failing bind */
+	if (bad)
+		snprintf(l->p.state, sizeof l->p.state, "%s", bad);
 #endif
-	char *werr = NULL;
-	if (state && !bind && gl_root_add_tmpfs(r, GL_WORKSPACE_DIR, opts, err) < 0)
-		return -1;
-	if (state && bind && gl_root_add_bind_at(r, state, GL_WORKSPACE_DIR, true, &werr) < 0) {
-		gl_err(err, "exec copy: launch failed at workspace bind mount: %s", werr);
-		free(werr);
-		return -2; /* named as the workspace's own step (receipts: "workspace") */
-	}
-	for (size_t i = 0; i < nitem; i++)
-		if (gl_root_add_fd_at(r, items[i].fd, items[i].at, err) < 0)
-			return -1;
 	return 0;
 }
 
-static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t nitem,
-		  const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
-		  bool unconfined, char **err)
+/* Landlock: the allowlist, the hosts file, exactly the view's item files
+ * and directories, and the scratch state directory writable when kept.
+ * 0, or -1 with *err. */
+static int launch_rules(struct gl_exec *x, struct launch *l, const struct gl_exec_item *items,
+			size_t nitem, char **err)
 {
-	*err = NULL;
-	*pidfd = -1;
-	*scratch = NULL;
-	autoclose int ch = chan;
-	uint64_t chan_ino = gl_proc_socket_ino(ch);
-	x->fail_rejected = false;
-	x->fail_binding = "exec";
-	if (x->target_fd < 0)
-		return gl_err(err, "exec copy: the release is not open");
-	x->fail_binding = "scratch";
-	char *dir = make_scratch(x, hosts, nhost, err);
-	if (!dir)
-		return -1;
-	x->fail_binding = "landlock";
-	struct gl_exec_prep p = {.chan = ch, .devnull = -1, .status_w = -1, .ruleset = -1,
-			 .target = x->target_fd, .host = x->host_fd, .parent = getpid(),
-			 .release_dir = x->release_dir, .argv = x->argv, .envp = x->envp,
-			 .bpf = &x->bpf, .off = x->off, .unconfined = unconfined};
-	snprintf(p.uid_map, sizeof p.uid_map, "%d %u 1\n", INSIDE_UID, (unsigned)geteuid());
-	snprintf(p.gid_map, sizeof p.gid_map, "%d %u 1\n", INSIDE_UID, (unsigned)getegid());
-	snprintf(p.hosts, sizeof p.hosts, "%s/hosts", dir);
-	autofree char *state = gl_xasprintf("%s/state", dir);
-	size_t na = strv_len(x->argv);
-	autofree char **argv = gl_xcalloc(na + 1, sizeof *argv); /* strings borrowed */
-	memcpy(argv, x->argv, na * sizeof *argv);
-	if (x->state_dir) {
-		argv[2] = (char *)GL_WORKSPACE_DIR;
-		if (snprintf(p.state, sizeof p.state, "%s", state) >= (int)sizeof p.state) {
-			gl_err(err, "exec copy: %s: path too long", state);
-			gl_exec_scratch_remove(dir);
-			return -1;
-		}
-#ifdef GL_TESTING
-		const char *bad = getenv("GL_TEST_WORKSPACE_SOURCE"); /* a failing bind */
-		if (bad)
-			snprintf(p.state, sizeof p.state, "%s", bad);
-#endif
-	}
-	p.argv = argv;
+	const char **list = gl_xcalloc(x->npaths + 1, sizeof *list);
+	size_t n = 0;
+	for (size_t i = 0; i < x->npaths; i++)
+		list[n++] = x->paths[i];
+	list[n++] = l->p.hosts;
+	int fds[2] = {x->target_fd, x->host_fd};
+	const char *bad = NULL;
+	/* with the minimal root the workspace is a tmpfs, its rule added in
+	 * the child (lib/sandbox/scratch.h) */
+	bool root = !(x->off & GL_OFF_ROOT);
+	l->p.scratch_abi = root ? x->enf.landlock_abi : 0;
+	l->p.ruleset = gl_landlock_exec_ruleset(x->enf.landlock_abi, list, n, fds, 2,
+						x->state_dir && !root ? l->state : NULL,
+						GL_EXEC_RELAY_PORT, &bad);
+	free(list);
+	if (l->p.ruleset < 0)
+		return gl_err(err, "exec copy: Landlock ruleset (%s): %s", bad ? bad : "create",
+			      strerror(errno));
+	return allow_items(l->p.ruleset, items, nitem, err);
+}
 
-	/* Landlock: the allowlist, the hosts file, exactly the view's item
-	 * files and directories, and the scratch state directory writable
-	 * when kept. */
-	if (!(x->off & GL_OFF_LANDLOCK) && !unconfined) {
-		const char **list = gl_xcalloc(x->npaths + 1, sizeof *list);
-		size_t n = 0;
-		for (size_t i = 0; i < x->npaths; i++)
-			list[n++] = x->paths[i];
-		list[n++] = p.hosts;
-		int fds[2] = {x->target_fd, x->host_fd};
-		const char *bad = NULL;
-		/* with the minimal root the workspace is a tmpfs, its rule added in
-		 * the child (lib/sandbox/scratch.h) */
-		bool root = !(x->off & GL_OFF_ROOT);
-		p.scratch_abi = root ? x->enf.landlock_abi : 0;
-		p.ruleset = gl_landlock_exec_ruleset(x->enf.landlock_abi, list, n, fds, 2,
-						     x->state_dir && !root ? state : NULL,
-						     GL_EXEC_RELAY_PORT, &bad);
-		free(list);
-		if (p.ruleset < 0) {
-			gl_err(err, "exec copy: Landlock ruleset (%s): %s", bad ? bad : "create",
-			       strerror(errno));
-			gl_exec_scratch_remove(dir);
-			return -1;
-		}
-		if (allow_items(p.ruleset, items, nitem, err) < 0) {
-			close(p.ruleset);
-			gl_exec_scratch_remove(dir);
-			return -1;
-		}
-	}
-	struct gl_root root = {0};
-	if (!unconfined && !(x->off & GL_OFF_ROOT)) {
-		x->fail_binding = "minimal_root";
-		int rc = exec_root(x, &root, p.hosts, x->state_dir ? p.state : NULL, items, nitem, err);
-		if (rc == -2)
-			x->fail_binding = "workspace";
-		if (rc < 0) {
-			gl_root_free(&root);
-			if (p.ruleset >= 0)
-				close(p.ruleset);
-			gl_exec_scratch_remove(dir);
-			return -1;
-		}
-		p.root = &root;
-	}
-	int sp[2] = {-1, -1};
-	x->fail_binding = "descriptors";
-	if (pipe2(sp, O_CLOEXEC) < 0 || (p.devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
-		gl_err(err, "exec copy: status pipe: %s", strerror(errno));
-		if (sp[0] >= 0)
-			close(sp[0]), close(sp[1]);
-		if (p.ruleset >= 0)
-			close(p.ruleset);
-		gl_root_free(&root);
-		gl_exec_scratch_remove(dir);
-		return -1;
-	}
-	autoclose int status_r = sp[0];
-	p.status_w = sp[1];
-
-	int pfd = -1;
-	struct clone_args ca = {
-	    .flags = unconfined ? CLONE_PIDFD | CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS
-				: CLONE_PIDFD | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-				      CLONE_NEWNS | CLONE_NEWUTS,
-	    .pidfd = (uint64_t)(uintptr_t)&pfd,
-	    .exit_signal = SIGCHLD,
-	};
-	long pid = syscall(SYS_clone3, &ca, sizeof ca);
-	if (pid == 0)
-		gl_exec_child(&p);
-	int e = errno;
-	close(p.status_w);
-	close(p.devnull);
-	if (p.ruleset >= 0)
-		close(p.ruleset);
-	gl_root_free(&root);
-	if (pid < 0) {
-		x->fail_binding = "user_namespace";
-		gl_exec_scratch_remove(dir);
-		return gl_err(err, "exec copy: clone3: %s%s", strerror(e),
-			      e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
-	}
+/* After the clone: the tree re-checked, the exec observed, the copy
+ * checked through /proc. 0, or -1 with *err (the copy is then ended). */
+static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, uint64_t chan_ino,
+			  bool unconfined, char *dir, char **err)
+{
 	/* The tree is re-checked while the child sets itself up on the other
 	 * CPU: gl-exec-host starts the target only once it has the call
 	 * message, which is sent only after this returns 0, so nothing of the
@@ -625,7 +443,7 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 		return -1;
 	}
 	int rc = gl_exec_child_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000,
-			     &x->fail_binding, err);
+				      &x->fail_binding, err);
 	if (rc == 0)
 		x->fail_binding = "proc_check"; /* the exec was observed */
 	/* The check of a forked copy (lib/sandbox/proc.c), once the host is up: its
@@ -650,6 +468,74 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 		close(pfd);
 		return -1;
 	}
+	return 0;
+}
+
+static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t nitem,
+		  const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
+		  bool unconfined, char **err)
+{
+	*err = NULL;
+	*pidfd = -1;
+	*scratch = NULL;
+	autoclose int ch = chan;
+	uint64_t chan_ino = gl_proc_socket_ino(ch);
+	x->fail_rejected = false;
+	x->fail_binding = "exec";
+	if (x->target_fd < 0)
+		return gl_err(err, "exec copy: the release is not open");
+	struct launch l = {.p = {.ruleset = -1}};
+	if (launch_prep(x, &l, ch, hosts, nhost, unconfined, err) < 0 ||
+	    (!(x->off & GL_OFF_LANDLOCK) && !unconfined && launch_rules(x, &l, items, nitem, err) < 0)) {
+		launch_undo(&l, true);
+		return -1;
+	}
+	if (!unconfined && !(x->off & GL_OFF_ROOT)) {
+		x->fail_binding = "minimal_root";
+		int rc = gl_exec_root(x, &l.root, l.p.hosts, x->state_dir ? l.p.state : NULL, items, nitem,
+				   err);
+		if (rc < 0) {
+			if (rc == -2)
+				x->fail_binding = "workspace";
+			launch_undo(&l, true);
+			return -1;
+		}
+		l.p.root = &l.root;
+	}
+	int sp[2] = {-1, -1};
+	x->fail_binding = "descriptors";
+	if (pipe2(sp, O_CLOEXEC) < 0 || (l.p.devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
+		gl_err(err, "exec copy: status pipe: %s", strerror(errno));
+		if (sp[0] >= 0)
+			close(sp[0]), close(sp[1]);
+		launch_undo(&l, true);
+		return -1;
+	}
+	autoclose int status_r = sp[0];
+	l.p.status_w = sp[1];
+	int pfd = -1;
+	struct clone_args ca = {
+	    .flags = unconfined ? CLONE_PIDFD | CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS
+				: CLONE_PIDFD | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+				      CLONE_NEWNS | CLONE_NEWUTS,
+	    .pidfd = (uint64_t)(uintptr_t)&pfd,
+	    .exit_signal = SIGCHLD,
+	};
+	long pid = syscall(SYS_clone3, &ca, sizeof ca);
+	if (pid == 0)
+		gl_exec_child(&l.p);
+	int e = errno;
+	close(l.p.status_w);
+	close(l.p.devnull);
+	char *dir = l.dir;
+	launch_undo(&l, pid < 0);
+	if (pid < 0) {
+		x->fail_binding = "user_namespace";
+		return gl_err(err, "exec copy: clone3: %s%s", strerror(e),
+			      e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
+	}
+	if (launch_observe(x, pid, pfd, status_r, chan_ino, unconfined, dir, err) < 0)
+		return -1;
 	*pidfd = pfd;
 	*scratch = dir;
 	x->fail_binding = NULL;

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "runtime/germline.h"
+#include "runtime/runtime.h"
 #include "sandbox/sandbox.h"
 
 #define GL_EXEC_FILES_MAX 200000 /* files of a release tree checked */
@@ -39,6 +39,7 @@
 struct gl_exec_file; /* one file of the verified tree (exec.c) */
 
 struct gl_exec {
+	struct gl_runtime rt;  /* the seam (runtime.h): gl_exec_open sets its ops */
 	char *release_dir;        /* resolved */
 	char *home;               /* GL_HOME: per-copy scratch dirs under GL_HOME/scratch */
 	int target_fd;            /* retained entry[0] */
@@ -81,15 +82,6 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 		 const char *home, char **err);
 void gl_exec_close(struct gl_exec *x);
 
-/* An item of a copy's view: the descriptor the broker opened (with no
- * symlink in its path) and read, so the rule is for the file it read. */
-struct gl_exec_item {
-	int fd;   /* borrowed */
-	bool dir; /* a directory item: readable and listable beneath */
-	const char *at; /* where the copy sees it (gl-replay: the item's path,
-			 * lib/replay/replay_exec.c), or NULL: the descriptor's own path */
-};
-
 /* Launch one copy (Algorithm 1 line 9 for an exec release): items are the
  * files and directories of its view (readable, nothing else of the user's
  * is), hosts the declared destinations (they resolve to the relay). chan is the
@@ -110,7 +102,6 @@ int gl_exec_launch_unconfined(struct gl_exec *x, const char *const *hosts, size_
 			      int chan, int *pidfd, char **scratch, char **err);
 /* The same as a session process of lib/broker/broker_session.c (gl_session_stop
  * stops it). 0, or -1 with *err. */
-struct gl_session_proc;
 int gl_exec_session_start(struct gl_exec *x, const char *const *hosts, size_t nhost,
 			  struct gl_session_proc *p, char **err);
 
@@ -125,5 +116,10 @@ void gl_exec_scratch_remove(char *scratch);
 
 /* Where gl-exec-host is: next to the Python host (gl_host_dir()). malloc'd. */
 char *gl_exec_host_path(void);
+
+/* The exec runtime's seam (runtime.h): check nothing (each copy is checked
+ * by gl_proc_check_exec after its launch), spawn gl_exec_copy, end
+ * gl_exec_copy_done, stop gl_exec_close. */
+extern const struct gl_runtime_ops gl_exec_ops;
 
 #endif

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "runtime/exec.h"
+#include "release/bounds.h"
 #include "release/manifest.h"
 #include "json/msg.h"
 #include "sandbox/root.h"
@@ -207,4 +209,52 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, char **
 							       : "";
 	return gl_err(err, "exec copy: launch failed at %s: %s%s", step_name[m.step], strerror(m.err),
 		      hint);
+}
+
+/* ---- before the clone ---------------------------------------------------- */
+
+/* An exec copy's minimal root (lib/sandbox/root.h; docs/sandbox.md "The germline
+ * contained"): the Landlock allowlist bound read-only, the copy's hosts
+ * file on /etc/hosts, its workspace writable on GL_WORKSPACE_DIR, and the
+ * files and directories of its view, each the inode the broker read. */
+int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts,
+		 const char *state, const struct gl_exec_item *items, size_t nitem, char **err)
+{
+	if (gl_root_add_system(r, err) < 0)
+		return -1;
+	for (size_t i = 0; i < x->npaths; i++) {
+		bool dev = !strcmp(x->paths[i], "/dev/null") || !strcmp(x->paths[i], "/dev/urandom");
+		if ((dev ? gl_root_add_dev(r, x->paths[i], err) : gl_root_add_bind(r, x->paths[i], err)) < 0)
+			return -1;
+	}
+	if (gl_root_add_bind(r, x->target_path, err) < 0 ||
+	    gl_root_add_bind_at(r, hosts, "/etc/hosts", false, err) < 0)
+		return -1;
+	/* /tmp and the workspace: tmpfs mounts of their bounds, so the quota
+	 * holds while the copy writes (issue 15; gl-exec-host restores the
+	 * workspace from the slot and stores it back) */
+	char opts[96] = "mode=0700";
+	if (!gl_scratch_off())
+		gl_scratch_options(opts, sizeof opts, x->tmp_mb ? x->tmp_mb : GL_LIMITS_DEFAULT.tmp_mb);
+	if (gl_root_add_tmpfs(r, GL_SCRATCH_DIR, opts, err) < 0)
+		return -1;
+	if (!gl_scratch_off())
+		gl_scratch_options(opts, sizeof opts,
+				   x->workspace_mb ? x->workspace_mb : GL_LIMITS_DEFAULT.workspace_mb);
+	bool bind = false;
+#ifdef GL_TESTING
+	bind = getenv("GL_TEST_WORKSPACE_SOURCE") != NULL; /* a failing bind */
+#endif
+	char *werr = NULL;
+	if (state && !bind && gl_root_add_tmpfs(r, GL_WORKSPACE_DIR, opts, err) < 0)
+		return -1;
+	if (state && bind && gl_root_add_bind_at(r, state, GL_WORKSPACE_DIR, true, &werr) < 0) {
+		gl_err(err, "exec copy: launch failed at workspace bind mount: %s", werr);
+		free(werr);
+		return -2; /* named as the workspace's own step (receipts: "workspace") */
+	}
+	for (size_t i = 0; i < nitem; i++)
+		if (gl_root_add_fd_at(r, items[i].fd, items[i].at, err) < 0)
+			return -1;
+	return 0;
 }

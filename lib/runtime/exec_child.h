@@ -41,4 +41,16 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p);
  * that failed and *missing its receipt name ("landlock", "workspace", …). */
 int gl_exec_child_status(int fd, int64_t deadline, const char **missing, char **err);
 
+/* An exec copy's minimal root, built before the clone (lib/sandbox/root.h;
+ * docs/sandbox.md "The germline contained"): the Landlock allowlist bound
+ * read-only, the copy's hosts file on /etc/hosts, its workspace on
+ * GL_WORKSPACE_DIR (when state is not NULL), /tmp, and the files and
+ * directories of its view, each the inode the broker read. 0, -1 with
+ * *err, or -2: the workspace's own bind failed (receipts: "workspace"). */
+struct gl_exec;
+struct gl_exec_item;
+struct gl_root;
+int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts, const char *state,
+		 const struct gl_exec_item *items, size_t nitem, char **err);
+
 #endif

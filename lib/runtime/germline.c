@@ -56,16 +56,6 @@ static const char *const what_name[] = {"", "setgroups", "uid_map", "gid_map", "
 
 /* ---- parent side ------------------------------------------------------- */
 
-/* "python3.11" -> "3.11", from the interpreter's real name; NULL if not. */
-static const char *py_version(const char *real)
-{
-	const char *b = strrchr(real, '/');
-	b = b ? b + 1 : real;
-	if (strncmp(b, "python3.", 8) || !b[8] || strspn(b + 8, "0123456789") != strlen(b + 8))
-		return NULL;
-	return b + 6;
-}
-
 /* The init exits with the germline's code, or 128 + the signal that
  * killed it (mirror_status): back to a wait status of the germline. */
 static int germline_status(int st, bool init)
@@ -144,45 +134,6 @@ static enum gl_launch_step read_status(int fd, const struct timespec *deadline,
 			    m.bad >= 0 ? root->e[m.bad].path : "", strerror(m.err),
 			    launch_hint(step, m.err));
 	return step;
-}
-
-/* Paths the germline may read and execute (A2: initialisation sees only
- * these; none holds user data). n returned; list[] borrows strings from
- * spec and from the static buffers of *bufs. */
-struct path_bufs {
-	char stdlib[64], local[96], etc[64];
-};
-static size_t allowlist(const struct gl_launch_spec *spec, const char *interp_real,
-			struct path_bufs *b, const char **list, size_t cap)
-{
-	size_t n = 0;
-#define ADD(p)                          \
-	do {                            \
-		if (n < cap)            \
-			list[n++] = (p); \
-	} while (0)
-	ADD(interp_real);
-	const char *ver = py_version(interp_real);
-	if (ver) {
-		snprintf(b->stdlib, sizeof b->stdlib, "/usr/lib/python%s", ver);
-		snprintf(b->local, sizeof b->local, "/usr/local/lib/python%s/dist-packages", ver);
-		snprintf(b->etc, sizeof b->etc, "/etc/python%s", ver); /* sitecustomize */
-		ADD(b->stdlib);
-		ADD(b->local);
-		ADD(b->etc);
-	}
-	ADD("/usr/lib/python3/dist-packages");
-	ADD("/usr/lib/x86_64-linux-gnu");
-	ADD("/lib64");
-	ADD("/etc/ld.so.cache");
-	ADD("/etc/localtime");
-	ADD("/usr/share/zoneinfo");
-	ADD(spec->host_dir);
-	ADD(spec->release_dir);
-	for (size_t i = 0; spec->read_paths && spec->read_paths[i]; i++)
-		ADD(spec->read_paths[i]);
-#undef ADD
-	return n;
 }
 
 static void launch_cleanup(struct launch_prep *p)
@@ -362,9 +313,9 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 		return GL_LAUNCH_LANDLOCK;
 	}
 	g->enf.landlock_abi = abi;
-	struct path_bufs bufs;
+	struct gl_path_bufs bufs;
 	const char *list[64];
-	size_t n = allowlist(spec, interp_real, &bufs, list, 64);
+	size_t n = gl_germline_allowlist(spec, interp_real, &bufs, list, 64);
 	if (!(off & GL_OFF_LANDLOCK)) {
 		const char *bad;
 		p->ruleset = gl_landlock_germline_ruleset(abi, list, n, p->interp, &bad);
@@ -480,6 +431,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 {
 	*err = NULL;
 	memset(g, 0, sizeof *g);
+	g->rt.ops = &gl_germline_ops;
 	g->pid = g->gpid = -1;
 	g->pidfd = g->ctl = -1;
 	g->mounter = (struct gl_scratch){-1, -1};
@@ -643,32 +595,4 @@ void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
 			*code = -(*code - 128);
 	}
 	gl_germline_stop(g);
-}
-
-char *gl_host_dir(void)
-{
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			char *dir = gl_xasprintf("%s/../lib/germline", exe);
-			autofree char *probe = gl_xasprintf("%s/germline_host.py", dir);
-			if (access(probe, R_OK) == 0)
-				return dir;
-			free(dir);
-		}
-	}
-	return gl_xstrdup(GL_BUILD_HOST_DIR);
-}
-
-int gl_germline_check(const struct gl_germline *g, char **err)
-{
-	if (g->exec) {
-		*err = NULL;
-		return 0; /* runtime exec: no germline; each copy is checked by gl_proc_check_exec */
-	}
-	return gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, err);
 }

@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "plan/callmsg.h"
+#include "runtime/runtime.h"
 #include "sandbox/scratch.h"
 #include "sandbox/cgroup.h"
 
@@ -43,21 +44,6 @@ enum gl_launch_step {
 	GL_LAUNCH_LIMITS,     /* the germline's bound (lib/sandbox/cgroup.h gl_cg_bound_launch) */
 };
 const char *gl_launch_step_name(enum gl_launch_step s);
-
-/* What a launch installed; copied into result records ("enforcement",
- * SPEC §6) and receipts (SPEC §9). */
-struct gl_enforcement {
-	int landlock_abi;          /* effective ABI, after any test-only lowering */
-	bool fs_enforced;          /* Landlock filesystem rules installed */
-	bool net_enforced;         /* Landlock TCP bind/connect denied (ABI >= 4) */
-	bool scoped_enforced;      /* abstract unix sockets and signals scoped (ABI >= 6) */
-	bool seccomp_enforced;
-	char seccomp_filter_sha256[65]; /* SHA-256 of the exported BPF program */
-	const char *namespaces[6]; /* e.g. "ipc","net","pid","user"; NULL-terminated */
-	/* how the last copy was bounded (lib/sandbox/cgroup.h): "cgroup_v1",
-	 * "rlimit_as", …; NULL: no bound was asked for (no gl_germline.cg) */
-	const char *limits_memory, *limits_pids, *limits_cpu;
-};
 
 struct gl_launch_spec {
 	const char *release_dir;   /* GL_HOME/releases/<sha256> (read-only tree) */
@@ -87,9 +73,14 @@ struct gl_launch_spec {
 
 struct gl_exec;
 struct gl_germline {
+	/* The seam (lib/runtime/runtime.h) of the python runtime: gl_germline_ops.
+	 * Reach a handle's runtime, whichever it is, with gl_germline_runtime. */
+	struct gl_runtime rt;
 	/* runtime exec (lib/runtime/exec.h): no germline process; every copy is a
 	 * verified launch of this release, and the fields below are unused
-	 * except enf. NULL for a python germline. */
+	 * except enf, cg, lim and cc. NULL for a python germline. Kept while the
+	 * broker and cmd/ hold one struct gl_germline for either runtime (issue
+	 * 18): new code takes the struct gl_runtime of gl_germline_runtime. */
 	struct gl_exec *exec;
 	/* The germline runs as PID 2 of its own PID namespace, under an init
 	 * (PID 1) that only reaps: every process it ever starts stays in that
@@ -140,10 +131,14 @@ struct gl_germline {
 	struct gl_scratch mounter; /* the broker's mount helper (pid > 0 while it runs) */
 };
 
-/* Where the Python host is (germline_host.py, _germline.so): PREFIX/lib/germline
- * next to the running binary when installed, else the build tree's
- * (GL_BUILD_HOST_DIR). malloc'd. */
-char *gl_host_dir(void);
+/* The python runtime's seam (lib/runtime/runtime.h): check G1–G3
+ * (gl_proc_check_germline), spawn gl_germline_fork, end gl_copy_kill, stop
+ * the germline. */
+extern const struct gl_runtime_ops gl_germline_ops;
+
+/* The runtime of a handle: its exec runtime's (g->exec) or its germline's
+ * (lib/runtime/runtime.c; the one place that tells them apart). */
+struct gl_runtime *gl_germline_runtime(struct gl_germline *g);
 
 /* Verified launch of a germline (SPEC §9, §10). On success *g is filled and
  * the host has reported that the entry module is imported. On failure
@@ -176,10 +171,6 @@ int gl_germline_check(const struct gl_germline *g, char **err);
 int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
 		     char **err);
 
-/* Kill a copy and all its descendants, and wait until they are gone
- * (A1: "each ending with its descendants before the next starts"; O3).
- * Does not close copy_pidfd: the caller does. */
-void gl_copy_kill(int copy_pidfd);
 
 /* ---- the pool (gl-run --pool; docs/performance.md "The pool") ------------
  *
@@ -219,29 +210,5 @@ void gl_germline_stop(struct gl_germline *g);
  * alive it is killed (*stopped true); then gl_germline_stop. *code is the
  * exit code (>= 0) or -signal. */
 void gl_germline_end(struct gl_germline *g, int *code, bool *stopped);
-
-/* ---- the baselines (gl-run --mode fresh|confined|sigifc|sigpin) ----------
- *
- * One process serves a whole call with every item and every member (no
- * plan groups, no tripwire, nothing recorded, state writes acknowledged
- * and dropped: a process's state is its own memory). A persistent process
- * (confined, sigifc, sigpin) serves call after call on one channel: the
- * call message carries "session":true and the Python host loops until the
- * broker closes the channel (docs/design/run.md "Session processes").
- * Requests are relayed through the broker like a copy's: sigpin and sigifc
- * deliver to any host, fresh and confined only to D_f (the destination
- * allowlist). Labels: sigpin none; the others the per-call label, the join
- * of the labels of all the call's items (CaMeL/FIDES-style; it does not
- * cover what the process stored in an earlier call). lib/broker/broker_session.c. */
-struct gl_session_proc {
-	pid_t pid;
-	int pidfd; /* the broker's handle: kill and wait */
-	int sock;  /* the broker's end of the channel (SOCK_STREAM, nonblocking) */
-	bool up;
-	bool confined;       /* forked from a germline (a copy) */
-	bool started;        /* started for the call now running (reported as "copies":1) */
-	bool exec;           /* an exec copy (lib/runtime/exec.h): the broker reaps it */
-	char *scratch;       /* its scratch directory, removed when it stops */
-};
 
 #endif

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -15,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/exec.h"
 #include "runtime/germline_impl.h"
 #include "json/json.h"
 #include "sandbox/proc.h"
@@ -362,29 +363,6 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	return 0;
 }
 
-void gl_copy_kill(int copy_pidfd)
-{
-	if (copy_pidfd < 0)
-		return;
-	if (syscall(SYS_pidfd_send_signal, copy_pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
-		gl_warn_errno("cannot kill a copy");
-	/* A copy is PID 1 of its own PID namespace (A1, O3). When it dies the
-	 * kernel kills every other process of the namespace and makes the
-	 * init's exit visible (the pidfd readable) only after the namespace is
-	 * empty (zap_pid_ns_processes waits for them all). So once this poll
-	 * returns, the copy and every descendant are gone, and the next copy
-	 * may start ("each ending with its descendants before the next starts"). */
-	for (;;) {
-		struct pollfd pf = {.fd = copy_pidfd, .events = POLLIN};
-		int r = poll(&pf, 1, -1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			gl_warn_errno("waiting for a copy");
-		break;
-	}
-}
-
 /* ---- the pool (germline.h) ------------------------------------------------ */
 
 static void pool_drop(struct gl_germline *g)
@@ -401,7 +379,7 @@ int gl_germline_prefork(struct gl_germline *g, char **err)
 {
 	*err = NULL;
 	gl_germline_settle(g);
-	if (g->exec || g->pooled || g->ctl < 0)
+	if (g->pooled || g->ctl < 0) /* full, or no germline (an exec runtime's ctl is -1) */
 		return 0;
 	if (gl_germline_check(g, err) < 0) /* line 8, before this fork as before any */
 		return -1;
@@ -459,16 +437,42 @@ void gl_germline_settle(struct gl_germline *g)
 	close(g->retired_pidfd);
 }
 
-void gl_germline_stop(struct gl_germline *g)
+/* ---- the python runtime's seam (lib/runtime/runtime.h) ---------------------- */
+
+static struct gl_germline *germline_of(struct gl_runtime *rt)
 {
+	return (struct gl_germline *)((char *)rt - offsetof(struct gl_germline, rt));
+}
+
+/* Algorithm 1 line 8, G1–G3 (paper §IV-D, A2). */
+static int germline_check(struct gl_runtime *rt, char **err)
+{
+	const struct gl_germline *g = germline_of(rt);
+	return gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, err);
+}
+
+/* Line 9: a fork from the germline; its scratch dies with it. */
+static int germline_spawn(struct gl_runtime *rt, const struct gl_spawn *s, struct gl_copy *c,
+			  char **err)
+{
+	c->scratch = NULL;
+	return gl_germline_fork(germline_of(rt), s->chan, s->broker_sock, &c->pidfd, err);
+}
+
+/* Line 27: the copy with its descendants (A1, O3); the germline's init
+ * reaps it, not this process. */
+static int germline_end_copy(struct gl_runtime *rt, struct gl_copy *c)
+{
+	(void)rt;
+	gl_copy_kill(c->pidfd);
+	return -1;
+}
+
+static void germline_stop(struct gl_runtime *rt)
+{
+	struct gl_germline *g = germline_of(rt);
 	gl_germline_settle(g);
 	pool_drop(g);
-	if (g->exec) { /* runtime exec: no process, the retained release */
-		gl_exec_close(g->exec);
-		free(g->exec);
-		g->exec = NULL;
-		return;
-	}
 	if (g->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
 	else if (g->pid > 0)
@@ -492,3 +496,11 @@ void gl_germline_stop(struct gl_germline *g)
 	free(g->scratch_under);
 	g->scratch_under = NULL;
 }
+
+const struct gl_runtime_ops gl_germline_ops = {
+    .name = "python",
+    .check = germline_check,
+    .spawn = germline_spawn,
+    .end = germline_end_copy,
+    .stop = germline_stop,
+};

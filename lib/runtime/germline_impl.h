@@ -7,6 +7,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "sandbox/sandbox.h"
+
 #define GL_CTL_MSG_MAX 65536 /* largest control message read from a germline */
 
 void gl_ctl_deadline_in(struct timespec *d, int ms);
@@ -23,6 +25,19 @@ ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *n
 jv gl_ctl_parse(const char *buf, size_t n, const char **op);
 /* The "detail" of an {"op":"error"} message, sanitized and capped (malloc'd). Borrows v. */
 char *gl_ctl_detail(jv v);
+
+/* Paths the germline may read and execute (A2: initialisation sees only
+ * these; none holds user data): the interpreter, its standard library and
+ * site directories, the system paths (lib/sandbox/landlock.c
+ * gl_landlock_system_paths), the host dir, the release, read_paths. n
+ * returned; list[] borrows from spec and *b. lib/runtime/germline_allow.c. */
+struct gl_path_bufs {
+	char stdlib[64], local[96], etc[64];
+	struct gl_syspaths sys;
+};
+struct gl_launch_spec;
+size_t gl_germline_allowlist(const struct gl_launch_spec *spec, const char *interp_real,
+			     struct gl_path_bufs *b, const char **list, size_t cap);
 
 #ifdef GL_TESTING
 /* Test-only switches, compiled into tests/unit/germline_drive.c alone (it

@@ -58,6 +58,18 @@ int gl_landlock_allow_item(int ruleset_fd, int fd, bool dir);
 /* landlock_restrict_self(ruleset, 0). Async-signal-safe. */
 int gl_landlock_restrict(int ruleset_fd);
 
+/* The system paths every germline and exec copy reads (A1, A2: public code
+ * and data, no user data), in this order: the directory of the running
+ * system's C library (its multiarch directory, found from the loaded libc,
+ * not spelled), /lib64 (the loader), /etc/ld.so.cache, /etc/localtime,
+ * /usr/share/zoneinfo. The first is skipped if it cannot be found (a
+ * launch then fails closed: nothing can load). list[0..n) borrows from
+ * *sp and static storage; n returned. lib/sandbox/landlock.c. */
+struct gl_syspaths {
+	char libdir[4096];
+};
+size_t gl_landlock_system_paths(struct gl_syspaths *sp, const char **list, size_t cap);
+
 /* A compiled seccomp program (struct sock_filter[]), built with libseccomp
  * before the fork and installed in the child with one prctl. */
 struct gl_bpf {

@@ -25,8 +25,10 @@
 #define _GNU_SOURCE
 #define GL_TESTING 1
 #include "sandbox/sandbox.c"
+#include "sandbox/landlock.c"
 #include "sandbox/proc.c"
 #include "runtime/germline.c"
+#include "runtime/germline_allow.c"
 #include "runtime/germline_fork.c"
 #include "runtime/germline_child.c"
 #include "sandbox/scratch.c"
