@@ -55,6 +55,13 @@ static bool run_lines(struct gl_session *s)
 	return all_ok && !too_long;
 }
 
+/* A receipt that cannot be written (lib/runtime/receipt.h): gl-run stops,
+ * a launch without its evidence must not go on (SPEC §9, fail closed). */
+static void receipt_lost(const char *detail)
+{
+	gl_die(GL_EXIT_USAGE, "%s", detail);
+}
+
 int main(int argc, char **argv)
 {
 	gl_stdio_init("gl-run");
@@ -67,7 +74,7 @@ int main(int argc, char **argv)
 	struct gl_session s = {0};
 	s.broker.deadline_s = GL_BROKER_DEADLINE_DEFAULT;
 	parse_flags(argc, argv, &o, &s.broker);
-	struct gl_receipts rc = {.dir = o.receipts, .profile = o.profile};
+	struct gl_receipts rc = {.dir = o.receipts, .profile = o.profile, .lost = receipt_lost};
 	check_flags(&o, &s, &rc);
 
 	struct gl_policy pol;

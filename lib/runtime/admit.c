@@ -112,56 +112,71 @@ static char *entry_file(jv files, const char *entry)
 	return hit;
 }
 
-enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256, const char *entry,
-				   struct gl_admit *a, char **err)
+/* The install record's "files" map (owned, into *files) and its digest,
+ * what the receipt binds as tree_sha256. */
+static enum gl_admit_status read_record(const char *rpath, jv *files, char tree_sha256[65],
+					char **err)
 {
-	memset(a, 0, sizeof *a);
-	a->dirfd = -1;
-	*err = NULL;
-	if (!gl_sha256_hex_ok(sha256, strlen(sha256)))
-		return gl_err(err, "not a release SHA-256"), GL_ADMIT_NO_RECORD;
-	autofree char *rpath = gl_xasprintf("%s/%s.json", releases_dir, sha256);
 	autofree char *buf = NULL;
 	size_t len = 0;
 	if (gl_read_file_capped(rpath, RECORD_MAX, &buf, &len) < 0)
 		return gl_err(err, "install record %s: %s", rpath, strerror(errno)),
 		       GL_ADMIT_NO_RECORD;
 	jv rec = gl_json_parse(buf, len);
-	jv files = jv_get_kind(rec) == JV_KIND_OBJECT ? gl_json_get(rec, "files") : jv_invalid();
+	*files = jv_get_kind(rec) == JV_KIND_OBJECT ? gl_json_get(rec, "files") : jv_invalid();
 	jv_free(rec);
-	if (jv_get_kind(files) != JV_KIND_OBJECT || jv_object_length(jv_copy(files)) > GL_ADMIT_FILES_MAX) {
-		jv_free(files);
+	if (jv_get_kind(*files) != JV_KIND_OBJECT ||
+	    jv_object_length(jv_copy(*files)) > GL_ADMIT_FILES_MAX)
 		return gl_err(err, "install record %s: no \"files\" map", rpath), GL_ADMIT_NO_RECORD;
+	autobuf struct gl_buf b = {0};
+	autofree char *cerr = NULL;
+	if (gl_canon_dump(&b, *files, &cerr) < 0)
+		return gl_err(err, "install record %s: %s", rpath, cerr), GL_ADMIT_NO_RECORD;
+	unsigned char h[32];
+	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
+	gl_hex(h, 32, tree_sha256);
+	return GL_ADMIT_OK;
+}
+
+/* One listed file opened beneath a->dirfd, kept open and hashed from its
+ * descriptor against want (the record's hash). */
+static enum gl_admit_status admit_file(struct gl_admit *a, struct gl_admit_file *f,
+				       const char *want, char **err)
+{
+	bool is_manifest = !strcmp(f->rel, "manifest.json");
+	bool is_target = !strcmp(f->rel, a->target);
+	/* RESOLVE_BENEATH semantics by hand: no absolute path, no "..",
+	 * no link followed (O_NOFOLLOW on the last component; the walk
+	 * refused links everywhere in the tree). */
+	struct stat sb;
+	f->fd = f->rel[0] == '/' || strstr(f->rel, "..")
+		    ? -1
+		    : openat(a->dirfd, f->rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (f->fd < 0 || fstat(f->fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    gl_sha256_fd_hex(f->fd, f->sha256) < 0) {
+		autofree char *s = gl_sanitize(f->rel, strlen(f->rel));
+		gl_err(err, "%s: missing or unreadable (%s)", s,
+		       f->fd < 0 ? strerror(errno) : "not a regular file");
+		return GL_ADMIT_TREE;
 	}
-	/* The tree's digest: what the receipt binds as tree_sha256. */
-	{
-		autobuf struct gl_buf b = {0};
-		autofree char *cerr = NULL;
-		if (gl_canon_dump(&b, files, &cerr) < 0) {
-			jv_free(files);
-			return gl_err(err, "install record %s: %s", rpath, cerr), GL_ADMIT_NO_RECORD;
-		}
-		unsigned char h[32];
-		crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
-		gl_hex(h, 32, a->tree_sha256);
+	if (strcmp(f->sha256, want)) {
+		autofree char *s = gl_sanitize(f->rel, strlen(f->rel));
+		gl_err(err, "%s changed after install: SHA-256 %s, the record says %.64s", s, f->sha256,
+		       want);
+		return is_manifest ? GL_ADMIT_MANIFEST : is_target ? GL_ADMIT_TARGET : GL_ADMIT_TREE;
 	}
-	autofree char *dpath = gl_xasprintf("%s/%s", releases_dir, sha256);
-	a->dirfd = open(dpath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (is_manifest)
+		memcpy(a->manifest_sha256, f->sha256, 65);
+	if (is_target)
+		memcpy(a->target_sha256, f->sha256, 65);
+	return GL_ADMIT_OK;
+}
+
+/* Every file the record lists, admitted in the record's order until one
+ * fails; then the counts and the manifest. seen: the walk's count. */
+static enum gl_admit_status admit_files(struct gl_admit *a, jv files, size_t seen, char **err)
+{
 	enum gl_admit_status st = GL_ADMIT_OK;
-	if (a->dirfd < 0) {
-		st = GL_ADMIT_NO_RECORD;
-		gl_err(err, "%s: %s", dpath, strerror(errno));
-		goto out;
-	}
-	a->target = entry_file(files, entry);
-	if (!a->target) {
-		st = GL_ADMIT_TARGET;
-		gl_err(err, "the entry module has no file in the install record");
-		goto out;
-	}
-	size_t seen = 0;
-	if ((st = walk(a->dirfd, "", files, 0, &seen, err)) != GL_ADMIT_OK)
-		goto out;
 	size_t n = (size_t)jv_object_length(jv_copy(files));
 	a->f = gl_xcalloc(n ? n : 1, sizeof *a->f);
 	jv_object_foreach(files, k, v)
@@ -169,35 +184,8 @@ enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256,
 		if (st == GL_ADMIT_OK) {
 			struct gl_admit_file *f = &a->f[a->n++];
 			f->rel = gl_xstrdup(jv_string_value(k));
-			const char *want = jv_get_kind(v) == JV_KIND_STRING ? jv_string_value(v) : "";
-			bool is_manifest = !strcmp(f->rel, "manifest.json");
-			bool is_target = !strcmp(f->rel, a->target);
-			/* RESOLVE_BENEATH semantics by hand: no absolute path, no "..",
-			 * no link followed (O_NOFOLLOW on the last component; the walk
-			 * above refused links everywhere in the tree). */
-			struct stat sb;
-			f->fd = f->rel[0] == '/' || strstr(f->rel, "..")
-				    ? -1
-				    : openat(a->dirfd, f->rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (f->fd < 0 || fstat(f->fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-			    gl_sha256_fd_hex(f->fd, f->sha256) < 0) {
-				st = GL_ADMIT_TREE;
-				autofree char *s = gl_sanitize(f->rel, strlen(f->rel));
-				gl_err(err, "%s: missing or unreadable (%s)", s,
-				       f->fd < 0 ? strerror(errno) : "not a regular file");
-			} else if (strcmp(f->sha256, want)) {
-				st = is_manifest ? GL_ADMIT_MANIFEST
-				     : is_target ? GL_ADMIT_TARGET
-						 : GL_ADMIT_TREE;
-				autofree char *s = gl_sanitize(f->rel, strlen(f->rel));
-				gl_err(err, "%s changed after install: SHA-256 %s, the record says %.64s", s,
-				       f->sha256, want);
-			} else {
-				if (is_manifest)
-					memcpy(a->manifest_sha256, f->sha256, 65);
-				if (is_target)
-					memcpy(a->target_sha256, f->sha256, 65);
-			}
+			st = admit_file(a, f, jv_get_kind(v) == JV_KIND_STRING ? jv_string_value(v) : "",
+					err);
 		}
 		jv_free(k);
 		jv_free(v);
@@ -210,7 +198,36 @@ enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256,
 		st = GL_ADMIT_MANIFEST;
 		gl_err(err, "manifest.json is not in the install record");
 	}
-out:
+	return st;
+}
+
+enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256, const char *entry,
+				   struct gl_admit *a, char **err)
+{
+	memset(a, 0, sizeof *a);
+	a->dirfd = -1;
+	*err = NULL;
+	if (!gl_sha256_hex_ok(sha256, strlen(sha256)))
+		return gl_err(err, "not a release SHA-256"), GL_ADMIT_NO_RECORD;
+	autofree char *rpath = gl_xasprintf("%s/%s.json", releases_dir, sha256);
+	jv files = jv_invalid();
+	enum gl_admit_status st = read_record(rpath, &files, a->tree_sha256, err);
+	if (st != GL_ADMIT_OK) {
+		jv_free(files);
+		return st;
+	}
+	autofree char *dpath = gl_xasprintf("%s/%s", releases_dir, sha256);
+	a->dirfd = open(dpath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	size_t seen = 0;
+	if (a->dirfd < 0) {
+		st = GL_ADMIT_NO_RECORD;
+		gl_err(err, "%s: %s", dpath, strerror(errno));
+	} else if (!(a->target = entry_file(files, entry))) {
+		st = GL_ADMIT_TARGET;
+		gl_err(err, "the entry module has no file in the install record");
+	} else if ((st = walk(a->dirfd, "", files, 0, &seen, err)) == GL_ADMIT_OK) {
+		st = admit_files(a, files, seen, err);
+	}
 	jv_free(files);
 	if (st != GL_ADMIT_OK)
 		gl_admit_close(a);

@@ -81,9 +81,9 @@ static void mount_workspace(int sfd, const char *state)
 		child_fail(sfd, XS_WS_TMPFS);
 }
 
-GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
+/* The copy's user namespace: its uid and gid maps. */
+static void child_userns(const struct gl_exec_prep *p, int sfd)
 {
-	int sfd = p->status_w;
 	/* A broker holding the host key (gl-run --host-key) is not dumpable,
 	 * which makes /proc/self/{setgroups,uid_map} root's and unwritable for
 	 * an unprivileged broker. This child holds no secret (the key's pages
@@ -96,10 +96,14 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 	if (gl_write_file_str("/proc/self/uid_map", p->uid_map) < 0 ||
 	    gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
 		child_fail(sfd, XS_USERNS);
-	/* Mount namespace: nothing propagates back; the declared hosts resolve
-	 * to the relay (the copy's own /etc/hosts, read-only). With the
-	 * minimal root (lib/sandbox/root.h) the hosts file and the workspace are two of
-	 * its binds, and nothing else of the host is there. */
+}
+
+/* Mount namespace: nothing propagates back; the declared hosts resolve
+ * to the relay (the copy's own /etc/hosts, read-only). With the
+ * minimal root (lib/sandbox/root.h) the hosts file and the workspace are two of
+ * its binds, and nothing else of the host is there. */
+static void child_mounts(const struct gl_exec_prep *p, int sfd)
+{
 	if (p->root) {
 		int bad;
 		if (gl_root_enter(p->root, "/tmp", &bad) != GL_ROOT_OK)
@@ -117,7 +121,12 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 		if (p->state[0])
 			mount_workspace(sfd, p->state);
 	}
-	/* The network namespace holds only lo, brought up for the relay. */
+}
+
+/* The network namespace holds only lo, brought up for the relay, whose
+ * listening socket is returned. */
+static int child_relay(int sfd)
+{
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof ifr);
@@ -133,10 +142,15 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
 	    bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 16) < 0)
 		child_fail(sfd, XS_RELAY);
+	return lfd;
+}
 
-	/* Descriptors: /dev/null on 0-2, the channel on 3, the relay on 4, the
-	 * target on 5 (kept across the host's exec), the host on 6, the status
-	 * pipe on 7 and the ruleset on 8 (close-on-exec); nothing else. */
+/* Descriptors: /dev/null on 0-2, the channel on 3, the relay on 4, the
+ * target on 5 (kept across the host's exec), the host on 6, the status
+ * pipe on 7 and the ruleset on 8 (close-on-exec); nothing else. The
+ * status pipe's new number (7) is returned. */
+static int child_descriptors(const struct gl_exec_prep *p, int lfd, int sfd)
+{
 	int keep[7] = {p->devnull, p->chan, lfd, p->target, p->host, p->status_w, p->ruleset};
 	for (int i = 0; i < 7; i++) {
 		if (keep[i] < 0)
@@ -156,6 +170,19 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 		child_fail(sfd, XS_DESCRIPTORS);
 	if (syscall(SYS_close_range, 9u, ~0u, 0u) < 0)
 		child_fail(sfd, XS_DESCRIPTORS);
+	return sfd;
+}
+
+/* The confinement steps in their order, each failing closed on the status
+ * pipe (SPEC §9): user namespace, mounts, loopback and relay, descriptors,
+ * then the lines below up to the exec. */
+GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
+{
+	int sfd = p->status_w;
+	child_userns(p, sfd);
+	child_mounts(p, sfd);
+	int lfd = child_relay(sfd);
+	sfd = child_descriptors(p, lfd, sfd);
 	if (chdir(p->release_dir) < 0)
 		child_fail(sfd, XS_DESCRIPTORS);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)

@@ -1,6 +1,8 @@
-/* germline.c — verified launch of a germline, fork requests, kill and stop
- * (paper §IV-D, §VI "Germline and copies"; SPEC §9, §10). See germline.h,
- * docs/design/run.md and docs/sandbox.md. */
+/* germline.c — the verified launch of a germline (paper §IV-D, §VI
+ * "Germline and copies"; SPEC §9, §10): prepared, cloned, bounded, the exec
+ * observed, the handshake. Fork requests, kill and stop are
+ * lib/runtime/germline_fork.c's. See germline.h, docs/design/run.md and
+ * docs/sandbox.md. */
 #define _GNU_SOURCE
 #include "runtime/germline.h"
 
@@ -261,9 +263,11 @@ static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g
 	return 0;
 }
 
-/* Prepare everything before the fork; GL_LAUNCH_OK or the failed step. */
-static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, struct gl_germline *g,
-					  struct launch_prep *p, char *interp_real, char **err)
+/* The interpreter resolved, opened and hashed once: what is hashed is
+ * what runs (SPEC §9, seed 002), executed from p->interp. */
+static enum gl_launch_step open_interpreter(const struct gl_launch_spec *spec,
+					    struct gl_germline *g, struct launch_prep *p,
+					    char *interp_real, char **err)
 {
 	if (!realpath(spec->interpreter, interp_real)) {
 		*err = gl_xasprintf("interpreter %s: %s", spec->interpreter, strerror(errno));
@@ -289,13 +293,21 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 	}
 	p->sim = (getenv("GL_TEST_NO_USERNS") ? SIM_NO_USERNS : 0) |
 		 (getenv("GL_TEST_NO_NETNS") ? SIM_NO_NETNS : 0);
-	unsigned off = gl_launch_test.off;
+	p->off = gl_launch_test.off;
 #else
-	const unsigned off = 0;
+	p->off = 0;
 #endif
-	p->off = off;
+	return GL_LAUNCH_OK;
+}
 
-	/* Landlock: detected once; fail closed below the profile's ABI. */
+/* Landlock (A2: initialisation reads only list[0..*n), none of it user
+ * data): the ABI detected once, fail closed below the profile's, then the
+ * germline's ruleset. list borrows from *bufs. */
+static enum gl_launch_step prepare_landlock(const struct gl_launch_spec *spec,
+					    struct gl_germline *g, struct launch_prep *p,
+					    const char *interp_real, struct gl_path_bufs *bufs,
+					    const char **list, size_t *n, char **err)
+{
 	int abi = gl_landlock_abi();
 	int required = spec->min_landlock_abi > 0 ? spec->min_landlock_abi : GL_LANDLOCK_ABI_REQUIRED;
 	g->enf.landlock_abi = abi > 0 ? abi : 0;
@@ -313,45 +325,53 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 		return GL_LAUNCH_LANDLOCK;
 	}
 	g->enf.landlock_abi = abi;
-	struct gl_path_bufs bufs;
-	const char *list[64];
-	size_t n = gl_germline_allowlist(spec, interp_real, &bufs, list, 64);
-	if (!(off & GL_OFF_LANDLOCK)) {
-		const char *bad;
-		p->ruleset = gl_landlock_germline_ruleset(abi, list, n, p->interp, &bad);
-		if (p->ruleset < 0) {
-			int e = errno;
-			*err = gl_xasprintf("Landlock ruleset (%s): %s%s", bad ? bad : "create", strerror(e),
-					    launch_hint(GL_LAUNCH_LANDLOCK, e));
-			return GL_LAUNCH_LANDLOCK;
-		}
-		g->enf.fs_enforced = true;
-		g->enf.net_enforced = abi >= 4;
-		g->enf.scoped_enforced = abi >= 6;
+	*n = gl_germline_allowlist(spec, interp_real, bufs, list, 64);
+	if (p->off & GL_OFF_LANDLOCK)
+		return GL_LAUNCH_OK;
+	const char *bad;
+	p->ruleset = gl_landlock_germline_ruleset(abi, list, *n, p->interp, &bad);
+	if (p->ruleset < 0) {
+		int e = errno;
+		*err = gl_xasprintf("Landlock ruleset (%s): %s%s", bad ? bad : "create", strerror(e),
+				    launch_hint(GL_LAUNCH_LANDLOCK, e));
+		return GL_LAUNCH_LANDLOCK;
 	}
-	/* The minimal root holds the same paths (lib/sandbox/root.h): what Landlock
-	 * lets the germline open is all it can see. */
-	if (!(off & GL_OFF_ROOT)) {
-		char *rerr = NULL;
-		int rc = gl_root_add_system(&p->root, &rerr);
-		for (size_t i = 0; rc == 0 && i < n; i++)
-			rc = gl_root_add_bind(&p->root, list[i], &rerr);
-		if (rc == 0)
-			rc = gl_root_add_bind(&p->root, spec->interpreter, &rerr);
-		if (rc == 0)
-			rc = gl_root_add_dev(&p->root, "/dev/null", &rerr);
-		if (rc == 0)
-			rc = gl_root_add_dev(&p->root, "/dev/urandom", &rerr);
-		if (rc == 0)
-			rc = root_scratch(spec, g, p, abi, &rerr);
-		if (rc < 0) {
-			*err = rerr;
-			return GL_LAUNCH_ROOT;
-		}
-	}
+	g->enf.fs_enforced = true;
+	g->enf.net_enforced = abi >= 4;
+	g->enf.scoped_enforced = abi >= 6;
+	return GL_LAUNCH_OK;
+}
 
-	/* seccomp: the germline's program, and the hash of the copies'. */
-	char *serr = NULL;
+/* The minimal root holds the same paths (lib/sandbox/root.h): what Landlock
+ * lets the germline open is all it can see. */
+static enum gl_launch_step prepare_root(const struct gl_launch_spec *spec, struct gl_germline *g,
+					struct launch_prep *p, const char *const *list, size_t n,
+					char **err)
+{
+	if (p->off & GL_OFF_ROOT)
+		return GL_LAUNCH_OK;
+	char *rerr = NULL;
+	int rc = gl_root_add_system(&p->root, &rerr);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = gl_root_add_bind(&p->root, list[i], &rerr);
+	if (rc == 0)
+		rc = gl_root_add_bind(&p->root, spec->interpreter, &rerr);
+	if (rc == 0)
+		rc = gl_root_add_dev(&p->root, "/dev/null", &rerr);
+	if (rc == 0)
+		rc = gl_root_add_dev(&p->root, "/dev/urandom", &rerr);
+	if (rc == 0)
+		rc = root_scratch(spec, g, p, g->enf.landlock_abi, &rerr);
+	if (rc < 0) {
+		*err = rerr;
+		return GL_LAUNCH_ROOT;
+	}
+	return GL_LAUNCH_OK;
+}
+
+/* seccomp: the germline's program, and the hash of the copies'. */
+static enum gl_launch_step prepare_seccomp(struct gl_germline *g, struct launch_prep *p, char **err)
+{
 #ifdef GL_TESTING
 	if (getenv("GL_TEST_NO_SECCOMP")) {
 		*err = gl_xstrdup("seccomp filters unavailable (GL_TEST_NO_SECCOMP: the kernel lacks "
@@ -359,21 +379,42 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 		return GL_LAUNCH_SECCOMP;
 	}
 #endif
-	if (!(off & GL_OFF_SECCOMP)) {
-		if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, &serr) < 0) {
-			*err = serr;
-			return GL_LAUNCH_SECCOMP;
-		}
-		struct gl_bpf copy;
-		if (gl_seccomp_build(GL_FILTER_COPY, &copy, &serr) < 0) {
-			*err = serr;
-			return GL_LAUNCH_SECCOMP;
-		}
-		gl_bpf_sha256(&copy, g->enf.seccomp_filter_sha256);
-		gl_bpf_free(&copy);
-		g->enf.seccomp_enforced = true;
+	if (p->off & GL_OFF_SECCOMP)
+		return GL_LAUNCH_OK;
+	char *serr = NULL;
+	if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, &serr) < 0) {
+		*err = serr;
+		return GL_LAUNCH_SECCOMP;
 	}
+	struct gl_bpf copy;
+	if (gl_seccomp_build(GL_FILTER_COPY, &copy, &serr) < 0) {
+		*err = serr;
+		return GL_LAUNCH_SECCOMP;
+	}
+	gl_bpf_sha256(&copy, g->enf.seccomp_filter_sha256);
+	gl_bpf_free(&copy);
+	g->enf.seccomp_enforced = true;
+	return GL_LAUNCH_OK;
+}
 
+/* Prepare everything before the fork, in this order: the interpreter,
+ * Landlock, the minimal root, seccomp, the control socket. GL_LAUNCH_OK or
+ * the failed step. */
+static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, struct gl_germline *g,
+					  struct launch_prep *p, char *interp_real, char **err)
+{
+	struct gl_path_bufs bufs;
+	const char *list[64];
+	size_t n = 0;
+	enum gl_launch_step step = open_interpreter(spec, g, p, interp_real, err);
+	if (step == GL_LAUNCH_OK)
+		step = prepare_landlock(spec, g, p, interp_real, &bufs, list, &n, err);
+	if (step == GL_LAUNCH_OK)
+		step = prepare_root(spec, g, p, list, n, err);
+	if (step == GL_LAUNCH_OK)
+		step = prepare_seccomp(g, p, err);
+	if (step != GL_LAUNCH_OK)
+		return step;
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		*err = gl_xasprintf("control socketpair: %s", strerror(errno));
@@ -385,51 +426,102 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 	return GL_LAUNCH_OK;
 }
 
-/* The host's arguments for the import twin (paper §IV-F, A4): the
- * release is imported under these values, and gl-replay launches with the
- * witness's, so every Python-level clock, random source and the string
- * hash seed the import can read are the same in both (docs/witness.md
- * "What a witness records, and why it suffices"). Without an import twin
- * the host runs as before issue 14: -I, the real clock at import. */
-struct import_args {
-	char flags[8], sec[24], usec[16], seed[65], hashseed[32];
-};
-
-static void import_args(const struct gl_launch_spec *spec, struct gl_germline *g,
-			struct import_args *a)
+/* The status pipe (SPEC §9: "failed before exec" from "ran") and the go
+ * pipe (bound_launch); *status_r is the parent's read end. 0, or -1 with *err. */
+static int launch_pipes(struct launch_prep *p, int *status_r, char **err)
 {
-	g->import_twinned = !spec->import_real;
-#ifdef GL_TESTING
-	if (getenv("GL_TEST_IMPORT_TWIN_OFF")) /* the landed behaviour: real clock at import */
-		g->import_twinned = false;
-#endif
-	if (!g->import_twinned) {
-		memset(&g->import_twin, 0, sizeof g->import_twin);
-		snprintf(a->flags, sizeof a->flags, "-I");
-		return;
+	int status[2], go[2];
+	if (pipe2(status, O_CLOEXEC) < 0 || (p->devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+		return gl_err(err, "status pipe or /dev/null: %s", strerror(errno));
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		close(status[0]);
+		close(status[1]);
+		return gl_err(err, "go pipe: %s", strerror(errno));
 	}
-	if (spec->import_twin)
-		g->import_twin = *spec->import_twin;
-	else
-		gl_twin_new(&g->import_twin);
-	/* -I without -E: PYTHONHASHSEED is read, from this environment only
-	 * (envp is the broker's, never the user's). -P -s are -I's other parts. */
-	snprintf(a->flags, sizeof a->flags, "-Ps");
-	snprintf(a->sec, sizeof a->sec, "%lld", (long long)g->import_twin.sec);
-	snprintf(a->usec, sizeof a->usec, "%lld", (long long)g->import_twin.usec);
-	memcpy(a->seed, g->import_twin.seed, sizeof a->seed);
-	unsigned long h = 0; /* the seed's first 32 bits (lowercase hex, checked by its reader) */
-	for (int i = 0; i < 8; i++) {
-		char c = g->import_twin.seed[i];
-		h = h << 4 | (unsigned long)(c >= 'a' ? c - 'a' + 10 : c - '0');
-	}
-	snprintf(a->hashseed, sizeof a->hashseed, "PYTHONHASHSEED=%lu", h & 0xffffffffUL);
+	p->go_r = go[0];
+	p->go_w = go[1];
+	*status_r = status[0];
+	p->status_w = status[1];
+	return 0;
 }
 
-enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
-				       char **err)
+/* The clone: the init of a new user and PID namespace, which makes the
+ * germline its child (lib/runtime/germline_child.c). The child never
+ * returns. GL_LAUNCH_OK in the parent, or the failed step with *err. */
+static enum gl_launch_step launch_clone(struct gl_germline *g, struct launch_prep *p, char **err)
 {
-	*err = NULL;
+	if (p->off & GL_OFF_PIDNS) {
+		g->pid = fork();
+	} else {
+		/* The init's PID namespace is owned by its new user namespace, so
+		 * an unprivileged broker may create both in one clone. The raw
+		 * syscall runs no at-fork handler: the child makes syscalls only. */
+		p->parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		if (p->parent_pidfd < 0) {
+			*err = gl_xasprintf("pidfd_open: %s", strerror(errno));
+			return GL_LAUNCH_FORK;
+		}
+		g->pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+		g->has_init = true;
+	}
+	if (g->pid < 0) {
+		int e = errno;
+		*err = gl_xasprintf("clone: %s%s", strerror(e), launch_hint(GL_LAUNCH_USERNS, e));
+		return g->has_init ? GL_LAUNCH_USERNS : GL_LAUNCH_FORK;
+	}
+	if (g->pid == 0) {
+		if (p->off & GL_OFF_PIDNS)
+			gl_launch_child(p);
+		gl_launch_init(p);
+	}
+	g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
+	if (g->pidfd < 0) {
+		*err = gl_xasprintf("pidfd_open: %s", strerror(errno));
+		return GL_LAUNCH_FORK;
+	}
+	return GL_LAUNCH_OK;
+}
+
+/* Exec observed. Now the host's handshake: the entry module imported,
+ * then its scratch read-only before any copy (A1). */
+static enum gl_launch_step handshake(struct gl_germline *g, const struct timespec *deadline,
+				     char **err)
+{
+	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
+	int fds[1], nfds;
+	char *msg = NULL;
+	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, fds, 0, &nfds, deadline, &msg);
+	if (n < 0) {
+		*err = gl_xasprintf("handshake: %s", msg);
+		free(msg);
+		return GL_LAUNCH_HANDSHAKE;
+	}
+	if (n == 0) {
+		*err = gl_xstrdup("handshake: the germline exited before it was ready");
+		return GL_LAUNCH_HANDSHAKE;
+	}
+	const char *op;
+	jv v = gl_ctl_parse(buf, (size_t)n, &op);
+	if (op && !strcmp(op, "ready") && jv_object_length(jv_copy(v)) == 1) {
+		jv_free(v);
+		if (g->scratch && gl_scratch_start(g->pidfd, (const char *const *)g->scratch_under,
+						   &g->mounter, err) < 0)
+			return GL_LAUNCH_ROOT;
+		return GL_LAUNCH_OK;
+	}
+	if (op && !strcmp(op, "error")) {
+		autofree char *d = gl_ctl_detail(v);
+		jv_free(v);
+		*err = gl_xasprintf("the release's entry module failed to import: %s", d);
+		return GL_LAUNCH_HANDSHAKE;
+	}
+	jv_free(v);
+	*err = gl_xstrdup("handshake: malformed message from the germline");
+	return GL_LAUNCH_HANDSHAKE;
+}
+
+static void launch_init_handle(struct gl_germline *g)
+{
 	memset(g, 0, sizeof *g);
 	g->rt.ops = &gl_germline_ops;
 	g->pid = g->gpid = -1;
@@ -437,7 +529,16 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	g->mounter = (struct gl_scratch){-1, -1};
 	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
 	memcpy(g->enf.namespaces, ns, sizeof ns);
+}
 
+/* The verified launch (paper §IV-D, §VI; SPEC §9), each step failing closed
+ * through launch_fail: prepare, pipes and arguments, clone, bound, the
+ * exec observed, the handshake. */
+enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
+				       char **err)
+{
+	*err = NULL;
+	launch_init_handle(g);
 	struct launch_prep p = {.interp = -1, .ctl_child = -1, .devnull = -1, .status_w = -1,
 				.ruleset = -1, .parent_pidfd = -1, .go_r = -1, .go_w = -1,
 				.parent = getpid()};
@@ -459,71 +560,16 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	enum gl_launch_step step = launch_prepare(spec, g, &p, interp_real, &msg);
 	if (step != GL_LAUNCH_OK)
 		return launch_fail(g, &p, step, err, msg);
-
-	int status[2], go[2];
-	if (pipe2(status, O_CLOEXEC) < 0 || (p.devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
-		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, err,
-				   gl_xasprintf("status pipe or /dev/null: %s", strerror(errno)));
-	if (pipe2(go, O_CLOEXEC) < 0) {
-		close(status[0]);
-		close(status[1]);
-		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, err,
-				   gl_xasprintf("go pipe: %s", strerror(errno)));
-	}
-	p.go_r = go[0];
-	p.go_w = go[1];
-	autoclose int status_r = status[0];
-	p.status_w = status[1];
-	snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1\n", (unsigned)geteuid());
-	snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1\n", (unsigned)getegid());
+	autoclose int status_r = -1;
+	if (launch_pipes(&p, &status_r, &msg) < 0)
+		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, err, msg);
 	autofree char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
 	struct import_args ia = {0};
-	import_args(spec, g, &ia);
-	/* The last argument: whether "/" is the minimal root (a tmpfs made at
-	 * launch, whose times the host reports as the import twin's); only a
-	 * GL_TESTING build runs without it (GL_OFF_ROOT). */
-	char *argv[] = {"python3", ia.flags, "-B", script, (char *)spec->release_dir,
-			(char *)spec->entry, ia.sec, ia.usec, ia.seed,
-			p.off & GL_OFF_ROOT ? "0" : "1", NULL};
-	if (!g->import_twinned)
-		argv[6] = NULL;
-	memcpy(p.argv, argv, sizeof argv);
-	/* Numeric libraries pinned to one thread: G1 (A2) needs a one-thread germline. */
+	gl_launch_import_args(spec, g, &ia);
 	autofree char *prof = spec->profile ? gl_xasprintf("GL_PROFILE=%s", spec->profile) : NULL;
-	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent", "TMPDIR=/tmp",
-			"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1",
-			"NUMEXPR_NUM_THREADS=1", "VECLIB_MAXIMUM_THREADS=1",
-			g->import_twinned ? ia.hashseed : prof, g->import_twinned ? prof : NULL,
-			NULL};
-	memcpy(p.envp, envp, sizeof envp);
-
-	if (p.off & GL_OFF_PIDNS) {
-		g->pid = fork();
-	} else {
-		/* The init's PID namespace is owned by its new user namespace, so
-		 * an unprivileged broker may create both in one clone. The raw
-		 * syscall runs no at-fork handler: the child makes syscalls only. */
-		p.parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-		if (p.parent_pidfd < 0)
-			return launch_fail(g, &p, GL_LAUNCH_FORK, err,
-					   gl_xasprintf("pidfd_open: %s", strerror(errno)));
-		g->pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
-		g->has_init = true;
-	}
-	if (g->pid < 0) {
-		int e = errno;
-		return launch_fail(g, &p, g->has_init ? GL_LAUNCH_USERNS : GL_LAUNCH_FORK, err,
-				   gl_xasprintf("clone: %s%s", strerror(e),
-						launch_hint(GL_LAUNCH_USERNS, e)));
-	}
-	if (g->pid == 0) {
-		if (p.off & GL_OFF_PIDNS)
-			gl_launch_child(&p);
-		gl_launch_init(&p);
-	}
-	g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
-	if (g->pidfd < 0)
-		return launch_fail(g, &p, GL_LAUNCH_FORK, err, gl_xasprintf("pidfd_open: %s", strerror(errno)));
+	gl_launch_args(spec, g, &p, &ia, script, prof);
+	if ((step = launch_clone(g, &p, &msg)) != GL_LAUNCH_OK)
+		return launch_fail(g, &p, step, err, msg);
 	/* Bounded before it runs the release's import (issue 15, paper §III) */
 	if (bound_launch(spec, g, &p, &msg) < 0)
 		return launch_fail(g, &p, GL_LAUNCH_LIMITS, err, msg);
@@ -539,60 +585,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	/* The status pipe's EOF came after the init closed its end, which it
 	 * does right after forking the germline: the germline is its child. */
 	g->gpid = g->has_init ? gl_proc_first_child(g->pid) : g->pid;
-
-	/* Exec observed. Now the host's handshake: the entry module imported. */
-	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
-	int fds[1], nfds;
-	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, fds, 0, &nfds, &deadline, &msg);
-	if (n < 0) {
-		char *m = gl_xasprintf("handshake: %s", msg);
-		free(msg);
-		return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err, m);
-	}
-	if (n == 0)
-		return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err,
-				   gl_xstrdup("handshake: the germline exited before it was ready"));
-	const char *op;
-	jv v = gl_ctl_parse(buf, (size_t)n, &op);
-	if (op && !strcmp(op, "ready") && jv_object_length(jv_copy(v)) == 1) {
-		jv_free(v);
-		/* The import is done: its scratch read-only before any copy (A1). */
-		if (g->scratch && gl_scratch_start(g->pidfd, (const char *const *)g->scratch_under,
-						   &g->mounter, &msg) < 0)
-			return launch_fail(g, &p, GL_LAUNCH_ROOT, err, msg);
-		return GL_LAUNCH_OK;
-	}
-	if (op && !strcmp(op, "error")) {
-		autofree char *d = gl_ctl_detail(v);
-		jv_free(v);
-		return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err,
-				   gl_xasprintf("the release's entry module failed to import: %s", d));
-	}
-	jv_free(v);
-	return launch_fail(g, &p, GL_LAUNCH_HANDSHAKE, err,
-			   gl_xstrdup("handshake: malformed message from the germline"));
-}
-
-void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
-{
-	*code = 0;
-	*stopped = false;
-	siginfo_t si;
-	memset(&si, 0, sizeof si);
-	if (g->pidfd >= 0) {
-		/* Already gone? Look without reaping (WNOWAIT). */
-		if (waitid(P_PIDFD, (id_t)g->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-		    si.si_pid == 0) {
-			syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
-			*stopped = true;
-			while (waitid(P_PIDFD, (id_t)g->pidfd, &si, WEXITED | WNOWAIT) < 0 &&
-			       errno == EINTR)
-				;
-		}
-		*code = si.si_code == CLD_EXITED ? si.si_status : -si.si_status;
-		/* the init's 128 + N: the germline was killed by signal N */
-		if (g->has_init && *code > 128 && *code < 128 + 65)
-			*code = -(*code - 128);
-	}
-	gl_germline_stop(g);
+	if ((step = handshake(g, &deadline, &msg)) != GL_LAUNCH_OK)
+		return launch_fail(g, &p, step, err, msg);
+	return GL_LAUNCH_OK;
 }

@@ -2,7 +2,8 @@
  * namespace and the germline between clone and execveat (SPEC §9 verified
  * launch, §10; docs/sandbox.md "The germline contained"). Everything here
  * runs after the broker's clone and only makes syscalls, into what
- * lib/runtime/germline.c prepared (struct launch_prep). */
+ * lib/runtime/germline.c prepared (struct launch_prep), except the last
+ * part: the germline's command line, built before the clone. */
 #define _GNU_SOURCE
 #include "runtime/germline_child.h"
 
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -211,3 +213,59 @@ void gl_launch_child(const struct launch_prep *p)
 	germline_child(p, p->parent);
 }
 
+/* ---- before the clone: the germline's command line (germline_child.h) ---- */
+
+void gl_launch_import_args(const struct gl_launch_spec *spec, struct gl_germline *g,
+			   struct import_args *a)
+{
+	g->import_twinned = !spec->import_real;
+#ifdef GL_TESTING
+	if (getenv("GL_TEST_IMPORT_TWIN_OFF")) /* the landed behaviour: real clock at import */
+		g->import_twinned = false;
+#endif
+	if (!g->import_twinned) {
+		memset(&g->import_twin, 0, sizeof g->import_twin);
+		snprintf(a->flags, sizeof a->flags, "-I");
+		return;
+	}
+	if (spec->import_twin)
+		g->import_twin = *spec->import_twin;
+	else
+		gl_twin_new(&g->import_twin);
+	/* -I without -E: PYTHONHASHSEED is read, from this environment only
+	 * (envp is the broker's, never the user's). -P -s are -I's other parts. */
+	snprintf(a->flags, sizeof a->flags, "-Ps");
+	snprintf(a->sec, sizeof a->sec, "%lld", (long long)g->import_twin.sec);
+	snprintf(a->usec, sizeof a->usec, "%lld", (long long)g->import_twin.usec);
+	memcpy(a->seed, g->import_twin.seed, sizeof a->seed);
+	unsigned long h = 0; /* the seed's first 32 bits (lowercase hex, checked by its reader) */
+	for (int i = 0; i < 8; i++) {
+		char c = g->import_twin.seed[i];
+		h = h << 4 | (unsigned long)(c >= 'a' ? c - 'a' + 10 : c - '0');
+	}
+	snprintf(a->hashseed, sizeof a->hashseed, "PYTHONHASHSEED=%lu", h & 0xffffffffUL);
+}
+
+/* The germline's argv and envp into p (they borrow *ia, script and prof). */
+void gl_launch_args(const struct gl_launch_spec *spec, const struct gl_germline *g,
+		    struct launch_prep *p, const struct import_args *ia, char *script, char *prof)
+{
+	snprintf(p->uid_map, sizeof p->uid_map, "0 %u 1\n", (unsigned)geteuid());
+	snprintf(p->gid_map, sizeof p->gid_map, "0 %u 1\n", (unsigned)getegid());
+	/* The last argument: whether "/" is the minimal root (a tmpfs made at
+	 * launch, whose times the host reports as the import twin's); only a
+	 * GL_TESTING build runs without it (GL_OFF_ROOT). */
+	char *argv[] = {"python3", (char *)ia->flags, "-B", script, (char *)spec->release_dir,
+			(char *)spec->entry, (char *)ia->sec, (char *)ia->usec, (char *)ia->seed,
+			p->off & GL_OFF_ROOT ? "0" : "1", NULL};
+	if (!g->import_twinned)
+		argv[6] = NULL;
+	memcpy(p->argv, argv, sizeof argv);
+	/* Numeric libraries pinned to one thread: G1 (A2) needs a one-thread germline. */
+	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent", "TMPDIR=/tmp",
+			"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1",
+			"NUMEXPR_NUM_THREADS=1", "VECLIB_MAXIMUM_THREADS=1",
+			g->import_twinned ? (char *)ia->hashseed : prof, g->import_twinned ? prof : NULL,
+			NULL};
+	memcpy(p->envp, envp, sizeof envp);
+}

@@ -1,7 +1,7 @@
 /* germline_child.h — the launch of a germline between the broker's clone
  * and execveat (lib/runtime/germline_child.c), used by lib/runtime/germline.c only: the
- * status report, what is prepared before the clone, and the two child
- * entries. Not an interface: germline.h is. */
+ * status report, what is prepared before the clone (with the germline's
+ * command line), and the two child entries. Not an interface: germline.h is. */
 #ifndef GL_GERMLINE_CHILD_H
 #define GL_GERMLINE_CHILD_H
 
@@ -35,6 +35,25 @@ struct launch_prep {
 	unsigned sim; /* GL_TESTING only: SIM_* kernel features pretended missing */
 };
 enum { SIM_NO_USERNS = 1u << 0, SIM_NO_NETNS = 1u << 1 };
+
+/* The host's arguments for the import twin (paper §IV-F, A4): the
+ * release is imported under these values, and gl-replay launches with the
+ * witness's, so every Python-level clock, random source and the string
+ * hash seed the import can read are the same in both (docs/witness.md
+ * "What a witness records, and why it suffices"). Without an import twin
+ * the host runs as before issue 14: -I, the real clock at import. */
+struct import_args {
+	char flags[8], sec[24], usec[16], seed[65], hashseed[32];
+};
+struct gl_launch_spec;
+struct gl_germline;
+/* Before the clone, in the broker: g's import twin chosen into *a. */
+void gl_launch_import_args(const struct gl_launch_spec *spec, struct gl_germline *g,
+			   struct import_args *a);
+/* Before the clone: the germline's argv and envp into p (they borrow *ia,
+ * script and prof, which outlive the clone). */
+void gl_launch_args(const struct gl_launch_spec *spec, const struct gl_germline *g,
+		    struct launch_prep *p, const struct import_args *ia, char *script, char *prof);
 
 /* The init of the germline's PID namespace (made by clone with
  * CLONE_NEWUSER|CLONE_NEWPID): namespaces, the minimal root, then the

@@ -243,32 +243,32 @@ static int bound_copy(struct gl_germline *g, pid_t host, char **err)
 	return 0;
 }
 
-int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
-		     char **err)
+/* Line 9's request: the copy's channel sent to the germline (consumed,
+ * *sock closed). 0, or -1 with *err; *chan_ino the channel's inode for the
+ * copy check. */
+static int request_fork(struct gl_germline *g, int *sock, uint64_t *chan_ino, char **err)
 {
-	*err = NULL;
-	*copy_pidfd = -1;
-	autoclose int sock = copy_sock; /* closed here whatever happens */
-	/* One copy at a time (A1): the last one has ended, and a pooled copy
-	 * nobody took is not left beside this one. */
-	gl_germline_settle(g);
-	pool_drop(g);
-	uint64_t chan_ino = gl_proc_socket_ino(sock);
-	if (!chan_ino) {
-		*err = gl_xstrdup("fork: the copy's channel is not a socket");
-		return -1;
-	}
-	if (g->ctl < 0) {
-		*err = gl_xstrdup("fork: the germline is not running");
-		return -1;
-	}
-	if (send_fork_request(g->ctl, sock) < 0) {
+	*chan_ino = gl_proc_socket_ino(*sock);
+	if (!*chan_ino)
+		return gl_err(err, "fork: the copy's channel is not a socket");
+	if (g->ctl < 0)
+		return gl_err(err, "fork: the germline is not running");
+	if (send_fork_request(g->ctl, *sock) < 0) {
 		*err = gl_xasprintf("fork: cannot reach the germline: %s", strerror(errno));
 		germline_kill(g);
 		return -1;
 	}
-	close(gl_steal_fd(&sock));
+	close(gl_steal_fd(sock));
+	return 0;
+}
 
+/* The germline's answer: {"op":"forked","pid":N} with the copy's pidfd
+ * (into *pidfd, the caller's to close), then {"op":"idle"}: the germline
+ * closed its pidfd of the copy, so the next G2 check sees it at rest
+ * (docs/design/run.md). *host is the copy's pid here, *fixed as pidfd_is.
+ * 0, or -1 with *err (the germline killed, unless it only could not fork). */
+static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fixed, char **err)
+{
 	struct timespec deadline;
 	gl_ctl_deadline_in(&deadline, FORK_TIMEOUT_MS);
 	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
@@ -281,12 +281,10 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 		germline_kill(g);
 		return -1;
 	}
-	autoclose int pidfd = nfds == 1 ? fd : -1;
+	*pidfd = nfds == 1 ? fd : -1;
 	const char *op;
 	jv v = gl_ctl_parse(buf, (size_t)n, &op);
 	int64_t pid = 0;
-	pid_t host = -1;
-	bool fixed = false;
 	if (op && !strcmp(op, "error") && nfds == 0) {
 		autofree char *d = gl_ctl_detail(v);
 		jv_free(v);
@@ -294,12 +292,10 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 		return -1; /* e.g. out of memory or pids; the germline itself is fine */
 	}
 	int ok = op && !strcmp(op, "forked") && jv_object_length(jv_copy(v)) == 2 &&
-		 gl_json_get_int(v, "pid", &pid) == 0 && pid > 0 && pid <= INT32_MAX && pidfd >= 0 &&
-		 pidfd_is(pidfd, (pid_t)pid, &host, &fixed);
+		 gl_json_get_int(v, "pid", &pid) == 0 && pid > 0 && pid <= INT32_MAX && *pidfd >= 0 &&
+		 pidfd_is(*pidfd, (pid_t)pid, host, fixed);
 	jv_free(v);
 	if (ok) {
-		/* {"op":"idle"}: the germline closed its pidfd of the copy, so the
-		 * next G2 check sees it at rest (docs/design/run.md). */
 		int fd2 = -1, nfds2 = 0;
 		n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd2, 1, &nfds2, &deadline, &msg);
 		if (fd2 >= 0)
@@ -308,41 +304,71 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 		ok = n > 0 && nfds2 == 0 && op && !strcmp(op, "idle") && jv_object_length(jv_copy(w)) == 1;
 		jv_free(w);
 		free(msg);
-		msg = NULL;
 	}
-	if (!ok) {
-		*err = gl_xstrdup("fork: malformed answer from the germline (expected {\"op\":\"forked\","
-				  "\"pid\":N} with the copy's pidfd, then {\"op\":\"idle\"})");
-		germline_kill(g);
-		return -1;
-	}
-	/* The germline's own code confined the copy; the broker checks it from
-	 * outside before the copy receives anything (docs/sandbox.md). */
+	if (ok)
+		return 0;
+	*err = gl_xstrdup("fork: malformed answer from the germline (expected {\"op\":\"forked\","
+			  "\"pid\":N} with the copy's pidfd, then {\"op\":\"idle\"})");
+	germline_kill(g);
+	return -1;
+}
+
+/* The germline's own code confined the copy; the broker checks it from
+ * outside before the copy receives anything (docs/sandbox.md): its number
+ * in the germline's PID namespace, then the copy and the germline through
+ * /proc. A failure kills both. 0, or -1 with *err. */
+static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed,
+		      uint64_t chan_ino, char **err)
+{
 	int check = 1;
 #ifdef GL_TESTING
 	check = !gl_launch_test.no_copy_check;
 #endif
+	char *msg = NULL;
 	if (check && g->has_init && !fixed) {
 		*err = gl_xasprintf("fork: copy: its number in the germline's PID namespace is not %d "
 				    "(a growing number would count earlier copies' processes)",
 				    GL_COPY_PID);
-		gl_copy_kill(pidfd);
-		germline_kill(g);
-		return -1;
-	}
-	if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &msg) < 0 ||
-		      gl_proc_check_quiet(g->gpid, &msg) < 0)) {
+	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &msg) < 0 ||
+			     gl_proc_check_quiet(g->gpid, &msg) < 0)) {
 		*err = gl_xasprintf("fork: %s", msg);
 		free(msg);
-		gl_copy_kill(pidfd);
-		germline_kill(g);
-		return -1;
+	} else {
+		return 0;
 	}
+	gl_copy_kill(pidfd);
+	germline_kill(g);
+	return -1;
+}
+
+/* Line 9 (the caller checked G1–G3 first, line 8): one copy forked by the
+ * germline, checked, given its scratch and bound, then let run. */
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+		     char **err)
+{
+	*err = NULL;
+	*copy_pidfd = -1;
+	autoclose int sock = copy_sock; /* closed here whatever happens */
+	/* One copy at a time (A1): the last one has ended, and a pooled copy
+	 * nobody took is not left beside this one. */
+	gl_germline_settle(g);
+	pool_drop(g);
+	uint64_t chan_ino;
+	if (request_fork(g, &sock, &chan_ino, err) < 0)
+		return -1;
+	autoclose int pidfd = -1;
+	pid_t host = -1;
+	bool fixed = false;
+	if (read_forked(g, &pidfd, &host, &fixed, err) < 0)
+		return -1;
+	if (check_copy(g, pidfd, host, fixed, chan_ino, err) < 0)
+		return -1;
 	if (copy_scratch(g, pidfd, host, err) < 0)
 		return -1;
 	/* Bounded (SPEC §4 limits) while it still runs only our code: the copy
 	 * waits for the byte below before any Python code (A1: a copy never
 	 * runs unbounded; fail closed when nothing can bound it). */
+	char *msg = NULL;
 	if (g->cg && bound_copy(g, host, &msg) < 0) {
 		*err = msg;
 		gl_copy_kill(pidfd);
@@ -361,6 +387,30 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	}
 	*copy_pidfd = gl_steal_fd(&pidfd);
 	return 0;
+}
+
+void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
+{
+	*code = 0;
+	*stopped = false;
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	if (g->pidfd >= 0) {
+		/* Already gone? Look without reaping (WNOWAIT). */
+		if (waitid(P_PIDFD, (id_t)g->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == 0) {
+			syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
+			*stopped = true;
+			while (waitid(P_PIDFD, (id_t)g->pidfd, &si, WEXITED | WNOWAIT) < 0 &&
+			       errno == EINTR)
+				;
+		}
+		*code = si.si_code == CLD_EXITED ? si.si_status : -si.si_status;
+		/* the init's 128 + N: the germline was killed by signal N */
+		if (g->has_init && *code > 128 && *code < 128 + 65)
+			*code = -(*code - 128);
+	}
+	gl_germline_stop(g);
 }
 
 /* ---- the pool (germline.h) ------------------------------------------------ */

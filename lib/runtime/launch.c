@@ -27,20 +27,28 @@ void gl_ids_add(jv *ids, const char *id)
 	*ids = jv_array_append(*ids, jv_string(id));
 }
 
-/* Write one receipt; a receipt that cannot be written stops gl-run: a
- * launch without its evidence must not go on (fail closed). */
-static void write_or_die(const struct gl_launcher *L, struct gl_launch_ev *ev, const char *state,
+/* Write one receipt: 0, or -1 when it cannot be written. A launch without
+ * its evidence must not go on (fail closed): L->rc->lost hears of it
+ * first (gl-run ends there, exit 2, receipt.h), then the caller stops. */
+static int write_receipt(const struct gl_launcher *L, struct gl_launch_ev *ev, const char *state,
 			 jv extra, jv *ids)
 {
 	if (!L->rc) {
 		jv_free(extra);
-		return;
+		return 0;
 	}
 	char id[65];
 	char *err = NULL;
-	if (gl_receipt_write(L->rc, ev, state, extra, id, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "cannot write a receipt: %s", err);
+	if (gl_receipt_write(L->rc, ev, state, extra, id, &err) < 0) {
+		char *detail = gl_xasprintf("cannot write a receipt: %s", err ? err : "?");
+		free(err);
+		if (L->rc->lost)
+			L->rc->lost(detail);
+		free(detail);
+		return -1;
+	}
 	gl_ids_add(ids, id);
+	return 0;
 }
 
 static jv why(const char *binding, const char *detail)
@@ -51,14 +59,121 @@ static jv why(const char *binding, const char *detail)
 	return JV_OBJECT(jv_string("binding"), jv_string(binding), jv_string("detail"), jv_string(d));
 }
 
-void gl_launch_reject(const struct gl_launcher *L, const char *release, const char *binding,
-		      const char *detail, jv *ids)
+int gl_launch_reject(const struct gl_launcher *L, const char *release, const char *binding,
+		     const char *detail, jv *ids)
 {
 	if (!L->rc || !release || !gl_sha256_hex_ok(release, strlen(release)))
-		return;
+		return 0;
 	struct gl_launch_ev ev;
 	gl_launch_ev_init(&ev, release);
-	write_or_die(L, &ev, "rejected", why(binding, detail), ids);
+	return write_receipt(L, &ev, "rejected", why(binding, detail), ids);
+}
+
+/* A receipt that could not be written refuses the launch (write_receipt). */
+static int receipt_lost(char **err, const char **code)
+{
+	*err = gl_xstrdup("cannot write a receipt");
+	*code = "io";
+	return -1;
+}
+
+/* Step 1 (launch.h): admission, or a "rejected" receipt. */
+static int admit(const struct gl_launcher *L, const struct gl_launch_spec *spec,
+		 struct gl_launch_ev *ev, struct gl_admit *a, jv *ids, char **err, const char **code)
+{
+	char *aerr = NULL;
+	enum gl_admit_status as = gl_admit_open(L->releases_dir, ev->release, spec->entry, a, &aerr);
+	if (as != GL_ADMIT_OK) {
+		int w = write_receipt(L, ev, "rejected", why(gl_admit_binding(as), aerr), ids);
+		*err = gl_xasprintf("release refused at admission (%s): %s", gl_admit_binding(as), aerr);
+		*code = "rejected";
+		free(aerr);
+		if (w < 0) {
+			free(*err);
+			return receipt_lost(err, code);
+		}
+		return -1;
+	}
+	memcpy(ev->target_sha256, a->target_sha256, 65);
+	memcpy(ev->manifest_sha256, a->manifest_sha256, 65);
+	memcpy(ev->tree_sha256, a->tree_sha256, 65);
+	ev->target = gl_xstrdup(a->target);
+	return 0;
+}
+
+/* Step 2 failed before the exec: SPEC §9 fail closed, a restriction not
+ * installed, nothing ran ("bootstrap_failed"). */
+static int bootstrap_failed(const struct gl_launcher *L, struct gl_launch_ev *ev,
+			    enum gl_launch_step st, const char *lerr, jv *ids, char **err,
+			    const char **code)
+{
+	const char *missing = gl_receipt_missing(st, ev->enf->landlock_abi);
+	autofree char *d = gl_sanitize(lerr ? lerr : "", strlen(lerr ? lerr : ""));
+	if (strlen(d) > 1024)
+		d[1024] = 0;
+	if (write_receipt(L, ev, "bootstrap_failed",
+			  JV_OBJECT(jv_string("step"), jv_string(gl_launch_step_name(st)),
+				    jv_string("missing"), JV_ARRAY(jv_string(missing)),
+				    jv_string("detail"), jv_string(d)),
+			  ids) < 0)
+		return receipt_lost(err, code);
+	*err = gl_xasprintf("bootstrap_failed: %s is missing: %s", missing, lerr ? lerr : "");
+	*code = "bootstrap_failed";
+	return -1;
+}
+
+/* extra (consumed) with an "exited" receipt's fields: exit code c (or
+ * -signal), closing ev's launch. */
+static jv exited_fields(jv extra, int c, bool stopped, const struct gl_launch_ev *ev)
+{
+	jv ex = c >= 0 ? JV_OBJECT(jv_string("code"), jv_number(c))
+		       : JV_OBJECT(jv_string("signal"), jv_number(-c));
+	extra = jv_object_set(extra, jv_string("exit"), ex);
+	extra = jv_object_set(extra, jv_string("stopped_by_host"), jv_bool(stopped));
+	extra = jv_object_set(extra, jv_string("closes"), jv_string(ev->launched_id));
+	return jv_object_set(extra, jv_string("launched_at"), jv_number((double)ev->launched_at));
+}
+
+/* Step 2 after the enforced exec: the release's own initialisation failed,
+ * launch and exit records, as the seed's "tool error" case. */
+static int init_failed(const struct gl_launcher *L, const struct gl_germline *g,
+		       struct gl_launch_ev *ev, enum gl_launch_step st, const char *lerr, jv *ids,
+		       char **err, const char **code)
+{
+	int c = 0;
+	if (g->reaped)
+		c = WIFEXITED(g->wait_status) ? WEXITSTATUS(g->wait_status) : -WTERMSIG(g->wait_status);
+	bool stopped = g->reaped && WIFSIGNALED(g->wait_status) && WTERMSIG(g->wait_status) == SIGKILL;
+	if (write_receipt(L, ev, "exited", exited_fields(why("initialisation", lerr), c, stopped, ev),
+			  ids) < 0)
+		return receipt_lost(err, code);
+	*err = gl_xasprintf("%s: %s", gl_launch_step_name(st), lerr ? lerr : "failed");
+	*code = "launch";
+	return -1;
+}
+
+/* Step 3: initialisation read the tree; is it still what was hashed? */
+static int readmit(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,
+		   struct gl_admit *a, jv *ids, char **err, const char **code)
+{
+	char *aerr = NULL;
+	enum gl_admit_status as = gl_admit_recheck(a, &aerr);
+	gl_admit_close(a);
+	if (as == GL_ADMIT_OK)
+		return 0;
+	int c;
+	bool stopped;
+	gl_germline_end(g, &c, &stopped);
+	if (write_receipt(L, ev, "exited",
+			  exited_fields(why(gl_admit_binding(as), aerr), c, stopped, ev), ids) < 0) {
+		free(aerr);
+		return receipt_lost(err, code);
+	}
+	*err = gl_xasprintf("release refused after initialisation (%s): %s", gl_admit_binding(as),
+			    aerr);
+	*code = "rejected";
+	free(aerr);
+	return -1;
 }
 
 int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *spec,
@@ -67,111 +182,43 @@ int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *
 {
 	gl_launch_ev_init(ev, release);
 	struct gl_admit a;
-	char *aerr = NULL;
-	enum gl_admit_status as = gl_admit_open(L->releases_dir, release, spec->entry, &a, &aerr);
-	if (as != GL_ADMIT_OK) {
-		write_or_die(L, ev, "rejected", why(gl_admit_binding(as), aerr), ids);
-		*err = gl_xasprintf("release refused at admission (%s): %s", gl_admit_binding(as), aerr);
-		*code = "rejected";
-		free(aerr);
+	if (admit(L, spec, ev, &a, ids, err, code) < 0)
 		return -1;
-	}
-	memcpy(ev->target_sha256, a.target_sha256, 65);
-	memcpy(ev->manifest_sha256, a.manifest_sha256, 65);
-	memcpy(ev->tree_sha256, a.tree_sha256, 65);
-	ev->target = gl_xstrdup(a.target);
-
 	struct gl_launch_spec s = *spec;
 	s.min_landlock_abi = L->profile->min_landlock_abi;
 	s.profile = strcmp(L->profile->name, "full") ? L->profile->name : NULL;
-	char *lerr = NULL;
+	autofree char *lerr = NULL;
 	enum gl_launch_step st = gl_germline_launch(&s, g, &lerr);
 	memcpy(ev->interpreter_sha256, g->interpreter_sha256, 65);
 	ev->enf = &g->enf;
+	int rc;
 	if (st != GL_LAUNCH_OK && !g->exec_observed) {
-		/* SPEC §9 fail closed: a restriction not installed, nothing ran. */
-		const char *missing = gl_receipt_missing(st, g->enf.landlock_abi);
-		autofree char *d = gl_sanitize(lerr ? lerr : "", strlen(lerr ? lerr : ""));
-		if (strlen(d) > 1024)
-			d[1024] = 0;
-		write_or_die(L, ev, "bootstrap_failed",
-			     JV_OBJECT(jv_string("step"), jv_string(gl_launch_step_name(st)),
-				       jv_string("missing"), JV_ARRAY(jv_string(missing)),
-				       jv_string("detail"), jv_string(d)),
-			     ids);
-		*err = gl_xasprintf("bootstrap_failed: %s is missing: %s", missing, lerr ? lerr : "");
-		*code = "bootstrap_failed";
-		free(lerr);
-		gl_admit_close(&a);
-		return -1;
+		rc = bootstrap_failed(L, ev, st, lerr, ids, err, code);
+	} else if (write_receipt(L, ev, "fully_enforced", jv_null(), ids) < 0) {
+		/* every restriction installed, the exec observed, its receipt lost */
+		gl_germline_stop(g);
+		rc = receipt_lost(err, code);
+	} else if (st != GL_LAUNCH_OK) {
+		rc = init_failed(L, g, ev, st, lerr, ids, err, code);
+	} else {
+		return readmit(L, g, ev, &a, ids, err, code);
 	}
-	/* The exec was observed with every restriction installed. */
-	write_or_die(L, ev, "fully_enforced", jv_null(), ids);
-	if (st != GL_LAUNCH_OK) {
-		/* The release's own initialisation failed after the enforced exec:
-		 * launch and exit records, as the seed's "tool error" case. */
-		int code_ = 0;
-		if (g->reaped)
-			code_ = WIFEXITED(g->wait_status) ? WEXITSTATUS(g->wait_status)
-							  : -WTERMSIG(g->wait_status);
-		jv ex = code_ >= 0 ? JV_OBJECT(jv_string("code"), jv_number(code_))
-				   : JV_OBJECT(jv_string("signal"), jv_number(-code_));
-		jv extra = why("initialisation", lerr);
-		extra = jv_object_set(extra, jv_string("exit"), ex);
-		extra = jv_object_set(extra, jv_string("stopped_by_host"),
-				      jv_bool(g->reaped && WIFSIGNALED(g->wait_status) &&
-					      WTERMSIG(g->wait_status) == SIGKILL));
-		extra = jv_object_set(extra, jv_string("closes"), jv_string(ev->launched_id));
-		extra = jv_object_set(extra, jv_string("launched_at"), jv_number((double)ev->launched_at));
-		write_or_die(L, ev, "exited", extra, ids);
-		*err = gl_xasprintf("%s: %s", gl_launch_step_name(st), lerr ? lerr : "failed");
-		*code = "launch";
-		free(lerr);
-		gl_admit_close(&a);
-		return -1;
-	}
-	/* Initialisation read the tree: is it still what was hashed? */
-	as = gl_admit_recheck(&a, &aerr);
 	gl_admit_close(&a);
-	if (as != GL_ADMIT_OK) {
-		int c;
-		bool stopped;
-		gl_germline_end(g, &c, &stopped);
-		jv ex = c >= 0 ? JV_OBJECT(jv_string("code"), jv_number(c))
-			       : JV_OBJECT(jv_string("signal"), jv_number(-c));
-		jv extra = why(gl_admit_binding(as), aerr);
-		extra = jv_object_set(extra, jv_string("exit"), ex);
-		extra = jv_object_set(extra, jv_string("stopped_by_host"), jv_bool(stopped));
-		extra = jv_object_set(extra, jv_string("closes"), jv_string(ev->launched_id));
-		extra = jv_object_set(extra, jv_string("launched_at"), jv_number((double)ev->launched_at));
-		write_or_die(L, ev, "exited", extra, ids);
-		*err = gl_xasprintf("release refused after initialisation (%s): %s",
-				    gl_admit_binding(as), aerr);
-		*code = "rejected";
-		free(aerr);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
-void gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,
-		   jv *ids)
+int gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,
+		  jv *ids)
 {
 	int c;
 	bool stopped;
 	gl_germline_end(g, &c, &stopped);
-	jv ex = c >= 0 ? JV_OBJECT(jv_string("code"), jv_number(c))
-		       : JV_OBJECT(jv_string("signal"), jv_number(-c));
+	int rc = 0;
 	if (ev->launched_id[0])
-		write_or_die(L, ev, "exited",
-			     JV_OBJECT(jv_string("exit"), ex, jv_string("stopped_by_host"),
-				       jv_bool(stopped), jv_string("closes"), jv_string(ev->launched_id),
-				       jv_string("launched_at"), jv_number((double)ev->launched_at)),
-			     ids);
-	else
-		jv_free(ex);
+		rc = write_receipt(L, ev, "exited", exited_fields(jv_object(), c, stopped, ev), ids);
 	free((char *)ev->target);
 	ev->target = NULL;
+	return rc;
 }
 
 /* ---- runtime exec ------------------------------------------------------ */
@@ -196,19 +243,17 @@ static jv bootstrap_fields(const char *missing, const char *detail)
 			 JV_ARRAY(jv_string(missing)), jv_string("detail"), jv_string(d));
 }
 
-void gl_launch_exec_refused(const struct gl_launcher *L, const char *release,
-			    const struct gl_exec *x, const char *detail, jv *ids)
+int gl_launch_exec_refused(const struct gl_launcher *L, const char *release,
+			   const struct gl_exec *x, const char *detail, jv *ids)
 {
 	const char *b = x->fail_binding ? x->fail_binding : "release";
-	if (x->fail_rejected) {
-		gl_launch_reject(L, release, b, detail, ids);
-		return;
-	}
+	if (x->fail_rejected)
+		return gl_launch_reject(L, release, b, detail, ids);
 	if (!L->rc || !release || !gl_sha256_hex_ok(release, strlen(release)))
-		return;
+		return 0;
 	struct gl_launch_ev ev;
 	gl_launch_ev_init(&ev, release);
-	write_or_die(L, &ev, "bootstrap_failed", bootstrap_fields(b, detail), ids);
+	return write_receipt(L, &ev, "bootstrap_failed", bootstrap_fields(b, detail), ids);
 }
 
 /* entry[0] as the receipt names it: relative to the release, else absolute. */
@@ -220,18 +265,16 @@ static char *exec_target(const struct gl_exec *x)
 	return gl_xstrdup(x->target_path);
 }
 
-void gl_launch_exec_copy(const struct gl_launcher *L, const char *release,
-			 const struct gl_exec *x, int rc, const char *err, struct gl_launch_ev *ev,
-			 jv *ids)
+int gl_launch_exec_copy(const struct gl_launcher *L, const char *release,
+			const struct gl_exec *x, int rc, const char *err, struct gl_launch_ev *ev,
+			jv *ids)
 {
 	gl_launch_ev_init(ev, release);
 	if (!L->rc || !release || !gl_sha256_hex_ok(release, strlen(release)))
-		return;
-	if (rc < 0 && x->fail_rejected) {
-		write_or_die(L, ev, "rejected", why(x->fail_binding ? x->fail_binding : "tree", err),
-			     ids);
-		return;
-	}
+		return 0;
+	if (rc < 0 && x->fail_rejected)
+		return write_receipt(L, ev, "rejected",
+				     why(x->fail_binding ? x->fail_binding : "tree", err), ids);
 	/* Seed 002's bindings for this launch: what ran is gl-exec-host (the
 	 * "interpreter", executed from its retained descriptor) exec'ing
 	 * entry[0] (the "target") from its own (docs/receipts.md). */
@@ -241,25 +284,28 @@ void gl_launch_exec_copy(const struct gl_launcher *L, const char *release,
 	memcpy(ev->tree_sha256, x->tree_sha256, 65);
 	ev->target = exec_target(x);
 	ev->enf = &x->enf;
+	int w;
 	if (rc < 0)
-		write_or_die(L, ev, "bootstrap_failed",
-			     bootstrap_fields(x->fail_binding ? x->fail_binding : "exec", err), ids);
+		w = write_receipt(L, ev, "bootstrap_failed",
+				  bootstrap_fields(x->fail_binding ? x->fail_binding : "exec", err), ids);
 	else
-		write_or_die(L, ev, "fully_enforced", jv_null(), ids); /* sets launched_id */
+		w = write_receipt(L, ev, "fully_enforced", jv_null(), ids); /* sets launched_id */
 	if (rc < 0) {
 		free((char *)ev->target);
 		ev->target = NULL;
 	}
+	return w;
 }
 
-void gl_launch_exec_end(const struct gl_launcher *L, struct gl_launch_ev *ev, int wstatus,
-			jv *ids)
+int gl_launch_exec_end(const struct gl_launcher *L, struct gl_launch_ev *ev, int wstatus, jv *ids)
 {
 	/* the broker ends every copy: SIGKILL after its result is a stop */
 	bool stopped = wstatus < 0 || (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);
+	int w = 0;
 	if (L->rc && ev->launched_id[0])
-		write_or_die(L, ev, "exited", exit_fields(wstatus, stopped, ev), ids);
+		w = write_receipt(L, ev, "exited", exit_fields(wstatus, stopped, ev), ids);
 	free((char *)ev->target);
 	ev->target = NULL;
 	ev->launched_id[0] = 0;
+	return w;
 }

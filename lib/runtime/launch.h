@@ -23,24 +23,29 @@ struct gl_launcher {
 	const char *releases_dir;
 };
 
+/* A receipt that cannot be written is a returned failure: every call
+ * below that writes one returns -1 then, after L->rc->lost heard of it
+ * (lib/runtime/receipt.h; gl-run exits 2 there), and 0 otherwise. */
+
 /* A "rejected" receipt for release (64 hex, else nothing is written) that
  * never got to a launch: binding names why (e.g. "suppressed", "release").
  * Its id is appended to *ids. */
-void gl_launch_reject(const struct gl_launcher *L, const char *release, const char *binding,
-		      const char *detail, jv *ids);
+int gl_launch_reject(const struct gl_launcher *L, const char *release, const char *binding,
+		     const char *detail, jv *ids);
 
 /* Admission, launch and receipts. On success g is up and ev (which the
  * caller keeps with g) holds the launch's bindings. Ids of the receipts
  * written are appended to *ids. -1 with *err (malloc'd) and *code
  * ("rejected" or "bootstrap_failed", or "launch" when the release's own
- * initialisation failed after an enforced exec). */
+ * initialisation failed after an enforced exec; "io" when a receipt
+ * could not be written, the germline then stopped). */
 int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *spec,
 		      const char *release, struct gl_germline *g, struct gl_launch_ev *ev, jv *ids,
 		      char **err, const char **code);
 
 /* Stop g (if it is still alive) and write its "exited" receipt. */
-void gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,
-		   jv *ids);
+int gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,
+		  jv *ids);
 
 /* ---- runtime exec (lib/runtime/exec.h): every copy is its own verified launch ----
  *
@@ -48,22 +53,22 @@ void gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl
  * x->fail_binding) or, when a restriction is unavailable, "bootstrap_failed".
  * x is the failed (closed) gl_exec; nothing is written without receipts. */
 struct gl_exec;
-void gl_launch_exec_refused(const struct gl_launcher *L, const char *release,
-			    const struct gl_exec *x, const char *detail, jv *ids);
+int gl_launch_exec_refused(const struct gl_launcher *L, const char *release,
+			   const struct gl_exec *x, const char *detail, jv *ids);
 
 /* One copy of an exec release: ev is initialised with the bindings of x
  * (target_sha256 entry[0], interpreter_sha256 the retained gl-exec-host,
  * manifest_sha256, tree_sha256, the enforcement); rc is gl_exec_copy's:
  * 0 writes "fully_enforced", -1 "rejected" (a file changed since it was
  * verified) or "bootstrap_failed" naming x->fail_binding, with err. */
-void gl_launch_exec_copy(const struct gl_launcher *L, const char *release,
-			 const struct gl_exec *x, int rc, const char *err, struct gl_launch_ev *ev,
-			 jv *ids);
+int gl_launch_exec_copy(const struct gl_launcher *L, const char *release,
+			const struct gl_exec *x, int rc, const char *err, struct gl_launch_ev *ev,
+			jv *ids);
 
 /* The copy of ev was reaped with wait status wstatus (gl_exec_copy_done;
  * -1: unknown): its "exited" receipt, closing the launch receipt. */
-void gl_launch_exec_end(const struct gl_launcher *L, struct gl_launch_ev *ev, int wstatus,
-			jv *ids);
+int gl_launch_exec_end(const struct gl_launcher *L, struct gl_launch_ev *ev, int wstatus,
+		       jv *ids);
 
 /* Append id to *ids unless present or empty. */
 void gl_ids_add(jv *ids, const char *id);

@@ -190,7 +190,9 @@ static const char *const known[] = {
     "network", "scoped", "seccomp", "seccomp_filter_sha256", "namespaces", "binding", "detail",
     "step", "missing", "closes", "launched_at", "exit", "stopped_by_host"};
 
-static bool shape(struct vctx *v, jv s, const char *state)
+/* Every field known, the hashes 64 lowercase hex digits, the bindings and
+ * the profile present. */
+static bool shape_fields(struct vctx *v, jv s)
 {
 	jv_object_foreach(s, k, val)
 	{
@@ -228,7 +230,13 @@ static bool shape(struct vctx *v, jv s, const char *state)
 	jv_free(sf);
 	if (sf_bad)
 		return fail(v, "bad_receipt", "shape", "seccomp_filter_sha256 malformed");
-	bool enforcing = !strcmp(state, "fully_enforced") || !strcmp(state, "exited");
+	return true;
+}
+
+/* The enforcement fields: all of them in an enforcing state (fully_enforced,
+ * exited), and well-formed wherever landlock_abi is present. */
+static bool shape_enforcement(struct vctx *v, jv s, const char *state, bool enforcing)
+{
 	if (enforcing) {
 		const char *need[] = {"target", "target_sha256", "interpreter_sha256", "manifest_sha256",
 				      "tree_sha256", "seccomp_filter_sha256"};
@@ -241,22 +249,29 @@ static bool shape(struct vctx *v, jv s, const char *state)
 	jv abi = gl_json_get(s, "landlock_abi");
 	bool has_enf = jv_is_valid(abi);
 	jv_free(abi);
-	if (has_enf || enforcing) {
-		int64_t a;
-		if (gl_json_get_int(s, "landlock_abi", &a) < 0 || a < 0 || a > 1000)
-			return fail(v, "bad_receipt", "shape", "landlock_abi missing or not an integer");
-		for (size_t i = 0; i < 4; i++) {
-			const char *x = sfield(s, mandatory_enf[i], 32);
-			if (!x || (strcmp(x, "enforced") && strcmp(x, "not_enforced")))
-				return fail(v, "bad_receipt", "shape", "%s must be enforced or not_enforced",
-					    mandatory_enf[i]);
-		}
-		jv ns = gl_json_get(s, "namespaces");
-		bool ok = gl_json_is_str_array(ns) && jv_array_length(jv_copy(ns)) <= 16;
-		jv_free(ns);
-		if (!ok)
-			return fail(v, "bad_receipt", "shape", "namespaces must be an array of strings");
+	if (!has_enf && !enforcing)
+		return true;
+	int64_t a;
+	if (gl_json_get_int(s, "landlock_abi", &a) < 0 || a < 0 || a > 1000)
+		return fail(v, "bad_receipt", "shape", "landlock_abi missing or not an integer");
+	for (size_t i = 0; i < 4; i++) {
+		const char *x = sfield(s, mandatory_enf[i], 32);
+		if (!x || (strcmp(x, "enforced") && strcmp(x, "not_enforced")))
+			return fail(v, "bad_receipt", "shape", "%s must be enforced or not_enforced",
+				    mandatory_enf[i]);
 	}
+	jv ns = gl_json_get(s, "namespaces");
+	bool ok = gl_json_is_str_array(ns) && jv_array_length(jv_copy(ns)) <= 16;
+	jv_free(ns);
+	if (!ok)
+		return fail(v, "bad_receipt", "shape", "namespaces must be an array of strings");
+	return true;
+}
+
+/* The fields of the state's own event (receipt.h): rejected,
+ * bootstrap_failed, exited. */
+static bool shape_state(struct vctx *v, jv s, const char *state)
+{
 	if (!strcmp(state, "rejected") && (!sfield(s, "binding", 64) || !sfield(s, "detail", 4096)))
 		return fail(v, "bad_receipt", "shape", "rejected without binding and detail");
 	if (!strcmp(state, "bootstrap_failed")) {
@@ -283,6 +298,14 @@ static bool shape(struct vctx *v, jv s, const char *state)
 				    "exited without exit {code|signal}, stopped_by_host, closes, launched_at");
 	}
 	return true;
+}
+
+/* The shape check, in this order: the fields, the enforcement, the state's own. */
+static bool shape(struct vctx *v, jv s, const char *state)
+{
+	bool enforcing = !strcmp(state, "fully_enforced") || !strcmp(state, "exited");
+	return shape_fields(v, s) && shape_enforcement(v, s, state, enforcing) &&
+	       shape_state(v, s, state);
 }
 
 /* A fully_enforced or exited receipt says every restriction of its profile
@@ -399,6 +422,108 @@ static bool signature(struct vctx *v, jv doc, const struct gl_buf *signed_bytes,
 	return true;
 }
 
+/* The envelope, up to the signed bytes: size, canonical form,
+ * {"signed","signatures"}, _type, a known state, the canonical bytes of
+ * "signed" into *sb. *doc and *s (owned) and *state (borrowed from *s) are
+ * set as far as they were read. false at the first check that fails. */
+static bool envelope(struct vctx *v, const char *buf, size_t len, jv *doc, jv *s,
+		     const char **state, struct gl_buf *sb)
+{
+	if (len > GL_RECEIPT_MAX)
+		return fail(v, "bad_receipt", "size", "larger than %u bytes", GL_RECEIPT_MAX);
+	pass(v, "size");
+	*doc = gl_canon_parse(buf, len);
+	if (!jv_is_valid(*doc)) {
+		jv m = jv_invalid_get_msg(jv_copy(*doc));
+		const char *ms = jv_get_kind(m) == JV_KIND_STRING ? jv_string_value(m) : "not JSON";
+		autofree char *san = gl_sanitize(ms, strlen(ms));
+		fail(v, "bad_receipt", "canonical_form", "not canonical JSON: %.200s", san);
+		jv_free(m);
+		return false;
+	}
+	pass(v, "canonical_form");
+	*s = jv_get_kind(*doc) == JV_KIND_OBJECT ? gl_json_get(*doc, "signed") : jv_invalid();
+	if (jv_get_kind(*doc) != JV_KIND_OBJECT || jv_object_length(jv_copy(*doc)) != 2 ||
+	    jv_get_kind(*s) != JV_KIND_OBJECT)
+		return fail(v, "bad_receipt", "shape", "expected {\"signed\":{…},\"signatures\":[…]}");
+	const char *type = gl_json_get_str(*s, "_type");
+	if (!type || strcmp(type, GL_RECEIPT_TYPE))
+		return fail(v, "bad_receipt", "shape", "_type is not %s", GL_RECEIPT_TYPE);
+	*state = gl_json_get_str(*s, "state");
+	bool known_state = false;
+	for (size_t i = 0; *state && i < sizeof states / sizeof *states; i++)
+		known_state |= !strcmp(*state, states[i]);
+	if (!known_state)
+		return fail(v, "bad_receipt", "shape", "state is not one of rejected, bootstrap_failed, "
+						      "fully_enforced, exited");
+	autofree char *cerr = NULL;
+	if (gl_canon_dump(sb, *s, &cerr) < 0)
+		return fail(v, "bad_receipt", "canonical_form", "signed: %s", cerr);
+	return true;
+}
+
+/* The contents, in this order: the signature before they mean anything,
+ * shape, state, timestamps, then each expected binding (those not asked
+ * for go to *unchecked). false at the first check that fails. */
+static bool contents(struct vctx *v, jv doc, jv s, const char *state, const struct gl_buf *sb,
+		     const unsigned char host_pk[32], const struct gl_receipt_expect *x, int64_t now,
+		     jv *unchecked)
+{
+	if (!signature(v, doc, sb, host_pk))
+		return false;
+	pass(v, "signature");
+	if (!shape(v, s, state))
+		return false;
+	pass(v, "shape");
+	if (!state_consistent(v, s, state))
+		return false;
+	if (x->state && strcmp(state, x->state))
+		return fail(v, "mismatch", "state", "state is %s, expected %s", state, x->state);
+	pass(v, "state");
+	if (!timestamps(v, s, state, now))
+		return false;
+	pass(v, "timestamps");
+	expect(v, s, "release", x->release, unchecked);
+	expect(v, s, "target_sha256", x->target_sha256, unchecked);
+	expect(v, s, "manifest_sha256", x->manifest_sha256, unchecked);
+	expect(v, s, "interpreter_sha256", x->interpreter_sha256, unchecked);
+	/* the launch mode (a nosplit launch is no germline launch) and the
+	 * release tree as admitted (docs/receipts.md) */
+	expect(v, s, "mode", x->mode, unchecked);
+	expect(v, s, "tree_sha256", x->tree_sha256, unchecked);
+	return true;
+}
+
+/* What the record says of a receipt read as far as its state (s borrowed):
+ * its id, and unless it is malformed its state, release, launch, mode and
+ * tree. out consumed, returned. */
+static jv identify(jv out, const struct vctx *v, jv s, const char *state, const struct gl_buf *sb)
+{
+	if (sb->len) {
+		unsigned char h[32];
+		crypto_hash_sha256(h, (const unsigned char *)sb->data, sb->len);
+		char id[65];
+		gl_hex(h, 32, id);
+		out = jv_object_set(out, jv_string("receipt"), jv_string(id));
+	}
+	if (v->error && !strcmp(v->error, "bad_receipt"))
+		return out;
+	out = jv_object_set(out, jv_string("state"), jv_string(state));
+	const char *rel = sfield(s, "release", 64), *l = sfield(s, "launch", 32);
+	if (rel && is_hex(rel, 64))
+		out = jv_object_set(out, jv_string("release"), jv_string(rel));
+	if (l && is_hex(l, 32))
+		out = jv_object_set(out, jv_string("launch"), jv_string(l));
+	const char *m = sfield(s, "mode", 32), *t = sfield(s, "tree_sha256", 64);
+	if (m) {
+		autofree char *ms = gl_sanitize(m, strlen(m));
+		out = jv_object_set(out, jv_string("mode"), jv_string(ms));
+	}
+	if (t && is_hex(t, 64))
+		out = jv_object_set(out, jv_string("tree_sha256"), jv_string(t));
+	return out;
+}
+
 jv gl_receipt_verify(const char *buf, size_t len, const unsigned char host_pk[32],
 		     const struct gl_receipt_expect *x, int64_t now, jv *body)
 {
@@ -410,97 +535,11 @@ jv gl_receipt_verify(const char *buf, size_t len, const unsigned char host_pk[32
 	jv out = JV_OBJECT(jv_string("ok"), jv_false());
 	jv doc = jv_invalid(), s = jv_invalid();
 	autobuf struct gl_buf sb = {0};
-	autofree char *cerr = NULL;
 	const char *state = NULL;
-	if (len > GL_RECEIPT_MAX) {
-		fail(&v, "bad_receipt", "size", "larger than %u bytes", GL_RECEIPT_MAX);
-		goto done;
-	}
-	pass(&v, "size");
-	doc = gl_canon_parse(buf, len);
-	if (!jv_is_valid(doc)) {
-		jv m = jv_invalid_get_msg(jv_copy(doc));
-		const char *ms = jv_get_kind(m) == JV_KIND_STRING ? jv_string_value(m) : "not JSON";
-		autofree char *san = gl_sanitize(ms, strlen(ms));
-		fail(&v, "bad_receipt", "canonical_form", "not canonical JSON: %.200s", san);
-		jv_free(m);
-		goto done;
-	}
-	pass(&v, "canonical_form");
-	s = jv_get_kind(doc) == JV_KIND_OBJECT ? gl_json_get(doc, "signed") : jv_invalid();
-	if (jv_get_kind(doc) != JV_KIND_OBJECT || jv_object_length(jv_copy(doc)) != 2 ||
-	    jv_get_kind(s) != JV_KIND_OBJECT) {
-		fail(&v, "bad_receipt", "shape", "expected {\"signed\":{…},\"signatures\":[…]}");
-		goto done;
-	}
-	const char *type = gl_json_get_str(s, "_type");
-	if (!type || strcmp(type, GL_RECEIPT_TYPE)) {
-		fail(&v, "bad_receipt", "shape", "_type is not %s", GL_RECEIPT_TYPE);
-		goto done;
-	}
-	state = gl_json_get_str(s, "state");
-	bool known_state = false;
-	for (size_t i = 0; state && i < sizeof states / sizeof *states; i++)
-		known_state |= !strcmp(state, states[i]);
-	if (!known_state) {
-		fail(&v, "bad_receipt", "shape", "state is not one of rejected, bootstrap_failed, "
-						 "fully_enforced, exited");
-		goto done;
-	}
-	if (gl_canon_dump(&sb, s, &cerr) < 0) {
-		fail(&v, "bad_receipt", "canonical_form", "signed: %s", cerr);
-		goto done;
-	}
-	/* signature before the contents mean anything */
-	if (!signature(&v, doc, &sb, host_pk))
-		goto done;
-	pass(&v, "signature");
-	if (!shape(&v, s, state))
-		goto done;
-	pass(&v, "shape");
-	if (!state_consistent(&v, s, state))
-		goto done;
-	if (x->state && strcmp(state, x->state)) {
-		fail(&v, "mismatch", "state", "state is %s, expected %s", state, x->state);
-		goto done;
-	}
-	pass(&v, "state");
-	if (!timestamps(&v, s, state, now))
-		goto done;
-	pass(&v, "timestamps");
-	expect(&v, s, "release", x->release, &unchecked);
-	expect(&v, s, "target_sha256", x->target_sha256, &unchecked);
-	expect(&v, s, "manifest_sha256", x->manifest_sha256, &unchecked);
-	expect(&v, s, "interpreter_sha256", x->interpreter_sha256, &unchecked);
-	/* the launch mode (a nosplit launch is no germline launch) and the
-	 * release tree as admitted (docs/receipts.md) */
-	expect(&v, s, "mode", x->mode, &unchecked);
-	expect(&v, s, "tree_sha256", x->tree_sha256, &unchecked);
-done:;
-	if (jv_is_valid(s) && state) {
-		unsigned char h[32];
-		if (sb.len) {
-			crypto_hash_sha256(h, (const unsigned char *)sb.data, sb.len);
-			char id[65];
-			gl_hex(h, 32, id);
-			out = jv_object_set(out, jv_string("receipt"), jv_string(id));
-		}
-		if (!v.error || strcmp(v.error, "bad_receipt")) {
-			out = jv_object_set(out, jv_string("state"), jv_string(state));
-			const char *rel = sfield(s, "release", 64), *l = sfield(s, "launch", 32);
-			if (rel && is_hex(rel, 64))
-				out = jv_object_set(out, jv_string("release"), jv_string(rel));
-			if (l && is_hex(l, 32))
-				out = jv_object_set(out, jv_string("launch"), jv_string(l));
-			const char *m = sfield(s, "mode", 32), *t = sfield(s, "tree_sha256", 64);
-			if (m) {
-				autofree char *ms = gl_sanitize(m, strlen(m));
-				out = jv_object_set(out, jv_string("mode"), jv_string(ms));
-			}
-			if (t && is_hex(t, 64))
-				out = jv_object_set(out, jv_string("tree_sha256"), jv_string(t));
-		}
-	}
+	if (envelope(&v, buf, len, &doc, &s, &state, &sb))
+		contents(&v, doc, s, state, &sb, host_pk, x, now, &unchecked);
+	if (jv_is_valid(s) && state)
+		out = identify(out, &v, s, state, &sb);
 	if (v.error) {
 		autofree char *d = v.detail ? gl_sanitize(v.detail, strlen(v.detail)) : NULL;
 		out = jv_object_set(out, jv_string("error"), jv_string(v.error));

@@ -46,6 +46,14 @@ struct gl_receipts {
 	const char *dir;    /* --receipts DIR (exists) */
 	struct gl_key key;  /* the host key, secret loaded */
 	const char *profile, *mode;
+	/* A receipt that cannot be written stops the launch that needed it
+	 * (fail closed: a launch without its evidence must not go on): the
+	 * lib/runtime/launch.h call returns -1, after it told lost what
+	 * happened (detail borrowed: "cannot write a receipt: …"). gl-run's
+	 * lost ends the process with that line and exit 2 (cmd/gl-run/main.c),
+	 * also where the caller, the broker, does not look at the -1. NULL:
+	 * only the -1. */
+	void (*lost)(const char *detail);
 };
 
 /* Load the host key (its passphrase from GL_PASSPHRASE, else the terminal,
