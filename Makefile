@@ -62,7 +62,7 @@ $(BUILD)/host/twin.cjs: hosts/exec/twin.cjs
 	@mkdir -p $(@D)
 	cp $< $@
 # gl-exec-host: the host half of a runtime "exec" copy (hosts/exec, docs/exec.md)
-$(BUILD)/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(BUILD)/libgermline.a $(LIB_HDR)
+$(BUILD)/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(wildcard hosts/exec/*.h) $(BUILD)/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
 $(BUILD)/host/%.py: hosts/python/%.py
@@ -97,7 +97,7 @@ ASAN_HOST := $(addprefix $(BUILD)/asan/host/,$(notdir $(HOST_PY) $(HOST_EXT)) tw
 $(BUILD)/asan/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -DGL_SAN_HOST_DIR='"$(abspath build)/asan/host"' -c -o $@ $<
-$(BUILD)/asan/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(BUILD)/asan/libgermline.a $(LIB_HDR)
+$(BUILD)/asan/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(wildcard hosts/exec/*.h) $(BUILD)/asan/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/asan/libgermline.a $(LDLIBS)
 $(BUILD)/asan/host/%: $(BUILD)/host/%

@@ -80,6 +80,65 @@ static int open_parents(int root, const char *rel, size_t len)
 	return cur;
 }
 
+/* One entry of a slot's "gl.files" (k, v borrowed) checked before anything
+ * is written: NULL, or why it is refused (malloc'd). */
+static char *check_entry(jv k, jv v)
+{
+	const char *name = jv_string_value(k);
+	size_t nl = (size_t)jv_string_length_bytes(jv_copy(k));
+	bool is_dir;
+	if (!state_name_ok(name, nl, &is_dir)) {
+		autofree char *q = gl_sanitize(name, nl > 256 ? 256 : nl);
+		return gl_xasprintf("%s is not a workspace name", q);
+	}
+	if (jv_get_kind(v) != JV_KIND_STRING || (is_dir && jv_string_length_bytes(jv_copy(v)) != 0) ||
+	    (size_t)jv_string_length_bytes(jv_copy(v)) / 4 * 3 > STATE_FILE_MAX + 3) {
+		autofree char *q = gl_sanitize(name, nl > 256 ? 256 : nl);
+		return gl_xasprintf("%s: not %s", q,
+				    is_dir ? "\"\" (a directory)" : "a base64 file of at most 8 MiB");
+	}
+	return NULL;
+}
+
+/* Write one checked entry (k, v borrowed) below root: a directory, or a
+ * new file (O_EXCL, nothing followed) counted into *total. NULL, or why
+ * it is refused (malloc'd). */
+static char *restore_entry(int root, jv k, jv v, size_t *total)
+{
+	const char *name = jv_string_value(k);
+	size_t nl = (size_t)jv_string_length_bytes(jv_copy(k));
+	autofree char *q = gl_sanitize(name, nl > 256 ? 256 : nl);
+	char *why = NULL;
+	if (name[nl - 1] == '/') {
+		int fd = open_parents(root, name, nl - 1);
+		if (fd < 0)
+			return gl_xasprintf("%s: %s", q, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	const char *b64 = jv_string_value(v);
+	size_t len = 0;
+	unsigned char *data = gl_b64_decode(b64, strlen(b64), &len);
+	const char *slash = memrchr(name, '/', nl);
+	int pfd = slash ? open_parents(root, name, (size_t)(slash - name)) : fcntl(root, F_DUPFD_CLOEXEC, 0);
+	int fd = pfd < 0 ? -1
+			 : openat(pfd, slash ? slash + 1 : name,
+				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (!data)
+		why = gl_xasprintf("%s: not base64", q);
+	else if (len > STATE_FILE_MAX || (*total += len) > STATE_TOTAL_MAX)
+		why = gl_xasprintf("%s: more than %u bytes a file or %u in all", q, STATE_FILE_MAX,
+				   STATE_TOTAL_MAX);
+	else if (fd < 0 || gl_write_all(fd, data, len) < 0)
+		why = gl_xasprintf("%s: %s", q, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (pfd >= 0)
+		close(pfd);
+	free(data);
+	return why;
+}
+
 char *gl_ws_restore(const char *dir, jv state)
 {
 	jv ent = gl_json_get(state, GL_WS_KEY);
@@ -101,20 +160,8 @@ char *gl_ws_restore(const char *dir, jv state)
 	/* every name and value first: nothing is written from a bad slot */
 	jv_object_foreach(files, k, v)
 	{
-		const char *name = jv_string_value(k);
-		size_t nl = (size_t)jv_string_length_bytes(jv_copy(k));
-		bool is_dir;
-		if (!why && !state_name_ok(name, nl, &is_dir)) {
-			autofree char *q = gl_sanitize(name, nl > 256 ? 256 : nl);
-			why = gl_xasprintf("%s is not a workspace name", q);
-		} else if (!why && (jv_get_kind(v) != JV_KIND_STRING ||
-				    (is_dir && jv_string_length_bytes(jv_copy(v)) != 0) ||
-				    (size_t)jv_string_length_bytes(jv_copy(v)) / 4 * 3 >
-					STATE_FILE_MAX + 3)) {
-			autofree char *q = gl_sanitize(name, nl > 256 ? 256 : nl);
-			why = gl_xasprintf("%s: not %s", q,
-					   is_dir ? "\"\" (a directory)" : "a base64 file of at most 8 MiB");
-		}
+		if (!why)
+			why = check_entry(k, v);
 		jv_free(k);
 		jv_free(v);
 	}
@@ -124,38 +171,8 @@ char *gl_ws_restore(const char *dir, jv state)
 	size_t total = 0;
 	jv_object_foreach(files, k, v)
 	{
-		const char *name = jv_string_value(k);
-		size_t nl = (size_t)jv_string_length_bytes(jv_copy(k));
-		autofree char *q = gl_sanitize(name, nl > 256 ? 256 : nl);
-		if (!why && name[nl - 1] == '/') {
-			int fd = open_parents(root, name, nl - 1);
-			if (fd < 0)
-				why = gl_xasprintf("%s: %s", q, strerror(errno));
-			else
-				close(fd);
-		} else if (!why) {
-			const char *b64 = jv_string_value(v);
-			size_t len = 0;
-			unsigned char *data = gl_b64_decode(b64, strlen(b64), &len);
-			const char *slash = memrchr(name, '/', nl);
-			int pfd = slash ? open_parents(root, name, (size_t)(slash - name))
-					: fcntl(root, F_DUPFD_CLOEXEC, 0);
-			int fd = pfd < 0 ? -1
-					 : openat(pfd, slash ? slash + 1 : name,
-						  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-			if (!data)
-				why = gl_xasprintf("%s: not base64", q);
-			else if (len > STATE_FILE_MAX || (total += len) > STATE_TOTAL_MAX)
-				why = gl_xasprintf("%s: more than %u bytes a file or %u in all", q,
-						   STATE_FILE_MAX, STATE_TOTAL_MAX);
-			else if (fd < 0 || gl_write_all(fd, data, len) < 0)
-				why = gl_xasprintf("%s: %s", q, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			if (pfd >= 0)
-				close(pfd);
-			free(data);
-		}
+		if (!why)
+			why = restore_entry(root, k, v, &total);
 		jv_free(k);
 		jv_free(v);
 	}

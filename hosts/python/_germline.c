@@ -18,6 +18,8 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -229,31 +231,37 @@ static long clone_copy(unsigned long flags, unsigned off)
 	}
 }
 
-static PyObject *gl_serve(PyObject *self, PyObject *args)
+/* What the fork-serving loop keeps, set up once by germline_setup. */
+struct germline {
+	int ctl;               /* the control socket */
+	int abi;               /* the kernel's Landlock ABI, every copy's rules */
+	struct gl_bpf bpf;     /* the copy's seccomp filter, compiled once */
+	uint64_t release_mask; /* the release's signal mask, a copy's again */
+};
+
+/* The germline's floor and its quiet state before it says ready: the
+ * Landlock ABI, the copy's filter compiled, every signal blocked and the
+ * interval timers disarmed. 0, or -1 with a Python exception. */
+static int germline_setup(struct germline *g, const char *prof)
 {
-	int ctl;
-	const char *prof = NULL;
-	if (!PyArg_ParseTuple(args, "i|z", &ctl, &prof))
-		return NULL;
-	int abi = gl_landlock_abi();
+	g->abi = gl_landlock_abi();
 	/* The operator's named weaker profile (gl-run --profile no-scope, set by
 	 * the launcher in GL_PROFILE, which germline_host takes out of the
 	 * release's environment and passes here; docs/receipts.md) accepts ABI
 	 * 4-5. It only lowers this floor: the rules are always the kernel's full ABI. */
 	int required = prof && !strcmp(prof, "no-scope") ? 4 : GL_LANDLOCK_ABI_REQUIRED;
-	if (abi < required) {
-		PyErr_Format(PyExc_RuntimeError, "germline: Landlock ABI %d below the required %d", abi,
+	if (g->abi < required) {
+		PyErr_Format(PyExc_RuntimeError, "germline: Landlock ABI %d below the required %d", g->abi,
 			     required);
-		return NULL;
+		return -1;
 	}
 	/* The copy's filter, compiled once here; each copy installs it with
 	 * one prctl (no allocation in the child). */
-	struct gl_bpf bpf;
 	char *err = NULL;
-	if (gl_seccomp_build(GL_FILTER_COPY, &bpf, &err) < 0) {
+	if (gl_seccomp_build(GL_FILTER_COPY, &g->bpf, &err) < 0) {
 		PyErr_Format(PyExc_RuntimeError, "germline: %s", err ? err : "seccomp");
 		free(err);
-		return NULL;
+		return -1;
 	}
 	/* No code but this loop runs in the germline from here on (SPEC §10):
 	 * every signal is blocked (the raw syscall: glibc's sigprocmask keeps
@@ -263,117 +271,163 @@ static PyObject *gl_serve(PyObject *self, PyObject *args)
 	 * inherited, and their signals are blocked too). The broker checks the
 	 * mask from outside (lib/sandbox/proc.c, G1). A copy gets the release's mask
 	 * back before its own Python code runs. */
-	uint64_t all = ~0ull, release_mask = 0;
-	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &release_mask, sizeof all) < 0) {
+	uint64_t all = ~0ull;
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &g->release_mask, sizeof all) < 0) {
 		PyErr_SetFromErrno(PyExc_OSError);
-		return NULL;
+		return -1;
 	}
 	static const int timers[] = {ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF};
 	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++) {
 		struct itimerval zero = {{0, 0}, {0, 0}};
 		setitimer(timers[i], &zero, NULL);
 	}
+	return 0;
+}
+
+/* The flags of a copy's clone (Algorithm 1 line 9), less what a GL_TESTING
+ * build's off switches take away (off is 0 otherwise).
+ * CLONE_PARENT: the copy is the init's child, never the germline's
+ * (how it ended and what it used never reach germline memory).
+ * CLONE_NEWNS: its own mount namespace, where the broker stacks
+ * its private scratch /tmp (lib/sandbox/scratch.h; checked from outside). */
+static unsigned long copy_flags(unsigned off)
+{
+	unsigned long flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			      CLONE_NEWNS | SIGCHLD;
+	if (off & GL_OFF_PARENT)
+		flags &= ~(unsigned long)CLONE_PARENT;
+	if (off & GL_OFF_NEWPID)
+		flags &= ~(unsigned long)CLONE_NEWPID;
+	if (off & GL_OFF_NEWNET)
+		flags &= ~(unsigned long)CLONE_NEWNET;
+	if (off & GL_OFF_NEWIPC)
+		flags &= ~(unsigned long)CLONE_NEWIPC;
+	return flags;
+}
+
+/* In the clone child: confined before any Python code runs, then waits for
+ * the broker's go, gets the release's signal mask back and becomes the
+ * copy (the caller returns its channel, fd 3). */
+static void become_copy(struct germline *g, int chan, int sync[2], unsigned off)
+{
+	close(sync[0]);
+	confine_or_die(chan, g->abi, &g->bpf, sync[1], off);
+	free(g->bpf.insns);
+	wait_for_go(3);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &g->release_mask, NULL, sizeof g->release_mask);
+	PyOS_AfterFork_Child();
+}
+
+/* In the germline, after a clone: what the child reported on the sync pipe
+ * (sync_r, closed here), then the broker's answer: an error, or the copy's
+ * pid and pidfd, then idle. */
+static void answer_fork(int ctl, long pid, int sync_r, unsigned long flags)
+{
+	int32_t st[2] = {0, 0};
+	int got = read_sync(sync_r, st);
+	close(sync_r);
+	if (got != 0) {
+		if (!(flags & CLONE_PARENT)) /* else the init reaps it */
+			while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		char m[160];
+		int k = snprintf(m, sizeof m, "copy confinement failed at %s: %s",
+				 gl_confine_step_name((enum gl_confine_step)st[0]), strerror(st[1]));
+		send_error(ctl, m, (size_t)k);
+		return;
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pidfd < 0) {
+		kill((pid_t)pid, SIGKILL);
+		send_error(ctl, "pidfd_open failed", 17);
+		return;
+	}
+	char m[64];
+	int k = snprintf(m, sizeof m, "{\"op\":\"forked\",\"pid\":%ld}", pid);
+	if (send_msg(ctl, m, (size_t)k, pidfd) < 0)
+		_exit(1);
+	close(pidfd);
+	/* Every copy's number is GL_COPY_PID (clone_copy); a reply of a
+	 * test build's plain clone is not left in memory the next copy
+	 * inherits either (docs/sandbox.md "The pid counter"). */
+	explicit_bzero(m, sizeof m);
+	/* Only now is the germline back to its descriptors of G2: the
+	 * broker waits for this before it checks us again (a pidfd
+	 * still open here would fail G2 under load). */
+	if (send_msg(ctl, "{\"op\":\"idle\"}", 13, -1) < 0)
+		_exit(1);
+}
+
+/* One fork request served (paper §IV-D: G1–G3 are the broker's, from
+ * outside, before it sends one). true only in the new copy, confined and
+ * let go; false in the germline, whatever became of the request. */
+static bool serve_one(struct germline *g)
+{
+	int chan = -1;
+	unsigned off = 0;
+	const char *why = NULL;
+	int r = recv_request(g->ctl, &chan, &off, &why);
+	if (r == 0)
+		_exit(0); /* the broker is gone */
+	if (r < 0) {
+		send_error(g->ctl, why, strlen(why));
+		return false;
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		; /* copies the broker has killed */
+	int sync[2];
+	if (pipe2(sync, O_CLOEXEC) < 0) {
+		close(chan);
+		send_error(g->ctl, "pipe2 failed", 12);
+		return false;
+	}
+	unsigned long flags = copy_flags(off);
+	if (off & GL_OFF_ATFORK)
+		PyOS_BeforeFork(); /* GL_TESTING builds only: off is 0 otherwise */
+	long pid = clone_copy(flags, off);
+	if (pid == 0) {
+		become_copy(g, chan, sync, off);
+		return true;
+	}
+	int e = errno;
+	if (off & GL_OFF_ATFORK)
+		PyOS_AfterFork_Parent();
+	if (off & GL_OFF_SIGNALS) /* GL_TESTING: the release's handlers run while the copy runs */
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &g->release_mask, NULL, sizeof g->release_mask);
+	close(sync[1]);
+	close(chan);
+	if (pid < 0) {
+		close(sync[0]);
+		char m[128];
+		int k = snprintf(m, sizeof m, "clone: %s", strerror(e));
+		send_error(g->ctl, m, (size_t)k);
+		return false;
+	}
+	answer_fork(g->ctl, pid, sync[0], flags);
+	return false;
+}
+
+/* serve(ctl_fd, profile=None): the germline's fork server (paper §IV-D,
+ * Algorithm 1 lines 8–9). Returns only in a copy, with its channel. */
+static PyObject *gl_serve(PyObject *self, PyObject *args)
+{
+	struct germline g = {.ctl = -1};
+	const char *prof = NULL;
+	if (!PyArg_ParseTuple(args, "i|z", &g.ctl, &prof))
+		return NULL;
+	if (germline_setup(&g, prof) < 0)
+		return NULL;
 	static const char ready[] = "{\"op\":\"ready\"}";
-	if (send_msg(ctl, ready, sizeof ready - 1, -1) < 0)
+	if (send_msg(g.ctl, ready, sizeof ready - 1, -1) < 0)
 		_exit(1);
 
 	/* Not even the release's os.register_at_fork hooks run here: there is
 	 * no PyOS_BeforeFork / PyOS_AfterFork_Parent in the germline (its one
 	 * thread holds no lock a copy could inherit locked), only
 	 * PyOS_AfterFork_Child in the copy, after the broker's check. */
-	for (;;) {
-		int chan = -1;
-		unsigned off = 0;
-		const char *why = NULL;
-		int r = recv_request(ctl, &chan, &off, &why);
-		if (r == 0)
-			_exit(0); /* the broker is gone */
-		if (r < 0) {
-			send_error(ctl, why, strlen(why));
-			continue;
-		}
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			; /* copies the broker has killed */
-		int sync[2];
-		if (pipe2(sync, O_CLOEXEC) < 0) {
-			close(chan);
-			send_error(ctl, "pipe2 failed", 12);
-			continue;
-		}
-		/* CLONE_PARENT: the copy is the init's child, never the germline's
-		 * (how it ended and what it used never reach germline memory).
-		 * CLONE_NEWNS: its own mount namespace, where the broker stacks
-		 * its private scratch /tmp (lib/sandbox/scratch.h; checked from outside). */
-		unsigned long flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-				      CLONE_NEWNS | SIGCHLD;
-		if (off & GL_OFF_PARENT)
-			flags &= ~(unsigned long)CLONE_PARENT;
-		if (off & GL_OFF_NEWPID)
-			flags &= ~(unsigned long)CLONE_NEWPID;
-		if (off & GL_OFF_NEWNET)
-			flags &= ~(unsigned long)CLONE_NEWNET;
-		if (off & GL_OFF_NEWIPC)
-			flags &= ~(unsigned long)CLONE_NEWIPC;
-		if (off & GL_OFF_ATFORK)
-			PyOS_BeforeFork(); /* GL_TESTING builds only: off is 0 otherwise */
-		long pid = clone_copy(flags, off);
-		if (pid == 0) {
-			close(sync[0]);
-			confine_or_die(chan, abi, &bpf, sync[1], off);
-			free(bpf.insns);
-			wait_for_go(3);
-			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &release_mask, NULL, sizeof release_mask);
-			PyOS_AfterFork_Child();
+	for (;;)
+		if (serve_one(&g))
 			return PyLong_FromLong(3);
-		}
-		int e = errno;
-		if (off & GL_OFF_ATFORK)
-			PyOS_AfterFork_Parent();
-		if (off & GL_OFF_SIGNALS) /* GL_TESTING: the release's handlers run while the copy runs */
-			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &release_mask, NULL, sizeof release_mask);
-		close(sync[1]);
-		close(chan);
-		if (pid < 0) {
-			close(sync[0]);
-			char m[128];
-			int k = snprintf(m, sizeof m, "clone: %s", strerror(e));
-			send_error(ctl, m, (size_t)k);
-			continue;
-		}
-		int32_t st[2] = {0, 0};
-		int got = read_sync(sync[0], st);
-		close(sync[0]);
-		if (got != 0) {
-			if (!(flags & CLONE_PARENT)) /* else the init reaps it */
-				while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
-					;
-			char m[160];
-			int k = snprintf(m, sizeof m, "copy confinement failed at %s: %s",
-					 gl_confine_step_name((enum gl_confine_step)st[0]), strerror(st[1]));
-			send_error(ctl, m, (size_t)k);
-			continue;
-		}
-		int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-		if (pidfd < 0) {
-			kill((pid_t)pid, SIGKILL);
-			send_error(ctl, "pidfd_open failed", 17);
-			continue;
-		}
-		char m[64];
-		int k = snprintf(m, sizeof m, "{\"op\":\"forked\",\"pid\":%ld}", pid);
-		if (send_msg(ctl, m, (size_t)k, pidfd) < 0)
-			_exit(1);
-		close(pidfd);
-		/* Every copy's number is GL_COPY_PID (clone_copy); a reply of a
-		 * test build's plain clone is not left in memory the next copy
-		 * inherits either (docs/sandbox.md "The pid counter"). */
-		explicit_bzero(m, sizeof m);
-		/* Only now is the germline back to its descriptors of G2: the
-		 * broker waits for this before it checks us again (a pidfd
-		 * still open here would fail G2 under load). */
-		if (send_msg(ctl, "{\"op\":\"idle\"}", 13, -1) < 0)
-			_exit(1);
-	}
 }
 
 static PyObject *gl_report_error(PyObject *self, PyObject *args)

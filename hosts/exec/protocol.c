@@ -1,0 +1,227 @@
+/* protocol.c — gl-exec-host speaking the release's protocol to its target
+ * (SPEC §5, §11; docs/exec.md): "germline" (the call JSON in, one result
+ * JSON value out, then the target exits) and "mcp-stdio" (MCP JSON-RPC
+ * 2.0, revision 2025-06-18: initialize, notifications/initialized,
+ * tools/call; tools/list for gl-run's discovery check). The target's
+ * answers are hostile: a line that is not JSON-RPC is skipped, a request
+ * from the server is answered with ping's empty result or refused. */
+#define _GNU_SOURCE
+#include "host_impl.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "json/json.h"
+#include "json/jsonrpc.h"
+#include "json/msg.h"
+
+#define MCP_VERSION "2025-06-18"
+
+bool mcp_up;
+static int64_t next_id = 1;
+
+static int send_line(int fd, jv m, struct end *e) /* consumes m; 0, or -1 with e */
+{
+	int rc = gl_rpc_write(fd, gl_mono_ns() + (int64_t)IO_MS * 1000000 * 3, m);
+	jv_free(m);
+	if (rc < 0)
+		return fail(e, "mcp: cannot write to the server (it exited?)", jv_invalid());
+	return 0;
+}
+
+/* The next message from the server that answers id; requests from the
+ * server are answered (ping) or refused; notifications dropped.
+ * jv_invalid() with e on failure. */
+static jv await_response(struct io *io, int64_t id, struct end *e)
+{
+	for (;;) {
+		if (pump(io, true, e) < 0)
+			return jv_invalid();
+		char *nl = io->out.len ? memchr(io->out.data, '\n', io->out.len) : NULL;
+		if (!nl) {
+			fail(e, "mcp: the server closed its stdout before answering", jv_invalid());
+			return jv_invalid();
+		}
+		size_t n = (size_t)(nl - io->out.data);
+		jv v = gl_json_parse(io->out.data, n && io->out.data[n - 1] == '\r' ? n - 1 : n);
+		memmove(io->out.data, nl + 1, io->out.len - n - 1);
+		io->out.len -= n + 1;
+		enum gl_rpc_kind kind;
+		char *err = NULL;
+		if (!jv_is_valid(v) || gl_rpc_validate(v, &kind, &err) < 0) {
+			free(err);
+			jv_free(v);
+			continue; /* not JSON-RPC: e.g. a stray log line; skipped */
+		}
+		if (kind == GL_RPC_REQUEST) {
+			const char *method = gl_json_get_str(v, "method");
+			jv rid = gl_json_get(v, "id");
+			int rc = method && !strcmp(method, "ping")
+				     ? send_line(io->tfd, gl_rpc_result(rid, jv_object()), e)
+				     : send_line(io->tfd,
+						 gl_rpc_error(rid, GL_RPC_METHOD_NOT_FOUND,
+							      "method not offered by germline's client",
+							      jv_null()),
+						 e);
+			jv_free(v);
+			if (rc < 0)
+				return jv_invalid();
+			continue;
+		}
+		int64_t got;
+		if ((kind == GL_RPC_RESULT || kind == GL_RPC_ERROR) && gl_json_get_int(v, "id", &got) == 0 &&
+		    got == id)
+			return v;
+		jv_free(v);
+	}
+}
+
+static char *rpc_error_text(jv resp)
+{
+	jv e = gl_json_get(resp, "error");
+	int64_t code = 0;
+	gl_json_get_int(e, "code", &code);
+	const char *m = gl_json_get_str(e, "message");
+	char *s = gl_xasprintf("mcp error %lld: %s", (long long)code, m ? m : "");
+	jv_free(e);
+	return s;
+}
+
+/* initialize and notifications/initialized, once per server. 0, or -1 with e. */
+static int mcp_init(struct io *io, struct end *e)
+{
+	jv init = JV_OBJECT(jv_string("protocolVersion"), jv_string(MCP_VERSION),
+			    jv_string("capabilities"), jv_object(), jv_string("clientInfo"),
+			    JV_OBJECT(jv_string("name"), jv_string("germline"), jv_string("version"),
+				      jv_string("1")));
+	int64_t id = next_id++;
+	if (send_line(io->tfd, gl_rpc_request(jv_number((double)id), "initialize", init), e) < 0)
+		return -1;
+	jv r = await_response(io, id, e);
+	if (!jv_is_valid(r))
+		return -1;
+	if (jv_object_has(jv_copy(r), jv_string("error"))) {
+		autofree char *t = rpc_error_text(r);
+		jv_free(r);
+		return fail(e, t, jv_invalid());
+	}
+	jv_free(r);
+	if (send_line(io->tfd, gl_rpc_notification("notifications/initialized", jv_null()), e) < 0)
+		return -1;
+	mcp_up = true;
+	return 0;
+}
+
+/* gl-run's discovery check (lib/broker/mcp.h): the server's own list, every
+ * page, and nothing else (no state write). */
+static void mcp_tools_list(struct io *io, struct end *e)
+{
+	jv all = jv_array(), cursor = jv_null();
+	for (int page = 0; page < 64; page++) {
+		jv params = jv_get_kind(cursor) == JV_KIND_STRING ? JV_OBJECT(jv_string("cursor"), cursor)
+								   : (jv_free(cursor), jv_null());
+		cursor = jv_null();
+		int64_t id = next_id++;
+		if (send_line(io->tfd, gl_rpc_request(jv_number((double)id), "tools/list", params), e) < 0)
+			break;
+		jv r = await_response(io, id, e);
+		if (!jv_is_valid(r))
+			break;
+		jv res = gl_json_get(r, "result");
+		jv t = jv_get_kind(res) == JV_KIND_OBJECT ? gl_json_get(res, "tools") : jv_invalid();
+		jv_free(cursor);
+		cursor = jv_get_kind(res) == JV_KIND_OBJECT ? gl_json_get(res, "nextCursor") : jv_null();
+		if (jv_get_kind(t) == JV_KIND_ARRAY)
+			all = jv_array_concat(all, t);
+		else
+			jv_free(t);
+		jv_free(res);
+		jv_free(r);
+		if (jv_get_kind(cursor) != JV_KIND_STRING)
+			break;
+	}
+	jv_free(cursor);
+	if (e->error) {
+		jv_free(all);
+		return;
+	}
+	state_dir = NULL;
+	e->value = JV_OBJECT(jv_string("tools"), all);
+}
+
+/* One MCP call (args consumed) into e. */
+void run_mcp(struct io *io, const char *function, jv args, struct end *e)
+{
+	if (!mcp_up && mcp_init(io, e) < 0) {
+		jv_free(args);
+		return;
+	}
+	if (!strcmp(function, "tools/list")) {
+		jv_free(args);
+		mcp_tools_list(io, e);
+		return;
+	}
+	int64_t id = next_id++;
+	if (send_line(io->tfd, gl_rpc_request(jv_number((double)id), "tools/call",
+					      JV_OBJECT(jv_string("name"), jv_string(function),
+							jv_string("arguments"), args)),
+		      e) < 0)
+		return;
+	jv r = await_response(io, id, e);
+	if (!jv_is_valid(r))
+		return;
+	if (jv_object_has(jv_copy(r), jv_string("error"))) {
+		autofree char *t = rpc_error_text(r);
+		jv_free(r);
+		fail(e, t, jv_invalid());
+		return;
+	}
+	e->value = gl_json_get(r, "result");
+	jv_free(r);
+}
+
+/* One "germline"-protocol call (call consumed) into e: the target reads
+ * the call, writes one JSON value and exits. */
+void run_germline(struct io *io, jv call, struct end *e)
+{
+	jv in = jv_object_delete(call, jv_string("type"));
+	in = jv_object_delete(in, jv_string("twin"));
+	autobuf struct gl_buf b = {0};
+	gl_json_dump(&b, in);
+	jv_free(in);
+	/* write while serving the relay: the input may be larger than the
+	 * socket buffer */
+	size_t off = 0;
+	while (off < b.len) {
+		ssize_t w = send(io->tfd, b.data + off, b.len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+		struct pollfd p = {.fd = io->tfd, .events = POLLOUT};
+		poll(&p, 1, 100);
+	}
+	shutdown(io->tfd, SHUT_WR);
+	if (pump(io, false, e) < 0)
+		return;
+	int st = 0;
+	while (waitpid(target, &st, 0) < 0 && errno == EINTR)
+		;
+	target = -1;
+	jv v = gl_json_parse(io->out.data ? io->out.data : "", io->out.len);
+	if (!jv_is_valid(v)) {
+		jv_free(v);
+		jv why = WIFEXITED(st) ? jv_string_fmt("exit status %d", WEXITSTATUS(st))
+				       : jv_string_fmt("signal %d", WTERMSIG(st));
+		fail(e, io->out.len ? "the tool's output is not one JSON value" : "the tool wrote no result",
+		     why);
+		return;
+	}
+	e->value = v;
+}

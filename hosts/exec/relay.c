@@ -1,0 +1,319 @@
+/* relay.c — gl-exec-host's HTTP relay (docs/exec.md "HTTP egress"): the
+ * declared hosts resolve to 127.0.0.1:80 of the copy's own network
+ * namespace, where fd 4 listens. One request per connection (HTTP/1.1,
+ * head and body bounded) becomes one "effect" message on the broker
+ * channel, the copy's only channel (paper A1); the broker decides
+ * (deliver, placeholder, deny: Algorithm 1 lines 13–22) and its reply
+ * goes back as the response. What the target sends is hostile: every read
+ * is bounded and has a deadline. */
+#define _GNU_SOURCE
+#include "host_impl.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "json/json.h"
+#include "json/msg.h"
+
+#define HEAD_MAX (64u << 10)     /* bytes of one HTTP request head */
+#define BODY_MAX (16u << 20)     /* bytes of one HTTP request body */
+
+static int wait_fd(int fd, short ev, int64_t deadline)
+{
+	for (;;) {
+		int64_t ms = (deadline - gl_mono_ns()) / 1000000;
+		struct pollfd p = {.fd = fd, .events = ev};
+		int r = poll(&p, 1, ms < 0 ? 0 : (int)ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r;
+	}
+}
+
+/* Append up to want bytes from fd; 1 got some, 0 EOF, -1 error/timeout. */
+static int read_more(int fd, struct gl_buf *b, size_t want, int64_t deadline)
+{
+	if (wait_fd(fd, POLLIN, deadline) <= 0)
+		return -1;
+	char tmp[65536];
+	ssize_t n;
+	do
+		n = read(fd, tmp, want < sizeof tmp ? want : sizeof tmp);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n == 0 ? 0 : -1;
+	gl_buf_add(b, tmp, (size_t)n);
+	return 1;
+}
+
+static char *find_crlf2(struct gl_buf *b)
+{
+	return b->len >= 4 ? memmem(b->data, b->len, "\r\n\r\n", 4) : NULL;
+}
+
+/* Decode a complete chunked body at p[0..n); -1 incomplete, -2 bad. */
+static ssize_t dechunk(const char *p, size_t n, struct gl_buf *out)
+{
+	size_t pos = 0;
+	out->len = 0;
+	for (;;) {
+		const char *eol = memmem(p + pos, n - pos, "\r\n", 2);
+		if (!eol)
+			return -1;
+		char *end;
+		unsigned long size = strtoul(p + pos, &end, 16);
+		if (end == p + pos || size > BODY_MAX)
+			return -2;
+		size_t data = (size_t)(eol - p) + 2;
+		if (size == 0)
+			return memmem(p + data, n - data, "\r\n", 2) ? (ssize_t)out->len : -1;
+		if (n < data + size + 2)
+			return -1;
+		gl_buf_add(out, p + data, size);
+		if (out->len > BODY_MAX)
+			return -2;
+		pos = data + size + 2;
+	}
+}
+
+static void write_all_to(int fd, const char *p, size_t n, int64_t deadline)
+{
+	while (n) {
+		if (wait_fd(fd, POLLOUT, deadline) <= 0)
+			return;
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 301: return "Moved Permanently";
+	case 302: return "Found";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	}
+	return "Status";
+}
+
+static bool hop_header(const char *k, size_t n)
+{
+	static const char *const hop[] = {"host", "connection", "content-length", "transfer-encoding",
+					  "keep-alive", "proxy-connection", NULL};
+	for (size_t i = 0; hop[i]; i++)
+		if (strlen(hop[i]) == n && !strncasecmp(k, hop[i], n))
+			return true;
+	return false;
+}
+
+/* One request as the target sent it: parsed from its head (the buffer's
+ * request line and header lines, cut in place), its body read in full. */
+struct relay_req {
+	struct gl_buf buf; /* the bytes read: the head (cut), then what followed */
+	size_t head_len;   /* bytes of the head, with its blank line */
+	const char *method, *target, *host;
+	jv headers; /* [[name, value]…] without hop-by-hop headers (owned) */
+	long long clen;
+	bool chunked;
+	struct gl_buf body;
+};
+
+static void relay_req_free(struct relay_req *q)
+{
+	free(q->buf.data);
+	free(q->body.data);
+	jv_free(q->headers);
+}
+
+/* Parse: the head, read within HEAD_MAX bytes, cut into the request line
+ * and its header lines. -1 when there is no complete head or the request
+ * line is not "METHOD TARGET HTTP/1.x". */
+static int relay_parse_head(int conn, struct relay_req *q, int64_t deadline)
+{
+	char *eoh;
+	while (!(eoh = find_crlf2(&q->buf)))
+		if (q->buf.len > HEAD_MAX || read_more(conn, &q->buf, HEAD_MAX, deadline) <= 0)
+			return -1;
+	*eoh = 0;
+	q->head_len = (size_t)(eoh - q->buf.data) + 4;
+	char *line_end = strstr(q->buf.data, "\r\n");
+	char *rl = q->buf.data;
+	if (line_end)
+		*line_end = 0;
+	char *sp1 = strchr(rl, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+	if (!sp1 || !sp2 || strncmp(sp2 + 1, "HTTP/1.", 7))
+		return -1;
+	*sp1 = *sp2 = 0;
+	q->method = rl;
+	q->target = sp1 + 1;
+	for (char *h = line_end ? line_end + 2 : NULL; h && *h;) {
+		char *e = strstr(h, "\r\n");
+		if (e)
+			*e = 0;
+		char *colon = strchr(h, ':');
+		if (colon) {
+			size_t kn = (size_t)(colon - h);
+			char *v = colon + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (kn == 4 && !strncasecmp(h, "host", 4))
+				q->host = v;
+			else if (kn == 14 && !strncasecmp(h, "content-length", 14))
+				q->clen = atoll(v);
+			else if (kn == 17 && !strncasecmp(h, "transfer-encoding", 17))
+				q->chunked = strcasestr(v, "chunked") != NULL;
+			if (!hop_header(h, kn))
+				q->headers = jv_array_append(
+				    q->headers, JV_ARRAY(jv_string_sized(h, (int)kn), jv_string(v)));
+		}
+		h = e ? e + 2 : NULL;
+	}
+	return 0;
+}
+
+/* Validate and read the body: a Host header, a length within BODY_MAX,
+ * and the whole body (chunked, or exactly Content-Length bytes). -1
+ * otherwise. */
+static int relay_read_body(int conn, struct relay_req *q, int64_t deadline)
+{
+	if (!q->host || q->clen < 0 || q->clen > BODY_MAX)
+		return -1;
+	size_t have = q->buf.len - q->head_len;
+	if (q->chunked) {
+		struct gl_buf raw = {0};
+		gl_buf_add(&raw, q->buf.data + q->head_len, have);
+		ssize_t r;
+		while ((r = dechunk(raw.data ? raw.data : "", raw.len, &q->body)) == -1)
+			if (raw.len > BODY_MAX + HEAD_MAX || read_more(conn, &raw, BODY_MAX, deadline) <= 0)
+				break;
+		free(raw.data);
+		return r < 0 ? -1 : 0;
+	}
+	gl_buf_add(&q->body, q->buf.data + q->head_len, have);
+	while (q->body.len < (size_t)q->clen)
+		if (read_more(conn, &q->body, (size_t)q->clen - q->body.len, deadline) <= 0)
+			break;
+	return q->body.len == (size_t)q->clen ? 0 : -1;
+}
+
+/* The broker's reply as an HTTP/1.1 response on conn: its status (502 if
+ * out of range), its headers (none that is hop-by-hop or could split the
+ * response), its body; a placeholder is a 200 marked X-Germline. */
+static void relay_respond(int conn, jv reply, bool placeholder, int64_t deadline)
+{
+	int64_t status = 200;
+	struct gl_buf resp = {0}, rbody = {0};
+	jv rh = jv_array();
+	if (placeholder) {
+		rh = jv_array_append(rh, JV_ARRAY(jv_string("X-Germline"), jv_string("placeholder")));
+	} else {
+		gl_json_get_int(reply, "status", &status);
+		jv_free(rh);
+		rh = gl_json_get(reply, "headers");
+		const char *rb = gl_json_get_str(reply, "body");
+		size_t n = 0;
+		unsigned char *d = rb ? gl_b64_decode(rb, strlen(rb), &n) : NULL;
+		if (d)
+			gl_buf_add(&rbody, (char *)d, n);
+		free(d);
+	}
+	if (status < 100 || status > 999)
+		status = 502;
+	char *sl = gl_xasprintf("HTTP/1.1 %03d %s\r\n", (int)status, reason((int)status));
+	gl_buf_adds(&resp, sl);
+	free(sl);
+	if (jv_get_kind(rh) == JV_KIND_ARRAY) {
+		jv_array_foreach(rh, i, pair)
+		{
+			jv k = jv_array_get(jv_copy(pair), 0), v = jv_array_get(jv_copy(pair), 1);
+			if (jv_get_kind(k) == JV_KIND_STRING && jv_get_kind(v) == JV_KIND_STRING &&
+			    !hop_header(jv_string_value(k), strlen(jv_string_value(k))) &&
+			    !strpbrk(jv_string_value(k), "\r\n:") && !strpbrk(jv_string_value(v), "\r\n")) {
+				gl_buf_adds(&resp, jv_string_value(k));
+				gl_buf_adds(&resp, ": ");
+				gl_buf_adds(&resp, jv_string_value(v));
+				gl_buf_adds(&resp, "\r\n");
+			}
+			jv_free(k);
+			jv_free(v);
+			jv_free(pair);
+			(void)i;
+		}
+	}
+	jv_free(rh);
+	char *cl = gl_xasprintf("Content-Length: %zu\r\nConnection: close\r\n\r\n", rbody.len);
+	gl_buf_adds(&resp, cl);
+	free(cl);
+	if (rbody.len)
+		gl_buf_add(&resp, rbody.data, rbody.len);
+	write_all_to(conn, resp.data, resp.len, deadline);
+	free(resp.data);
+	free(rbody.data);
+}
+
+/* Forward: the request as one effect; the broker decides (deliver,
+ * placeholder, deny) and its reply goes back on conn. Anything but a reply
+ * ends the host (the broker broke the protocol or is gone). */
+static void relay_forward(int conn, struct relay_req *q, int64_t deadline)
+{
+	char *url = gl_xasprintf("http://%s%s", q->host, q->target);
+	struct gl_buf b64 = {0};
+	gl_b64_encode(&b64, (unsigned char *)(q->body.data ? q->body.data : ""), q->body.len);
+	jv eff = JV_OBJECT(jv_string("type"), jv_string("effect"), jv_string("method"),
+			   jv_string(q->method), jv_string("url"), jv_string(url), jv_string("headers"),
+			   q->headers, jv_string("body"),
+			   jv_string_sized(b64.data ? b64.data : "", (int)b64.len));
+	q->headers = jv_invalid(); /* moved into eff */
+	free(b64.data);
+	free(url);
+	send_msg(eff);
+	jv reply = recv_msg();
+	const char *type = gl_json_get_str(reply, "type");
+	if (!type || strcmp(type, "reply")) {
+		jv_free(reply);
+		_exit(3);
+	}
+	jv den = gl_json_get(reply, "denied"), ph = gl_json_get(reply, "placeholder");
+	if (jv_get_kind(den) == JV_KIND_TRUE) {
+		/* an undeclared host: the connection is reset, as if refused */
+		struct linger lg = {1, 0};
+		setsockopt(conn, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	} else {
+		relay_respond(conn, reply, jv_get_kind(ph) == JV_KIND_TRUE, deadline);
+	}
+	jv_free(den);
+	jv_free(ph);
+	jv_free(reply);
+}
+
+/* One connection of the target: parse, validate, forward; a request that
+ * fails a step is dropped (the connection closed, nothing sent). */
+void relay_one(int conn)
+{
+	int64_t deadline = gl_mono_ns() + (int64_t)IO_MS * 1000000;
+	struct relay_req q = {.headers = jv_array()};
+	if (relay_parse_head(conn, &q, deadline) == 0 && relay_read_body(conn, &q, deadline) == 0)
+		relay_forward(conn, &q, deadline);
+	relay_req_free(&q);
+	close(conn);
+}
