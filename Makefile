@@ -152,12 +152,13 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/libgermline.a $(LIB_HDR) tes
 # ---- make layers: no include points up lib/'s order (docs/design/README.md)
 layers:
 	@scripts/layers.sh
+	@scripts/funclen.py --check $(wildcard lib/*/*.c cmd/*/*.c hosts/exec/*.c hosts/python/*.c) && echo "funclen: no function over 80 lines without a 'long:' reason"
 
 # ---- tests -------------------------------------------------------------------
 # (lintian too: tests/deb.bats checks the package with it)
 check: deps
 	@GL_DEPS_DEB=1 scripts/deps.sh
-	@scripts/layers.sh
+	@$(MAKE) --no-print-directory layers
 	@$(MAKE) --no-print-directory -j$(JOBS) build units
 	@GL_TEST_BUILD_ASAN=1 GL_TEST_MAKE_JOBS=$(JOBS) tests/run.sh
 

@@ -56,6 +56,21 @@ static bool same_import(const struct gl_germline *g, const struct gl_twin *itw)
 	       !strcmp(g->import_twin.seed, itw->seed);
 }
 
+/* x->read_paths: the manifest's granted read_paths, NULL-terminated (the
+ * strings are x->manifest's). */
+static void read_paths(struct gl_replay *x)
+{
+	jv rp = gl_json_get(x->manifest, "read_paths");
+	int n = jv_get_kind(rp) == JV_KIND_ARRAY ? jv_array_length(jv_copy(rp)) : 0;
+	x->read_paths = gl_xcalloc((size_t)n + 1, sizeof *x->read_paths);
+	for (int i = 0; i < n; i++) {
+		jv p = jv_array_get(jv_copy(rp), i);
+		x->read_paths[i] = jv_string_value(p); /* x->manifest holds it */
+		jv_free(p);
+	}
+	jv_free(rp);
+}
+
 /* The verified release's germline, launched as gl-run launches it, its
  * import under the witness's import twin itw (A2, A4: the image the call's
  * copies were forked from; NULL for a version 1 witness: the real clock,
@@ -87,15 +102,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 		stop(x);
 		return NULL;
 	}
-	jv rp = gl_json_get(x->manifest, "read_paths");
-	int n = jv_get_kind(rp) == JV_KIND_ARRAY ? jv_array_length(jv_copy(rp)) : 0;
-	x->read_paths = gl_xcalloc((size_t)n + 1, sizeof *x->read_paths);
-	for (int i = 0; i < n; i++) {
-		jv p = jv_array_get(jv_copy(rp), i);
-		x->read_paths[i] = jv_string_value(p); /* x->manifest holds it */
-		jv_free(p);
-	}
-	jv_free(rp);
+	read_paths(x);
 	/* the auditor's bounds for this release (not the witness's: the
 	 * release wrote what a witness says; docs/witness.md) */
 	const char *name = gl_json_get_str(x->manifest, "name");
