@@ -53,3 +53,16 @@ setup() {
   [ "$status" -eq 1 ]
   [[ "$output" == *"lib/extra is not in the order"* ]]
 }
+
+@test "funclen: a function over 80 lines is refused unless the comment above it says why (long:)" {
+  run "$GL_ROOT/scripts/funclen.py" --check "$GL_ROOT"/lib/*/*.c "$GL_ROOT"/cmd/*/*.c
+  [ "$status" -eq 0 ]
+  { echo '/* a helper */'; echo 'int f(void)'; echo '{'; for i in $(seq 85); do echo "	int v$i = $i;"; done; echo '	return 0;'; echo '}'; } >tree/long.c
+  run "$GL_ROOT/scripts/funclen.py" --check tree/long.c
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"tree/long.c:2: f 89 lines"* ]]
+  sed -i 's|/\* a helper \*/|/* a helper. long: one table, read top to bottom. */|' tree/long.c
+  run "$GL_ROOT/scripts/funclen.py" --check tree/long.c
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"(reason given)"* ]]
+}
