@@ -115,7 +115,7 @@ static void note(struct run *r, const struct gl_http_req *q, const char *source,
 static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lost,
 		    size_t *copies);
 static jv begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies);
-static void call_message(struct run *r, const struct gl_germline *gm,
+static void call_message(struct run *r, struct gl_germline *gm,
 			 const struct gl_plan_group *g, struct gl_buf *out);
 static enum outcome serve(struct run *r, struct gl_msg *result);
 static jv answer(struct run *r, struct gl_msg *m, struct gl_msg *result, enum outcome *o);
@@ -231,7 +231,7 @@ static jv begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t 
 
 /* m, the contents of V(g) (other items: name and label, empty data), the
  * whole slot σ[κ(g)] (kept for a witness: σ as delivered) and τ. */
-static void call_message(struct run *r, const struct gl_germline *gm,
+static void call_message(struct run *r, struct gl_germline *gm,
 			 const struct gl_plan_group *g, struct gl_buf *out)
 {
 	const struct gl_call *c = r->c;
@@ -242,8 +242,10 @@ static void call_message(struct run *r, const struct gl_germline *gm,
 	r->snap[r->gi] = gl_slot_view(&r->slot);
 	/* An exec copy that is its call's only copy has no twin to agree with
 	 * (no comparison, so no trigger): its target runs with the real clocks
-	 * and skips the twin shim's start-up (docs/exec.md "Twin inputs"). */
-	bool alone = gm->exec && r->plan->ngroup == 1 && !r->mode->contacted_only;
+	 * and skips the twin shim's start-up (docs/exec.md "Twin inputs"). A
+	 * forked copy always gets τ: the germline's host shims the clocks. */
+	bool alone = !gl_runtime_forks(gl_germline_runtime(gm)) && r->plan->ngroup == 1 &&
+		     !r->mode->contacted_only;
 	gl_callmsg(out, c->function, args, r->items, c->nitem, r->snap[r->gi],
 		   alone ? NULL : &r->twin[r->gi]);
 	jv_free(args);

@@ -153,15 +153,16 @@ struct gl_replay_in {
 	size_t nhost;
 	const char *dest; /* d: whose requests are collected */
 	double deadline_s;
-	/* runtime exec (g->exec): the run is a fresh verified launch
+	/* runtime exec (the gl_spawn's .items): the run is a fresh verified launch
 	 * (lib/runtime/exec.h) that can read exactly these files and directories of
 	 * its view, each at its item's path (lib/replay/replay_exec.c) */
 	const struct gl_exec_item *files;
 	size_t nfiles;
 };
 
-/* Run one copy of germline g on in (for runtime exec, one verified launch
- * of g->exec with in->files; docs/witness.md). Returns 0 with *outcome ("ok",
+/* Run one copy of g's runtime on in, through the seam (lib/runtime/runtime.h:
+ * a fork, or for runtime exec one verified launch with in->files;
+ * docs/witness.md). Returns 0 with *outcome ("ok",
  * "deadline", "crash" or "protocol") and *seq (owned) the digests (hex) of
  * the copy's requests to d in order; -1 with *err (malloc'd) when the
  * germline fails its check (G1–G3) or a fork (*germline_lost set). */

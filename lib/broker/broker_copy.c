@@ -1,7 +1,11 @@
 /* broker_copy.c — one copy's life for the broker (Algorithm 1 lines 8, 9
- * and 27): the germline's G1–G3 check, the fork (or, for runtime exec, a
- * verified launch; or with gl-run --pool the pooled copy), and the end of
- * the copy with its descendants (A1). See broker_impl.h. */
+ * and 27) through the runtime seam (lib/runtime/runtime.h): its check
+ * (the germline's G1–G3), its spawn (a fork, or for runtime exec a verified
+ * launch; or with gl-run --pool the pooled copy) and its end with its
+ * descendants (A1). What the seam has no op for, because it is one
+ * runtime's, is asked of gl_runtime_forks: the pool (a germline's), a
+ * launch's receipts and an exec copy's bound after its spawn.
+ * See broker_impl.h. */
 #define _GNU_SOURCE
 #include "broker/broker_impl.h"
 
@@ -15,7 +19,6 @@
 #include <unistd.h>
 
 #include "core/cancel.h"
-#include "runtime/exec.h"
 #include "json/json.h"
 #include "runtime/launch.h"
 #include "core/util.h"
@@ -26,13 +29,16 @@
  * before that copy was forked (gl_germline_prefork). */
 jv gl_broker_check_germline(struct run *r, struct gl_germline *gm)
 {
-	if (gm->exec)
-		return jv_invalid(); /* no germline: each copy is a verified launch */
-	if (r->b->pool && gm->pooled)
-		return jv_invalid();
-	gl_germline_settle(gm); /* the last copy is gone before G1 looks (A1) */
+	struct gl_runtime *rt = gl_germline_runtime(gm);
+	if (gl_runtime_forks(rt)) { /* the pool is the germline's (§VI) */
+		if (r->b->pool && gm->pooled)
+			return jv_invalid();
+		gl_germline_settle(gm); /* the last copy is gone before G1 looks (A1) */
+	}
+	/* exec checks nothing here: each copy is a verified launch, checked
+	 * by gl_proc_check_exec after it */
 	char *err = NULL;
-	if (gl_germline_check(gm, &err) < 0) {
+	if (gl_runtime_check(rt, &err) < 0) {
 		jv out = gl_broker_refuse("germline_check", "%s", err);
 		free(err);
 		return out;
@@ -40,11 +46,14 @@ jv gl_broker_check_germline(struct run *r, struct gl_germline *gm)
 	return jv_invalid();
 }
 
-/* An exec release's copy (lib/runtime/exec.h): a verified launch that can read
- * exactly the item files and directories of its view (all of them for
- * lazy's probe); a directory item's path is passed with a trailing '/'. */
-static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, char **err)
+/* Line 9 through the seam: the copy on channel sp (its end sp[1] closed by
+ * the spawn), into r->pidfd and r->scratch. An exec copy is a verified
+ * launch (lib/runtime/exec.h) that can read exactly the item files and
+ * directories of its view (all of them for lazy's probe); a fork gets its
+ * items in the call message and ignores .items. 0, or -1 with *err. */
+static int spawn_copy(struct run *r, struct gl_germline *gm, const int sp[2], char **err)
 {
+	struct gl_runtime *rt = gl_germline_runtime(gm);
 	const struct gl_call *c = r->c;
 	struct gl_exec_item *items = gl_xcalloc(c->nitem + 1, sizeof *items);
 	size_t n = 0;
@@ -57,12 +66,21 @@ static int exec_copy(struct run *r, struct gl_exec *x, int chan, int *pidfd, cha
 			items[n++] = (struct gl_exec_item){.fd = r->item_fd[k], .dir = gl_json_get_bool(it, "dir", 0)};
 		jv_free(it);
 	}
-	int rc = gl_exec_copy(x, items, n, (const char *const *)c->dest, c->ndest, chan, pidfd,
-			      &r->scratch, err);
+	struct gl_spawn s = {.items = items,
+			     .nitem = n,
+			     .hosts = (const char *const *)c->dest,
+			     .nhost = c->ndest,
+			     .chan = sp[1],
+			     .broker_sock = sp[0]};
+	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
+	int rc = gl_runtime_spawn(rt, &s, &cp, err);
 	free(items);
+	r->pidfd = cp.pidfd;
+	r->scratch = cp.scratch;
 	/* One signed receipt per launch (SPEC §9, seed 002): this copy's. */
-	if (r->b->launcher)
-		gl_launch_exec_copy(r->b->launcher, c->release, x, rc, *err, &r->ev, r->b->ids);
+	if (!gl_runtime_forks(rt) && r->b->launcher)
+		gl_launch_exec_copy(r->b->launcher, c->release, gm->exec, rc, *err, &r->ev,
+				    r->b->ids);
 	return rc;
 }
 
@@ -79,16 +97,18 @@ enum outcome gl_broker_limit_outcome(struct gl_germline *gm, int pidfd, enum out
 	return !strcmp(why, "memory") ? COPY_MEMORY : !strcmp(why, "pids") ? COPY_PIDS : COPY_CPU;
 }
 
-int gl_broker_kill_wait(int pidfd, pid_t child, bool exec, char *scratch)
+int gl_broker_kill_wait(int pidfd, pid_t child, struct gl_runtime *rt, char *scratch)
 {
 	int ws = -1;
-	if (exec)
-		ws = gl_exec_copy_done(pidfd, scratch); /* killed, reaped, scratch removed */
-	else if (pidfd >= 0)
+	if (rt) {
+		/* gone with its descendants (A1); exec: reaped, scratch removed */
+		struct gl_copy cp = {.pidfd = pidfd, .scratch = scratch};
+		ws = gl_runtime_end(rt, &cp);
+	} else if (pidfd >= 0)
 		gl_copy_kill(pidfd); /* returns once it and its descendants are gone */
 	else if (child > 0)
 		kill(child, SIGKILL);
-	if (!exec && child > 0)
+	if (!rt && child > 0)
 		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 			;
 	if (pidfd >= 0)
@@ -104,12 +124,14 @@ int gl_broker_kill_wait(int pidfd, pid_t child, bool exec, char *scratch)
 void gl_broker_end_copy(struct run *r, struct gl_germline *gm)
 {
 	int pidfd = r->pidfd;
+	struct gl_runtime *rt = gl_germline_runtime(gm);
+	bool forks = gl_runtime_forks(rt);
 	gl_cancel_disarm(r->b->cancel, pidfd); /* before its pidfd is closed */
-	if (!gm->exec && r->b->pool) {
+	if (forks && r->b->pool) {
 		gl_copy_retire(gm, pidfd);
 	} else {
-		int ws = gl_broker_kill_wait(pidfd, -1, gm->exec != NULL, r->scratch);
-		if (gm->exec && r->b->launcher)
+		int ws = gl_broker_kill_wait(pidfd, -1, rt, r->scratch);
+		if (!forks && r->b->launcher) /* the launch receipt's "exited" (SPEC §9) */
 			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
 		if (gm->cg && r->mode->bounded)
 			gl_cg_drain(gm->cg, &gm->cc);
@@ -154,7 +176,8 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 	int sp[2];
 	int *pidfd = &r->pidfd;
 	*pidfd = -1;
-	bool pooled = !gm->exec && r->b->pool && gm->pooled;
+	bool forks = gl_runtime_forks(gl_germline_runtime(gm));
+	bool pooled = forks && r->b->pool && gm->pooled;
 	if (pooled && gl_germline_take(gm, &sp[0], pidfd)) {
 		/* the pooled copy: forked, confined and checked before this call */
 	} else {
@@ -166,22 +189,22 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 		/* no channel, no copy: the call is refused as a failed fork or
 		 * launch would be, but the germline is not lost */
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-			return gm->exec ? gl_broker_refuse("launch", "socketpair: %s", strerror(errno))
-					: gl_broker_refuse("germline", "socketpair: %s",
-							   strerror(errno));
-		if (gm->exec ? exec_copy(r, gm->exec, sp[1], pidfd, &err) < 0
-			     : gl_germline_fork(gm, sp[1], sp[0], pidfd, &err) < 0) {
+			return gl_broker_refuse(forks ? "germline" : "launch", "socketpair: %s",
+						strerror(errno));
+		if (spawn_copy(r, gm, sp, &err) < 0) {
 			close(sp[0]);
 			*lost = true;
-			jv out = gm->exec ? gl_broker_refuse("launch", "%s", err) /* an exec copy's launch */
-					  : gl_broker_refuse("germline", "fork request failed: %s", err);
+			jv out = forks ? gl_broker_refuse("germline", "fork request failed: %s", err)
+				       : gl_broker_refuse("launch", "%s", err); /* an exec copy's launch */
 			free(err);
 			return out;
 		}
 	}
-	if (gm->exec && gm->cg && exec_bound(gm, *pidfd, &err) < 0) {
+	/* a fork bounded itself before release code ran (gl_germline_fork); an
+	 * exec copy is bounded now, after its spawn */
+	if (!forks && gm->cg && exec_bound(gm, *pidfd, &err) < 0) {
 		/* its target has not started: it waits for the call message */
-		gl_broker_kill_wait(*pidfd, -1, true, r->scratch);
+		gl_broker_kill_wait(*pidfd, -1, gl_germline_runtime(gm), r->scratch);
 		r->scratch = NULL;
 		*pidfd = -1;
 		close(sp[0]);

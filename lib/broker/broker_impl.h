@@ -247,8 +247,9 @@ void gl_broker_items_free(struct run *r);
 
 /* ---- one copy's life (broker_copy.c) ---- */
 
-/* Line 8: G1–G3 before a fork (or nothing to check: runtime exec, or the
- * pooled copy, checked before it was forked). jv_invalid() or a refusal. */
+/* Line 8: gl_runtime_check before a copy (G1–G3 before a fork; nothing
+ * for runtime exec; nothing for the pooled copy, checked before it was
+ * forked). jv_invalid() or a refusal. */
 jv gl_broker_check_germline(struct run *r, struct gl_germline *gm);
 
 /* Line 9: a copy on a fresh channel (r->sock, nonblocking, with its
@@ -266,12 +267,13 @@ enum outcome gl_broker_limit_outcome(struct gl_germline *gm, int pidfd, enum out
 void gl_broker_end_copy(struct run *r, struct gl_germline *gm);
 
 /* The one place a process the broker ran is killed and awaited (line 27,
- * A1): SIGKILL through pidfd, then a wait until it and its descendants are
- * gone (gl_copy_kill: a copy is PID 1 of its namespace); an exec copy is
- * also reaped and its scratch removed (gl_exec_copy_done), a child pid (an
- * unconfined baseline, pid > 0) reaped. Closes pidfd. Returns an exec
- * copy's wait status, else -1. */
-int gl_broker_kill_wait(int pidfd, pid_t child, bool exec, char *scratch);
+ * A1). A copy of runtime rt is ended through the seam (gl_runtime_end: it
+ * and its descendants are gone, a copy being PID 1 of its namespace; an
+ * exec copy is also reaped and its scratch removed); with rt NULL, an
+ * unconfined baseline's process: SIGKILL through pidfd (gl_copy_kill) and
+ * the child pid (pid > 0) reaped. Closes pidfd. Returns the wait status
+ * gl_runtime_end returned (an exec copy's), else -1. */
+int gl_broker_kill_wait(int pidfd, pid_t child, struct gl_runtime *rt, char *scratch);
 
 /* Deliver q (its route from the policy) within r->deadline: the reply for
  * the copy, or jv_invalid() with *no_time when the budget ran out. */

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "broker/broker_impl.h"
-#include "runtime/exec.h"
 #include "broker/http.h"
 #include "core/util.h"
 
@@ -54,18 +53,27 @@ static jv replay_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 	return reply;
 }
 
-/* An exec release's run (lib/runtime/exec.h): a fresh verified launch, as gl-run's
- * exec_copy (lib/broker/broker_copy.c), reading exactly in->files, with D_f
- * resolving to its relay. */
-static int exec_run(struct gl_germline *g, const struct gl_replay_in *in, int chan, int *pidfd,
-		    char **scratch, char **err)
+/* Line 9 through the seam (lib/runtime/runtime.h): a fork from the
+ * germline, or for an exec release a fresh verified launch, as gl-run's
+ * (lib/broker/broker_copy.c), reading exactly in->files, with D_f resolving
+ * to its relay (a fork ignores both). 0, or -1 with *err. */
+static int spawn_run(struct run *r, struct gl_runtime *rt, const struct gl_replay_in *in,
+		     const int sp[2], char **err)
 {
 	const char **hosts = gl_xcalloc(in->nhost + 1, sizeof *hosts);
 	for (size_t i = 0; i < in->nhost; i++)
 		hosts[i] = in->host[i].host;
-	int rc = gl_exec_copy(g->exec, in->files, in->nfiles, hosts, in->nhost, chan, pidfd,
-			      scratch, err);
+	struct gl_spawn s = {.items = in->files,
+			     .nitem = in->nfiles,
+			     .hosts = hosts,
+			     .nhost = in->nhost,
+			     .chan = sp[1],
+			     .broker_sock = sp[0]};
+	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
+	int rc = gl_runtime_spawn(rt, &s, &cp, err);
 	free(hosts);
+	r->pidfd = cp.pidfd;
+	r->scratch = cp.scratch;
 	return rc;
 }
 
@@ -85,8 +93,11 @@ int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 	for (size_t i = 0; i < in->nhost; i++)
 		in->host[i].k = 0;
 	/* Algorithm 1 line 8: the germline must still be data-free (A2). An
-	 * exec release has none: each run is its own verified launch. */
-	if (!g->exec && gl_germline_check(g, err) < 0) {
+	 * exec release has none (its check is nothing): each run is its own
+	 * verified launch. */
+	struct gl_runtime *rt = gl_germline_runtime(g);
+	*err = NULL;
+	if (gl_runtime_check(rt, err) < 0) {
 		gl_broker_run_free(&r, g);
 		return -1;
 	}
@@ -96,8 +107,7 @@ int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 		gl_broker_run_free(&r, g);
 		return -1;
 	}
-	if (g->exec ? exec_run(g, in, sp[1], &r.pidfd, &r.scratch, err) < 0 /* line 9 */
-		    : gl_germline_fork(g, sp[1], sp[0], &r.pidfd, err) < 0) {
+	if (spawn_run(&r, rt, in, sp, err) < 0) { /* line 9 */
 		close(sp[0]);
 		r.pidfd = -1;
 		*germline_lost = true;

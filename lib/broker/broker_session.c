@@ -20,7 +20,6 @@
  * and dropped). See broker.h and docs/gl-run.md "Modes". */
 #define _GNU_SOURCE
 #include "broker/broker_impl.h"
-#include "runtime/exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,44 +103,50 @@ int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc
 		    bool *germline_lost, char **err)
 {
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
+	struct gl_runtime *rt = gl_germline_runtime(g);
+	bool forks = gl_runtime_forks(rt);
 	/* Algorithm 1 line 8's check holds for the baselines' germline too:
-	 * the confined process starts from a data-free image. */
-	if (gl_germline_check(g, err) < 0)
+	 * the confined process starts from a data-free image (runtime exec has
+	 * no germline to check). */
+	*err = NULL;
+	if (gl_runtime_check(rt, err) < 0)
 		return -1;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
 		*err = gl_xasprintf("socketpair: %s", strerror(errno));
 		return -1;
 	}
-	if (g->exec) {
-		/* runtime exec: a verified launch with no item (lib/runtime/exec.h) */
-		if (gl_exec_copy(g->exec, NULL, 0, NULL, 0, sp[1], &p->pidfd, &p->scratch, err) < 0) {
-			close(sp[0]);
-			return -1;
-		}
-		p->exec = true;
-		/* bounded before its call message starts the release's target */
+	/* Line 9: a fork is bounded by gl_germline_fork before it runs release
+	 * code, with the session's limits while it spawns; an exec copy (a
+	 * verified launch with no item) below, before its call message starts
+	 * the release's target. */
+	struct gl_limits keep = g->lim;
+	if (forks && !one_call)
+		gl_cg_session_limits(&keep, &g->lim);
+	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
+	int rc = gl_runtime_spawn(rt, &(struct gl_spawn){.chan = sp[1], .broker_sock = sp[0]}, &cp,
+				  err);
+	g->lim = keep;
+	p->pidfd = cp.pidfd;
+	p->scratch = cp.scratch;
+	if (rc < 0) {
+		close(sp[0]);
+		if (forks) /* a failed launch leaves no germline to lose */
+			*germline_lost = true;
+		return -1;
+	}
+	p->rt = rt;
+	p->exec = !forks;
+	if (!forks) {
 		struct gl_limits lim = g->lim;
 		if (!one_call)
 			gl_cg_session_limits(&g->lim, &lim);
 		struct gl_cg_copy cc;
 		if (g->cg && gl_cg_bound_pidfd(g->cg, &lim, p->pidfd, true, &cc, err) < 0) {
 			close(sp[0]);
-			gl_exec_copy_done(p->pidfd, p->scratch);
+			gl_runtime_end(rt, &cp);
 			p->pidfd = -1;
 			p->scratch = NULL;
-			return -1;
-		}
-	} else {
-		/* bounded by gl_germline_fork before it runs release code */
-		struct gl_limits keep = g->lim;
-		if (!one_call)
-			gl_cg_session_limits(&keep, &g->lim);
-		int rc = gl_germline_fork(g, sp[1], sp[0], &p->pidfd, err);
-		g->lim = keep;
-		if (rc < 0) {
-			close(sp[0]);
-			*germline_lost = true;
 			return -1;
 		}
 	}
@@ -159,7 +164,7 @@ void gl_session_stop(struct gl_session_proc *p)
 		close(p->sock);
 	/* a copy with its descendants (PID 1 of its namespace), an exec copy
 	 * reaped with its scratch removed, or the unconfined child reaped */
-	gl_broker_kill_wait(p->pidfd, p->pid, p->exec, p->scratch);
+	gl_broker_kill_wait(p->pidfd, p->pid, p->rt, p->scratch);
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 }
 

@@ -138,10 +138,6 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	/* its copies' bounds (lib/sandbox/cgroup.h), as gl-run's launch() sets them */
 	x->g.cg = x->cg;
 	x->g.lim = x->lim;
-	if (x->g.exec) {
-		x->g.exec->tmp_mb = x->lim.tmp_mb;
-		x->g.exec->workspace_mb = x->lim.workspace_mb;
-	}
 	if (gl_replay_discover(x, GL_BROKER_DEADLINE_DEFAULT, code, err) < 0) {
 		stop(x);
 		return NULL;
@@ -372,9 +368,12 @@ static jv run_tries(struct gl_replay *x, struct gl_germline *g, const struct gl_
 			bool lost = false;
 			char *err = NULL;
 			if (gl_broker_replay(g, which ? cin : pin, &seq, &how, &lost, &err) < 0) {
-				jv out = failure(w->id, g->exec ? "launch"
-							   : lost ? "germline"
-								  : "germline_check",
+				/* a failed launch refuses the run; a fork that failed
+				 * lost the germline, else G1–G3 refused it */
+				bool forks = gl_runtime_forks(gl_germline_runtime(g));
+				jv out = failure(w->id, !forks ? "launch"
+							: lost ? "germline"
+							       : "germline_check",
 						 "%s", err);
 				free(err);
 				stop(x);
@@ -404,11 +403,12 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	struct gl_germline *g = code ? NULL : germline(x, w.release, itw, &code, &err);
 	/* An exec run reads W's (probe) or V(d)'s (control) files at their
 	 * paths, as gl-run's copies did. */
-	if (g && g->exec && gl_replay_make_tmp(x, &err) < 0) {
+	bool launches = g && !gl_runtime_forks(gl_germline_runtime(g));
+	if (launches && gl_replay_make_tmp(x, &err) < 0) {
 		code = "io";
 		g = NULL;
 	}
-	if (g && g->exec &&
+	if (g && launches &&
 	    (gl_replay_exec_files(x, &w, r.b64, w.comparing.view, &r.pf, &code, &err) < 0 ||
 	     gl_replay_exec_files(x, &w, r.b64, w.served.view, &r.cf, &code, &err) < 0))
 		g = NULL;

@@ -62,7 +62,8 @@ bool gl_replay_runtime_ok(jv manifest)
 
 bool gl_replay_is_exec(const struct gl_replay *x)
 {
-	return gl_manifest_runtime(x->manifest) == GL_RT_EXEC;
+	/* the one choice of a runtime (lib/runtime/runtime.h) */
+	return gl_runtime_ops_for(gl_manifest_runtime(x->manifest)) == &gl_exec_ops;
 }
 
 /* Runtime exec: no germline; the release verified and its executables
@@ -84,6 +85,10 @@ int gl_replay_exec_open(struct gl_replay *x, const char **code, char **err)
 		return -1;
 	}
 	x->g.enf = x->g.exec->enf;
+	/* each run's tmpfs /tmp and workspace: the auditor's bounds, as
+	 * gl-run's open_exec sets them (lib/session/resident.c) */
+	x->g.exec->tmp_mb = x->lim.tmp_mb;
+	x->g.exec->workspace_mb = x->lim.workspace_mb;
 	return 0;
 }
 

@@ -29,6 +29,11 @@ const struct gl_runtime_ops *gl_runtime_ops_for(enum gl_runtime_kind kind)
 	}
 }
 
+bool gl_runtime_forks(const struct gl_runtime *rt)
+{
+	return rt->ops == &gl_germline_ops;
+}
+
 char *gl_host_dir(void)
 {
 	char exe[4096];

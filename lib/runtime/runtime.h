@@ -100,6 +100,17 @@ void gl_copy_kill(int copy_pidfd);
  * one choice between them. NULL for a runtime neither implements. */
 const struct gl_runtime_ops *gl_runtime_ops_for(enum gl_runtime_kind kind);
 
+/* Whether rt's copies are forked from a resident, data-free germline
+ * (python, paper §IV-D) rather than each a verified launch (exec). The one
+ * question the broker asks of a runtime where the seam has no op for the
+ * difference, because it is genuinely one runtime's: only a germline has
+ * the pool of pre-forked copies and a retired copy to settle (§VI), a fork
+ * bounds itself before release code runs while an exec copy is bounded
+ * after its spawn, only a launch writes a receipt per copy (SPEC §9), and
+ * a failed spawn is refused as "germline" (a fork) or "launch" (a
+ * launch). lib/runtime/runtime.c. */
+bool gl_runtime_forks(const struct gl_runtime *rt);
+
 static inline int gl_runtime_check(struct gl_runtime *rt, char **err)
 {
 	return rt->ops->check(rt, err);
@@ -143,7 +154,12 @@ struct gl_session_proc {
 	bool up;
 	bool confined;       /* forked from a germline (a copy) */
 	bool started;        /* started for the call now running (reported as "copies":1) */
-	bool exec;           /* an exec copy (lib/runtime/exec.h): the broker reaps it */
+	bool exec;           /* an exec copy (lib/runtime/exec.h); the broker asks rt since issue 18 */
+	/* The runtime that ends it (gl_runtime_end: a copy with its
+	 * descendants; an exec copy reaped, its scratch removed), or NULL: an
+	 * unconfined child the broker kills and reaps itself. It outlives the
+	 * process: stop this before the runtime (gl_session_stop). */
+	struct gl_runtime *rt;
 	char *scratch;       /* its scratch directory, removed when it stops */
 };
 

@@ -76,9 +76,12 @@ static int start_unconfined(struct gl_session *s, struct gl_resident *r, const s
 {
 	char *err = NULL;
 	int rc;
-	if (r->g.exec) {
+	if (gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) == &gl_exec_ops) {
+		/* launched unconfined by the exec runtime, which ends it */
 		rc = gl_exec_session_start(r->g.exec, (const char *const *)c->dest, c->ndest, &r->sp,
 					   &err);
+		if (rc == 0)
+			r->sp.rt = gl_germline_runtime(&r->g);
 	} else {
 		autofree char *dir = NULL;
 		struct gl_launch_spec spec = gl_session_launch_spec(s, r, &dir);
@@ -97,7 +100,7 @@ jv gl_session_baseline_call(struct gl_session *s, const struct gl_call *c,
 	struct gl_resident *r = gl_session_resident(s, c->release, manifest, &err, &rcode);
 	if (!r)
 		return fail(rcode, err);
-	if (gl_manifest_runtime(manifest) == GL_RT_EXEC && !r->up) {
+	if (gl_runtime_ops_for(gl_manifest_runtime(manifest)) == &gl_exec_ops && !r->up) {
 		/* the verified release (lib/runtime/exec.h) */
 		const char *code = "launch";
 		if (gl_session_launch(s, r, &r->g, &r->ev, &err, &code) < 0)

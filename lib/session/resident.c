@@ -107,7 +107,9 @@ int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct 
 {
 	autofree char *dir = NULL;
 	struct gl_launch_spec spec = gl_session_launch_spec(s, r, &dir);
-	if (gl_manifest_runtime(r->manifest) == GL_RT_EXEC)
+	/* the one choice of a runtime (lib/runtime/runtime.h); the broker then
+	 * reaches it through gl_germline_runtime */
+	if (gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) == &gl_exec_ops)
 		return open_exec(s, r, dir, g, err, code);
 	if (gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, err, code) < 0)
 		return -1;
@@ -130,8 +132,8 @@ struct gl_resident *gl_session_germline(struct gl_session *s, const char *releas
 }
 
 /* The discovery check forks a copy from the release's germline, or, for
- * runtime exec, launches one (gl_session_fork's exec branch,
- * lib/runtime/exec.h; docs/exec.md). A changed tool list refuses the
+ * runtime exec, launches one (gl_session_fork through the runtime seam,
+ * lib/runtime/runtime.h; docs/exec.md). A changed tool list refuses the
  * release for the session. */
 int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, const char **code,
 			 char **detail)
@@ -203,8 +205,10 @@ void gl_session_idle(struct gl_session *s)
 		struct gl_resident *r = &s->res[i];
 		char *err = NULL;
 		/* A failure here (the germline no longer passes G1–G3, or is gone)
-		 * is met again, and reported, by the next call's own fork. */
-		if (r->up && !r->g.exec && !r->refused && gl_germline_prefork(&r->g, &err) < 0)
+		 * is met again, and reported, by the next call's own fork. The pool
+		 * is a germline's (paper §VI): exec copies are each launched. */
+		if (r->up && !r->refused && gl_runtime_forks(gl_germline_runtime(&r->g)) &&
+		    gl_germline_prefork(&r->g, &err) < 0)
 			free(err);
 	}
 }
