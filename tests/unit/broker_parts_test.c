@@ -290,7 +290,7 @@ static void test_kill_wait(void)
 		CHECK(child > 0);
 		int pidfd = with_pidfd ? (int)syscall(SYS_pidfd_open, child, 0) : -1;
 		CHECK(!with_pidfd || pidfd >= 0);
-		CHECK(gl_broker_kill_wait(pidfd, child, false, NULL) == -1);
+		CHECK(gl_broker_kill_wait(pidfd, child, NULL, NULL) == -1);
 		errno = 0;
 		CHECK(waitpid(child, NULL, WNOHANG) == -1 && errno == ECHILD);
 		if (pidfd >= 0)
