@@ -175,6 +175,19 @@ target() {
 # ---- class 5: kernel-shared state ---------------------------------------------
 
 @test "class 5 pagecache: sigpin discloses the canary carried in page-cache residency" {
+  # Page-cache residency is a timing channel: memory pressure from the
+  # suites running beside this one (tests/run.sh runs four) may evict the
+  # page between the write and the read, so the baseline's run is tried up
+  # to three times (as tests/sandbox.bats tries its page-cache channel).
+  # The germline's test below needs no retry: a denied call never discloses.
+  local try
+  for try in 2 3; do
+    [ "$(hr docs-pagecache sigpin)" -eq 0 ] || break
+    TMPDIR=$ADIR "$SYSPY" "$GL_ROOT/testbed/matrix.py" --bin "$GL_BIN" --trials 1 \
+      --seed "ci-adaptive-$try" --cases docs-pagecache --runtimes sigpin --no-existence-bit \
+      --out "$BATS_TEST_TMPDIR/pagecache-$try.json" >/dev/null 2>&1 || true
+    M=$BATS_TEST_TMPDIR/pagecache-$try.json
+  done
   baseline docs-pagecache
 }
 
