@@ -12,64 +12,39 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "json/json.h"
 
 /* ---- keyid: canonical JSON of the key object ---------------------------- */
 
-/* TUF key objects hold objects, arrays and strings only; the canonical form
- * of those (SPEC §3: keys sorted by byte value, no whitespace, only '"' and
- * '\\' escaped, every other byte — a PEM's newlines included — verbatim).
- * Borrows v. */
-static int canon_key(struct gl_buf *b, jv v, int depth, char **err)
+/* TUF key objects hold objects, arrays and strings only, at most 4 levels
+ * deep: anything else is refused before the bytes are written (by
+ * gl_canon_dump_tuf, the one canonical writer: SPEC §3, a PEM's newlines
+ * verbatim). Borrows v. */
+static int key_shape(jv v, int depth, char **err)
 {
 	if (depth > 4)
 		return gl_err(err, "key object nested deeper than 4 levels");
+	int r = 0;
 	switch (jv_get_kind(v)) {
-	case JV_KIND_STRING: {
-		const char *s = jv_string_value(v);
-		int n = jv_string_length_bytes(jv_copy(v));
-		gl_buf_addc(b, '"');
-		for (int i = 0; i < n; i++) {
-			if (s[i] == '"' || s[i] == '\\')
-				gl_buf_addc(b, '\\');
-			gl_buf_addc(b, s[i]);
-		}
-		gl_buf_addc(b, '"');
+	case JV_KIND_STRING:
 		return 0;
-	}
-	case JV_KIND_ARRAY: {
-		gl_buf_addc(b, '[');
-		int n = jv_array_length(jv_copy(v));
-		for (int i = 0; i < n; i++) {
-			if (i)
-				gl_buf_addc(b, ',');
-			jv e = jv_array_get(jv_copy(v), i);
-			int r = canon_key(b, e, depth + 1, err);
-			jv_free(e);
-			if (r < 0)
-				return r;
-		}
-		gl_buf_addc(b, ']');
-		return 0;
-	}
-	case JV_KIND_OBJECT: {
-		jv ks = jv_keys(jv_copy(v)); /* sorted: byte order of the UTF-8 */
-		int n = jv_array_length(jv_copy(ks)), r = 0;
-		gl_buf_addc(b, '{');
-		for (int i = 0; i < n && r == 0; i++) {
-			if (i)
-				gl_buf_addc(b, ',');
-			jv k = jv_array_get(jv_copy(ks), i);
-			r = canon_key(b, k, depth + 1, err);
-			gl_buf_addc(b, ':');
-			jv e = jv_object_get(jv_copy(v), k);
+	case JV_KIND_ARRAY:
+		jv_array_foreach(v, i, e)
+		{
 			if (r == 0)
-				r = canon_key(b, e, depth + 1, err);
+				r = key_shape(e, depth + 1, err);
 			jv_free(e);
 		}
-		jv_free(ks);
-		gl_buf_addc(b, '}');
 		return r;
-	}
+	case JV_KIND_OBJECT:
+		jv_object_foreach(v, k, e)
+		{
+			if (r == 0)
+				r = key_shape(e, depth + 1, err);
+			jv_free(k);
+			jv_free(e);
+		}
+		return r;
 	default:
 		return gl_err(err, "a key object holds a %s (only objects, arrays and strings)",
 			      jv_kind_name(jv_get_kind(v)));
@@ -82,8 +57,10 @@ int gl_pkey_keyid(jv key, char out[65], struct gl_fail *f)
 	if (jv_get_kind(key) != JV_KIND_OBJECT)
 		return gl_fail(f, GL_E_BAD_METADATA, "a key is not an object");
 	char *err = NULL;
-	if (canon_key(&b, key, 0, &err) < 0)
+	if (key_shape(key, 0, &err) < 0)
 		return gl_fail_take(f, GL_E_BAD_METADATA, err);
+	if (gl_canon_dump_tuf(&b, key, f) < 0)
+		return -1;
 	unsigned char d[32];
 	crypto_hash_sha256(d, (const unsigned char *)b.data, b.len);
 	gl_hex(d, 32, out);
