@@ -12,11 +12,9 @@
 # ratios (the paper's Section VII footing: its 2-28x).
 #
 # numpy's extensions link libblas.so.3 and liblapack.so.3, which Debian
-# installs as symlinks into /etc/alternatives: outside the germline's minimal
-# root, so the import fails ("libblas.so.3: cannot open shared object file")
-# unless the release asks for those two links as manifest read_paths and the
-# deployer's policy grants them, the links and what they resolve to
-# (docs/formats.md "Granted read_paths"). This script is that deployer.
+# installs as symlinks into /etc/alternatives: the germline's system paths
+# carry those library alternatives (lib/sandbox/landlock.c), so the release
+# needs no read_paths (docs/performance.md "What it takes to import numpy").
 #   GL_BENCH_PASSES (3), GL_BENCH_CALLS (100), GL_BENCH_WARMUP (20),
 #   GL_BENCH_FRESH_CALLS (20), GL_BENCH_FRESH_WARMUP (2)
 set -euo pipefail
@@ -40,37 +38,16 @@ unset GL_PASSPHRASE
   gl-verify pin repo >/dev/null
   gl-sign pack "$root/bench/releases/realistic" realistic.tar.gz >/dev/null
   gl-sign add repo --key tk realistic.tar.gz >/dev/null
-  # The same release without its read_paths: what the minimal root does to
-  # numpy's import (printed below, once).
-  mkdir norp && cp -r "$root/bench/releases/realistic/." norp/
-  jq '.read_paths = []' "$root/bench/releases/realistic/manifest.json" >norp/manifest.json
-  gl-sign pack norp norp.tar.gz >/dev/null
-  gl-sign add repo --key tk norp.tar.gz >/dev/null
 )
 sha=$(cd "$work" && gl-verify install repo realistic.tar.gz | jq -er .release.sha256)
-norp=$(cd "$work" && gl-verify install repo norp.tar.gz | jq -er .release.sha256)
 rel="$GL_HOME/releases/$sha"
 
-# The policy grants exactly the manifest's read_paths and what each resolves
-# to on this machine (P and R must both be matched).
-grants=$(jq -r '.read_paths[]' "$rel/manifest.json" | while IFS= read -r p; do
-    printf '%s\n' "$p"
-    readlink -f -- "$p" || true
-  done | jq -R . | jq -sc unique)
-echo "{\"clearances\":{\"agent\":[]},\"read_paths\":$grants}" >"$work/policy.json"
+echo '{"clearances":{"agent":[]}}' >"$work/policy.json"
 
 echo "machine: $(nproc) CPUs, $(uname -sr), $(/usr/bin/python3 -V 2>&1);" \
   "$(/usr/bin/python3 -c 'import numpy, pypdf, requests; print("numpy", numpy.__version__,
   "pypdf", pypdf.__version__, "requests", requests.__version__)');" \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "policy read_paths: $grants"
-echo '{"clearances":{"agent":[]}}' >"$work/policy-none.json"
-printf '{"id":"1","release":"%s","function":"noop","args":{},"items":[],"consumers":["agent"]}\n' \
-  "$norp" | gl-plan --policy "$work/policy-none.json" |
-  gl-run --policy "$work/policy-none.json" 2>/dev/null |
-  jq -r '"without the read_paths: ok \(.ok), error \(.error): " +
-    ((.detail // "") | gsub("\\\\x0a"; "\n") | [scan("[A-Za-z]*Error: [^\n]+")] | first // "none")' ||
-  true
 /usr/bin/python3 "$root/bench/realistic/driver.py" --root "$root" --release "$rel" \
   --policy "$work/policy.json" --work "$work" \
   --passes "${GL_BENCH_PASSES:-3}" --calls "${GL_BENCH_CALLS:-100}" \

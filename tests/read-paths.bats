@@ -186,6 +186,28 @@ EOF
   [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
+@test "no read_paths: the system's library alternatives load (libblas.so.3 -> /etc/alternatives), nothing else of /etc/alternatives is seen" {
+  lib=$(/usr/bin/python3 -c 'import ctypes.util, sysconfig; print(sysconfig.get_config_var("MULTIARCH"))')
+  link=/usr/lib/$lib/libblas.so.3
+  [[ $(readlink "$link" 2>/dev/null) == /etc/alternatives/* ]] ||
+    skip "$link is not a Debian alternatives link here (python3-numpy's libblas3 installs one)"
+  alt=$(readlink "$link")
+  sha=$(reader '[]')
+  jq -cn --arg r "$sha" --arg alt "$alt" '{id:"c1",release:$r,function:"probe",
+    args:{paths:["/etc/alternatives",$alt,"/etc/alternatives/editor"],libs:["libblas.so.3"]},
+    items:[],consumers:["pub"]}' >calls
+  run_calls calls
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # the link the loader follows is there, as a link, and loads; the
+  # directory holds only the library alternatives, no other host name
+  json --arg alt "$alt" '.ok and .results[0].value as $v
+    | $v.libs["libblas.so.3"] == "loaded"
+    and $v.paths[$alt].exists and $v.paths[$alt].link
+    and ($v.paths["/etc/alternatives"].names | index($alt | ltrimstr("/etc/alternatives/")) != null)
+    and ($v.paths["/etc/alternatives"].names | all(test("^lib[^/]*[.]so[.]")))
+    and ($v.paths["/etc/alternatives/editor"].exists | not)'
+}
+
 @test "the attack with the check off: another horizon's slot reaches a public consumer; on: refused" {
   policy "[\"$GL_HOME/slots\"]"
   sha=$(reader "[\"$GL_HOME/slots\"]")

@@ -229,9 +229,9 @@ static void build_paths(struct gl_exec *x, jv manifest, const char *twin_js)
 	    "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf", "/dev/null", "/dev/urandom",
 	    "/etc/ssl/openssl.cnf", "/usr/lib/ssl/openssl.cnf", "/usr/share/nodejs", "/usr/lib/nodejs"};
 	const size_t nmore = sizeof more / sizeof *more;
-	const char *base[16];
+	const char *base[5 + GL_SYSPATHS_ALT + sizeof more / sizeof *more];
 	struct gl_syspaths sys;
-	size_t nb = gl_landlock_system_paths(&sys, base, 16 - nmore);
+	size_t nb = gl_landlock_system_paths(&sys, base, sizeof base / sizeof *base - nmore);
 	for (size_t i = 0; i < nmore; i++)
 		base[nb++] = more[i];
 	char **rps = strv_from(gl_json_get(manifest, "read_paths"));

@@ -4,10 +4,12 @@
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -233,6 +235,54 @@ static int libc_dir_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+#define ALT_DIR "/etc/alternatives/"
+
+/* Is name a versioned shared library ("libblas.so.3": what a DT_NEEDED
+ * names; the unversioned "libblas.so" is for the link editor only)? */
+static bool versioned_so(const char *name)
+{
+	const char *so = strstr(name, ".so.");
+	return !strncmp(name, "lib", 3) && so && so[4];
+}
+
+/* The library alternatives of sp->libdir into sp->alt (see sandbox.h): a
+ * symlink LIBDIR/libX.so.N -> /etc/alternatives/NAME whose final file is
+ * beneath LIBDIR. Only the link the host made is granted, one name, never
+ * /etc/alternatives itself. Read once per process (the directory is the
+ * system's, not the release's); at most max, n returned. */
+static size_t lib_alternatives(struct gl_syspaths *sp, size_t max)
+{
+	static char found[GL_SYSPATHS_ALT][256];
+	static size_t nfound;
+	static bool scanned;
+	if (!scanned) {
+		scanned = true;
+		DIR *d = opendir(sp->libdir);
+		size_t lib = strlen(sp->libdir);
+		for (struct dirent *e; d && nfound < GL_SYSPATHS_ALT && (e = readdir(d));) {
+			char link[256], real[PATH_MAX];
+			if ((e->d_type != DT_LNK && e->d_type != DT_UNKNOWN) || !versioned_so(e->d_name))
+				continue;
+			ssize_t k = readlinkat(dirfd(d), e->d_name, link, sizeof link - 1);
+			if (k <= (ssize_t)strlen(ALT_DIR) || (link[k] = 0, strncmp(link, ALT_DIR, strlen(ALT_DIR))) ||
+			    strchr(link + strlen(ALT_DIR), '/') || !strcmp(link + strlen(ALT_DIR), "..") ||
+			    !realpath(link, real) || strncmp(real, sp->libdir, lib) || real[lib] != '/')
+				continue;
+			bool dup = false;
+			for (size_t i = 0; i < nfound; i++)
+				dup |= !strcmp(found[i], link);
+			if (!dup)
+				memcpy(found[nfound++], link, (size_t)k + 1);
+		}
+		if (d)
+			closedir(d);
+	}
+	size_t n = nfound < max ? nfound : max;
+	for (size_t i = 0; i < n; i++)
+		memcpy(sp->alt[i], found[i], sizeof found[i]);
+	return n;
+}
+
 size_t gl_landlock_system_paths(struct gl_syspaths *sp, const char **list, size_t cap)
 {
 	char dir[PATH_MAX] = "";
@@ -245,5 +295,8 @@ size_t gl_landlock_system_paths(struct gl_syspaths *sp, const char **list, size_
 					    "/usr/share/zoneinfo"};
 	for (size_t i = 0; i < sizeof fixed / sizeof *fixed && n < cap; i++)
 		list[n++] = fixed[i];
+	size_t na = n < cap && sp->libdir[0] ? lib_alternatives(sp, cap - n) : 0;
+	for (size_t i = 0; i < na; i++)
+		list[n++] = sp->alt[i];
 	return n;
 }

@@ -62,11 +62,18 @@ int gl_landlock_restrict(int ruleset_fd);
  * and data, no user data), in this order: the directory of the running
  * system's C library (its multiarch directory, found from the loaded libc,
  * not spelled), /lib64 (the loader), /etc/ld.so.cache, /etc/localtime,
- * /usr/share/zoneinfo. The first is skipped if it cannot be found (a
- * launch then fails closed: nothing can load). list[0..n) borrows from
- * *sp and static storage; n returned. lib/sandbox/landlock.c. */
+ * /usr/share/zoneinfo, then the library alternatives: each versioned
+ * shared library of that directory that is a symlink to
+ * /etc/alternatives/NAME (Debian's update-alternatives, e.g. libblas.so.3
+ * for numpy) whose final file lies in that directory again, as the link
+ * /etc/alternatives/NAME (at most GL_SYSPATHS_ALT; the rest dangle, as
+ * before). The first is skipped if it cannot be found (a launch then fails
+ * closed: nothing can load). list[0..n) borrows from *sp and static
+ * storage; n returned (at most 5 + GL_SYSPATHS_ALT). lib/sandbox/landlock.c. */
+#define GL_SYSPATHS_ALT 6
 struct gl_syspaths {
 	char libdir[4096];
+	char alt[GL_SYSPATHS_ALT][256];
 };
 size_t gl_landlock_system_paths(struct gl_syspaths *sp, const char **list, size_t cap);
 
