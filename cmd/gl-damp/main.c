@@ -49,12 +49,12 @@ static int stream(const struct args *a)
 		path = gl_xasprintf("%s/damp.json", home);
 	}
 	struct gl_damp_store store;
-	autofree char *err = NULL;
-	if (gl_damp_store_open(&store, path, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "%s", err);
+	autofail struct gl_fail f = {0};
+	if (gl_damp_store_open(&store, path, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
 	/* Refuse a corrupt state before reading any record. */
-	if (gl_damp_store_begin(&store, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "%s", err);
+	if (gl_damp_store_begin(&store, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
 	gl_damp_store_abort(&store);
 
 	gl_log_open("gl-damp", a->log);
@@ -72,16 +72,16 @@ static int stream(const struct args *a)
 		lineno++;
 		int rc;
 		if (ls == GL_LINE_TOO_LONG) {
-			rc = gl_damp_stream_too_long(&store, &a->params, &line, lineno, &err);
+			rc = gl_damp_stream_too_long(&store, &a->params, &line, lineno, &f);
 			all_ok = false;
 		} else if (line.data[strspn(line.data, " \t\r")] == 0) {
 			continue; /* a blank line is not a record */
 		} else {
-			rc = gl_damp_stream_line(&store, &a->params, &line, lineno, &err);
+			rc = gl_damp_stream_line(&store, &a->params, &line, lineno, &f);
 			all_ok &= rc == 1;
 		}
 		if (rc < 0)
-			gl_die(GL_EXIT_USAGE, "%s", err);
+			gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
 	}
 	gl_damp_store_close(&store);
 	gl_log_close();

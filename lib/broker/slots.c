@@ -20,16 +20,14 @@ int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], char **err
 {
 	jv a = gl_labels_to_jv(horizon); /* sorted and unique already */
 	autobuf struct gl_buf b = {0};
-	char *why = NULL;
+	autofail struct gl_fail why = {0};
 	/* tags are validated strings, so this does not fail; if it did, the
 	 * slot is refused (fail closed), never named by a partial id */
 	int rc = gl_canon_dump(&b, a, &why);
 	jv_free(a);
 	if (rc < 0) {
 		out[0] = 0;
-		rc = gl_err(err, "horizon: %s", why);
-		free(why);
-		return rc;
+		return gl_err(err, "horizon: %s", gl_fail_detail(&why));
 	}
 	unsigned char h[32];
 	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);

@@ -63,6 +63,16 @@ int gl_fail_take(struct gl_fail *f, enum gl_code code, char *detail)
 	return -1;
 }
 
+int gl_fail_give(struct gl_fail *f, char **err)
+{
+	char *d = gl_fail_steal(f);
+	if (err)
+		*err = d;
+	else
+		free(d);
+	return -1;
+}
+
 void gl_fail_clear(struct gl_fail *f)
 {
 	free(f->detail);

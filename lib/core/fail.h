@@ -123,6 +123,9 @@ int gl_fail(struct gl_fail *f, enum gl_code code, const char *fmt, ...) GL_PRINT
 int gl_fail_errno(struct gl_fail *f, enum gl_code code, const char *fmt, ...) GL_PRINTF(3, 4);
 /* Move a "char **err" message (consumed) into f under code; returns -1. */
 int gl_fail_take(struct gl_fail *f, enum gl_code code, char *detail);
+/* The other way, for a caller still of the "char **err" form: f's detail
+ * moved into *err (malloc'd; dropped when err is NULL), f cleared; -1. */
+int gl_fail_give(struct gl_fail *f, char **err);
 void gl_fail_clear(struct gl_fail *f);
 static inline void gl_fail_clearp(struct gl_fail *f)
 {

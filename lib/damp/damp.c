@@ -188,7 +188,7 @@ static char *load_doc(struct gl_damp_state *st, jv doc)
 	return err;
 }
 
-struct gl_damp_state *gl_damp_load_f(const char *path, struct gl_fail *f)
+struct gl_damp_state *gl_damp_load(const char *path, struct gl_fail *f)
 {
 	autofree char *buf = NULL;
 	size_t len = 0;
@@ -219,15 +219,6 @@ struct gl_damp_state *gl_damp_load_f(const char *path, struct gl_fail *f)
 		gl_damp_free(st);
 		return NULL;
 	}
-	return st;
-}
-
-struct gl_damp_state *gl_damp_load(const char *path, char **err)
-{
-	autofail struct gl_fail f = {0};
-	struct gl_damp_state *st = gl_damp_load_f(path, &f);
-	if (!st)
-		*err = gl_fail_steal(&f);
 	return st;
 }
 
@@ -383,7 +374,7 @@ static int lock_ex(struct gl_damp_store *s, struct gl_fail *f)
 	return rc;
 }
 
-int gl_damp_store_open_f(struct gl_damp_store *s, const char *path, struct gl_fail *f)
+int gl_damp_store_open(struct gl_damp_store *s, const char *path, struct gl_fail *f)
 {
 	s->path = gl_xstrdup(path);
 	s->st = NULL;
@@ -400,12 +391,12 @@ int gl_damp_store_open_f(struct gl_damp_store *s, const char *path, struct gl_fa
 	return 0;
 }
 
-int gl_damp_store_begin_f(struct gl_damp_store *s, struct gl_fail *f)
+int gl_damp_store_begin(struct gl_damp_store *s, struct gl_fail *f)
 {
 	if (lock_ex(s, f) < 0)
 		return -1;
 	gl_damp_free(s->st);
-	s->st = gl_damp_load_f(s->path, f);
+	s->st = gl_damp_load(s->path, f);
 	if (!s->st) {
 		flock(s->lock_fd, LOCK_UN);
 		f->code = GL_E_IO; /* gl-damp's own state: a usage error, exit 2 */
@@ -414,39 +405,13 @@ int gl_damp_store_begin_f(struct gl_damp_store *s, struct gl_fail *f)
 	return 0;
 }
 
-int gl_damp_store_commit_f(struct gl_damp_store *s, struct gl_fail *f)
+int gl_damp_store_commit(struct gl_damp_store *s, struct gl_fail *f)
 {
 	int rc = gl_damp_save(s->st, s->path);
 	if (rc < 0)
 		gl_fail_set(f, GL_E_IO, "%s: writing state: %s", s->path, strerror(errno));
 	flock(s->lock_fd, LOCK_UN);
 	return rc;
-}
-
-/* The char **err forms gl-damp still calls (issue 18). */
-static int steal_err(int rc, struct gl_fail *f, char **err)
-{
-	if (rc < 0)
-		*err = gl_fail_steal(f);
-	return rc;
-}
-
-int gl_damp_store_open(struct gl_damp_store *s, const char *path, char **err)
-{
-	autofail struct gl_fail f = {0};
-	return steal_err(gl_damp_store_open_f(s, path, &f), &f, err);
-}
-
-int gl_damp_store_begin(struct gl_damp_store *s, char **err)
-{
-	autofail struct gl_fail f = {0};
-	return steal_err(gl_damp_store_begin_f(s, &f), &f, err);
-}
-
-int gl_damp_store_commit(struct gl_damp_store *s, char **err)
-{
-	autofail struct gl_fail f = {0};
-	return steal_err(gl_damp_store_commit_f(s, &f), &f, err);
 }
 
 void gl_damp_store_abort(struct gl_damp_store *s) { flock(s->lock_fd, LOCK_UN); }

@@ -82,11 +82,9 @@ struct gl_damp_state {
  * Anything else that is not a valid state — unreadable, larger than
  * GL_DAMP_STATE_MAX, not JSON, a wrong shape, a bad hash, a negative or
  * non-finite penalty — returns NULL with *err (malloc'd) naming the file
- * and the problem: a corrupt state is refused, never silently reset.
- * gl_damp_load_f fills f (damp: gl-run refuses the call); gl_damp_load is
- * the char **err form cmd/ still calls (issue 18). */
-struct gl_damp_state *gl_damp_load_f(const char *path, struct gl_fail *f);
-struct gl_damp_state *gl_damp_load(const char *path, char **err);
+ * and the problem in f (code damp: gl-run refuses the call): a corrupt
+ * state is refused, never silently reset. */
+struct gl_damp_state *gl_damp_load(const char *path, struct gl_fail *f);
 void gl_damp_free(struct gl_damp_state *st);
 /* For gl-run: is this release suppressed? Unknown releases are usable. */
 bool gl_damp_is_suppressed(const struct gl_damp_state *st, const char *release);
@@ -137,16 +135,11 @@ struct gl_damp_store {
 };
 
 /* 0, or -1 with f (io). Creates the lock file (0600). */
-int gl_damp_store_open_f(struct gl_damp_store *s, const char *path, struct gl_fail *f);
+int gl_damp_store_open(struct gl_damp_store *s, const char *path, struct gl_fail *f);
 /* Lock and (re)load the state. 0, or -1 with f (io); unlocked on failure. */
-int gl_damp_store_begin_f(struct gl_damp_store *s, struct gl_fail *f);
+int gl_damp_store_begin(struct gl_damp_store *s, struct gl_fail *f);
 /* Write the state atomically and unlock. 0, or -1 with f (io). */
-int gl_damp_store_commit_f(struct gl_damp_store *s, struct gl_fail *f);
-/* The same with the message in *err (malloc'd): the forms cmd/gl-damp still
- * calls (issue 18: NAME_f is the struct gl_fail form). */
-int gl_damp_store_open(struct gl_damp_store *s, const char *path, char **err);
-int gl_damp_store_begin(struct gl_damp_store *s, char **err);
-int gl_damp_store_commit(struct gl_damp_store *s, char **err);
+int gl_damp_store_commit(struct gl_damp_store *s, struct gl_fail *f);
 /* Unlock without writing. */
 void gl_damp_store_abort(struct gl_damp_store *s);
 void gl_damp_store_close(struct gl_damp_store *s);

@@ -15,11 +15,11 @@
 /* One locked transaction on the state file for r; then its output record,
  * merged into extra (an object, consumed). */
 static int apply(struct gl_damp_store *store, const struct gl_damp_params *p,
-		 const struct gl_damp_record *r, uint64_t lineno, jv extra, char **err)
+		 const struct gl_damp_record *r, uint64_t lineno, jv extra, struct gl_fail *f)
 {
 	double penalty;
 	bool suppressed;
-	if (gl_damp_store_begin(store, err) < 0) {
+	if (gl_damp_store_begin(store, f) < 0) {
 		jv_free(extra);
 		return -1;
 	}
@@ -32,7 +32,7 @@ static int apply(struct gl_damp_store *store, const struct gl_damp_params *p,
 		return 0;
 	}
 	/* Persist first: an output record never reports an unsaved state. */
-	if (gl_damp_store_commit(store, err) < 0) {
+	if (gl_damp_store_commit(store, f) < 0) {
 		jv_free(extra);
 		return -1;
 	}
@@ -51,7 +51,7 @@ static int apply(struct gl_damp_store *store, const struct gl_damp_params *p,
 
 /* One record: classify, then apply. */
 int gl_damp_stream_line(struct gl_damp_store *store, const struct gl_damp_params *p,
-			const struct gl_buf *line, uint64_t lineno, char **err)
+			const struct gl_buf *line, uint64_t lineno, struct gl_fail *f)
 {
 	jv rec = gl_json_parse(line->data, line->len);
 	if (!jv_is_valid(rec)) {
@@ -72,7 +72,7 @@ int gl_damp_stream_line(struct gl_damp_store *store, const struct gl_damp_params
 		gl_json_emit_error(jv_null(), code, "line %llu: %s", (unsigned long long)lineno, detail);
 		return 0;
 	}
-	return apply(store, p, &r, lineno, jv_object(), err);
+	return apply(store, p, &r, lineno, jv_object(), f);
 }
 
 /* No stage of ours writes a line over the limit; when its first bytes name
@@ -81,7 +81,7 @@ int gl_damp_stream_line(struct gl_damp_store *store, const struct gl_damp_params
  * nobody to charge: only the error record. Either way gl-damp's exit
  * status is 1. */
 int gl_damp_stream_too_long(struct gl_damp_store *store, const struct gl_damp_params *p,
-			    const struct gl_buf *prefix, uint64_t lineno, char **err)
+			    const struct gl_buf *prefix, uint64_t lineno, struct gl_fail *f)
 {
 	jv named = gl_jsonl_named(prefix->data, prefix->len);
 	const char *rel = gl_json_get_str(named, "release");
@@ -104,7 +104,7 @@ int gl_damp_stream_too_long(struct gl_damp_store *store, const struct gl_damp_pa
 	else
 		jv_free(id);
 	jv_free(named);
-	return apply(store, p, &r, lineno, extra, err) < 0 ? -1 : 0;
+	return apply(store, p, &r, lineno, extra, f) < 0 ? -1 : 0;
 }
 
 static void print_calls(const char *label, jv k)

@@ -15,17 +15,17 @@
 
 /* One line (lineno counts from 1): 1 when its output record was written,
  * 0 when it was refused (an error record was written instead: bad_json,
- * a classification code, state_full), -1 with *err (malloc'd) when the
- * state file cannot be locked, read or saved (exit 2, nothing written). */
+ * a classification code, state_full), -1 with f (io) when the state file
+ * cannot be locked, read or saved (exit 2, nothing written). */
 int gl_damp_stream_line(struct gl_damp_store *store, const struct gl_damp_params *p,
-			const struct gl_buf *line, uint64_t lineno, char **err);
+			const struct gl_buf *line, uint64_t lineno, struct gl_fail *f);
 
 /* A line over the pipeline's limit (SPEC §2; lib/json/jsonl.h), prefix its
  * first bytes: counted as a call to the release they name (answered with
  * the penalty and ok:false), else only the error record. 0, or -1 with
  * *err as gl_damp_stream_line. */
 int gl_damp_stream_too_long(struct gl_damp_store *store, const struct gl_damp_params *p,
-			    const struct gl_buf *prefix, uint64_t lineno, char **err);
+			    const struct gl_buf *prefix, uint64_t lineno, struct gl_fail *f);
 
 /* gl-damp analyze --text and simulate --text (damp_sim.h): the
  * human-readable forms on stdout. GL_EXIT_OK, or GL_EXIT_USAGE when

@@ -453,11 +453,10 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 	if (jv_get_kind(w->doc) != JV_KIND_OBJECT || !hex64(rs))
 		return gl_err(err, "record_sha256: missing or not 64 lowercase hex"), GL_WITNESS_BAD;
 	autobuf struct gl_buf body = {0};
-	char *why = NULL;
+	autofail struct gl_fail why = {0}; /* a digest that cannot match says it */
 	jv rest = jv_object_delete(jv_copy(w->doc), jv_string("record_sha256"));
 	int rc = gl_canon_dump(&body, rest, &why);
 	jv_free(rest);
-	free(why);
 	char hex[65] = "";
 	if (rc == 0) {
 		crypto_hash_sha256(h, (unsigned char *)body.data, body.len);

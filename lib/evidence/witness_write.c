@@ -149,18 +149,19 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 static int seal(jv rec, struct gl_buf *out, char **err)
 {
 	autobuf struct gl_buf body = {0};
-	if (gl_canon_dump(&body, rec, err) < 0) {
+	struct gl_fail cf = {0};
+	if (gl_canon_dump(&body, rec, &cf) < 0) {
 		jv_free(rec);
-		return -1;
+		return gl_fail_give(&cf, err);
 	}
 	unsigned char h[32];
 	char hex[65];
 	crypto_hash_sha256(h, (unsigned char *)body.data, body.len);
 	gl_hex(h, 32, hex);
 	rec = jv_object_set(rec, jv_string("record_sha256"), jv_string(hex));
-	int rc = gl_canon_dump(out, rec, err);
+	int rc = gl_canon_dump(out, rec, &cf);
 	jv_free(rec);
-	return rc;
+	return rc < 0 ? gl_fail_give(&cf, err) : 0;
 }
 
 /* The slot's JSON text as the broker serialised it, and its SHA-256. */

@@ -269,20 +269,9 @@ static int canon(struct gl_buf *b, jv v, bool ctl, struct gl_fail *f)
 	}
 }
 
-int gl_canon_dump_f(struct gl_buf *b, jv v, struct gl_fail *f)
+int gl_canon_dump(struct gl_buf *b, jv v, struct gl_fail *f)
 {
 	return canon(b, v, false, f);
-}
-
-int gl_canon_dump(struct gl_buf *b, jv v, char **err)
-{
-	autofail struct gl_fail f = {0};
-	*err = NULL;
-	if (canon(b, v, false, &f) < 0) {
-		*err = gl_fail_steal(&f);
-		return -1;
-	}
-	return 0;
 }
 
 int gl_canon_dump_tuf(struct gl_buf *b, jv v, struct gl_fail *f)
@@ -297,7 +286,7 @@ jv gl_canon_parse(const char *buf, size_t len)
 		return v;
 	autobuf struct gl_buf c = {0};
 	autofail struct gl_fail err = {0};
-	if (gl_canon_dump_f(&c, v, &err) < 0) {
+	if (gl_canon_dump(&c, v, &err) < 0) {
 		jv_free(v);
 		return jv_invalid_with_msg(jv_string_fmt("not canonical: %s", gl_fail_detail(&err)));
 	}

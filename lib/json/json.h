@@ -123,11 +123,7 @@ void gl_json_dump_string(struct gl_buf *b, const char *s, size_t n);
  * whitespace, only '"' and '\\' escaped, integers within ±(2^53−1) only.
  * Borrows v. Returns 0, or -1 with f (bad_metadata) naming the offending
  * value (a float, a control character, an out-of-range integer). */
-int gl_canon_dump_f(struct gl_buf *b, jv v, struct gl_fail *f);
-/* gl_canon_dump_f with the message in *err (malloc'd): the form runtime/,
- * broker/ and evidence/ still call (issue 18: NAME_f is the struct gl_fail
- * form of a function other layers still call with char **err). */
-int gl_canon_dump(struct gl_buf *b, jv v, char **err);
+int gl_canon_dump(struct gl_buf *b, jv v, struct gl_fail *f);
 /* The same, but control characters are written verbatim as
  * securesystemslib's encode_canonical writes them (SPEC §3): the bytes a
  * TUF signature covers. Only TUF metadata uses it. */

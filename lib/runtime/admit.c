@@ -129,9 +129,10 @@ static enum gl_admit_status read_record(const char *rpath, jv *files, char tree_
 	    jv_object_length(jv_copy(*files)) > GL_ADMIT_FILES_MAX)
 		return gl_err(err, "install record %s: no \"files\" map", rpath), GL_ADMIT_NO_RECORD;
 	autobuf struct gl_buf b = {0};
-	autofree char *cerr = NULL;
-	if (gl_canon_dump(&b, *files, &cerr) < 0)
-		return gl_err(err, "install record %s: %s", rpath, cerr), GL_ADMIT_NO_RECORD;
+	autofail struct gl_fail cf = {0};
+	if (gl_canon_dump(&b, *files, &cf) < 0)
+		return gl_err(err, "install record %s: %s", rpath, gl_fail_detail(&cf)),
+		       GL_ADMIT_NO_RECORD;
 	unsigned char h[32];
 	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
 	gl_hex(h, 32, tree_sha256);

@@ -119,10 +119,11 @@ static int verify_tree(struct gl_exec *x, const char *release_dir, jv manifest, 
 		return gl_err(err, "verified launch: install record %s has no \"files\"", recpath);
 	}
 	autobuf struct gl_buf cb = {0};
-	autofree char *cerr = NULL;
-	if (gl_canon_dump(&cb, files, &cerr) < 0) {
+	autofail struct gl_fail cf = {0};
+	if (gl_canon_dump(&cb, files, &cf) < 0) {
 		jv_free(files);
-		return gl_err(err, "verified launch: install record %s: %s", recpath, cerr);
+		return gl_err(err, "verified launch: install record %s: %s", recpath,
+			      gl_fail_detail(&cf));
 	}
 	unsigned char h[32];
 	crypto_hash_sha256(h, (const unsigned char *)cb.data, cb.len);

@@ -119,9 +119,10 @@ int gl_receipt_write(const struct gl_receipts *r, struct gl_launch_ev *ev, const
 	else
 		jv_free(extra);
 	autobuf struct gl_buf b = {0};
-	if (gl_canon_dump(&b, s, err) < 0) {
+	struct gl_fail cf = {0};
+	if (gl_canon_dump(&b, s, &cf) < 0) {
 		jv_free(s);
-		return -1;
+		return gl_fail_give(&cf, err);
 	}
 	unsigned char h[32];
 	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
@@ -456,9 +457,9 @@ static bool envelope(struct vctx *v, const char *buf, size_t len, jv *doc, jv *s
 	if (!known_state)
 		return fail(v, "bad_receipt", "shape", "state is not one of rejected, bootstrap_failed, "
 						      "fully_enforced, exited");
-	autofree char *cerr = NULL;
-	if (gl_canon_dump(sb, *s, &cerr) < 0)
-		return fail(v, "bad_receipt", "canonical_form", "signed: %s", cerr);
+	autofail struct gl_fail cf = {0};
+	if (gl_canon_dump(sb, *s, &cf) < 0)
+		return fail(v, "bad_receipt", "canonical_form", "signed: %s", gl_fail_detail(&cf));
 	return true;
 }
 

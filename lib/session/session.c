@@ -59,9 +59,12 @@ int gl_session_suppressed(struct gl_session *s, const char *release, char **err)
 	    st.st_mtim.tv_sec != s->damp_st.st_mtim.tv_sec ||
 	    st.st_mtim.tv_nsec != s->damp_st.st_mtim.tv_nsec) {
 		gl_damp_free(s->damp);
-		s->damp = gl_damp_load(s->damp_path, err);
-		if (!s->damp)
+		struct gl_fail f = {0};
+		s->damp = gl_damp_load(s->damp_path, &f);
+		if (!s->damp) {
+			*err = gl_fail_steal(&f);
 			return -1;
+		}
 		s->damp_st = st;
 	}
 	return gl_damp_is_suppressed(s->damp, release) ? 1 : 0;

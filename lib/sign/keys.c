@@ -74,9 +74,9 @@ jv gl_pubkey_json(const unsigned char pk[32])
 void gl_keyid(const unsigned char pk[32], char out[GL_KEYID_HEX])
 {
 	autobuf struct gl_buf b = {0};
-	autofree char *err = NULL;
+	autofail struct gl_fail f = {0};
 	jv o = gl_pubkey_json(pk);
-	gl_canon_dump(&b, o, &err); /* cannot fail: ASCII strings only */
+	gl_canon_dump(&b, o, &f); /* cannot fail: ASCII strings only */
 	jv_free(o);
 	unsigned char h[crypto_hash_sha256_BYTES];
 	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
@@ -235,8 +235,8 @@ static enum gl_key_status encrypted_key_text(const char *what, const unsigned ch
 	enc = jv_object_set(enc, jv_string("nonce"), jv_string(hn));
 	enc = jv_object_set(enc, jv_string("ciphertext"), jv_string(hc));
 	jv o = jv_object_set(gl_pubkey_json(pk), jv_string("encrypted"), enc);
-	autofree char *cerr = NULL;
-	gl_canon_dump(out, o, &cerr);
+	autofail struct gl_fail cf = {0};
+	gl_canon_dump(out, o, &cf); /* cannot fail: ASCII strings and integers */
 	jv_free(o);
 	return GL_KEY_OK;
 }
@@ -273,9 +273,9 @@ enum gl_key_status gl_key_generate(const char *prefix, int plain, int force, str
 			return GL_KEY_IO;
 	}
 	autobuf struct gl_buf pub = {0};
-	autofree char *cerr = NULL;
+	autofail struct gl_fail cf = {0};
 	jv po = gl_pubkey_json(k->pk);
-	gl_canon_dump(&pub, po, &cerr);
+	gl_canon_dump(&pub, po, &cf); /* cannot fail: ASCII strings only */
 	jv_free(po);
 	return write_new_file(pubpath, pub.data, pub.len, 0644, force, err) < 0 ? GL_KEY_IO
 										: GL_KEY_OK;

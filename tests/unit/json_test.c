@@ -37,8 +37,9 @@ static void canon_is(const char *in, const char *want)
 {
 	jv v = gl_json_parse(in, strlen(in));
 	struct gl_buf b = {0};
-	char *err = NULL;
-	int r = gl_canon_dump(&b, v, &err);
+	struct gl_fail f = {0};
+	int r = gl_canon_dump(&b, v, &f);
+	char *err = f.detail;
 	if (want) {
 		CHECK(r == 0 && b.len == strlen(want) && !memcmp(b.data, want, b.len),
 		      "canon %s: got %s want %s", in, b.data ? b.data : "(err)", want);
