@@ -409,8 +409,8 @@ static void check(struct rd *r, struct gl_witness *w)
 	digests_ok(r, w->compared, "compared");
 }
 
-enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
-				       char sha256[65], char **err)
+/* gl_witness_load's steps, the words in *err and the code returned. */
+static enum gl_code load(const char *path, struct gl_witness *w, char sha256[65], char **err)
 {
 	memset(w, 0, sizeof *w);
 	w->doc = w->call = w->args = w->dests = w->transcript = w->delivered = w->compared =
@@ -423,18 +423,18 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)
-		return gl_err(err, "%s", strerror(errno)), GL_WITNESS_IO;
+		return gl_err(err, "%s", strerror(errno)), GL_E_IO;
 	if (!S_ISREG(st.st_mode))
-		return gl_err(err, "not a regular file"), GL_WITNESS_IO;
+		return gl_err(err, "not a regular file"), GL_E_IO;
 	if ((uint64_t)st.st_size > GL_WITNESS_MAX) /* before reading it (issue 15) */
 		return gl_err(err, "%lld bytes, larger than %u", (long long)st.st_size,
 			      GL_WITNESS_MAX),
-		       GL_WITNESS_TOO_LARGE;
+		       GL_E_TOO_LARGE;
 	if (gl_read_fd_capped(fd, GL_WITNESS_MAX, &buf, &len) < 0) {
 		if (errno == EFBIG)
 			return gl_err(err, "larger than %u bytes", GL_WITNESS_MAX),
-			       GL_WITNESS_TOO_LARGE;
-		return gl_err(err, "%s", strerror(errno)), GL_WITNESS_IO;
+			       GL_E_TOO_LARGE;
+		return gl_err(err, "%s", strerror(errno)), GL_E_IO;
 	}
 	unsigned char h[32];
 	crypto_hash_sha256(h, (unsigned char *)buf, len);
@@ -446,12 +446,12 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 		gl_err(err, "not a canonical JSON record (truncated or edited?): %s",
 		       jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "invalid");
 		jv_free(msg);
-		return GL_WITNESS_BAD;
+		return GL_E_BAD_WITNESS;
 	}
 	/* The self-digest first: a changed byte anywhere is named as such. */
 	const char *rs = gl_json_get_str(w->doc, "record_sha256");
 	if (jv_get_kind(w->doc) != JV_KIND_OBJECT || !hex64(rs))
-		return gl_err(err, "record_sha256: missing or not 64 lowercase hex"), GL_WITNESS_BAD;
+		return gl_err(err, "record_sha256: missing or not 64 lowercase hex"), GL_E_BAD_WITNESS;
 	autobuf struct gl_buf body = {0};
 	autofail struct gl_fail why = {0}; /* a digest that cannot match says it */
 	jv rest = jv_object_delete(jv_copy(w->doc), jv_string("record_sha256"));
@@ -465,13 +465,20 @@ enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
 	if (rc < 0 || strcmp(hex, rs))
 		return gl_err(err, "record_sha256 does not match the record: the witness was "
 				   "changed after gl-run wrote it"),
-		       GL_WITNESS_BAD;
+		       GL_E_BAD_WITNESS;
 	struct rd r = {.err = err};
 	check(&r, w);
-	return r.bad ? GL_WITNESS_BAD : GL_WITNESS_OK;
+	return r.bad ? GL_E_BAD_WITNESS : GL_E_OK;
 }
 
-int gl_witness_snapshots_f(const char *path, const char *home, struct gl_witness *w,
+int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], struct gl_fail *f)
+{
+	char *err = NULL;
+	enum gl_code code = load(path, w, sha256, &err);
+	return code == GL_E_OK ? (free(err), 0) : gl_fail_take(f, code, err);
+}
+
+int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
 			   struct gl_fail *f)
 {
 	struct gl_witness_grp *g[] = {&w->served, &w->comparing};
@@ -480,18 +487,6 @@ int gl_witness_snapshots_f(const char *path, const char *home, struct gl_witness
 		g[i]->slot = jv_invalid(); /* freed: never freed twice by gl_witness_free */
 		if (gl_witness_snapshot_load(path, home, g[i]->slot_sha256, &g[i]->slot, f) < 0)
 			return -1;
-	}
-	return 0;
-}
-
-int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
-			 const char **code, char **err)
-{
-	autofail struct gl_fail f = {0};
-	if (gl_witness_snapshots_f(path, home, w, &f) < 0) {
-		*code = gl_code_name(f.code);
-		*err = gl_fail_steal(&f);
-		return -1;
 	}
 	return 0;
 }

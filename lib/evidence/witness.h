@@ -112,30 +112,23 @@ struct gl_witness {
 	bool import_twinned;        /* "import_twin" present (version 2 only) */
 };
 
-/* GL_WITNESS_TOO_LARGE: the file is larger than GL_WITNESS_MAX, refused
- * before it is read (gl-replay's too_large). */
-enum gl_witness_status { GL_WITNESS_OK, GL_WITNESS_IO, GL_WITNESS_BAD, GL_WITNESS_TOO_LARGE };
 
-/* Read path (at most GL_WITNESS_MAX bytes) and validate every field.
- * GL_WITNESS_IO (cannot open/read: errno in *err) or GL_WITNESS_BAD (*err
- * names the field, e.g. "served.twin.seed: not 64 lowercase hex", or
- * "record_sha256 does not match the record (changed or truncated)").
- * *sha256 gets the SHA-256 of the file's bytes. Release with
- * gl_witness_free either way. */
-enum gl_witness_status gl_witness_load(const char *path, struct gl_witness *w,
-				       char sha256[65], char **err);
+/* Read path (at most GL_WITNESS_MAX bytes) and validate every field. 0,
+ * or -1 with f: io (cannot open or read it: errno's words), too_large
+ * (larger than GL_WITNESS_MAX, refused before it is read: issue 15) or
+ * bad_witness (the detail names the field, e.g. "served.twin.seed: not 64
+ * lowercase hex", or "record_sha256 does not match the record (changed or
+ * truncated)"). *sha256 gets the SHA-256 of the file's bytes (when it was
+ * read). Release with gl_witness_free either way. */
+int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], struct gl_fail *f);
 void gl_witness_free(struct gl_witness *w);
 
 /* Version 3: load both groups' snapshots from the slots/ directory beside
  * path or under home/witnesses/slots, each checked against its hash
  * (gl_witness_snapshot_load). 0, or -1 with f (too_large,
  * missing_snapshot, bad_snapshot). Versions 1 and 2: nothing to do. */
-int gl_witness_snapshots_f(const char *path, const char *home, struct gl_witness *w,
-			   struct gl_fail *f);
-/* gl_witness_snapshots_f with the code's name in *code (static) and the
- * message in *err (malloc'd): the form replay/ still calls (issue 18). */
 int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
-			 const char **code, char **err);
+			 struct gl_fail *f);
 
 /* Index of item name in w, or -1. */
 int gl_witness_item(const struct gl_witness *w, const char *name);

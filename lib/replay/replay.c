@@ -227,22 +227,23 @@ static void environment(const struct gl_witness *w, bool empty, struct gl_replay
 static jv load(struct gl_replay *x, const char *path, const char *expect_sha256,
 	       const char *expect_id, struct gl_witness *w, enum gl_replay_status *status)
 {
-	char sha[65] = "", *err = NULL;
+	char sha[65] = "";
 	const char *who = expect_id ? expect_id : path;
-	enum gl_witness_status ws = gl_witness_load(path, w, sha, &err);
+	autofail struct gl_fail f = {0};
+	int rc = gl_witness_load(path, w, sha, &f);
 	jv out = jv_invalid();
 	autofree char *qp = gl_sanitize(path, strlen(path));
-	if (ws == GL_WITNESS_IO) {
+	if (rc < 0 && f.code == GL_E_IO) {
 		*status = GL_REPLAY_IO;
-		out = failure(who, "io", "%s: %s", qp, err);
-	} else if (ws == GL_WITNESS_TOO_LARGE) { /* never read whole (issue 15) */
-		out = failure(who, "too_large", "%s: %s", qp, err);
+		out = failure(who, "io", "%s: %s", qp, gl_fail_detail(&f));
+	} else if (rc < 0 && f.code == GL_E_TOO_LARGE) { /* never read whole (issue 15) */
+		out = failure(who, "too_large", "%s: %s", qp, gl_fail_detail(&f));
 	} else if (expect_sha256 && strcmp(expect_sha256, sha)) {
 		out = failure(who, "tampered_witness",
 			      "%s: SHA-256 %s is not the trigger's witness_sha256 %s", qp, sha,
 			      expect_sha256);
-	} else if (ws != GL_WITNESS_OK) {
-		out = failure(who, "bad_witness", "%s: %s", qp, err);
+	} else if (rc < 0) {
+		out = failure(who, "bad_witness", "%s: %s", qp, gl_fail_detail(&f));
 	} else if (expect_id && strcmp(expect_id, w->id)) {
 		out = failure(who, "tampered_witness", "%s: holds trigger %s, not %s", qp, w->id,
 			      expect_id);
@@ -250,10 +251,9 @@ static jv load(struct gl_replay *x, const char *path, const char *expect_sha256,
 		out = failure(w->id, "incomplete_witness",
 			      "%s: a bound cut the transcript's replies; it cannot be verified", qp);
 	}
-	const char *scode = NULL;
-	if (!jv_is_valid(out) && gl_witness_snapshots(path, x->home, w, &scode, &err) < 0)
-		out = gl_replay_as_unverified(failure(w->id, scode, "%s", err), w);
-	free(err);
+	if (!jv_is_valid(out) && gl_witness_snapshots(path, x->home, w, &f) < 0)
+		out = gl_replay_as_unverified(
+		    failure(w->id, gl_code_name(f.code), "%s", gl_fail_detail(&f)), w);
 	if (jv_is_valid(out))
 		gl_witness_free(w);
 	return out;
