@@ -65,6 +65,17 @@ germlines() {
   echo "$n"
 }
 
+# residents PID — germlines (above) plus the baselines' unconfined processes
+# (sigifc, sigpin: children of gl-run running germline_host.py themselves)
+residents() {
+  local n i
+  n=$(germlines "$1")
+  for i in $(cat "/proc/$1/task/$1/children"); do
+    if tr '\0' ' ' <"/proc/$i/cmdline" 2>/dev/null | grep -q germline_host.py; then n=$((n + 1)); fi
+  done
+  echo "$n"
+}
+
 # receipts_of STATE — files in rc/ whose state is STATE
 receipts_of() { for f in rc/*.json; do [ "$(jq -r .signed.state "$f")" = "$1" ] && echo "$f"; done; true; }
 # launches_of SHA — the fully_enforced receipts' ids of a release, one a line
@@ -76,8 +87,8 @@ launches_of() {
   true
 }
 
-# session K ID:SHA[:FUNCTION]… — gl-run --max-resident K with receipts as a
-# coprocess; one call per argument, each record appended to records and
+# session K ID:SHA[:FUNCTION]… — gl-run --max-resident K with receipts
+# (and $MODE, default germline) as a coprocess; one call per argument, each record appended to records and
 # the number of germlines up after it to counts (one a line); then the
 # receipts in rc/ at that point (before the session ends) to mid, and
 # stdin closed.
@@ -87,7 +98,7 @@ session() {
   : >records
   : >counts
   coproc GLR { exec gl-run --policy "$POLICY" --max-resident "$k" --receipts rc \
-    --host-key host 2>>"$BATS_TEST_TMPDIR/err" 3>&-; }
+    --host-key host --mode "${MODE:-germline}" 2>>"$BATS_TEST_TMPDIR/err" 3>&-; }
   for a in "$@"; do
     local f=${a#*:*:}
     [ "$f" != "$a" ] || f=
@@ -96,11 +107,11 @@ session() {
     local rec
     IFS= read -r -t 120 rec <&"${GLR[0]}" || { cat "$BATS_TEST_TMPDIR/err"; false; }
     printf '%s\n' "$rec" >>records
-    germlines "$GLR_PID" >>counts
+    residents "$GLR_PID" >>counts
   done
   for f in rc/*.json; do echo "$(jq -r .signed.state "$f") $(basename "$f" .json)"; done >mid
-  local pid=$GLR_PID
-  exec {GLR[1]}>&-
+  local pid=$GLR_PID fd=${GLR[1]}
+  exec {fd}>&- # stdin closed: the session ends
   wait "$pid" || { cat "$BATS_TEST_TMPDIR/err"; false; }
   GLR_PID=
 }
@@ -111,7 +122,7 @@ session() {
   session 256 a1:"$A" b1:"$B" c1:"$C" a2:"$A"
   [ "$(paste -sd' ' counts)" = "1 2 3 3" ] || { cat counts; false; }
   [ "$(launches_of "$A" | wc -l)" -eq 1 ]
-  ! grep -q '^exited ' mid
+  [ "$(grep -c '^exited ' mid)" -eq 0 ]
   rm -f rc/*.json
   # On: K=2.
   session 2 a1:"$A" b1:"$B" c1:"$C" a2:"$A"
@@ -156,6 +167,16 @@ session() {
   session 1 a4:"$A" a5:"$A"
   [ "$(launches_of "$A" | wc -l)" -eq 1 ]
   [ "$(jq -sc 'map(.results[0].value)' records)" = "[4,5]" ]
+}
+
+@test "the baselines' persistent processes count too: sigpin and confined, K=1, A B: one up after B (off: K=256, two)" {
+  for MODE in sigpin confined; do
+    session 256 a1:"$A" b1:"$B"
+    [ "$(paste -sd' ' counts)" = "1 2" ] || { echo "$MODE off"; cat counts; false; }
+    session 1 a1:"$A" b1:"$B" a2:"$A"
+    [ "$(paste -sd' ' counts)" = "1 1 1" ] || { echo "$MODE on"; cat counts; false; }
+    jq -se 'map(.ok) | all' records
+  done
 }
 
 @test "--max-resident 0, x, 257, 2x, -1: usage errors (exit 2); 1 and 256 are accepted" {
