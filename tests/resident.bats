@@ -44,9 +44,14 @@ teardown() {
   release_cleanup
 }
 
-# call ID SHA [FUNCTION] — a planned envelope of bump, or of FUNCTION with $ITEMS
+# call ID SHA [FUNCTION] — a planned envelope of bump, or of FUNCTION with
+# $ITEMS (default none) and $ARGS (default {})
 call() {
-  if [ -n "${3:-}" ]; then envelope "$1" "$2" "$3" "$ITEMS"; else envelope "$1" "$2" bump; fi |
+  if [ -n "${3:-}" ]; then
+    envelope "$1" "$2" "$3" "${ITEMS:-[]}" "$(jq -cn --argjson a "${ARGS:-{\}}" '{args:$a}')"
+  else
+    envelope "$1" "$2" bump
+  fi |
     gl-plan --policy "$POLICY"
 }
 
@@ -167,6 +172,17 @@ session() {
   session 1 a4:"$A" a5:"$A"
   [ "$(launches_of "$A" | wc -l)" -eq 1 ]
   [ "$(jq -sc 'map(.results[0].value)' records)" = "[4,5]" ]
+}
+
+@test "an evicted mcp-stdio release is relaunched and checked again before it serves (K=1: M A M)" {
+  M=$(install_release "$FIX/mcp/notes")
+  ARGS='{"text":"one two three"}'
+  session 1 m1:"$M":word_count a1:"$A" m2:"$M":word_count
+  [ "$(paste -sd' ' counts)" = "1 1 1" ] || { cat counts; false; }
+  [ "$(launches_of "$M" | wc -l)" -eq 2 ]
+  jq -se 'map(.ok) | all' records
+  jq -se '[.[] | select(.id != "a1") | .results[0].value.content[0].text] ==
+    ["3 words, 1 lines, 13 characters", "3 words, 1 lines, 13 characters"]' records
 }
 
 @test "the baselines' persistent processes count too: sigpin and confined, K=1, A B: one up after B (off: K=256, two)" {
