@@ -84,6 +84,10 @@ unit_ok() {
   unit_ok tally_test
 }
 
+@test "--max-resident: room for one more stops the LRU idle resident, never a busy one; all busy refuses \"launch\" (off: K=256 stops none) (resident_test)" {
+  unit_ok resident_test
+}
+
 # cgroup v2 (docs/sandbox.md "Which mechanism is tested where"): this
 # host's cgroup2 is the hybrid /sys/fs/cgroup/unified without controllers,
 # so only the v2 end of a copy is exercised: gl_cg_drain (cgroup.kill,

@@ -19,7 +19,7 @@ const char gl_run_usage[] =
     "              [--damp FILE] [--releases DIR] [--witness-items] [--no-twin]\n"
     "              [--receipts DIR --host-key KEY] [--profile full|no-scope]\n"
     "              [--pool] [--witness-cap-mb N] [--witness-release-cap-mb N]\n"
-    "              [--log FILE]\n"
+    "              [--max-resident K] [--log FILE]\n"
     "\n"
     "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
     "call in sandboxed copies forked from the release's germline, and writes one\n"
@@ -39,6 +39,10 @@ const char gl_run_usage[] =
     "  --pool              keep one data-free copy of each resident germline\n"
     "                      forked ahead of its call (modes germline, nosplit,\n"
     "                      lazy; python releases; docs/gl-run.md)\n"
+    "  --max-resident K    at most K releases' germlines (or baseline processes)\n"
+    "                      resident at once, 1..256 (default 256); one more\n"
+    "                      stops the least recently used idle one first, and\n"
+    "                      its release's next call relaunches it, verified\n"
     "  --damp FILE         refuse calls to releases this state suppresses\n"
     "  --releases DIR      releases in DIR/<sha256>/ (default: $GL_HOME/releases)\n"
     "  --witness-items     put the items' contents in witness records (for a\n"
@@ -81,6 +85,18 @@ static uint64_t cap_mb(const char *flag, const char *v)
 		bad_usage(gl_xasprintf("%s must be MiB in 1..%u, not '%s'", flag,
 				       GL_WITNESS_CAP_MB_MAX, v));
 	return (uint64_t)n << 20;
+}
+
+/* --max-resident K: 1..GL_SESSION_RELEASES_MAX. */
+static unsigned max_resident(const char *v)
+{
+	char *end = NULL;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (errno || end == v || *end || n < 1 || n > GL_SESSION_RELEASES_MAX)
+		bad_usage(gl_xasprintf("--max-resident must be releases in 1..%d, not '%s'",
+				       GL_SESSION_RELEASES_MAX, v));
+	return (unsigned)n;
 }
 
 static double deadline(const char *v)
@@ -131,6 +147,8 @@ void parse_flags(int argc, char **argv, struct opts *o, struct gl_broker *b)
 			o->serve_release = v;
 		else if (FLAG("--consumer"))
 			o->consumer = v;
+		else if (FLAG("--max-resident"))
+			o->max_resident = max_resident(v);
 		else if (FLAG("--deadline"))
 			b->deadline_s = deadline(v);
 		else
@@ -173,6 +191,7 @@ void check_flags(const struct opts *o, struct gl_session *s, struct gl_receipts 
 	if (!o->receipts != !o->host_key)
 		bad_usage("--receipts and --host-key go together");
 	s->launcher.profile = gl_profile_find(o->profile);
+	s->max_resident = o->max_resident; /* 0: GL_SESSION_RELEASES_MAX */
 	if (o->receipts) {
 		open_receipts(o, rc);
 		s->launcher.rc = rc;

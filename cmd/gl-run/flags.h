@@ -16,6 +16,7 @@ struct opts {
 	const char *policy, *releases, *serve_release, *consumer, *receipts, *host_key,
 	    *profile, *log, *mode, *damp;
 	bool serve_mcp;
+	unsigned max_resident; /* --max-resident; 0: not given */
 };
 
 /* argv into o and b (the broker's settings). */

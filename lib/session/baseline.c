@@ -51,7 +51,8 @@ static int start_confined(struct gl_session *s, struct gl_resident *r, jv *out)
 	char *err = NULL;
 	if (!r->up) {
 		const char *code = "launch";
-		if (gl_session_launch(s, r, &r->g, &r->ev, &err, &code) < 0) {
+		if (gl_session_room(s, r, &err, &code) < 0 ||
+		    gl_session_launch(s, r, &r->g, &r->ev, &err, &code) < 0) {
 			*out = fail(code, err);
 			return -1;
 		}
@@ -75,7 +76,12 @@ static int start_unconfined(struct gl_session *s, struct gl_resident *r, const s
 			    jv *out)
 {
 	char *err = NULL;
+	const char *code = "launch";
 	int rc;
+	if (gl_session_room(s, r, &err, &code) < 0) {
+		*out = fail(code, err);
+		return -1;
+	}
 	if (gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) == &gl_exec_ops) {
 		/* launched unconfined by the exec runtime, which ends it */
 		rc = gl_exec_session_start(r->g.exec, (const char *const *)c->dest, c->ndest, &r->sp,

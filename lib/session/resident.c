@@ -31,8 +31,10 @@ struct gl_resident *gl_session_resident(struct gl_session *s, const char *releas
 					char **err, const char **code)
 {
 	for (size_t i = 0; i < s->nres; i++)
-		if (!strcmp(s->res[i].release, release))
+		if (!strcmp(s->res[i].release, release)) {
+			s->res[i].used = ++s->tick; /* a hit's one bookkeeping step */
 			return admitted(&s->res[i], err, code);
+		}
 	if (s->nres == GL_SESSION_RELEASES_MAX) {
 		*err = gl_xasprintf("more than %d releases in one session", GL_SESSION_RELEASES_MAX);
 		*code = "launch";
@@ -42,6 +44,7 @@ struct gl_resident *gl_session_resident(struct gl_session *s, const char *releas
 	memset(r, 0, sizeof *r);
 	r->sp = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 	r->tools = jv_null();
+	r->used = ++s->tick;
 	snprintf(r->release, sizeof r->release, "%s", release);
 	r->manifest = jv_copy(manifest);
 	jv rp = gl_json_get(r->manifest, "read_paths");
@@ -57,6 +60,59 @@ struct gl_resident *gl_session_resident(struct gl_session *s, const char *releas
 	if (gl_readpaths_check(s->pol, s->state, r->manifest, &why) < 0)
 		r->rp_refused = why;
 	return admitted(r, err, code);
+}
+
+bool gl_session_is_resident(const struct gl_resident *r)
+{
+	return r->sp.up || (r->up && !r->g.exec);
+}
+
+/* Stop r's persistent processes as gl_session_end does: the germline's
+ * "exited" receipt closes its launch receipt and belongs to no call (it
+ * is not in the record that caused the eviction). Its slots are files
+ * under GL_HOME (lib/broker/slots.h): a later call of r's release is a
+ * new verified launch (admission, receipts, G1–G3, as always; Algorithm 1
+ * lines 1–4 run again, data-free) that finds them as they were. */
+static void evict(struct gl_session *s, struct gl_resident *r)
+{
+	gl_log_event("resident_evicted",
+		     JV_OBJECT(jv_string("release"), jv_string(r->release), jv_string("max_resident"),
+			       jv_number(s->max_resident)));
+	gl_session_stop(&r->sp);
+	if (r->up && !r->g.exec) {
+		jv none = jv_array();
+		gl_launch_end(&s->launcher, &r->g, &r->ev, &none);
+		jv_free(none);
+		r->up = false;
+		r->discovered = false; /* mcp-stdio: the new germline is checked again */
+	}
+}
+
+int gl_session_room(struct gl_session *s, const struct gl_resident *r, char **err,
+		    const char **code)
+{
+	if (gl_session_is_resident(r))
+		return 0;
+	unsigned k = s->max_resident ? s->max_resident : GL_SESSION_RELEASES_MAX, up = 0;
+	struct gl_resident *lru = NULL;
+	for (size_t i = 0; i < s->nres; i++) { /* O(releases) <= 256, per launch only */
+		struct gl_resident *o = &s->res[i];
+		if (o == r || !gl_session_is_resident(o))
+			continue;
+		up++;
+		if (!o->busy && (!lru || o->used < lru->used))
+			lru = o;
+	}
+	if (up < k)
+		return 0;
+	if (!lru) {
+		*err = gl_xasprintf("--max-resident %u: every resident release has a call in flight",
+				    k);
+		*code = "launch";
+		return -1;
+	}
+	evict(s, lru);
+	return 0;
 }
 
 struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
@@ -125,7 +181,10 @@ struct gl_resident *gl_session_germline(struct gl_session *s, const char *releas
 	struct gl_resident *r = gl_session_resident(s, release, manifest, err, code);
 	if (!r || r->up)
 		return r;
-	if (gl_session_launch(s, r, &r->g, &r->ev, err, code) < 0)
+	/* a python germline is a resident process (an exec release is not) */
+	bool proc = gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) != &gl_exec_ops;
+	if ((proc && gl_session_room(s, r, err, code) < 0) ||
+	    gl_session_launch(s, r, &r->g, &r->ev, err, code) < 0)
 		return NULL;
 	r->up = true;
 	return r;

@@ -11,6 +11,7 @@
 
 #include <jv.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "broker/broker.h"
@@ -40,12 +41,18 @@ struct gl_session {
 	const char *damp_path;       /* --damp: refuse what this state suppresses */
 	struct gl_launcher launcher; /* admission, profile, receipts (lib/runtime/launch.h) */
 	const char *state[GL_READPATHS_STATE_MAX + 1]; /* host state paths, GL_HOME first */
+	/* --max-resident K: at most K releases' persistent processes (python
+	 * germlines; confined, sigifc, sigpin processes) up at once, the least
+	 * recently used idle one stopped to make room (resident.c); 0 means
+	 * GL_SESSION_RELEASES_MAX */
+	unsigned max_resident;
 	/* the session's own */
 	struct gl_damp_state *damp;
 	struct stat damp_st;
 	jv ids; /* receipts of the launches serving this call */
 	struct gl_resident *res;
 	size_t nres;
+	uint64_t tick; /* the last use's stamp (struct gl_resident .used) */
 	struct gl_cg cg; /* the per-copy cgroup pool (lib/sandbox/cgroup.h) */
 	struct gl_state_roots roots; /* what no item path may reach */
 	char *own[5];                /* gl_session_places' strings */

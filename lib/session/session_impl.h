@@ -18,6 +18,8 @@ struct gl_resident {
 	jv tools;                  /* owned: the server's tools/list, once discovered */
 	char *refused;             /* the discovery check refused the release: why */
 	char *rp_refused;          /* its read_paths are not granted: why (lib/plan/readpaths.h) */
+	uint64_t used;             /* s->tick at its last use: the LRU order of eviction */
+	unsigned busy;             /* calls in flight on it (gl-run --jobs): never evicted then */
 };
 
 /* The resident record of a release (created on first use). NULL with
@@ -25,6 +27,20 @@ struct gl_resident {
  * not granted ("read_paths"). */
 struct gl_resident *gl_session_resident(struct gl_session *s, const char *release, jv manifest,
 					char **err, const char **code);
+
+/* Does r hold a persistent process (a python germline, or the confined,
+ * sigifc or sigpin process)? Those are what --max-resident counts; an
+ * exec release's retained tree (no process) and fresh's per-call germline
+ * are not. */
+bool gl_session_is_resident(const struct gl_resident *r);
+
+/* Room for r's persistent process before it is started: 0 at once when r
+ * already holds one (a resident hit); else, with s->max_resident releases
+ * resident, the least recently used idle one (busy 0) is stopped as at the
+ * session's end. -1 with *err and *code ("launch", the detail naming
+ * --max-resident) when every resident is busy: never more than K. */
+int gl_session_room(struct gl_session *s, const struct gl_resident *r, char **err,
+		    const char **code);
 
 /* What a launch of r's release needs; *dir (malloc'd) holds release_dir. */
 struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
