@@ -12,7 +12,7 @@
 # and prints bit error rates and capacities in bits/s.
 #   GL_TIMING_TRIALS (3), GL_TIMING_BITS (32), GL_TIMING_SLOT_MS (50),
 #   GL_TIMING_MODES (cpu,mem), GL_TIMING_CONFIGS (all that gl-run offers),
-#   GL_TIMING_LEAD_S (1.0), GL_TIMING_LISTEN_S (1.5), GL_TIMING_VERBOSE
+#   GL_TIMING_LEAD_S (1.5), GL_TIMING_LISTEN_S (1.5), GL_TIMING_VERBOSE
 set -euo pipefail
 root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 export PATH="$root/bin:$PATH"
@@ -36,5 +36,5 @@ echo "machine: $(nproc) CPUs, $(uname -sr), load average $(cut -d' ' -f1-3 /proc
 /usr/bin/python3 "$root/bench/timing/driver.py" --root "$root" --release "$sha" --work "$work" \
   --trials "${GL_TIMING_TRIALS:-3}" --bits "${GL_TIMING_BITS:-32}" \
   --slot-ms "${GL_TIMING_SLOT_MS:-50}" --modes "${GL_TIMING_MODES:-cpu,mem}" \
-  --configs "${GL_TIMING_CONFIGS:-}" --lead-s "${GL_TIMING_LEAD_S:-1.0}" \
+  --configs "${GL_TIMING_CONFIGS:-}" --lead-s "${GL_TIMING_LEAD_S:-1.5}" \
   --listen-s "${GL_TIMING_LISTEN_S:-1.5}" ${GL_TIMING_VERBOSE:+--verbose}

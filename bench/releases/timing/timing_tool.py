@@ -9,11 +9,12 @@ for sink.example. It measures its own progress per quarter slot, finds the
 preamble, decodes the bits and POSTs them to its sink.
 
 Neither reads a twinned clock (copy_host shims time.monotonic, perf_counter
-and process_time: each read ticks 1 ms, paper §IV-F): the slots are a real
-interval timer (signal.setitimer(ITIMER_REAL), which is not a twin input),
-and the receiver's measure is a counter of its own loop iterations between
-two SIGALRMs. No shared clock is needed: the receiver aligns on the
-preamble, as a real attacker would.
+and process_time: each read ticks 1 ms, paper §IV-F): their clock is the
+time left on an interval timer (getitimer(2), not a twin input; `probe`
+lists the real clocks a copy can reach), and the receiver's measure is the
+count of its own loop chunks per 1/BINS of a slot of that clock. No shared
+clock is needed: the receiver aligns on the preamble, as a real attacker
+would.
 
 args (both): slot_ms (50, one symbol; a bit is two), mode "cpu" (threads hashing 1 MiB buffers: hashlib
 drops the GIL, so THREADS threads load THREADS cores) or "mem" (one thread
@@ -26,6 +27,7 @@ import hashlib
 import json
 import signal
 import threading
+import time
 import urllib.request
 
 # Symbols: a data bit is Manchester coded (1 -> busy, idle; 0 -> idle, busy),
@@ -46,23 +48,24 @@ def _symbols(bits):
     return PREAMBLE + [s for b in bits for s in ((1, 0) if b else (0, 1))]
 
 
-class _Ticks:
-    """SIGALRM every `period` seconds of real time; `n` counts them."""
+class _Clock:
+    """A real clock that no twin input shims: the time left on a one-shot
+    ITIMER_REAL set 10^6 s ahead (getitimer(2), a real system call, with
+    microsecond resolution). Per process, so sender and receiver do not
+    share its origin: the receiver aligns on the preamble."""
 
-    def __init__(self, period):
-        self.n = 0
-        self.marks = []
-        self.counter = [0]
-        signal.signal(signal.SIGALRM, self._tick)
-        signal.setitimer(signal.ITIMER_REAL, period, period)
+    FAR = 1e6
 
-    def _tick(self, sig, frame):
-        self.n += 1
-        self.marks.append(self.counter[0])
+    def __init__(self):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        signal.setitimer(signal.ITIMER_REAL, self.FAR)
 
-    def stop(self):
-        signal.setitimer(signal.ITIMER_REAL, 0, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    def now(self):
+        return self.FAR - signal.getitimer(signal.ITIMER_REAL)[0]
+
+    @staticmethod
+    def stop():
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _burner(state, mode):
@@ -90,7 +93,7 @@ def send(call):
           for _ in range(nthreads)]
     for t in ts:
         t.start()
-    ticks = _Ticks(slot)
+    clock = _Clock()
     try:
         for i, bit in enumerate([0] * lead + frame):
             state["busy"] = bool(bit)
@@ -98,10 +101,14 @@ def send(call):
                 state["event"].set()
             else:
                 state["event"].clear()
-            while ticks.n <= i:
-                signal.pause()
+            end = (i + 1) * slot
+            while True:  # time.sleep really sleeps (the twin only advances)
+                left = end - clock.now()
+                if left <= 0:
+                    break
+                time.sleep(left)
     finally:
-        ticks.stop()
+        clock.stop()
         state["run"] = False
         state["busy"] = False
         state["event"].set()
@@ -109,31 +116,30 @@ def send(call):
 
 
 def _measure(nbins, period, mode):
-    ticks = _Ticks(period)
-    c = ticks.counter
-    buf = bytearray(4 << 20) if mode == "mem" else None  # > L2, fits the LLC
+    """Loop chunks counted per bin of `period` seconds of real time."""
+    counts = [0] * nbins
+    clock = _Clock()
+    buf = memoryview(bytearray(4 << 20)) if mode == "mem" else None  # > L2, < LLC
+    o, chunk = 0, 64 << 10
     try:
-        while ticks.n < nbins + 1:
+        while True:
             if buf is None:
                 for _ in range(200):
                     pass
             else:
-                bytes(buf)
-            c[0] += 1
+                bytes(buf[o:o + chunk])
+                o = (o + chunk) % len(buf)
+            k = int(clock.now() / period)
+            if k >= nbins:
+                return counts
+            counts[k] += 1
     finally:
-        ticks.stop()
-    m = ticks.marks
-    return [m[k + 1] - m[k] for k in range(nbins)]
+        clock.stop()
 
 
 def _slot_means(r, off, nslots):
-    # the median of each slot's bins but its first (the edge's misalignment);
-    # a median, since other load on the machine makes single bins jump
-    out = []
-    for j in range(nslots):
-        b = sorted(r[off + BINS * j + 1:off + BINS * (j + 1)])
-        out.append(b[len(b) // 2])
-    return out
+    # the sum of each slot's bins but its first (the edge's misalignment)
+    return [sum(r[off + BINS * j + 1:off + BINS * (j + 1)]) for j in range(nslots)]
 
 
 def decode(r, nbits):
@@ -177,3 +183,47 @@ def receive(call):
     with urllib.request.urlopen(req, timeout=30) as resp:
         resp.read()
     return {"bits": len(bits), "bins": len(r)}
+
+
+def probe(call):
+    """Which real clocks a copy can read (docs/sandbox.md "Timing between
+    concurrent copies"): each tried twice, 10 ms of real sleep apart."""
+    import sys
+    import time
+    out = {}
+
+    def two(name, f):
+        try:
+            a = f()
+            time.sleep(0.01)
+            out[name] = [a, f()]
+        except Exception as e:  # noqa: BLE001 - the probe reports what fails
+            out[name] = "%s: %s" % (type(e).__name__, e)
+
+    two("time.monotonic", time.monotonic)
+    two("time.process_time", time.process_time)
+    ch = sys.modules.get("copy_host")
+    if ch is not None:
+        two("copy_host._real_counters[monotonic]", ch._real_counters["monotonic"])
+        two("copy_host._real_counters[process_time]", ch._real_counters["process_time"])
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+
+        class TS(ctypes.Structure):
+            _fields_ = [("s", ctypes.c_long), ("ns", ctypes.c_long)]
+
+        def ct(clk):
+            ts = TS()
+            libc.clock_gettime(clk, ctypes.byref(ts))
+            return ts.s + ts.ns / 1e9
+        two("ctypes clock_gettime(MONOTONIC)", lambda: ct(1))
+        two("ctypes clock_gettime(PROCESS_CPUTIME)", lambda: ct(2))
+    except Exception as e:  # noqa: BLE001
+        out["ctypes"] = "%s: %s" % (type(e).__name__, e)
+    try:
+        import resource
+        two("resource.getrusage", lambda: resource.getrusage(resource.RUSAGE_SELF).ru_utime)
+    except Exception as e:  # noqa: BLE001
+        out["resource"] = "%s: %s" % (type(e).__name__, e)
+    return out
