@@ -14,6 +14,10 @@ trial draws a fresh random secret; the bits read back from the sink's log
 are compared with it: bit error rate p, and the capacity of a binary
 symmetric channel C = bits/s x (1 - H2(p)) in bits per second, where
 bits/s = 1000 / (2 x slot_ms) (a bit is two slots, Manchester coded).
+"contrast" is (idle - busy) / idle of the receiver's progress over the
+preamble slots it aligned on, averaged over trials: what it saw of the
+modulation (its search picks the best-looking offset, so noise alone reads
+above 0).
 
 Configurations (each a real gl-run session, both calls real calls):
   seq         one gl-run, the two calls one after the other (--jobs 1 when
@@ -160,8 +164,9 @@ class Timing:
               " + a 24-slot preamble a trial, %d trials; gl-run --jobs: %s"
               % (self.opt.slot_ms, rate, self.opt.bits, self.opt.trials,
                  "yes" if self.has_jobs else "no (procs2: two gl-run processes)"))
-        print("%-5s %-15s %6s %6s %7s %9s %9s %7s" % ("mode", "config", "bits", "errors", "BER",
-                                                     "C (b/s)", "contrast", "wall s"))
+        print("%-5s %-15s %6s %6s %7s %9s %9s %7s  %s" % ("mode", "config", "bits", "errors",
+                                                         "BER", "C (b/s)", "contrast", "wall s",
+                                                         "errors per trial"))
         rows = []
         for mode in self.opt.modes.split(","):
             for config in self.configs():
@@ -178,8 +183,10 @@ class Timing:
                        "contrast": sum(t["contrast"] for t in ts) / len(ts),
                        "wall_s": sum(t["wall"] for t in ts) / len(ts)}
                 rows.append(row)
-                print("%-5s %-15s %6d %6d %7.3f %9.2f %9.3f %7.1f"
-                      % (mode, config, n, e, p, cap, row["contrast"], row["wall_s"]), flush=True)
+                row["trial_errors"] = [t["errors"] for t in ts]
+                print("%-5s %-15s %6d %6d %7.3f %9.2f %9.3f %7.1f  %s"
+                      % (mode, config, n, e, p, cap, row["contrast"], row["wall_s"],
+                         ",".join(map(str, row["trial_errors"]))), flush=True)
         # the sampling floor: with n bits of a useless channel (p = 0.5), the
         # measured p is off by about 1/(2 sqrt n), which alone gives C > 0
         for mode in self.opt.modes.split(","):
