@@ -151,7 +151,8 @@ class Timing:
         errs = sum(a != b for a, b in zip(want, have))
         contrast = (got["idle"] - got["busy"]) / got["idle"] if got["idle"] else 0.0
         return {"bits": len(want), "errors": errs, "contrast": contrast, "wall": wall,
-                "sent": "".join(map(str, want)), "decoded": got["bits"]}
+                "sent": "".join(map(str, want)), "decoded": got["bits"],
+                "offset": got.get("offset_bins")}
 
     def configs(self):
         if self.opt.configs:
@@ -173,7 +174,8 @@ class Timing:
                 ts = [self.trial(config, mode, k) for k in range(self.opt.trials)]
                 if self.opt.verbose:
                     for t in ts:
-                        print("  sent %s\n  got  %s" % (t["sent"], t["decoded"]))
+                        print("  sent %s\n  got  %s  (offset %s bins)"
+                              % (t["sent"], t["decoded"], t["offset"]))
                 n = sum(t["bits"] for t in ts)
                 e = sum(t["errors"] for t in ts)
                 p = e / n
