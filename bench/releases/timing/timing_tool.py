@@ -2,10 +2,10 @@
 channel we measure"; paper §V-B A1 excludes timing channels, §IX-A).
 
 send: its copy holds a secret item and is cleared for no destination. It
-modulates contention per time slot, busy on a 1 bit and idle on a 0 bit,
-the frame being PREAMBLE + the item's own bytes, MSB first, Manchester coded.
+modulates contention per time slot (busy or idle), the frame being
+PREAMBLE + the item's own bytes, MSB first, Manchester coded.
 receive: its copy, in a different call with a public horizon, is cleared
-for sink.example. It measures its own progress per quarter slot, finds the
+for sink.example. It measures its own progress per 1/BINS slot, finds the
 preamble, decodes the bits and POSTs them to its sink.
 
 Neither reads a twinned clock (copy_host shims time.monotonic, perf_counter
@@ -16,10 +16,11 @@ count of its own loop chunks per 1/BINS of a slot of that clock. No shared
 clock is needed: the receiver aligns on the preamble, as a real attacker
 would.
 
-args (both): slot_ms (50, one symbol; a bit is two), mode "cpu" (threads hashing 1 MiB buffers: hashlib
-drops the GIL, so THREADS threads load THREADS cores) or "mem" (one thread
-copying a 64 MiB buffer: last-level cache and memory bandwidth, not CPU:
-on a 2-core machine it leaves the receiver its own core). send: lead_s
+args (both): slot_ms (50, one symbol; a bit is two), mode "cpu" (threads
+hashing 1 MiB buffers: hashlib drops the GIL, so THREADS threads load
+THREADS cores) or "mem" (one thread copying a 64 MiB buffer: last-level
+cache and memory bandwidth; on an idle 2-core machine it leaves the
+receiver its own core). send: lead_s
 (1.0, idle before the frame), threads (4). receive: nbits (data bits
 expected), listen_s (extra seconds listened after lead + frame).
 """
@@ -155,8 +156,8 @@ def decode(r, nbits):
         p, d = m[:len(PREAMBLE)], m[len(PREAMBLE):]
         mu = sum(p) / len(p)
         spread = sum(abs(x - mu) for x in p) or 1
-        score = (-sum(s * (x - mu) for s, x in zip(sign, p))
-                 + sum(abs(d[2 * k] - d[2 * k + 1]) for k in range(nbits)) * len(p) / len(d)) / spread
+        pairs = sum(abs(d[2 * k] - d[2 * k + 1]) for k in range(nbits))
+        score = (-sum(s * (x - mu) for s, x in zip(sign, p)) + pairs * len(p) / len(d)) / spread
         if best is None or score > best:
             best, off = score, o
     m = _slot_means(r, off, n)
