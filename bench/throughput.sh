@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# bench/throughput.sh (make bench): calls/s of independent CPU-bound calls at
+# parallelism 1, 2, 4 (issue 19, "Must show"; the table is kept in
+# docs/performance.md "Concurrency").
+#
+# bench/releases/throughput (`burn`: pure Python arithmetic, no items, no
+# state, no destination) is signed and installed through the real chain into
+# a temporary GL_HOME; bench/throughput/driver.py measures gl-run against a
+# fresh process per call and a fresh bwrap launch per call at the same
+# parallelism, in this one run, and prints calls/s, ratios and scaling.
+#   GL_BENCH_THROUGHPUT_CALLS (40), GL_BENCH_PASSES (3),
+#   GL_BENCH_THROUGHPUT_JOBS (1,2,4), GL_BENCH_THROUGHPUT_N (200000)
+set -euo pipefail
+root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+export PATH="$root/bin:$PATH"
+work=$(mktemp -d "${TMPDIR:-/tmp}/gl-bench-throughput.XXXXXX")
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+export GL_HOME="$work/home" HOME="$work"
+unset GL_PASSPHRASE
+
+(
+  cd "$work"
+  gl-sign keygen --no-passphrase root >/dev/null
+  gl-sign keygen --no-passphrase tk >/dev/null
+  gl-sign init repo --root-key root --targets-key tk >/dev/null
+  gl-verify pin repo >/dev/null
+  gl-sign pack "$root/bench/releases/throughput" throughput.tar.gz >/dev/null
+  gl-sign add repo --key tk throughput.tar.gz >/dev/null
+)
+sha=$(cd "$work" && gl-verify install repo throughput.tar.gz | jq -er .release.sha256)
+echo '{"clearances":{"agent":[]}}' >"$work/policy.json"
+
+echo "machine: $(nproc) CPUs, $(uname -sr), $(/usr/bin/python3 -V 2>&1);" \
+  "load average before $(cut -d' ' -f1-3 /proc/loadavg)"
+/usr/bin/python3 "$root/bench/throughput/driver.py" --root "$root" \
+  --release "$GL_HOME/releases/$sha" --policy "$work/policy.json" --work "$work" \
+  --calls "${GL_BENCH_THROUGHPUT_CALLS:-40}" --passes "${GL_BENCH_PASSES:-3}" \
+  --jobs "${GL_BENCH_THROUGHPUT_JOBS:-1,2,4}" --n "${GL_BENCH_THROUGHPUT_N:-200000}"
+echo "load average after $(cut -d' ' -f1-3 /proc/loadavg)"
