@@ -4,9 +4,13 @@ docs/performance.md "Concurrency").
   driver.py --root ROOT --release DIR --policy P --work W
             [--calls 40] [--passes 3] [--jobs 1,2,4] [--n 200000]
 
-Independent calls (no items, no state slot, no destination) of the
-CPU-bound `burn` of bench/releases/throughput, CALLS per case and pass, at
-parallelism N for each N of --jobs:
+Independent calls (no items, no destination) of the CPU-bound `burn` of
+bench/releases/throughput, CALLS per case and pass, at parallelism N for
+each N of --jobs. Call i is sent for consumer agent<i mod 8>, each with a
+clearance of its own (bench/throughput.sh's policy), as several agents of
+one host send calls: consecutive calls touch different horizon slots, so
+gl-run --jobs may run them at once (calls of one slot keep their order,
+docs/gl-run.md "--jobs"):
 
   germline  one gl-run --jobs N (when gl-run has --jobs), else N gl-run
             processes on one GL_HOME each given CALLS/N calls (copies of
@@ -33,6 +37,7 @@ import threading
 import time
 
 PY = "/usr/bin/python3"
+AGENTS = 8  # consumers agent0..agent7 (bench/throughput.sh's policy)
 BWRAP = "/usr/bin/bwrap"
 
 
@@ -48,7 +53,7 @@ class Throughput:
     def envelope(self, i):
         return json.dumps({"id": "b-%d" % i, "release": self.sha, "function": "burn",
                            "args": {"n": self.opt.n}, "items": [],
-                           "consumers": ["agent"]}) + "\n"
+                           "consumers": ["agent%d" % (i % AGENTS)]}) + "\n"
 
     # ---- germline -----------------------------------------------------------
     def _session(self, jobs):
