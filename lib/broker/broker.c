@@ -292,10 +292,9 @@ static enum outcome serve(struct run *r, struct gl_msg *result)
 		if (st != GL_MSG_OK)
 			return COPY_CRASH; /* it died, or closed its socket, without a result */
 		struct gl_msg m;
-		char *err = NULL;
-		if (gl_msg_parse(&m, buf.data, buf.len, &err) < 0) {
-			enum outcome o = gl_broker_protocol(r, "%s", err);
-			free(err);
+		autofail struct gl_fail f = {0};
+		if (gl_msg_parse(&m, buf.data, buf.len, &f) < 0) {
+			enum outcome o = gl_broker_protocol(r, "%s", gl_fail_detail(&f));
 			gl_msg_free(&m);
 			return o;
 		}

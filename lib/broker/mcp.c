@@ -141,10 +141,9 @@ enum gl_mcp_discovery gl_mcp_discover(struct gl_germline *g, jv manifest, double
 		goto done;
 	}
 	struct gl_msg m;
-	char *why = NULL;
+	autofail struct gl_fail why = {0};
 	if (gl_msg_parse(&m, in.data, in.len, &why) < 0) {
-		*err = gl_xasprintf("discovery copy: %s", why);
-		free(why);
+		*err = gl_xasprintf("discovery copy: %s", gl_fail_detail(&why));
 	} else if (m.type != GL_MSG_RESULT) {
 		*err = gl_xstrdup("discovery copy: a request or state write before its result");
 	} else if (m.error) {

@@ -55,14 +55,13 @@ static int check_entries(jv doc, struct gl_labels *label, char **err)
 			lb = jv_object_get(jv_copy(v), jv_string("label"));
 		}
 		struct gl_labels l = {0}, u = {0};
-		char *why = NULL;
+		autofail struct gl_fail why = {0};
 		if (r == 0 && (nfield != 2 || !jv_is_valid(val) || !jv_is_valid(lb))) {
 			autofree char *q = gl_sanitize(key, strlen(key));
 			r = gl_err(err, "entry \"%.64s\": not {\"value\":…,\"label\":[…]}", q);
 		} else if (r == 0 && gl_labels_from_jv(&l, lb, &why) < 0) {
 			autofree char *q = gl_sanitize(key, strlen(key));
-			r = gl_err(err, "entry \"%.64s\": label %s", q, why);
-			free(why);
+			r = gl_err(err, "entry \"%.64s\": label %s", q, gl_fail_detail(&why));
 		} else if (r == 0) {
 			gl_labels_union(&u, label, &l);
 			gl_labels_free(label);

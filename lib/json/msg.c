@@ -394,7 +394,8 @@ static int parse_simple(struct gl_msg *m, const char *type, char **err)
 	return r;
 }
 
-int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, char **err)
+/* gl_msg_parse's checks, the words in *err. */
+static int parse(struct gl_msg *m, const char *buf, size_t len, char **err)
 {
 	memset(m, 0, sizeof *m);
 	m->value = jv_invalid();
@@ -445,4 +446,10 @@ void gl_msg_free(struct gl_msg *m)
 	memset(m, 0, sizeof *m);
 	m->value = jv_invalid();
 	m->doc = jv_invalid();
+}
+
+int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, struct gl_fail *f)
+{
+	char *err = NULL;
+	return parse(m, buf, len, &err) == 0 ? 0 : gl_fail_take(f, GL_E_PROTOCOL, err);
 }

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fail.h"
 #include "core/util.h"
 
 #define GL_MSG_MAX (64u << 20)       /* bytes of one message's JSON */
@@ -105,10 +106,11 @@ struct gl_msg {
 	const char *limit;
 };
 
-/* Parse and validate one message of len bytes. 0, or -1 with *err
- * (malloc'd) saying exactly what is wrong, e.g. "state_put: unknown field
- * \"horizon\"". Either way release m with gl_msg_free. */
-int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, char **err);
+/* Parse and validate one message of len bytes. 0, or -1 with f (code
+ * protocol: SPEC §6, a copy that broke the protocol) whose detail says
+ * exactly what is wrong, e.g. "state_put: unknown field \"horizon\"".
+ * Either way release m with gl_msg_free. */
+int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, struct gl_fail *f);
 void gl_msg_free(struct gl_msg *m);
 
 /* Strict standard base64 (RFC 4648 §4, padded) decode; NULL if invalid.

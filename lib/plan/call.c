@@ -98,7 +98,7 @@ static int read_item(struct gl_call *c, jv it, int i, struct gl_call_error *e)
 	size_t len = 0;
 	const char *name = str_or_null(nm, &len); /* it holds the string */
 	struct gl_call_item *x = &c->item[c->nitem];
-	char *why = NULL;
+	autofail struct gl_fail why = {0};
 	if (e->code) {
 		/* reported above */
 	} else if (contents != 1) {
@@ -115,8 +115,7 @@ static int read_item(struct gl_call *c, jv it, int i, struct gl_call_error *e)
 		fail(e, GL_ERR_BAD_LABEL, "item %s: no label (never public by default)", q);
 	} else if (gl_labels_from_jv(&x->label, lb, &why) < 0) {
 		autofree char *q = gl_quote(name, len);
-		fail(e, GL_ERR_BAD_LABEL, "item %s: label %s", q, why);
-		free(why);
+		fail(e, GL_ERR_BAD_LABEL, "item %s: label %s", q, gl_fail_detail(&why));
 	} else {
 		x->name = name; /* it holds the name and the tags */
 		c->nitem++;

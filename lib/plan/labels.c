@@ -38,7 +38,8 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int gl_labels_from_jv(struct gl_labels *out, jv a, char **err)
+/* gl_labels_from_jv's checks, the words in *err. */
+static int from_jv(struct gl_labels *out, jv a, char **err)
 {
 	out->tag = NULL;
 	out->n = 0;
@@ -167,4 +168,10 @@ void gl_labels_free(struct gl_labels *l)
 	free(l->tag);
 	l->tag = NULL;
 	l->n = 0;
+}
+
+int gl_labels_from_jv(struct gl_labels *out, jv a, struct gl_fail *f)
+{
+	char *err = NULL;
+	return from_jv(out, a, &err) == 0 ? 0 : gl_fail_take(f, GL_E_BAD_LABEL, err);
 }

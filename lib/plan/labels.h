@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/fail.h"
+
 /* Bounds on what a label or clearance may hold (docs/formats.md). */
 #define GL_TAGS_MAX 64     /* tags in one label or clearance */
 #define GL_TAG_MAX 128     /* bytes in one tag */
@@ -29,9 +31,9 @@ struct gl_labels {
 bool gl_tag_ok(const char *s, size_t len);
 
 /* Read a tag set from a JSON array of tag strings. Borrows a; the tags
- * point into a's strings, so a must outlive *out. 0, or -1 with *err
- * (malloc'd) naming the offending element. *out is empty on failure. */
-int gl_labels_from_jv(struct gl_labels *out, jv a, char **err);
+ * point into a's strings, so a must outlive *out. 0, or -1 with f
+ * (bad_label) naming the offending element. *out is empty on failure. */
+int gl_labels_from_jv(struct gl_labels *out, jv a, struct gl_fail *f);
 
 /* The set as a JSON array of strings (owned). */
 jv gl_labels_to_jv(const struct gl_labels *l);

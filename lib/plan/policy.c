@@ -93,7 +93,7 @@ static int load_clearances(struct gl_policy *p, char **err)
 			/* p->doc holds k and v, so their bytes outlive these refs. */
 			const char *name = jv_string_value(k);
 			size_t len = (size_t)jv_string_length_bytes(jv_copy(k));
-			char *why = NULL;
+			autofail struct gl_fail why = {0};
 			if (r == 0 && (len == 0 || len > GL_NAME_MAX || !printable(name, len))) {
 				char *s = show(name);
 				*err = gl_xasprintf("clearances: %s is not a name (1..%d bytes, no "
@@ -105,9 +105,8 @@ static int load_clearances(struct gl_policy *p, char **err)
 			struct gl_policy_clearance *c = &p->clear[p->nclear];
 			if (r == 0 && gl_labels_from_jv(&c->tags, v, &why) < 0) {
 				char *s = show(name);
-				*err = gl_xasprintf("clearances.%s: %s", s, why);
+				*err = gl_xasprintf("clearances.%s: %s", s, gl_fail_detail(&why));
 				free(s);
-				free(why);
 				r = -1;
 			}
 			if (r == 0) {
@@ -199,7 +198,7 @@ static int load_globs(struct gl_policy *p, char **err)
 		jv_object_foreach(lb, k, v)
 		{
 			const char *glob = jv_string_value(k);
-			char *why = NULL;
+			autofail struct gl_fail why = {0};
 			struct gl_policy_glob *g = &p->glob[p->nglob];
 			if (r == 0 && !glob_ok(glob, (size_t)jv_string_length_bytes(jv_copy(k)))) {
 				char *s = show(glob);
@@ -210,9 +209,8 @@ static int load_globs(struct gl_policy *p, char **err)
 				r = -1;
 			} else if (r == 0 && gl_labels_from_jv(&g->tags, v, &why) < 0) {
 				char *s = show(glob);
-				*err = gl_xasprintf("labels.%s: %s", s, why);
+				*err = gl_xasprintf("labels.%s: %s", s, gl_fail_detail(&why));
 				free(s);
-				free(why);
 				r = -1;
 			} else if (r == 0) {
 				g->glob = glob;

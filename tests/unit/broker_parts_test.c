@@ -33,8 +33,10 @@ static void raw(int fd, const void *p, size_t n) { CHECK(gl_write_all(fd, p, n) 
 
 static int parse(const char *s, struct gl_msg *m, char **err)
 {
-	*err = NULL;
-	return gl_msg_parse(m, s, strlen(s), err);
+	struct gl_fail f = {0};
+	int rc = gl_msg_parse(m, s, strlen(s), &f);
+	*err = f.detail; /* NULL when it parsed */
+	return rc;
 }
 
 static void test_framing(void)
@@ -133,7 +135,6 @@ static void test_parse(void)
 static struct gl_msg effect(const char *method, const char *url, const char *body)
 {
 	struct gl_msg m;
-	char *err = NULL;
 	autobuf struct gl_buf b = {0};
 	gl_b64_encode(&b, (const unsigned char *)body, strlen(body));
 	gl_buf_addc(&b, 0);
@@ -141,8 +142,9 @@ static struct gl_msg effect(const char *method, const char *url, const char *bod
 					"\"headers\":[[\"Content-Type\",\"text/plain\"]],"
 					"\"body\":\"%s\"}",
 					method, url, b.data);
-	if (gl_msg_parse(&m, s, strlen(s), &err) < 0)
-		gl_die(2, "effect: %s", err);
+	struct gl_fail f = {0};
+	if (gl_msg_parse(&m, s, strlen(s), &f) < 0)
+		gl_die(2, "effect: %s", gl_fail_detail(&f));
 	return m;
 }
 

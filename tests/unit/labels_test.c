@@ -37,8 +37,10 @@ static const char *show(const struct gl_labels *l)
 static int set_of(const char *json, struct gl_labels *l, jv *keep, char **err)
 {
 	*keep = gl_json_parse(json, strlen(json));
-	*err = NULL;
-	return gl_labels_from_jv(l, *keep, err);
+	struct gl_fail f = {0};
+	int rc = gl_labels_from_jv(l, *keep, &f);
+	*err = f.detail; /* NULL when it was read */
+	return rc;
 }
 
 static void labels(void)
