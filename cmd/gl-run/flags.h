@@ -16,6 +16,8 @@ struct opts {
 	const char *policy, *releases, *serve_release, *consumer, *receipts, *host_key,
 	    *profile, *log, *mode, *damp;
 	bool serve_mcp;
+	unsigned jobs; /* --jobs (default: the online CPUs, at most GL_JOBS_MAX) */
+	bool unordered;
 };
 
 /* argv into o and b (the broker's settings). */

@@ -49,6 +49,11 @@ struct gl_policy_glob {
 	struct gl_labels tags;
 };
 
+/* "concurrency": which calls gl-run --jobs N runs at the same time (issue
+ * 19): any whose keys are disjoint; same-clearance: only calls whose
+ * copies' horizons are all equal; none: one call at a time. */
+enum gl_concurrency { GL_CONCURRENCY_ANY = 0, GL_CONCURRENCY_SAME_CLEARANCE, GL_CONCURRENCY_NONE };
+
 struct gl_policy {
 	jv doc; /* owned: every string below points into it */
 	struct gl_policy_clearance *clear; /* sorted by name */
@@ -60,6 +65,7 @@ struct gl_policy {
 	struct gl_policy_glob *rpath; /* read_paths, document order (tags empty) */
 	size_t nrpath;
 	struct gl_limits_table limits; /* per-copy bounds (lib/release/bounds.h) */
+	enum gl_concurrency concurrency; /* "concurrency" (default any) */
 };
 
 /* Parse and validate policy bytes. 0, or -1 with f (usage) naming the
