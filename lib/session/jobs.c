@@ -142,6 +142,7 @@ static void job_done(struct jobs *J, struct job *jb)
 GL_NORETURN static void worker(struct jobs *J, struct job *jb, int wfd, pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* gl-run gone: its calls too */
+	prctl(PR_SET_NAME, "gl-run-job");  /* what ps shows (tests/jobs.bats finds it) */
 	if (getppid() != parent)
 		_exit(1);
 	struct gl_session_call *k = &jb->k;
