@@ -18,6 +18,7 @@
 #include "json/json.h"
 #include "json/jsonl.h"
 #include "json/msg.h"
+#include "runtime/receipt.h"
 #include "json/log.h"
 #include "sandbox/live.h"
 #include "session/session_impl.h"
@@ -139,12 +140,22 @@ static void job_done(struct jobs *J, struct job *jb)
 
 /* The worker: the call's broker part, its record to the main process,
  * then the end of a retired copy; never returns. */
-GL_NORETURN static void worker(struct jobs *J, struct job *jb, int wfd, pid_t parent)
+GL_NORETURN static void worker(struct jobs *J, struct job *jb, int wfd, int kfd, pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* gl-run gone: its calls too */
 	prctl(PR_SET_NAME, "gl-run-job");  /* what ps shows (tests/jobs.bats finds it) */
 	if (getppid() != parent)
 		_exit(1);
+	/* The host key is MADV_WIPEONFORK (lib/runtime/receipt.c): zeros here.
+	 * A worker is the broker's own code and writes receipts (an exec
+	 * copy's, a fresh launch's), so the main process sends it the key
+	 * back; the flag stays on the pages, so the worker's own children
+	 * (launch children) still get zeros. */
+	const struct gl_receipts *rc = J->s->launcher.rc;
+	if (kfd >= 0 && gl_read_full(kfd, rc->key.sk, 64) != 64)
+		_exit(1);
+	if (kfd >= 0)
+		close(kfd);
 	struct gl_session_call *k = &jb->k;
 	gl_session_call_run(J->s, k);
 	jv out = k->out;
@@ -169,9 +180,15 @@ GL_NORETURN static void worker(struct jobs *J, struct job *jb, int wfd, pid_t pa
 /* Fork jb's worker: 0, or -1 (jb is then done with a refusal). */
 static int start_worker(struct jobs *J, struct job *jb)
 {
-	int p[2];
+	int p[2], kp[2] = {-1, -1};
+	const struct gl_receipts *rc = J->s->launcher.rc;
 	fflush(NULL); /* nothing buffered is written twice */
-	if (pipe2(p, O_CLOEXEC) < 0) {
+	bool piped = pipe2(p, O_CLOEXEC) == 0;
+	if (!piped || (rc && rc->key.sk && pipe2(kp, O_CLOEXEC) < 0)) {
+		if (piped) {
+			close(p[0]);
+			close(p[1]);
+		}
 		jb->k.out = gl_session_refusal(jb->k.out, "internal",
 					       jv_string("cannot make the worker's pipe"));
 		jb->k.state = GL_CALL_DONE;
@@ -182,6 +199,10 @@ static int start_worker(struct jobs *J, struct job *jb)
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
+		if (kp[0] >= 0) {
+			close(kp[0]);
+			close(kp[1]);
+		}
 		jb->k.out = gl_session_refusal(jb->k.out, "internal",
 					       jv_string("cannot fork the call's worker"));
 		jb->k.state = GL_CALL_DONE;
@@ -189,9 +210,16 @@ static int start_worker(struct jobs *J, struct job *jb)
 	}
 	if (pid == 0) {
 		close(p[0]);
-		worker(J, jb, p[1], parent);
+		if (kp[1] >= 0)
+			close(kp[1]);
+		worker(J, jb, p[1], kp[0], parent);
 	}
 	close(p[1]);
+	if (kp[0] >= 0) {
+		close(kp[0]);
+		gl_write_all(kp[1], rc->key.sk, 64); /* a pipe holds 64 bytes: no wait */
+		close(kp[1]);
+	}
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	jb->pid = pid;
 	jb->fd = p[0];
