@@ -46,6 +46,7 @@ struct jobs {
 	struct gl_session *s;
 	unsigned n;
 	bool unordered, nokeys;
+	bool fatal; /* a worker stopped as gl-run stops (exit 2): no new call */
 	struct job **q; /* every call held, in input order */
 	size_t nq;
 	unsigned running;
@@ -231,6 +232,8 @@ static int start_worker(struct jobs *J, struct job *jb)
 /* Start every queued call that may start, in input order. */
 static void dispatch(struct jobs *J)
 {
+	if (J->fatal)
+		return;
 	for (size_t i = 0; i < J->nq; i++) {
 		struct job *jb = J->q[i];
 		if (jb->st != J_QUEUED || !may_start(J, i))
@@ -317,6 +320,9 @@ static void reap(struct jobs *J, struct job *jb)
 		k->lost = !gl_session_baseline(J->s);
 		k->sp_down = gl_session_baseline(J->s) && J->s->run != GL_RUN_FRESH;
 		k->pool_empty = true;
+		/* a worker that stopped where gl-run stops (gl_die: a receipt not
+		 * written, out of memory) stops the session as one call would */
+		J->fatal = J->fatal || (WIFEXITED(ws) && WEXITSTATUS(ws) == GL_EXIT_USAGE);
 		gl_log_event("worker_lost", JV_OBJECT(jv_string("release"), jv_string(k->c.release),
 						      jv_string("detail"), jv_string(why)));
 	}
@@ -450,11 +456,11 @@ static bool sequential(struct gl_session *s, gl_jobs_emit_fn emit, void *ctx)
 	return !too_long;
 }
 
-bool gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emit_fn emit,
-		   void *ctx)
+int gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emit_fn emit,
+		  void *ctx)
 {
 	if (n <= 1)
-		return sequential(s, emit, ctx);
+		return sequential(s, emit, ctx) ? 0 : 1;
 	gl_live_open(); /* before any worker (lib/sandbox/live.h) */
 	struct jobs J = {.s = s, .n = n > GL_JOBS_MAX ? GL_JOBS_MAX : n, .unordered = unordered};
 #ifdef GL_TESTING
@@ -469,8 +475,11 @@ bool gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emi
 	bool too_long = false, eof = false;
 	while (!eof || J.nq) {
 		dispatch(&J);
+		J.unordered = J.unordered || J.fatal; /* what ended is written before the stop */
 		emit_due(&J, emit, ctx);
-		bool want = !eof && J.nq < held;
+		if (J.fatal && !J.running)
+			break; /* the records of the calls that ended are written */
+		bool want = !eof && !J.fatal && J.nq < held;
 		if (want && (line_buffered(&in) || wait_io(&J, true))) {
 			if (gl_lines_record(&in, &line, &too_long))
 				add_line(&J, &line);
@@ -480,6 +489,8 @@ bool gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emi
 			wait_io(&J, false);
 		}
 	}
+	for (size_t i = 0; i < J.nq; i++) /* fatal: calls never started */
+		free_job(J.q[i]);
 	free(J.q);
-	return !too_long;
+	return J.fatal ? -1 : too_long ? 1 : 0;
 }
