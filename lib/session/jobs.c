@@ -23,8 +23,13 @@
 #include "sandbox/live.h"
 #include "session/session_impl.h"
 
-/* The worker's message: an 8-byte length, then this many bytes at most. */
+/* The worker's message: this head, the receipts' ids (JSON), the record
+ * (JSON); both at most MSG_MAX bytes together. */
 #define MSG_MAX ((size_t)GL_JSON_LINE_MAX + (1u << 20))
+struct msg_head {
+	uint64_t ids_len, out_len;
+	uint8_t flags[8]; /* lost, sp_down, pool_empty */
+};
 
 enum job_state { J_QUEUED, J_RUNNING, J_DONE };
 
@@ -163,15 +168,17 @@ GL_NORETURN static void worker(struct jobs *J, struct job *jb, int wfd, int kfd,
 	k->out = jv_invalid();
 	if (!gl_jsonl_fits(out)) /* bounded: the main process reads at most MSG_MAX */
 		out = gl_jsonl_oversized_result(out);
-	jv msg = JV_OBJECT(jv_string("out"), out, jv_string("ids"), jv_copy(k->ids),
-			   jv_string("lost"), jv_bool(k->lost), jv_string("sp_down"),
-			   jv_bool(k->sp_down), jv_string("pool_empty"), jv_bool(k->pool_empty));
-	autobuf struct gl_buf b = {0};
-	gl_json_dump(&b, msg);
-	jv_free(msg);
-	uint64_t len = b.len;
-	if (len <= MSG_MAX && gl_write_all(wfd, &len, sizeof len) == 0)
-		gl_write_all(wfd, b.data, b.len);
+	/* the record is sent as its own JSON text, so that one as deep as a
+	 * record may be (GL_JSON_MAX_DEPTH) is read back as it is */
+	autobuf struct gl_buf ids = {0}, rec = {0};
+	gl_json_dump(&ids, k->ids);
+	gl_json_dump(&rec, out);
+	jv_free(out);
+	struct msg_head h = {.ids_len = ids.len, .out_len = rec.len,
+			     .flags = {k->lost, k->sp_down, k->pool_empty}};
+	if (h.ids_len + h.out_len <= MSG_MAX && gl_write_all(wfd, &h, sizeof h) == 0 &&
+	    gl_write_all(wfd, ids.data, ids.len) == 0)
+		gl_write_all(wfd, rec.data, rec.len);
 	close(wfd);
 	if (k->r && gl_runtime_forks(gl_germline_runtime(&k->r->g)))
 		gl_germline_settle(&k->r->g); /* a retired copy ends before the next call forks */
@@ -249,32 +256,31 @@ static void dispatch(struct jobs *J)
  * formed. */
 static bool take_msg(struct job *jb)
 {
-	uint64_t len;
-	if (jb->msg.len < sizeof len)
+	struct msg_head h;
+	if (jb->msg.len < sizeof h)
 		return false;
-	memcpy(&len, jb->msg.data, sizeof len);
-	if (len > MSG_MAX || jb->msg.len != sizeof len + len)
+	memcpy(&h, jb->msg.data, sizeof h);
+	if (h.ids_len > MSG_MAX || h.out_len > MSG_MAX - h.ids_len ||
+	    jb->msg.len != sizeof h + h.ids_len + h.out_len)
 		return false;
-	jv m = gl_json_parse(jb->msg.data + sizeof len, (size_t)len);
-	jv out = jv_get_kind(m) == JV_KIND_OBJECT ? gl_json_get(m, "out") : jv_invalid();
-	jv ids = jv_get_kind(m) == JV_KIND_OBJECT ? gl_json_get(m, "ids") : jv_invalid();
-	bool ok = jv_get_kind(out) == JV_KIND_OBJECT && jv_get_kind(ids) == JV_KIND_ARRAY;
-	struct gl_session_call *k = &jb->k;
-	if (ok) {
-		jv_free(k->out);
-		k->out = out;
-		jv_free(k->ids);
-		k->ids = ids;
-		k->lost = gl_json_get_bool(m, "lost", 1) == 1;
-		k->sp_down = gl_json_get_bool(m, "sp_down", 1) == 1;
-		k->pool_empty = gl_json_get_bool(m, "pool_empty", 1) == 1;
-		k->state = GL_CALL_RAN;
-	} else {
+	const char *p = jb->msg.data + sizeof h;
+	jv ids = gl_json_parse(p, (size_t)h.ids_len);
+	jv out = gl_json_parse(p + h.ids_len, (size_t)h.out_len);
+	if (jv_get_kind(out) != JV_KIND_OBJECT || jv_get_kind(ids) != JV_KIND_ARRAY) {
 		jv_free(out);
 		jv_free(ids);
+		return false;
 	}
-	jv_free(m);
-	return ok;
+	struct gl_session_call *k = &jb->k;
+	jv_free(k->out);
+	k->out = out;
+	jv_free(k->ids);
+	k->ids = ids;
+	k->lost = h.flags[0];
+	k->sp_down = h.flags[1];
+	k->pool_empty = h.flags[2];
+	k->state = GL_CALL_RAN;
+	return true;
 }
 
 /* What the main process must know of the germline after a worker used it:
@@ -344,7 +350,7 @@ static void drain_pipe(struct jobs *J, struct job *jb)
 			return;
 		if (n <= 0)
 			break;
-		if (jb->msg.len + (size_t)n > MSG_MAX + sizeof(uint64_t)) {
+		if (jb->msg.len + (size_t)n > MSG_MAX + sizeof(struct msg_head)) {
 			kill(jb->pid, SIGKILL);
 			gl_buf_free(&jb->msg);
 			break;
