@@ -128,10 +128,14 @@ rec() { jq -s -e --arg i "$1" "any(.[]; .id == \$i and ($2))" o >/dev/null; }
 # alive PID — running, not a zombie
 alive() { [ -e "/proc/$1/stat" ] && ! awk '{ exit !($3 == "Z" || $3 == "X") }' "/proc/$1/stat" 2>/dev/null; }
 
-@test "SIGKILL of a worker during its call: its call refused, the others complete, no copy of it left, the slot a prefix" {
+# kill_worker CMD… — gl-run (CMD…, e.g. env X=1 gl-run) (--jobs 2 --unordered, stdin the fifo on fd 4,
+# pid in $p) with first and other done and doomed's copy sleeping: doomed's
+# worker SIGKILLed; $copy is that copy's pid
+kill_worker() {
+  rm -f fifo o
   mkfifo fifo
-  gl-run --policy "$POLICY" --jobs 2 --unordered <fifo >o 2>e 3>&- &
-  local p=$!
+  "$@" --policy "$POLICY" --jobs 2 --unordered <fifo >o 2>e 3>&- &
+  p=$!
   exec 4>fifo
   bump first "$A" >&4
   bump doomed "$A" '{"sleep":30}' >&4
@@ -139,7 +143,8 @@ alive() { [ -e "/proc/$1/stat" ] && ! awk '{ exit !($3 == "Z" || $3 == "X") }' "
   wait_ids o first other
   # the one worker left is doomed's; its copy is PID 3 of its germline's
   # namespace, a child of that germline's init (a child of gl-run)
-  local w="" copy="" c i
+  local w="" c i
+  copy=""
   for i in $(seq 600); do # other's worker ends just after its record
     w=$(pgrep -P "$p" -x gl-run-job | paste -sd' ')
     [ "$(echo "$w" | wc -w)" -eq 1 ] && break
@@ -159,6 +164,21 @@ alive() { [ -e "/proc/$1/stat" ] && ! awk '{ exit !($3 == "Z" || $3 == "X") }' "
   wait_ids o doomed
   rec doomed '.ok == false and .error == "internal"'
   jq -r 'select(.id == "doomed") | .detail' o | grep 'signal 9'
+}
+
+@test "SIGKILL of a worker during its call: its call refused, the others complete, no copy of it left, the slot a prefix (off: its copy runs on)" {
+  # Off: the main process neither kills the dead worker's copies nor stops
+  # its germline: the copy runs on beside the session, and the next call of
+  # its release meets it (G1 refuses the germline)
+  kill_worker env GL_TEST_JOBS_NOREAP=1 "$TBIN/gl-run"
+  alive "$copy"
+  bump after "$A" >&4
+  exec 4>&-
+  wait "$p" || true
+  cat o
+  rec after '.ok == false and .error == "germline_check" and (.detail | test("^G1"))'
+  # On
+  kill_worker gl-run
   ! alive "$copy"
   # the session goes on: the release's germline relaunched, the slot as
   # the committed history left it (first's 1, doomed committed nothing)
@@ -166,9 +186,9 @@ alive() { [ -e "/proc/$1/stat" ] && ! awk '{ exit !($3 == "Z" || $3 == "X") }' "
   exec 4>&-
   wait "$p" || true
   cat o
-  rec after '.ok and .results[0].value == 2'
-  rec other '.ok and .results[0].value == 1'
-  [ "$(slot_n "$A")" -eq 2 ]
+  rec after '.ok and .results[0].value == 3'
+  rec other '.ok and .results[0].value == 2'
+  [ "$(slot_n "$A")" -eq 3 ]
 }
 
 @test "G1 while another call's copy is alive: a germline with a child or a thread is still refused" {
