@@ -8,8 +8,9 @@
 # real germlines and copies.
 #
 # Each property is shown with its mechanism off — the GL_TESTING build
-# (build/testing/bin/gl-run) with GL_TEST_JOBS_NOKEYS=1 (no key wait) — and
-# on.
+# (build/testing/bin/gl-run) with GL_TEST_JOBS_NOKEYS=1 (no key wait) or
+# GL_TEST_JOBS_NOREAP=1 (a dead worker's copies neither killed nor its
+# germline stopped); sigpin (no mechanism) for two calls' copies — and on.
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody
 load helpers
