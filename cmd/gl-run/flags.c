@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "evidence/witness_store.h"
 #include "json/log.h"
 #include "json/refusal.h"
+#include "session/jobs.h"
 #include "sign/keys.h"
 
 #include "flags.h"
@@ -19,7 +21,7 @@ const char gl_run_usage[] =
     "              [--damp FILE] [--releases DIR] [--witness-items] [--no-twin]\n"
     "              [--receipts DIR --host-key KEY] [--profile full|no-scope]\n"
     "              [--pool] [--witness-cap-mb N] [--witness-release-cap-mb N]\n"
-    "              [--max-resident K] [--log FILE]\n"
+    "              [--max-resident K] [--jobs N] [--unordered] [--log FILE]\n"
     "\n"
     "Reads planned call envelopes (JSON Lines, from gl-plan) on stdin, runs each\n"
     "call in sandboxed copies forked from the release's germline, and writes one\n"
@@ -43,6 +45,10 @@ const char gl_run_usage[] =
     "                      resident at once, 1..256 (default 256); one more\n"
     "                      stops the least recently used idle one first, and\n"
     "                      its release's next call relaunches it, verified\n"
+    "  --jobs N            up to N calls at once, 1..64 (default: the online\n"
+    "                      CPUs); calls of one release keep their order\n"
+    "  --unordered         write each record when its call ends, not in\n"
+    "                      input order (docs/gl-run.md \"--jobs\")\n"
     "  --damp FILE         refuse calls to releases this state suppresses\n"
     "  --releases DIR      releases in DIR/<sha256>/ (default: $GL_HOME/releases)\n"
     "  --witness-items     put the items' contents in witness records (for a\n"
@@ -99,6 +105,16 @@ static unsigned max_resident(const char *v)
 	return (unsigned)n;
 }
 
+static unsigned jobs(const char *v)
+{
+	char *end = NULL;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (errno || end == v || *end || n < 1 || n > GL_JOBS_MAX)
+		bad_usage(gl_xasprintf("--jobs must be 1..%d, not '%s'", GL_JOBS_MAX, v));
+	return (unsigned)n;
+}
+
 static double deadline(const char *v)
 {
 	char *end = NULL;
@@ -113,6 +129,8 @@ static double deadline(const char *v)
 void parse_flags(int argc, char **argv, struct opts *o, struct gl_broker *b)
 {
 	const char *v;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	o->jobs = cpus < 1 ? 1 : cpus > GL_JOBS_MAX ? GL_JOBS_MAX : (unsigned)cpus;
 #define FLAG(name) (v = gl_flag_value(argc, argv, &i, name, gl_run_usage))
 	for (int i = 1; i < argc; i++) {
 		if (FLAG("--policy"))
@@ -149,6 +167,10 @@ void parse_flags(int argc, char **argv, struct opts *o, struct gl_broker *b)
 			o->consumer = v;
 		else if (FLAG("--max-resident"))
 			o->max_resident = max_resident(v);
+		else if (FLAG("--jobs"))
+			o->jobs = jobs(v);
+		else if (!strcmp(argv[i], "--unordered"))
+			o->unordered = true;
 		else if (FLAG("--deadline"))
 			b->deadline_s = deadline(v);
 		else

@@ -17,6 +17,8 @@ struct opts {
 	    *profile, *log, *mode, *damp;
 	bool serve_mcp;
 	unsigned max_resident; /* --max-resident; 0: not given */
+	unsigned jobs; /* --jobs (default: the online CPUs, at most GL_JOBS_MAX) */
+	bool unordered;
 };
 
 /* argv into o and b (the broker's settings). */

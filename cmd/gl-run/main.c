@@ -8,7 +8,6 @@
  * {"ok":false,"error","detail"} and the stream goes on; the exit status is
  * then 1. docs/gl-run.md. */
 #define _GNU_SOURCE
-#include <math.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -20,6 +19,7 @@
 #include "json/msg.h"
 #include "json/refusal.h"
 #include "runtime/receipt.h"
+#include "session/jobs.h"
 #include "session/mcp_serve.h"
 #include "session/session.h"
 #include "sign/keys.h"
@@ -27,32 +27,32 @@
 #include "flags.h"
 #include "serve_mcp.h"
 
-/* The JSON Lines front end: one record per envelope, flushed. true when
- * every record was ok. */
-static bool run_lines(struct gl_session *s)
+/* One record of the JSON Lines front end (lib/session/jobs.h), flushed. */
+static bool emit(jv rec, void *ctx)
 {
-	struct gl_lines in;
-	gl_lines_init(&in, 0);
-	autobuf struct gl_buf line = {0};
-	bool all_ok = true, too_long = false;
-	unsigned long nrec = 0;
-	while (gl_lines_record(&in, &line, &too_long)) {
-		int64_t t0 = gl_mono_ns();
-		jv rec = gl_session_line(s, &line);
-		double ms = (double)(gl_mono_ns() - t0) / 1e6;
-		rec = jv_object_set(rec, jv_string("elapsed_ms"), jv_number(round(ms * 10) / 10));
-		gl_log_result(rec);
-		gl_log_progress("%lu records", ++nrec);
-		all_ok &= gl_json_get_bool(rec, "ok", 0) == 1;
-		if (gl_jsonl_emit(jv_copy(rec))) {
-			jv_free(rec);
-		} else {
-			gl_json_emit(gl_jsonl_oversized_result(rec)); /* SPEC §2 */
-			all_ok = false;
-		}
-		gl_session_idle(s);
+	static unsigned long nrec;
+	bool *all_ok = ctx;
+	gl_log_result(rec);
+	gl_log_progress("%lu records", ++nrec);
+	*all_ok &= gl_json_get_bool(rec, "ok", 0) == 1;
+	if (gl_jsonl_emit(jv_copy(rec))) {
+		jv_free(rec);
+	} else {
+		gl_json_emit(gl_jsonl_oversized_result(rec)); /* SPEC §2 */
+		*all_ok = false;
 	}
-	return all_ok && !too_long;
+	return true;
+}
+
+/* The JSON Lines front end: one record per envelope, up to --jobs calls
+ * at once. true when every record was ok. */
+static bool run_lines(struct gl_session *s, const struct opts *o)
+{
+	bool all_ok = true;
+	int rc = gl_jobs_lines(s, o->jobs, o->unordered, emit, &all_ok);
+	if (rc < 0)
+		gl_die(GL_EXIT_USAGE, "a call's worker stopped (its message is above): gl-run stops");
+	return all_ok && rc == 0;
 }
 
 /* A receipt that cannot be written (lib/runtime/receipt.h): gl-run stops,
@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 			       s.state, !gl_session_baseline(&s), o.serve_release, &err) < 0)
 		gl_die(GL_EXIT_USAGE, "%s", err);
 	gl_session_start(&s);
-	bool ok = o.serve_mcp ? gl_serve_mcp(&s, o.serve_release, o.consumer) == 0 : run_lines(&s);
+	bool ok = o.serve_mcp ? gl_serve_mcp(&s, o.serve_release, o.consumer) == 0 : run_lines(&s, &o);
 	gl_session_end(&s);
 	gl_key_free(&rc.key);
 	gl_policy_free(&pol);

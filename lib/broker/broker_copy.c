@@ -15,12 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/cancel.h"
 #include "json/json.h"
 #include "runtime/launch.h"
+#include "sandbox/live.h"
 #include "core/util.h"
 
 /* Line 8: the germline must still be data-free (A2). jv_invalid() or a
@@ -127,6 +129,11 @@ void gl_broker_end_copy(struct run *r, struct gl_germline *gm)
 	struct gl_runtime *rt = gl_germline_runtime(gm);
 	bool forks = gl_runtime_forks(rt);
 	gl_cancel_disarm(r->b->cancel, pidfd); /* before its pidfd is closed */
+	/* gl-run --jobs: killed first, then out of the shared table (a worker
+	 * killed between the two leaves no copy running; lib/sandbox/live.h) */
+	if (pidfd >= 0 && gl_live_on() && forks) /* an exec copy: its exit for its receipt */
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	gl_live_remove(pidfd);
 	if (forks && r->b->pool) {
 		gl_copy_retire(gm, pidfd);
 	} else {
@@ -211,6 +218,17 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 		jv out = gl_broker_refuse("launch", "%s", err);
 		free(err);
 		return out;
+	}
+	/* gl-run --jobs (lib/sandbox/live.h): the copy is this worker's in the
+	 * shared table, so the main process kills it should the worker die;
+	 * one it could not register never runs (its call message is unsent) */
+	if (gl_live_add(*pidfd) < 0) {
+		gl_broker_kill_wait(*pidfd, -1, gl_germline_runtime(gm), r->scratch);
+		r->scratch = NULL;
+		*pidfd = -1;
+		close(sp[0]);
+		return gl_broker_refuse(forks ? "germline" : "launch",
+					"the table of live copies is full (%d)", GL_LIVE_COPIES_MAX);
 	}
 	(*copies)++;
 	gl_cancel_arm(r->b->cancel, *pidfd); /* a cancelled call kills it (lib/core/cancel.h) */

@@ -283,9 +283,32 @@ const struct gl_limits *gl_policy_limits(const struct gl_policy *p, const char *
 	return gl_limits_for(&p->limits, name);
 }
 
+/* "concurrency" (optional, default "any"): which calls gl-run --jobs may run
+ * at the same time (docs/formats.md, docs/gl-run.md "--jobs"). */
+static int load_concurrency(struct gl_policy *p, char **err)
+{
+	static const char *const names[] = {"any", "same-clearance", "none"};
+	jv v = gl_json_get(p->doc, "concurrency");
+	p->concurrency = GL_CONCURRENCY_ANY;
+	int r = 0;
+	if (jv_is_valid(v)) {
+		r = -1;
+		for (int i = 0; i < 3; i++)
+			if (jv_get_kind(v) == JV_KIND_STRING && !strcmp(jv_string_value(v), names[i])) {
+				p->concurrency = (enum gl_concurrency)i;
+				r = 0;
+			}
+		if (r < 0)
+			*err = gl_xstrdup("concurrency: must be \"any\", \"same-clearance\" or \"none\"");
+	}
+	jv_free(v);
+	return r;
+}
+
 static int policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err)
 {
-	static const char *const keys[] = {"clearances", "routes", "labels", "read_paths", "limits", NULL};
+	static const char *const keys[] = {"clearances", "routes", "labels", "read_paths", "limits",
+					   "concurrency", NULL};
 	memset(p, 0, sizeof *p);
 	p->doc = jv_null();
 	*err = NULL;
@@ -314,7 +337,7 @@ static int policy_parse(struct gl_policy *p, const char *buf, size_t len, char *
 		if (!known && !*err) {
 			char *s = show(jv_string_value(k));
 			*err = gl_xasprintf("unknown field %s (clearances, routes, labels, "
-					    "read_paths, limits)",
+					    "read_paths, limits, concurrency)",
 					    s);
 			free(s);
 		}
@@ -323,7 +346,7 @@ static int policy_parse(struct gl_policy *p, const char *buf, size_t len, char *
 	}
 	if (*err || load_clearances(p, err) < 0 || load_routes(p, err) < 0 ||
 	    load_globs(p, err) < 0 || load_read_paths(p, err) < 0 ||
-	    load_limits(p, err) < 0) {
+	    load_limits(p, err) < 0 || load_concurrency(p, err) < 0) {
 		gl_policy_free(p);
 		return -1;
 	}

@@ -15,6 +15,8 @@
  *   default none): absolute globs (the labels syntax) bounding what a
  *   manifest's read_paths may name; the rule is lib/plan/readpaths.h. limits
  *   (optional): per-copy resource bounds, lib/release/bounds.h.
+ *   concurrency (optional, default "any"): which calls gl-run --jobs runs
+ *   at the same time (enum gl_concurrency below).
  * Every field is validated when the file is loaded; docs/formats.md lists
  * the rules. */
 #ifndef GL_POLICY_H
@@ -49,6 +51,11 @@ struct gl_policy_glob {
 	struct gl_labels tags;
 };
 
+/* "concurrency": which calls gl-run --jobs N runs at the same time (issue
+ * 19): any whose keys are disjoint; same-clearance: only calls whose
+ * copies' horizons are all equal; none: one call at a time. */
+enum gl_concurrency { GL_CONCURRENCY_ANY = 0, GL_CONCURRENCY_SAME_CLEARANCE, GL_CONCURRENCY_NONE };
+
 struct gl_policy {
 	jv doc; /* owned: every string below points into it */
 	struct gl_policy_clearance *clear; /* sorted by name */
@@ -60,6 +67,7 @@ struct gl_policy {
 	struct gl_policy_glob *rpath; /* read_paths, document order (tags empty) */
 	size_t nrpath;
 	struct gl_limits_table limits; /* per-copy bounds (lib/release/bounds.h) */
+	enum gl_concurrency concurrency; /* "concurrency" (default any) */
 };
 
 /* Parse and validate policy bytes. 0, or -1 with f (usage) naming the

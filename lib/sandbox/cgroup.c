@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup_impl.h"
+#include "sandbox/live.h"
 #include "core/util.h"
 
 #define CGROUP_SUPER_MAGIC_ 0x27e0eb
@@ -271,6 +272,8 @@ void gl_cg_open(struct gl_cg *cg)
 
 void gl_cg_close(struct gl_cg *cg)
 {
+	if (gl_live_nslots() > cg->nslots)
+		cg->nslots = gl_live_nslots();
 	if (cg->mem_base)
 		remove_base(cg->mem_base);
 	if (cg->pids_base)
@@ -284,8 +287,10 @@ void gl_cg_close(struct gl_cg *cg)
 /* ---- bounding a copy -------------------------------------------------------- */
 
 /* One more slot when every one is taken (GL_CG_SLOTS_MAX): 0, or -1. */
-static int cg_grow(struct gl_cg *cg)
+static int cg_grow_locked(struct gl_cg *cg)
 {
+	if (gl_live_nslots() > cg->nslots)
+		cg->nslots = gl_live_nslots();
 	if (cg->nslots >= GL_CG_SLOTS_MAX) {
 		errno = EBUSY;
 		return -1;
@@ -295,7 +300,18 @@ static int cg_grow(struct gl_cg *cg)
 	if ((mkdir(m, 0755) < 0 && errno != EEXIST) || (p && mkdir(p, 0755) < 0 && errno != EEXIST))
 		return -1;
 	cg->nslots++;
+	gl_live_set_nslots(cg->nslots);
 	return 0;
+}
+
+/* gl-run --jobs: the count is shared, so the main process removes what a
+ * worker made (lib/sandbox/live.h). */
+static int cg_grow(struct gl_cg *cg)
+{
+	gl_live_lock();
+	int rc = cg_grow_locked(cg);
+	gl_live_unlock();
+	return rc;
 }
 
 /* The per-copy slot the copy joins, its limits written: 0, or -1. */
@@ -303,6 +319,8 @@ static int cg_place(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, stru
 {
 	if (!cg->nslots)
 		cg->nslots = GL_CG_SLOTS;
+	if (gl_live_nslots() > cg->nslots)
+		cg->nslots = gl_live_nslots(); /* a worker made more */
 	unsigned first = cg->next, n = cg->nslots;
 	for (unsigned k = 0;; k++) {
 		int i;
@@ -315,6 +333,10 @@ static int cg_place(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, stru
 		}
 		autofree char *m = slot_dir(cg->mem_base, i);
 		autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, i) : NULL;
+		/* gl-run --jobs: a slot another worker claimed is busy even while
+		 * empty (its copy is still to be drained; lib/sandbox/live.h) */
+		if (!gl_live_slot_claim((unsigned)i))
+			continue;
 		if (gl_cg_procs(m, false) != 0 || (p && gl_cg_procs(p, false) != 0))
 			continue; /* busy: a retiring or pooled copy */
 		uint64_t mem = (uint64_t)l->memory_mb << 20;
@@ -563,6 +585,19 @@ void gl_cg_drain(const struct gl_cg *cg, struct gl_cg_copy *cc)
 			break;
 		usleep(2000);
 	}
+	gl_live_slot_release((unsigned)cc->slot);
 	cc->slot = -1;
+}
+
+void gl_cg_reclaim(struct gl_cg *cg, pid_t owner)
+{
+	if (!gl_live_on() || cg->kind == GL_CG_NONE || cg->off)
+		return;
+	unsigned n = gl_live_nslots() > cg->nslots ? gl_live_nslots() : cg->nslots;
+	for (unsigned i = 0; i < n; i++)
+		if (gl_live_slot_owned(i, owner)) {
+			struct gl_cg_copy cc = {.slot = (int)i};
+			gl_cg_drain(cg, &cc);
+		}
 }
 

@@ -83,6 +83,9 @@ const char *gl_cg_reached(const struct gl_cg *cg, const struct gl_cg_copy *cc, b
 
 /* After the copy's end: kill anything left in its slot until it is empty. */
 void gl_cg_drain(const struct gl_cg *cg, struct gl_cg_copy *cc);
+/* gl-run --jobs (lib/sandbox/live.h): drain and free every slot the worker
+ * owner claimed; the main process calls it when it reaps that worker. */
+void gl_cg_reclaim(struct gl_cg *cg, pid_t owner);
 
 /* The germline's own bound (docs/sandbox.md "Resource limits"): four times
  * the copies' memory (at least 1 GiB: it holds the release's imported

@@ -98,12 +98,12 @@ static int start_unconfined(struct gl_session *s, struct gl_resident *r, const s
 	return rc;
 }
 
-jv gl_session_baseline_call(struct gl_session *s, const struct gl_call *c,
-			    const struct gl_plan *plan, jv manifest)
+jv gl_session_baseline_prepare(struct gl_session *s, const struct gl_call *c, jv manifest,
+			       struct gl_resident **rp)
 {
 	char *err = NULL;
 	const char *rcode = "launch";
-	struct gl_resident *r = gl_session_resident(s, c->release, manifest, &err, &rcode);
+	struct gl_resident *r = *rp = gl_session_resident(s, c->release, manifest, &err, &rcode);
 	if (!r)
 		return fail(rcode, err);
 	if (gl_runtime_ops_for(gl_manifest_runtime(manifest)) == &gl_exec_ops && !r->up) {
@@ -113,13 +113,21 @@ jv gl_session_baseline_call(struct gl_session *s, const struct gl_call *c,
 			return fail(code, err);
 		r->up = true;
 	}
-	if (s->run == GL_RUN_FRESH)
-		return run_fresh(s, r, c, plan);
-	jv out;
+	jv out = jv_invalid();
+	if (s->run == GL_RUN_FRESH) /* all of it is the call's (run_fresh) */
+		return out;
 	if (!r->sp.up && s->run == GL_RUN_CONFINED && start_confined(s, r, &out) < 0)
 		return out;
 	if (!r->sp.up && s->run != GL_RUN_CONFINED && start_unconfined(s, r, c, &out) < 0)
 		return out;
+	return jv_invalid();
+}
+
+jv gl_session_baseline_run(struct gl_session *s, const struct gl_call *c,
+			   const struct gl_plan *plan, struct gl_resident *r)
+{
+	if (s->run == GL_RUN_FRESH)
+		return run_fresh(s, r, c, plan);
 	jv res = gl_broker_session_call(&s->broker, s->run, &r->sp, c, plan);
 	if (s->run == GL_RUN_CONFINED)
 		gl_ids_add(&s->ids, r->ev.launched_id);

@@ -54,68 +54,6 @@ static const char *unsupported(const struct gl_session *s, jv manifest)
 	return NULL;
 }
 
-/* Germline execution of c on its release's resident germline (launched,
- * and for mcp-stdio discovered, on first use). out: the record so far
- * (consumed); returns it completed (owned). */
-static jv germline_call(struct gl_session *s, const struct gl_call *c, const struct gl_plan *plan,
-			jv manifest, jv out)
-{
-	const char *code = "launch";
-	char *err = NULL;
-	struct gl_resident *r = gl_session_germline(s, c->release, manifest, &err, &code);
-	if (!r || gl_session_mcp_ready(s, r, &code, &err) < 0) {
-		out = gl_session_refusal(out, code, jv_string(err));
-		free(err);
-		return out;
-	}
-	bool lost = false;
-	jv res = gl_broker_call(&s->broker, &r->g, c, plan, &lost);
-	out = jv_object_merge(out, res);
-	out = jv_object_set(out, jv_string("enforcement"), gl_session_enforcement(&r->g.enf));
-	gl_ids_add(&s->ids, r->ev.launched_id);
-	if (lost) {
-		gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
-		r->up = false;
-	}
-	return out;
-}
-
-/* The checks of a read call, then the call. out: the record so far
- * (consumed); returns it completed (owned). */
-static jv run_call(struct gl_session *s, const struct gl_call *c, jv given, jv out)
-{
-	struct gl_plan plan;
-	gl_plan_make(&plan, c, s->pol, s->mode);
-	jv manifest = jv_invalid();
-	char *err = NULL;
-	const char *why;
-	int sup;
-	if (!plan_ok(s, given, &plan, c)) {
-		out = gl_session_refusal(
-		    out, "bad_plan",
-		    jv_string("the envelope's plan is not the plan of this policy and mode"));
-	} else if ((sup = gl_session_suppressed(s, c->release, &err)) != 0) {
-		gl_launch_reject(&s->launcher, c->release, sup > 0 ? "suppressed" : "damp",
-				 sup > 0 ? "suppressed by the dampening state" : err, &s->ids);
-		out = gl_session_refusal(
-		    out, sup > 0 ? "suppressed" : "damp",
-		    jv_string(sup > 0 ? "the release is suppressed by the dampening state (gl-damp)"
-				      : err));
-	} else if (gl_releases_get(s->rel, c->release, &manifest, &err) != GL_MANIFEST_OK) {
-		gl_launch_reject(&s->launcher, c->release, "release", err, &s->ids);
-		out = gl_session_refusal(out, "unknown_release", jv_string(err));
-	} else if ((why = unsupported(s, manifest))) {
-		out = gl_session_refusal(out, "unsupported_runtime", jv_string(why));
-	} else if (gl_session_baseline(s)) {
-		out = jv_object_merge(out, gl_session_baseline_call(s, c, &plan, manifest));
-	} else {
-		out = germline_call(s, c, &plan, manifest, out);
-	}
-	free(err);
-	gl_plan_free(&plan);
-	return out;
-}
-
 /* An upstream refusal ({"ok":false,"error":…}, borrowed) passes through. */
 static bool upstream_refusal(jv env)
 {
@@ -145,33 +83,178 @@ static int read_call(struct gl_session *s, struct gl_call *c, jv env, jv *out)
 	return -1;
 }
 
-jv gl_session_line(struct gl_session *s, const struct gl_buf *line)
+/* The receipts of k's launches are s->ids while one of its parts runs. */
+static void ids_in(struct gl_session *s, struct gl_session_call *k)
 {
 	jv_free(s->ids);
-	s->ids = jv_array(); /* the receipts of this call's launches */
+	s->ids = k->ids;
+	k->ids = jv_invalid();
+}
+
+static void ids_out(struct gl_session *s, struct gl_session_call *k)
+{
+	k->ids = s->ids;
+	s->ids = jv_array();
+}
+
+void gl_session_call_read(struct gl_session *s, const struct gl_buf *line,
+			  struct gl_session_call *k)
+{
+	memset(k, 0, sizeof *k);
+	k->given = k->manifest = jv_invalid();
+	k->ids = jv_array(); /* the receipts of this call's launches */
+	k->c.id = jv_invalid();
+	k->state = GL_CALL_DONE;
 	jv env = gl_json_parse(line->data, line->len);
-	if (!jv_is_valid(env))
-		return gl_session_refusal(jv_object(), "bad_json", jv_invalid_get_msg(env));
-	if (upstream_refusal(env))
-		return env;
-	jv given = jv_get_kind(env) == JV_KIND_OBJECT ? gl_json_get(env, "plan") : jv_invalid();
-	struct gl_call c;
-	jv out;
-	if (read_call(s, &c, env, &out) == 0) {
-		out = JV_OBJECT(jv_string("release"), jv_string(c.release), jv_string("function"),
-				jv_string(c.function), jv_string("mode"), jv_string(s->mode_name));
-		gl_log_event("call_start",
-			     JV_OBJECT(jv_string("id"), jv_is_valid(c.id) ? jv_copy(c.id) : jv_null(),
-				       jv_string("release"), jv_string(c.release), jv_string("function"),
-				       jv_string(c.function), jv_string("mode"),
-				       jv_string(s->mode_name)));
-		out = run_call(s, &c, given, out);
+	if (!jv_is_valid(env)) {
+		k->out = gl_session_refusal(jv_object(), "bad_json", jv_invalid_get_msg(env));
+		k->bare = true;
+		return;
 	}
+	if (upstream_refusal(env)) {
+		k->out = env;
+		k->bare = true;
+		return;
+	}
+	ids_in(s, k);
+	k->given = jv_get_kind(env) == JV_KIND_OBJECT ? gl_json_get(env, "plan") : jv_invalid();
+	k->have_call = true; /* gl_call_free either way (lib/plan/call.h) */
+	if (read_call(s, &k->c, env, &k->out) == 0) {
+		struct gl_call *c = &k->c;
+		k->out = JV_OBJECT(jv_string("release"), jv_string(c->release), jv_string("function"),
+				   jv_string(c->function), jv_string("mode"), jv_string(s->mode_name));
+		gl_log_event("call_start",
+			     JV_OBJECT(jv_string("id"), jv_is_valid(c->id) ? jv_copy(c->id) : jv_null(),
+				       jv_string("release"), jv_string(c->release), jv_string("function"),
+				       jv_string(c->function), jv_string("mode"),
+				       jv_string(s->mode_name)));
+		gl_plan_make(&k->plan, c, s->pol, s->mode);
+		k->have_plan = true;
+		if (!plan_ok(s, k->given, &k->plan, c))
+			k->out = gl_session_refusal(
+			    k->out, "bad_plan",
+			    jv_string("the envelope's plan is not the plan of this policy and mode"));
+		else
+			k->state = GL_CALL_READ;
+	}
+	ids_out(s, k);
+}
+
+/* Germline execution's part before the call: the release's resident
+ * germline (launched, and for mcp-stdio discovered, on first use). */
+static void germline_prepare(struct gl_session *s, struct gl_session_call *k)
+{
+	const char *code = "launch";
+	char *err = NULL;
+	k->r = gl_session_germline(s, k->c.release, k->manifest, &err, &code);
+	if (!k->r || gl_session_mcp_ready(s, k->r, &code, &err) < 0) {
+		k->out = gl_session_refusal(k->out, code, jv_string(err));
+		free(err);
+		return;
+	}
+	k->state = GL_CALL_READY;
+}
+
+void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k)
+{
+	if (k->state != GL_CALL_READ)
+		return;
+	ids_in(s, k);
+	k->state = GL_CALL_DONE;
+	const struct gl_call *c = &k->c;
+	char *err = NULL;
+	const char *why;
+	int sup;
+	if ((sup = gl_session_suppressed(s, c->release, &err)) != 0) {
+		gl_launch_reject(&s->launcher, c->release, sup > 0 ? "suppressed" : "damp",
+				 sup > 0 ? "suppressed by the dampening state" : err, &s->ids);
+		k->out = gl_session_refusal(
+		    k->out, sup > 0 ? "suppressed" : "damp",
+		    jv_string(sup > 0 ? "the release is suppressed by the dampening state (gl-damp)"
+				      : err));
+	} else if (gl_releases_get(s->rel, c->release, &k->manifest, &err) != GL_MANIFEST_OK) {
+		gl_launch_reject(&s->launcher, c->release, "release", err, &s->ids);
+		k->out = gl_session_refusal(k->out, "unknown_release", jv_string(err));
+	} else if ((why = unsupported(s, k->manifest))) {
+		k->out = gl_session_refusal(k->out, "unsupported_runtime", jv_string(why));
+	} else if (gl_session_baseline(s)) {
+		jv refused = gl_session_baseline_prepare(s, c, k->manifest, &k->r);
+		if (jv_is_valid(refused))
+			k->out = jv_object_merge(k->out, refused);
+		else
+			k->state = GL_CALL_READY;
+	} else {
+		germline_prepare(s, k);
+	}
+	free(err);
+	ids_out(s, k);
+}
+
+void gl_session_call_run(struct gl_session *s, struct gl_session_call *k)
+{
+	if (k->state != GL_CALL_READY)
+		return;
+	ids_in(s, k);
+	k->state = GL_CALL_RAN;
+	struct gl_resident *r = k->r;
+	if (gl_session_baseline(s)) {
+		k->out = jv_object_merge(k->out, gl_session_baseline_run(s, &k->c, &k->plan, r));
+		k->sp_down = s->run != GL_RUN_FRESH && !r->sp.up;
+	} else {
+		jv res = gl_broker_call(&s->broker, &r->g, &k->c, &k->plan, &k->lost);
+		k->out = jv_object_merge(k->out, res);
+		k->out = jv_object_set(k->out, jv_string("enforcement"),
+				       gl_session_enforcement(&r->g.enf));
+		gl_ids_add(&s->ids, r->ev.launched_id);
+	}
+	k->pool_empty = !r->g.pooled;
+	ids_out(s, k);
+}
+
+jv gl_session_call_finish(struct gl_session *s, struct gl_session_call *k)
+{
+	jv out = k->out;
+	k->out = jv_invalid();
+	if (k->bare)
+		return out;
+	ids_in(s, k);
+	struct gl_resident *r = k->r;
+	if (k->state == GL_CALL_RAN && k->lost && r->up) {
+		gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
+		r->up = false;
+	}
+	if (k->state == GL_CALL_RAN && k->sp_down && r->sp.up)
+		gl_session_stop(&r->sp); /* a worker's call stopped it there */
+	if (k->state == GL_CALL_RAN && gl_session_baseline(s))
+		r->sp.started = false; /* served a call ("copies":0 from now on), as the broker says */
 	if (s->launcher.rc)
 		out = jv_object_set(out, jv_string("receipts"), jv_copy(s->ids));
-	if (jv_is_valid(c.id))
-		out = jv_object_set(out, jv_string("id"), jv_copy(c.id));
-	jv_free(given);
-	gl_call_free(&c);
+	if (jv_is_valid(k->c.id))
+		out = jv_object_set(out, jv_string("id"), jv_copy(k->c.id));
+	ids_out(s, k);
+	return out;
+}
+
+void gl_session_call_free(struct gl_session_call *k)
+{
+	jv_free(k->given);
+	jv_free(k->out);
+	jv_free(k->ids);
+	if (k->have_plan)
+		gl_plan_free(&k->plan);
+	if (k->have_call)
+		gl_call_free(&k->c);
+	memset(k, 0, sizeof *k);
+	k->given = k->out = k->ids = k->manifest = jv_invalid();
+}
+
+jv gl_session_line(struct gl_session *s, const struct gl_buf *line)
+{
+	struct gl_session_call k;
+	gl_session_call_read(s, line, &k);
+	gl_session_call_prepare(s, &k);
+	gl_session_call_run(s, &k);
+	jv out = gl_session_call_finish(s, &k);
+	gl_session_call_free(&k);
 	return out;
 }

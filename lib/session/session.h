@@ -88,6 +88,37 @@ void gl_session_start(struct gl_session *s);
  * {"ok":false,"error":CODE,"detail"…} (SPEC §2, §6). */
 jv gl_session_line(struct gl_session *s, const struct gl_buf *line);
 
+/* One call in parts (gl-run --jobs; lib/session/jobs.c): read (parse,
+ * gl_call_read, the plan and its check), prepare (damping, the release, its
+ * runtime: the resident germline launched and an mcp-stdio release
+ * discovered, a baseline's process started: everything that changes the
+ * session's registry), run (the broker's call: in a worker process under
+ * --jobs), finish (the registry told what the call lost: a germline, a
+ * baseline's process; the receipts and the id). gl_session_line is the
+ * four in a row. A part that refuses leaves state GL_CALL_DONE and the
+ * refusal in out; the later parts then pass it through. */
+enum gl_call_state { GL_CALL_DONE, GL_CALL_READ, GL_CALL_READY, GL_CALL_RAN };
+struct gl_session_call {
+	enum gl_call_state state;
+	struct gl_call c;
+	bool have_call, have_plan;
+	struct gl_plan plan;
+	jv given, out, ids; /* owned: the envelope's plan, the record so far, receipts */
+	jv manifest;        /* borrowed from the releases */
+	struct gl_resident *r;
+	bool bare;      /* out is final as it is: bad_json, an upstream refusal */
+	bool lost;      /* run: the germline was lost (relaunched at the next call) */
+	bool sp_down;   /* run: the baseline's process was stopped */
+	bool pool_empty; /* run: the germline's pooled copy was used or dropped */
+};
+void gl_session_call_read(struct gl_session *s, const struct gl_buf *line,
+			  struct gl_session_call *k);
+void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k);
+void gl_session_call_run(struct gl_session *s, struct gl_session_call *k);
+/* The record (owned; k->out moved out). */
+jv gl_session_call_finish(struct gl_session *s, struct gl_session_call *k);
+void gl_session_call_free(struct gl_session_call *k);
+
 /* Between records (gl-run --pool): fill each resident germline's pool,
  * after the record is written, so that forking is off the call's path. */
 void gl_session_idle(struct gl_session *s);

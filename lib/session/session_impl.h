@@ -63,10 +63,15 @@ struct gl_resident *gl_session_germline(struct gl_session *s, const char *releas
 int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, const char **code,
 			 char **detail);
 
-/* The baselines (SPEC §6; paper §VII-A "Runtimes"): the body of the
- * record (owned), baseline.c. */
-jv gl_session_baseline_call(struct gl_session *s, const struct gl_call *c,
-			    const struct gl_plan *plan, jv manifest);
+/* The baselines (SPEC §6; paper §VII-A "Runtimes"), baseline.c: the part
+ * before the call (the release's record, an exec release's verification,
+ * the persistent process of confined, sigifc and sigpin started): *r, and
+ * jv_invalid() or the refusal (owned); then the call on *r: the body of the
+ * record (owned). */
+jv gl_session_baseline_prepare(struct gl_session *s, const struct gl_call *c, jv manifest,
+			       struct gl_resident **r);
+jv gl_session_baseline_run(struct gl_session *s, const struct gl_call *c,
+			   const struct gl_plan *plan, struct gl_resident *r);
 
 /* Is the release suppressed by the dampening state (re-read when it
  * changed)? 1, 0, or -1 with *err (fail closed). */
