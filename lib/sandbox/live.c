@@ -81,13 +81,16 @@ static uint64_t start_time(pid_t pid)
 	if (gl_read_file_capped(path, 4096, &st, &len) < 0)
 		return 0;
 	const char *p = strrchr(st, ')'); /* comm may hold anything */
-	if (!p)
+	if (!p || p[1] != ' ')
 		return 0;
-	p++;
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
+	p += 2; /* field 3, the state */
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
 	unsigned long long v = 0;
-	return p && sscanf(p, " %llu", &v) == 1 ? (uint64_t)v : 0;
+	return p && sscanf(p, "%llu", &v) == 1 ? (uint64_t)v : 0;
 }
 
 /* The pid a pidfd refers to (its fdinfo), or -1. */
