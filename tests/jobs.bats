@@ -171,3 +171,49 @@ alive() { [ -e "/proc/$1/stat" ] && ! awk '{ exit !($3 == "Z" || $3 == "X") }' "
   rec other '.ok and .results[0].value == 1'
   [ "$(slot_n "$A")" -eq 2 ]
 }
+
+@test "G1 while another call's copy is alive: a germline with a child or a thread is still refused" {
+  local C T
+  C=$(install_release "$FIX/releases/sandbox-child")
+  T=$(install_release "$FIX/releases/sandbox-thread")
+  {
+    bump long "$A" '{"sleep":3}'
+    envelope child "$C" hello | gl-plan --policy "$POLICY"
+    envelope thread "$T" hello | gl-plan --policy "$POLICY"
+    bump after "$A"
+  } >in
+  gl-run --policy "$POLICY" --jobs 2 --unordered <in >o || true
+  cat o
+  # both refused while long's copy ran (their records came before its)
+  [ "$(ids o)" = "child thread long after" ]
+  rec child '.ok == false and .error == "germline_check" and (.detail | test("^G1")) and (.copies // 0) == 0'
+  rec thread '.ok == false and .error == "germline_check" and (.detail | test("^G1")) and (.copies // 0) == 0'
+  rec long '.ok and .results[0].value == 1'
+  rec after '.ok and .results[0].value == 2'
+}
+
+@test "two calls in flight: a copy cannot reach another call's live copy (sigpin: it can)" {
+  local V P S=canary-$RANDOM$RANDOM
+  V=$(install_release "$FIX/releases/jobs-victim")
+  P=$(install_release "$FIX/releases/jobs-probe")
+  {
+    envelope hold "$V" hold '[]' "$(jq -cn --arg s "$S" '{args:{secret:$s,sleep:4}}')"
+    envelope probe "$P" probe
+  } | gl-plan --policy "$POLICY" >in
+  # the probe runs while the victim holds its secret (4 s): its record comes first
+  # Off: sigpin, no mechanism: the probe reads the secret
+  gl-run --policy "$POLICY" --mode sigpin --jobs 2 --unordered <in >off || true
+  cat off
+  for i in 1 2 3; do grep -q "$S" <(jq -c 'select(.id == "probe")' off) && break
+    gl-run --policy "$POLICY" --mode sigpin --jobs 2 --unordered <in >off || true; done
+  jq -c 'select(.id == "probe") | .results[0].value' off | grep -q "$S"
+  rm -f /tmp/gl-jobs-secret # sigpin's victim wrote the host's /tmp
+  # On: germline, two calls at once; the probe found nothing of the victim
+  gl-run --policy "$POLICY" --jobs 2 --unordered <in >o
+  cat o
+  [ "$(ids o)" = "probe hold" ]
+  rec probe '.ok'
+  rec hold '.ok and .results[0].value == "held"'
+  ! grep -q "$S" o
+  rec probe '.results[0].value | index("signalled:0") and index("procs:0") and (map(select(startswith("file:") or startswith("socket:"))) == [])'
+}

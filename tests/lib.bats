@@ -41,6 +41,10 @@ unit_ok() {
   ! grep -q '^not ok' <<<"$output" || { echo "$output"; false; }
 }
 
+@test "live: the workers' shared table: a robust mutex, a dead worker's copy killed at its reap, cgroup slot claims (lib/sandbox/live.c; live_test)" {
+  unit_ok live_test
+}
+
 @test "json: strict reader, compact writer and canonical form (json_test)" {
   unit_ok json_test
 }

@@ -199,10 +199,13 @@ print(d(json.load(sys.stdin)))'; }
   printf '%s\n' "$output" | tail -1 | jq -e '.penalty >= 5 * 249'
 
   # off: the 62-deep result nested as it is (65 in the record): gl-replay
-  # cannot read the record, the trigger gets no verdict, gl-damp no call
+  # cannot read the record, the trigger gets no verdict, gl-damp no call.
+  # --jobs 1: under --jobs a record crosses the worker's pipe and is read
+  # back by the bounded JSON reader, which refuses what the switch lets
+  # through (lib/session/jobs.c); the old unchecked path is the sequential one
   [ -x "$TGLRUN" ] || skip "build/testing/bin/gl-run is not built (make units)"
   deep_call off 62 >off.calls
-  run bash -c "gl-plan --policy '$POLICY' <off.calls | GL_TEST_DEPTH_OFF=1 '$TGLRUN' --policy '$POLICY' --witness-items 3>&- |
+  run bash -c "gl-plan --policy '$POLICY' <off.calls | GL_TEST_DEPTH_OFF=1 '$TGLRUN' --policy '$POLICY' --jobs 1 --witness-items 3>&- |
     tee off.jsonl | gl-replay 2>/dev/null | tee off-replay.jsonl | gl-damp --state off.json 2>/dev/null"
   [ "$(depth_of <off.jsonl)" -eq 65 ]
   [ "$(wc -l <off-replay.jsonl)" -eq 1 ]

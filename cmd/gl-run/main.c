@@ -49,8 +49,10 @@ static bool emit(jv rec, void *ctx)
 static bool run_lines(struct gl_session *s, const struct opts *o)
 {
 	bool all_ok = true;
-	bool whole = gl_jobs_lines(s, o->jobs, o->unordered, emit, &all_ok);
-	return all_ok && whole;
+	int rc = gl_jobs_lines(s, o->jobs, o->unordered, emit, &all_ok);
+	if (rc < 0)
+		gl_die(GL_EXIT_USAGE, "a call's worker stopped (its message is above): gl-run stops");
+	return all_ok && rc == 0;
 }
 
 /* A receipt that cannot be written (lib/runtime/receipt.h): gl-run stops,

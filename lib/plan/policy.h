@@ -15,6 +15,8 @@
  *   default none): absolute globs (the labels syntax) bounding what a
  *   manifest's read_paths may name; the rule is lib/plan/readpaths.h. limits
  *   (optional): per-copy resource bounds, lib/release/bounds.h.
+ *   concurrency (optional, default "any"): which calls gl-run --jobs runs
+ *   at the same time (enum gl_concurrency below).
  * Every field is validated when the file is loaded; docs/formats.md lists
  * the rules. */
 #ifndef GL_POLICY_H

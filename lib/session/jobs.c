@@ -24,8 +24,13 @@
 #include "sandbox/sandbox.h"
 #include "session/session_impl.h"
 
-/* The worker's message: an 8-byte length, then this many bytes at most. */
+/* The worker's message: this head, the receipts' ids (JSON), the record
+ * (JSON); both at most MSG_MAX bytes together. */
 #define MSG_MAX ((size_t)GL_JSON_LINE_MAX + (1u << 20))
+struct msg_head {
+	uint64_t ids_len, out_len;
+	uint8_t flags[8]; /* lost, sp_down, pool_empty */
+};
 
 enum job_state { J_QUEUED, J_RUNNING, J_DONE };
 
@@ -48,6 +53,7 @@ struct jobs {
 	struct gl_session *s;
 	unsigned n;
 	bool unordered, nokeys;
+	bool fatal; /* a worker stopped as gl-run stops (exit 2): no new call */
 	struct job **q; /* every call held, in input order */
 	size_t nq;
 	unsigned long seq; /* calls read so far */
@@ -183,15 +189,17 @@ GL_NORETURN static void worker(struct jobs *J, struct job *jb, int wfd, int kfd,
 	k->out = jv_invalid();
 	if (!gl_jsonl_fits(out)) /* bounded: the main process reads at most MSG_MAX */
 		out = gl_jsonl_oversized_result(out);
-	jv msg = JV_OBJECT(jv_string("out"), out, jv_string("ids"), jv_copy(k->ids),
-			   jv_string("lost"), jv_bool(k->lost), jv_string("sp_down"),
-			   jv_bool(k->sp_down), jv_string("pool_empty"), jv_bool(k->pool_empty));
-	autobuf struct gl_buf b = {0};
-	gl_json_dump(&b, msg);
-	jv_free(msg);
-	uint64_t len = b.len;
-	if (len <= MSG_MAX && gl_write_all(wfd, &len, sizeof len) == 0)
-		gl_write_all(wfd, b.data, b.len);
+	/* the record is sent as its own JSON text, so that one as deep as a
+	 * record may be (GL_JSON_MAX_DEPTH) is read back as it is */
+	autobuf struct gl_buf ids = {0}, rec = {0};
+	gl_json_dump(&ids, k->ids);
+	gl_json_dump(&rec, out);
+	jv_free(out);
+	struct msg_head h = {.ids_len = ids.len, .out_len = rec.len,
+			     .flags = {k->lost, k->sp_down, k->pool_empty}};
+	if (h.ids_len + h.out_len <= MSG_MAX && gl_write_all(wfd, &h, sizeof h) == 0 &&
+	    gl_write_all(wfd, ids.data, ids.len) == 0)
+		gl_write_all(wfd, rec.data, rec.len);
 	close(wfd);
 	if (k->r && gl_runtime_forks(gl_germline_runtime(&k->r->g)))
 		gl_germline_settle(&k->r->g); /* a retired copy ends before the next call forks */
@@ -252,6 +260,8 @@ static int start_worker(struct jobs *J, struct job *jb)
 /* Start every queued call that may start, in input order. */
 static void dispatch(struct jobs *J)
 {
+	if (J->fatal)
+		return;
 	for (size_t i = 0; i < J->nq; i++) {
 		struct job *jb = J->q[i];
 		if (jb->st != J_QUEUED || !may_start(J, i))
@@ -267,32 +277,31 @@ static void dispatch(struct jobs *J)
  * formed. */
 static bool take_msg(struct job *jb)
 {
-	uint64_t len;
-	if (jb->msg.len < sizeof len)
+	struct msg_head h;
+	if (jb->msg.len < sizeof h)
 		return false;
-	memcpy(&len, jb->msg.data, sizeof len);
-	if (len > MSG_MAX || jb->msg.len != sizeof len + len)
+	memcpy(&h, jb->msg.data, sizeof h);
+	if (h.ids_len > MSG_MAX || h.out_len > MSG_MAX - h.ids_len ||
+	    jb->msg.len != sizeof h + h.ids_len + h.out_len)
 		return false;
-	jv m = gl_json_parse(jb->msg.data + sizeof len, (size_t)len);
-	jv out = jv_get_kind(m) == JV_KIND_OBJECT ? gl_json_get(m, "out") : jv_invalid();
-	jv ids = jv_get_kind(m) == JV_KIND_OBJECT ? gl_json_get(m, "ids") : jv_invalid();
-	bool ok = jv_get_kind(out) == JV_KIND_OBJECT && jv_get_kind(ids) == JV_KIND_ARRAY;
-	struct gl_session_call *k = &jb->k;
-	if (ok) {
-		jv_free(k->out);
-		k->out = out;
-		jv_free(k->ids);
-		k->ids = ids;
-		k->lost = gl_json_get_bool(m, "lost", 1) == 1;
-		k->sp_down = gl_json_get_bool(m, "sp_down", 1) == 1;
-		k->pool_empty = gl_json_get_bool(m, "pool_empty", 1) == 1;
-		k->state = GL_CALL_RAN;
-	} else {
+	const char *p = jb->msg.data + sizeof h;
+	jv ids = gl_json_parse(p, (size_t)h.ids_len);
+	jv out = gl_json_parse(p + h.ids_len, (size_t)h.out_len);
+	if (jv_get_kind(out) != JV_KIND_OBJECT || jv_get_kind(ids) != JV_KIND_ARRAY) {
 		jv_free(out);
 		jv_free(ids);
+		return false;
 	}
-	jv_free(m);
-	return ok;
+	struct gl_session_call *k = &jb->k;
+	jv_free(k->out);
+	k->out = out;
+	jv_free(k->ids);
+	k->ids = ids;
+	k->lost = h.flags[0];
+	k->sp_down = h.flags[1];
+	k->pool_empty = h.flags[2];
+	k->state = GL_CALL_RAN;
+	return true;
 }
 
 /* What the main process must know of the germline after a worker used it:
@@ -338,6 +347,9 @@ static void reap(struct jobs *J, struct job *jb)
 		k->lost = !gl_session_baseline(J->s);
 		k->sp_down = gl_session_baseline(J->s) && J->s->run != GL_RUN_FRESH;
 		k->pool_empty = true;
+		/* a worker that stopped where gl-run stops (gl_die: a receipt not
+		 * written, out of memory) stops the session as one call would */
+		J->fatal = J->fatal || (WIFEXITED(ws) && WEXITSTATUS(ws) == GL_EXIT_USAGE);
 		gl_log_event("worker_lost", JV_OBJECT(jv_string("release"), jv_string(k->c.release),
 						      jv_string("detail"), jv_string(why)));
 	}
@@ -359,7 +371,7 @@ static void drain_pipe(struct jobs *J, struct job *jb)
 			return;
 		if (n <= 0)
 			break;
-		if (jb->msg.len + (size_t)n > MSG_MAX + sizeof(uint64_t)) {
+		if (jb->msg.len + (size_t)n > MSG_MAX + sizeof(struct msg_head)) {
 			kill(jb->pid, SIGKILL);
 			gl_buf_free(&jb->msg);
 			break;
@@ -473,11 +485,11 @@ static bool sequential(struct gl_session *s, gl_jobs_emit_fn emit, void *ctx)
 	return !too_long;
 }
 
-bool gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emit_fn emit,
-		   void *ctx)
+int gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emit_fn emit,
+		  void *ctx)
 {
 	if (n <= 1)
-		return sequential(s, emit, ctx);
+		return sequential(s, emit, ctx) ? 0 : 1;
 	gl_live_open(); /* before any worker (lib/sandbox/live.h) */
 	struct jobs J = {.s = s, .n = n > GL_JOBS_MAX ? GL_JOBS_MAX : n, .unordered = unordered};
 #ifdef GL_TESTING
@@ -492,8 +504,11 @@ bool gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emi
 	bool too_long = false, eof = false;
 	while (!eof || J.nq) {
 		dispatch(&J);
+		J.unordered = J.unordered || J.fatal; /* what ended is written before the stop */
 		emit_due(&J, emit, ctx);
-		bool want = !eof && J.nq < held;
+		if (J.fatal && !J.running)
+			break; /* the records of the calls that ended are written */
+		bool want = !eof && !J.fatal && J.nq < held;
 		if (want && (line_buffered(&in) || wait_io(&J, true))) {
 			if (gl_lines_record(&in, &line, &too_long))
 				add_line(&J, &line);
@@ -503,6 +518,8 @@ bool gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emi
 			wait_io(&J, false);
 		}
 	}
+	for (size_t i = 0; i < J.nq; i++) /* fatal: calls never started */
+		free_job(J.q[i]);
 	free(J.q);
-	return !too_long;
+	return J.fatal ? -1 : too_long ? 1 : 0;
 }

@@ -33,9 +33,13 @@ typedef bool (*gl_jobs_emit_fn)(jv rec, void *ctx);
 
 /* The JSON Lines loop of gl-run over stdin with up to n calls at once
  * (n in 1..GL_JOBS_MAX; 1 is gl_session_line call after call). Returns when
- * stdin ends and every call's record is emitted; false when a line was too
- * long (its "too_long" record is written when it is read). */
-bool gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emit_fn emit,
+ * stdin ends and every call's record is emitted: 0, or 1 when a line was
+ * too long (its "too_long" record is written when it is read), or -1 when
+ * a worker stopped with exit status 2 (it said why on stderr: a receipt it
+ * could not write, out of memory): no further call was started, the
+ * records of those that ended were written, and gl-run exits 2 as it does
+ * without --jobs. */
+int gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emit_fn emit,
 		   void *ctx);
 
 #endif

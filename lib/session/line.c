@@ -225,6 +225,8 @@ jv gl_session_call_finish(struct gl_session *s, struct gl_session_call *k)
 	}
 	if (k->state == GL_CALL_RAN && k->sp_down && r->sp.up)
 		gl_session_stop(&r->sp); /* a worker's call stopped it there */
+	if (k->state == GL_CALL_RAN && gl_session_baseline(s))
+		r->sp.started = false; /* served a call ("copies":0 from now on), as the broker says */
 	if (s->launcher.rc)
 		out = jv_object_set(out, jv_string("receipts"), jv_copy(s->ids));
 	if (jv_is_valid(k->c.id))
