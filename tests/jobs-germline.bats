@@ -105,3 +105,37 @@ copies_of() {
   printf '%s\n' "$output" | jq -e -s 'map(select(.id == "put"))[0] | .ok or .error != "germline_check"'
   pkill -x "${tag:0:15}" || true
 }
+
+@test "two calls of one release at once on one germline: a copy cannot reach the other call's live copy (sigpin: it can)" {
+  # one release with both functions: jobs-victim's hold and jobs-probe's probe
+  local d=$BATS_TEST_TMPDIR/pair S=canary-$RANDOM$RANDOM
+  mkdir "$d"
+  cp "$FIX/releases/jobs-victim/victim.py" "$FIX/releases/jobs-probe/probe.py" "$d"/
+  printf 'from victim import hold  # noqa: F401\nfrom probe import probe  # noqa: F401\n' >"$d/pair.py"
+  jq -n '{name:"jobs-pair",version:"1.0.0",runtime:"python",entry:"pair",protocol:"germline",
+    functions:{hold:{destinations:[]},probe:{destinations:[]}},read_paths:[],deterministic:true}' \
+    >"$d/manifest.json"
+  R=$(install_release "$d")
+  # hold for agent (horizon []), probe for fin ([finance]): two slots, so
+  # the two calls run at once, lanes 0 and 1 of one germline
+  {
+    envelope hold "$R" hold '[]' "$(jq -cn --arg s "$S" '{args:{secret:$s,sleep:4}}')"
+    envelope probe "$R" probe '[]' '{"consumers":["fin"]}'
+  } | gl-plan --policy "$POLICY" >in
+  # Off: sigpin (one unconfined process per release; its calls one at a
+  # time, so the probe runs after the hold and finds what it left)
+  gl-run --policy "$POLICY" --mode sigpin --jobs 2 --unordered <in >off || true
+  cat off
+  jq -c 'select(.id == "probe") | .results[0].value' off | grep -q "$S"
+  rm -f /tmp/gl-jobs-secret
+  # On: germline; the probe's record first (it ran beside the hold), and it
+  # found nothing of it
+  gl-run --policy "$POLICY" --jobs 2 --unordered <in >o
+  cat o
+  [ "$(ids o)" = "probe hold" ]
+  jq -e -s 'all(.ok)' o
+  ! grep -q "$S" o
+  jq -c 'select(.id == "probe") | .results[0].value' o
+  jq -e -s 'map(select(.id == "probe"))[0].results[0].value | index("signalled:0") and index("procs:0")
+    and (map(select(startswith("file:") or startswith("socket:"))) == [])' o
+}
