@@ -142,8 +142,9 @@ kill_worker() {
   bump doomed "$A" '{"sleep":30}' >&4
   bump other "$B" >&4
   wait_ids o first other
-  # the one worker left is doomed's; its copy is PID 3 of its germline's
-  # namespace, a child of that germline's init (a child of gl-run)
+  # the one worker left is doomed's; its copy is PID 3 + its lane (its
+  # input position, 1) of its germline's namespace, a child of that
+  # germline's init (a child of gl-run)
   local w="" c i
   copy=""
   for i in $(seq 600); do # other's worker ends just after its record
@@ -154,7 +155,7 @@ kill_worker() {
   [ "$(echo "$w" | wc -w)" -eq 1 ]
   for i in $(seq 600); do
     for c in $(pgrep -P "$(pgrep -d, -P "$p")"); do
-      awk '/^NSpid:/ { exit !(NF == 4 && $3 == 3 && $4 == 1) }' "/proc/$c/status" 2>/dev/null && copy=$c
+      awk '/^NSpid:/ { exit !(NF == 4 && $3 == 4 && $4 == 1) }' "/proc/$c/status" 2>/dev/null && copy=$c
     done
     [ -n "$copy" ] && break
     sleep 0.05

@@ -96,7 +96,7 @@ static int send_error(int fd, const char *text, size_t n)
 /* One fork request: exactly {"op":"fork"} (a GL_TESTING build also takes
  * {"op":"fork","off":N}) with exactly one descriptor, a socket.
  * Returns 1 with *chan, 0 on EOF, -1 with *why for a bad request. */
-static int recv_request(int ctl, int *chan, unsigned *off, const char **why)
+static int recv_request(int ctl, int *chan, unsigned *off, unsigned *lane, const char **why)
 {
 	char buf[REQ_MAX + 1];
 	union {
@@ -128,7 +128,17 @@ static int recv_request(int ctl, int *chan, unsigned *off, const char **why)
 	buf[n] = 0;
 	static const char req[] = "{\"op\":\"fork\"}";
 	*off = 0;
+	*lane = 0;
 	int ok = n == (ssize_t)sizeof req - 1 && !memcmp(buf, req, sizeof req - 1);
+	/* gl-run --jobs: {"op":"fork","lane":K}, the copy's number
+	 * GL_COPY_PID + K (clone_copy); anything else is malformed */
+	unsigned k;
+	int kused = 0;
+	if (!ok && sscanf(buf, "{\"op\":\"fork\",\"lane\":%u}%n", &k, &kused) == 1 && kused == n &&
+	    k > 0 && k < GL_COPY_LANES) {
+		*lane = k;
+		ok = 1;
+	}
 #ifdef GL_TESTING
 	unsigned v;
 	int used = 0;
@@ -209,11 +219,12 @@ static void wait_for_go(int chan)
  * process earlier copies started, a count the germline would learn (the
  * broker checks the number from outside). The previous copy is gone but
  * may not be reaped by the init yet: EEXIST is retried for a moment. */
-static long clone_copy(unsigned long flags, unsigned off)
+static long clone_copy(unsigned long flags, unsigned off, unsigned lane)
 {
 	if (getpid() != 2 || !(flags & CLONE_NEWPID) || (off & GL_OFF_PIDFIX))
 		return syscall(SYS_clone, flags, 0, 0, 0, 0); /* GL_TESTING's off switches */
-	pid_t tids[2] = {1, GL_COPY_PID}; /* the copy's own namespace, then the germline's */
+	/* the copy's own namespace, then the germline's: one number per lane */
+	pid_t tids[2] = {1, GL_COPY_PID + (pid_t)lane};
 	struct clone_args ca = {
 		.flags = flags & ~(unsigned long)0xff,
 		/* with CLONE_PARENT the child takes the germline's own exit signal
@@ -364,9 +375,9 @@ static void answer_fork(int ctl, long pid, int sync_r, unsigned long flags)
 static bool serve_one(struct germline *g)
 {
 	int chan = -1;
-	unsigned off = 0;
+	unsigned off = 0, lane = 0;
 	const char *why = NULL;
-	int r = recv_request(g->ctl, &chan, &off, &why);
+	int r = recv_request(g->ctl, &chan, &off, &lane, &why);
 	if (r == 0)
 		_exit(0); /* the broker is gone */
 	if (r < 0) {
@@ -384,7 +395,7 @@ static bool serve_one(struct germline *g)
 	unsigned long flags = copy_flags(off);
 	if (off & GL_OFF_ATFORK)
 		PyOS_BeforeFork(); /* GL_TESTING builds only: off is 0 otherwise */
-	long pid = clone_copy(flags, off);
+	long pid = clone_copy(flags, off, lane);
 	if (pid == 0) {
 		become_copy(g, chan, sync, off);
 		return true;

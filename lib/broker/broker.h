@@ -64,6 +64,9 @@ struct gl_broker {
 	struct gl_witness_caps witness_caps;
 	bool lazy;          /* gl-run --mode lazy: the Lemma 2 ablation (gl_broker_call) */
 	bool pool;          /* gl-run --pool: take pooled copies, retire ended ones (germline.h) */
+	/* gl-run --jobs: the lane of the call (lib/session/jobs.c; its copies'
+	 * number GL_COPY_PID + lane in the germline's PID namespace) */
+	unsigned lane;
 	/* Receipts of exec copies (each its own verified launch, lib/runtime/launch.h):
 	 * the launcher (NULL: none written) and the call's receipt ids. */
 	const struct gl_launcher *launcher;

@@ -75,6 +75,7 @@ static int spawn_copy(struct run *r, struct gl_germline *gm, const int sp[2], ch
 			     .chan = sp[1],
 			     .broker_sock = sp[0]};
 	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
+	gm->lane = r->b->lane; /* this call's copy number (gl-run --jobs) */
 	int rc = gl_runtime_spawn(rt, &s, &cp, err);
 	free(items);
 	r->pidfd = cp.pidfd;
@@ -129,17 +130,21 @@ void gl_broker_end_copy(struct run *r, struct gl_germline *gm)
 	struct gl_runtime *rt = gl_germline_runtime(gm);
 	bool forks = gl_runtime_forks(rt);
 	gl_cancel_disarm(r->b->cancel, pidfd); /* before its pidfd is closed */
-	/* gl-run --jobs: killed first, then out of the shared table (a worker
-	 * killed between the two leaves no copy running; lib/sandbox/live.h) */
+	/* gl-run --jobs: killed first, out of the shared table once gone (a
+	 * worker killed between the two leaves no copy running, and G1 in
+	 * another worker never meets a dying copy it does not know;
+	 * lib/sandbox/live.h) */
+	pid_t live = gl_live_pid(pidfd);
 	if (pidfd >= 0 && gl_live_on() && forks) /* an exec copy: its exit for its receipt */
 		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-	gl_live_remove(pidfd);
 	if (forks && r->b->pool) {
+		gl_live_remove_pid(live); /* --pool keeps one call per release (jobs.c) */
 		gl_copy_retire(gm, pidfd);
 	} else {
 		int ws = gl_broker_kill_wait(pidfd, -1, rt, r->scratch);
 		if (!forks && r->b->launcher) /* the launch receipt's "exited" (SPEC §9) */
 			gl_launch_exec_end(r->b->launcher, &r->ev, ws, r->b->ids);
+		gl_live_remove_pid(live);
 		if (gm->cg && r->mode->bounded)
 			gl_cg_drain(gm->cg, &gm->cc);
 	}
@@ -184,9 +189,10 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 	int *pidfd = &r->pidfd;
 	*pidfd = -1;
 	bool forks = gl_runtime_forks(gl_germline_runtime(gm));
-	bool pooled = forks && r->b->pool && gm->pooled;
+	bool pooled = forks && r->b->pool && gm->pooled, took = false;
 	if (pooled && gl_germline_take(gm, &sp[0], pidfd)) {
 		/* the pooled copy: forked, confined and checked before this call */
+		took = true;
 	} else {
 		if (pooled) { /* it died while it waited: line 8 for a fork now */
 			jv out = gl_broker_check_germline(r, gm);
@@ -221,8 +227,10 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 	}
 	/* gl-run --jobs (lib/sandbox/live.h): the copy is this worker's in the
 	 * shared table, so the main process kills it should the worker die;
-	 * one it could not register never runs (its call message is unsent) */
-	if (gl_live_add(*pidfd) < 0) {
+	 * one it could not register never runs (its call message is unsent).
+	 * A fork registered itself under the fork lock (gl_germline_fork); a
+	 * pooled copy and an exec copy are registered here. */
+	if ((!forks || took) && gl_live_add(*pidfd) < 0) {
 		gl_broker_kill_wait(*pidfd, -1, gl_germline_runtime(gm), r->scratch);
 		r->scratch = NULL;
 		*pidfd = -1;

@@ -120,6 +120,15 @@ struct gl_germline {
 	 * the init's pid in launch_cg, or -1. */
 	struct gl_cg *launch_cg;
 	pid_t launch_cg_pid;
+	/* gl-run --jobs (lib/session/jobs.h): the lane of the call this
+	 * process serves, 0..GL_COPY_LANES-1, a function of the call's input
+	 * position alone; its copies are number GL_COPY_PID + lane in the
+	 * germline's PID namespace (two live copies of one germline cannot
+	 * share a number; docs/sandbox.md "The pid counter"). 0 without
+	 * --jobs. no_register: gl_germline_prefork's copy, registered in the
+	 * shared table by the worker that takes it (lib/sandbox/live.h). */
+	unsigned lane;
+	bool no_register;
 	/* A copy killed whose end is still to be awaited (gl_copy_retire). */
 	bool retiring;
 	int retired_pidfd;

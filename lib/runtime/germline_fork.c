@@ -19,6 +19,7 @@
 
 #include "runtime/germline_impl.h"
 #include "json/json.h"
+#include "sandbox/live.h"
 #include "sandbox/proc.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/scratch.h"
@@ -152,9 +153,14 @@ static void germline_kill(struct gl_germline *g)
 	}
 }
 
-static int send_fork_request(int ctl, int sock)
+static int send_fork_request(int ctl, int sock, unsigned lane)
 {
 	const char *req = "{\"op\":\"fork\"}";
+	char lbuf[48];
+	if (lane) { /* gl-run --jobs: this call's copy number (hosts/python/_germline.c) */
+		snprintf(lbuf, sizeof lbuf, "{\"op\":\"fork\",\"lane\":%u}", lane);
+		req = lbuf;
+	}
 #ifdef GL_TESTING
 	char tbuf[64];
 	if (gl_launch_test.copy_off) {
@@ -185,10 +191,10 @@ static int send_fork_request(int ctl, int sock)
 /* fd is a pidfd of the process the germline calls pid (its number in the
  * germline's PID namespace, the next-to-last of the pidfd's NSpid list, or
  * the last when the copy shares that namespace); *host is its number here,
- * *fixed whether the list is exactly [host, GL_COPY_PID, 1] (a copy in its
+ * *fixed whether the list is exactly [host, number, 1] (a copy in its
  * own namespace under a germline under its init: the pid counter of the
  * germline's namespace says nothing). */
-static int pidfd_is(int fd, pid_t pid, pid_t *host, bool *fixed)
+static int pidfd_is(int fd, pid_t pid, pid_t number, pid_t *host, bool *fixed)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
@@ -209,7 +215,7 @@ static int pidfd_is(int fd, pid_t pid, pid_t *host, bool *fixed)
 	if (n < 1 || lv[0] <= 0 || lv[0] > INT32_MAX)
 		return 0;
 	*host = (pid_t)lv[0];
-	*fixed = n == 3 && lv[1] == GL_COPY_PID && lv[2] == 1;
+	*fixed = n == 3 && lv[1] == number && lv[2] == 1;
 	return (n >= 2 && lv[n - 2] == (long)pid) || lv[n - 1] == (long)pid;
 }
 
@@ -253,7 +259,7 @@ static int request_fork(struct gl_germline *g, int *sock, uint64_t *chan_ino, ch
 		return gl_err(err, "fork: the copy's channel is not a socket");
 	if (g->ctl < 0)
 		return gl_err(err, "fork: the germline is not running");
-	if (send_fork_request(g->ctl, *sock) < 0) {
+	if (send_fork_request(g->ctl, *sock, g->lane) < 0) {
 		*err = gl_xasprintf("fork: cannot reach the germline: %s", strerror(errno));
 		germline_kill(g);
 		return -1;
@@ -293,7 +299,7 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 	}
 	int ok = op && !strcmp(op, "forked") && jv_object_length(jv_copy(v)) == 2 &&
 		 gl_json_get_int(v, "pid", &pid) == 0 && pid > 0 && pid <= INT32_MAX && *pidfd >= 0 &&
-		 pidfd_is(*pidfd, (pid_t)pid, host, fixed);
+		 pidfd_is(*pidfd, (pid_t)pid, (pid_t)(GL_COPY_PID + g->lane), host, fixed);
 	jv_free(v);
 	if (ok) {
 		int fd2 = -1, nfds2 = 0;
@@ -328,7 +334,7 @@ static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed,
 	if (check && g->has_init && !fixed) {
 		*err = gl_xasprintf("fork: copy: its number in the germline's PID namespace is not %d "
 				    "(a growing number would count earlier copies' processes)",
-				    GL_COPY_PID);
+				    GL_COPY_PID + (int)g->lane);
 	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &msg) < 0 ||
 			     gl_proc_check_quiet(g->gpid, &msg) < 0)) {
 		*err = gl_xasprintf("fork: %s", msg);
@@ -341,20 +347,26 @@ static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed,
 	return -1;
 }
 
-/* Line 9 (the caller checked G1–G3 first, line 8): one copy forked by the
- * germline, checked, given its scratch and bound, then let run. */
-int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
-		     char **err)
+/* gl-run --jobs (lib/sandbox/live.h): under the fork lock, G1–G3 again
+ * (line 8 ran before the slot was read, while other workers could fork),
+ * so the check that lets this fork go sees every live copy registered. */
+static int check_again(struct gl_germline *g, char **err)
 {
-	*err = NULL;
-	*copy_pidfd = -1;
-	autoclose int sock = copy_sock; /* closed here whatever happens */
-	/* One copy at a time (A1): the last one has ended, and a pooled copy
-	 * nobody took is not left beside this one. */
-	gl_germline_settle(g);
-	pool_drop(g);
+	if (!gl_live_on())
+		return 0;
+	char *msg = NULL;
+	if (gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &msg) == 0)
+		return 0;
+	*err = gl_xasprintf("germline_check: %s", msg);
+	free(msg);
+	return -1;
+}
+
+/* Line 9 from the fork request to the copy's bound (gl_germline_fork). */
+static int fork_checked(struct gl_germline *g, int *sock, int *pidfd_out, char **err)
+{
 	uint64_t chan_ino;
-	if (request_fork(g, &sock, &chan_ino, err) < 0)
+	if (check_again(g, err) < 0 || request_fork(g, sock, &chan_ino, err) < 0)
 		return -1;
 	autoclose int pidfd = -1;
 	pid_t host = -1;
@@ -374,6 +386,35 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 		gl_copy_kill(pidfd);
 		return -1;
 	}
+	/* In the shared table before the lock is let go: the next check sees
+	 * it, and the main process kills it should this worker die. */
+	if (!g->no_register && gl_live_add(pidfd) < 0) {
+		*err = gl_xasprintf("fork: the table of live copies is full (%d)", GL_LIVE_COPIES_MAX);
+		gl_copy_kill(pidfd);
+		return -1;
+	}
+	*pidfd_out = gl_steal_fd(&pidfd);
+	return 0;
+}
+
+/* Line 9 (the caller checked G1–G3 first, line 8): one copy forked by the
+ * germline, checked, given its scratch and bound, then let run. */
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+		     char **err)
+{
+	*err = NULL;
+	*copy_pidfd = -1;
+	autoclose int sock = copy_sock; /* closed here whatever happens */
+	/* One copy of this call at a time (A1): the last one has ended, and a
+	 * pooled copy nobody took is not left beside this one. */
+	gl_germline_settle(g);
+	pool_drop(g);
+	autoclose int pidfd = -1;
+	gl_live_fork_lock();
+	int rc = fork_checked(g, &sock, &pidfd, err);
+	gl_live_fork_unlock();
+	if (rc < 0)
+		return -1;
 	/* Checked: the copy may now run (it waits in _germline.c for this byte
 	 * before any Python code, the release's at-fork hooks included). */
 	ssize_t w;
@@ -383,6 +424,7 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	if (w != 1) {
 		*err = gl_xasprintf("fork: cannot start the copy: %s", strerror(errno));
 		gl_copy_kill(pidfd);
+		gl_live_remove(pidfd); /* once gone: never a live copy G1 does not know */
 		return -1;
 	}
 	*copy_pidfd = gl_steal_fd(&pidfd);
@@ -438,7 +480,10 @@ int gl_germline_prefork(struct gl_germline *g, char **err)
 		*err = gl_xasprintf("socketpair: %s", strerror(errno));
 		return -1;
 	}
-	if (gl_germline_fork(g, sp[1], sp[0], &pidfd, err) < 0) {
+	g->no_register = true; /* the worker that takes it registers it */
+	int rc = gl_germline_fork(g, sp[1], sp[0], &pidfd, err);
+	g->no_register = false;
+	if (rc < 0) {
 		close(sp[0]);
 		return -1;
 	}
@@ -495,10 +540,15 @@ static struct gl_germline *germline_of(struct gl_runtime *rt)
 }
 
 /* Algorithm 1 line 8, G1–G3 (paper §IV-D, A2). */
+/* G1–G3 (line 8). With gl-run --jobs under the fork lock: a copy another
+ * worker forks is in the shared table before G1 can see it. */
 static int germline_check(struct gl_runtime *rt, char **err)
 {
 	const struct gl_germline *g = germline_of(rt);
-	return gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, err);
+	gl_live_fork_lock();
+	int rc = gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, err);
+	gl_live_fork_unlock();
+	return rc;
 }
 
 /* Line 9: a fork from the germline; its scratch dies with it. */

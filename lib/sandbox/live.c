@@ -22,6 +22,7 @@ struct live_copy {
 
 struct live_region {
 	pthread_mutex_t mu; /* PTHREAD_PROCESS_SHARED, PTHREAD_MUTEX_ROBUST */
+	pthread_mutex_t fork_mu; /* the same kind: gl_live_fork_lock */
 	struct live_copy copy[GL_LIVE_COPIES_MAX];
 	_Atomic pid_t slot[GL_LIVE_SLOTS_MAX]; /* 0: free; else the claimer */
 	unsigned nslots;
@@ -43,6 +44,7 @@ void gl_live_open(void)
 	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
 	pthread_mutex_init(&r->mu, &a);
+	pthread_mutex_init(&r->fork_mu, &a);
 	pthread_mutexattr_destroy(&a);
 	region = r;
 }
@@ -79,13 +81,16 @@ static uint64_t start_time(pid_t pid)
 	if (gl_read_file_capped(path, 4096, &st, &len) < 0)
 		return 0;
 	const char *p = strrchr(st, ')'); /* comm may hold anything */
-	if (!p)
+	if (!p || p[1] != ' ')
 		return 0;
-	p++;
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
+	p += 2; /* field 3, the state */
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
 	unsigned long long v = 0;
-	return p && sscanf(p, " %llu", &v) == 1 ? (uint64_t)v : 0;
+	return p && sscanf(p, "%llu", &v) == 1 ? (uint64_t)v : 0;
 }
 
 /* The pid a pidfd refers to (its fdinfo), or -1. */
@@ -134,9 +139,20 @@ int gl_live_add(int pidfd)
 
 void gl_live_remove(int pidfd)
 {
-	if (!region || pidfd < 0)
+	if (region && pidfd >= 0)
+		gl_live_remove_pid(pidfd_pid(pidfd));
+}
+
+pid_t gl_live_pid(int pidfd)
+{
+	return region && pidfd >= 0 ? pidfd_pid(pidfd) : -1;
+}
+
+void gl_live_remove_pid(pid_t pid)
+{
+	if (!region || pid <= 0)
 		return;
-	pid_t pid = pidfd_pid(pidfd), me = getpid();
+	pid_t me = getpid();
 	gl_live_lock();
 	for (size_t i = 0; i < GL_LIVE_COPIES_MAX; i++)
 		if (region->copy[i].owner == me && region->copy[i].pid == pid)
@@ -210,4 +226,30 @@ void gl_live_set_nslots(unsigned n)
 {
 	if (region && n > region->nslots)
 		region->nslots = n;
+}
+
+bool gl_live_known(pid_t pid)
+{
+	if (!region || pid <= 0)
+		return false;
+	uint64_t start = start_time(pid);
+	bool known = false;
+	gl_live_lock();
+	for (size_t i = 0; i < GL_LIVE_COPIES_MAX && !known; i++)
+		known = region->copy[i].owner && region->copy[i].pid == pid &&
+			region->copy[i].start == start;
+	gl_live_unlock();
+	return known && start;
+}
+
+void gl_live_fork_lock(void)
+{
+	if (region && pthread_mutex_lock(&region->fork_mu) == EOWNERDEAD)
+		pthread_mutex_consistent(&region->fork_mu);
+}
+
+void gl_live_fork_unlock(void)
+{
+	if (region)
+		pthread_mutex_unlock(&region->fork_mu);
 }

@@ -33,6 +33,10 @@ bool gl_live_on(void);
 int gl_live_add(int pidfd);
 /* The copy of this pidfd is gone (killed and awaited). */
 void gl_live_remove(int pidfd);
+/* The same by the pid gl_live_pid gave while the pidfd was open (a
+ * pidfd the caller closes before the copy is awaited). */
+pid_t gl_live_pid(int pidfd);
+void gl_live_remove_pid(pid_t pid);
 /* Kill every copy owner registered that is still the same process (start
  * time), wait for each (bounded), and forget them: the count killed. */
 unsigned gl_live_reap(pid_t owner);
@@ -50,5 +54,21 @@ unsigned gl_live_nslots(void);
 void gl_live_set_nslots(unsigned n);
 void gl_live_lock(void);
 void gl_live_unlock(void);
+
+/* Is pid a copy in the table that is still the process registered (its
+ * start time)? G1 (lib/sandbox/proc.c) takes such a copy, and only such,
+ * as a live child of a germline's init that is not the germline's own:
+ * a copy of another call of the same release running beside this one. */
+bool gl_live_known(pid_t pid);
+
+/* The fork lock: one germline fork at a time across the workers, from G1–G3
+ * to the copy's registration (lib/runtime/germline_fork.c), so that no
+ * check ever sees a copy forked but not yet in the table, and no two
+ * workers talk on one germline's control socket or its scratch mounter
+ * at once. Robust: a worker killed inside leaves it free (what it left
+ * half-said on a control socket fails the next fork closed). Nothing
+ * without a region. */
+void gl_live_fork_lock(void);
+void gl_live_fork_unlock(void);
 
 #endif

@@ -110,6 +110,7 @@ int gl_caps_drop_all(void);
  * (init 1, germline 2): hosts/python/_germline.c clones with set_tid, the
  * broker checks it (lib/runtime/germline_fork.c). */
 #define GL_COPY_PID 3
+#define GL_COPY_LANES 64 /* = GL_JOBS_MAX: copy numbers GL_COPY_PID + lane (gl-run --jobs) */
 
 /* Confinement of a freshly cloned copy (Algorithm 1 line 9), in order.
  * Each step that fails is named so the child can die with a reason. */

@@ -21,6 +21,7 @@
 #include "runtime/receipt.h"
 #include "json/log.h"
 #include "sandbox/live.h"
+#include "sandbox/sandbox.h"
 #include "session/session_impl.h"
 
 /* The worker's message: this head, the receipts' ids (JSON), the record
@@ -36,7 +37,8 @@ enum job_state { J_QUEUED, J_RUNNING, J_DONE };
 struct job {
 	struct gl_session_call k;
 	enum job_state st;
-	char **keys; /* "r:<release>", "h:<release>/<horizon id>" */
+	char **keys; /* "r:<release>[#lane]", "h:<release>/<horizon id>" */
+	unsigned lane; /* input position mod GL_COPY_LANES (the copies' number) */
 	size_t nkeys;
 	char *hset; /* the horizon ids, sorted, joined; NULL: none */
 	size_t nh;
@@ -54,6 +56,7 @@ struct jobs {
 	bool fatal; /* a worker stopped as gl-run stops (exit 2): no new call */
 	struct job **q; /* every call held, in input order */
 	size_t nq;
+	unsigned long seq; /* calls read so far */
 	unsigned running;
 };
 
@@ -62,14 +65,31 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Must calls of one release run one at a time? With one persistent
+ * process per release (confined, sigifc, sigpin: it serves one call) and
+ * with --pool (the germline's one pooled copy), yes. Otherwise a
+ * germline serves copies of several calls at once, each call in its lane:
+ * its copies are number GL_COPY_PID + lane in the germline's PID
+ * namespace, a number that depends on the call's input position only, so
+ * neither the germline nor a copy learns from it what other calls do
+ * (docs/sandbox.md "The pid counter"). Two calls of one lane wait for
+ * each other like calls of one slot. */
+static bool one_per_release(const struct gl_session *s)
+{
+	return s->broker.pool || s->run == GL_RUN_CONFINED || s->run == GL_RUN_SIGIFC ||
+	       s->run == GL_RUN_SIGPIN;
+}
+
 /* jb's keys and horizon set from its plan (Algorithm 1: one copy per
  * group, each reading and writing the slot of its horizon). */
-static void job_keys(struct job *jb)
+static void job_keys(const struct jobs *J, struct job *jb)
 {
 	const struct gl_session_call *k = &jb->k;
 	size_t ng = k->have_plan ? k->plan.ngroup : 0;
 	jb->keys = gl_xcalloc(ng + 1, sizeof *jb->keys);
-	jb->keys[jb->nkeys++] = gl_xasprintf("r:%s", k->c.release);
+	jb->keys[jb->nkeys++] = one_per_release(J->s)
+				    ? gl_xasprintf("r:%s", k->c.release)
+				    : gl_xasprintf("r:%s#%u", k->c.release, jb->lane);
 	char **ids = gl_xcalloc(ng + 1, sizeof *ids);
 	size_t nid = 0;
 	for (size_t g = 0; g < ng; g++) {
@@ -163,6 +183,7 @@ GL_NORETURN static void worker(struct jobs *J, struct job *jb, int wfd, int kfd,
 	if (kfd >= 0)
 		close(kfd);
 	struct gl_session_call *k = &jb->k;
+	J->s->broker.lane = jb->lane; /* this call's copies' number (germline.h) */
 	gl_session_call_run(J->s, k);
 	jv out = k->out;
 	k->out = jv_invalid();
@@ -446,8 +467,10 @@ static void add_line(struct jobs *J, const struct gl_buf *line)
 	jb->rec = jv_invalid();
 	jb->t0 = gl_mono_ns();
 	gl_session_call_read(J->s, line, &jb->k);
+	J->seq++;
 	if (jb->k.state == GL_CALL_READ) {
-		job_keys(jb);
+		jb->lane = (unsigned)((J->seq - 1) % GL_COPY_LANES); /* its input position */
+		job_keys(J, jb);
 		jb->st = J_QUEUED;
 	} else {
 		job_done(J, jb);

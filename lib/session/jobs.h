@@ -8,10 +8,13 @@
  * groups use (the slot GL_HOME/slots/<release>/<horizon id> of
  * lib/broker/slots.c). A call whose keys meet those of a call in flight
  * or queued before it waits, so each release's calls, and each slot's
- * read, call and commit, keep their input order. The release is always a
- * key: one germline serves one call at a time (its copies' fixed number
- * GL_COPY_PID, its pool and its scratch mounter are one copy's; see
- * docs/design/run.md), and calls to different releases run in parallel.
+ * read, call and commit, keep their input order. Each call has a lane, its
+ * input position mod GL_COPY_LANES, and the release's key is release+lane:
+ * one germline serves copies of several calls at once, each numbered
+ * GL_COPY_PID + lane in its PID namespace, forked under the shared fork
+ * lock and known to G1 by the live table (lib/sandbox/live.h; docs/design/
+ * run.md). With --pool and the persistent baselines (confined, sigifc,
+ * sigpin: one process serves one call) the key is the release alone.
  * The policy's "concurrency" narrows this (lib/plan/policy.h). Records
  * come out in input order (a head that is still running holds the rest,
  * at most GL_JOBS_HELD_PER_JOB × N calls are held: stdin is not read

@@ -1,0 +1,141 @@
+#!/usr/bin/env bats
+# One germline, many live copies (issue 19; docs/design/run.md "Workers";
+# lib/runtime/germline_fork.c, lib/sandbox/live.h, lib/sandbox/proc.c):
+# with gl-run --jobs 2, calls of one release whose slots differ run at the
+# same time on its one germline, each call in its lane (its copies are
+# number 3 + lane in the germline's PID namespace, a function of the
+# call's input position only), and G1 stays exactly as strict: a live
+# copy of another call is accepted only when it is in the shared table
+# (pid and start time); any other process in the germline's namespace is
+# still refused. The loose rule an attacker wants is the GL_TESTING
+# switch GL_TEST_LIVE_LOOSE=1 (build/testing/bin/gl-run): with it, a
+# germline's double-forked helper passes G1 beside a live copy.
+#
+# unprivileged: yes — tests/run.sh runs this suite once more as nobody
+load helpers
+load fixtures/run/helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+  run_setup
+  TBIN=$GL_ROOT/build/testing/bin
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  # agent's horizon is [], fin's [finance]: two slots of one release
+  echo '{"clearances":{"agent":[],"fin":["finance"]},"routes":{}}' >"$POLICY"
+  A=$(install_release "$FIX/releases/cc-counter")
+}
+
+teardown() {
+  kill_started 2>/dev/null || true
+  release_cleanup
+}
+
+# bump ID REL CONSUMER [ARGS_JSON] — one planned call of bump
+bump() {
+  envelope "$1" "$2" bump '[]' "$(jq -cn --arg c "$3" --argjson a "${4:-{\}}" '{args:$a,consumers:[$c]}')" |
+    gl-plan --policy "$POLICY"
+}
+ids() { jq -r .id "$1" | paste -sd' '; }
+
+# copies_of PID — the NSpid numbers (in the germline's namespace) of the
+# live copies under gl-run PID: children of a germline's init (the init
+# is gl-run's child; a copy is its child by CLONE_PARENT)
+copies_of() {
+  local c
+  for c in $(pgrep -P "$(pgrep -d, -P "$1")" 2>/dev/null); do
+    awk '/^NSpid:/ && NF == 4 && $4 == 1 { print $3 }' "/proc/$c/status" 2>/dev/null
+  done | sort -n | paste -sd' '
+}
+
+@test "--jobs 2: two calls of one release (two slots) run at once on its one germline, each copy its lane's number" {
+  mkfifo fifo
+  gl-run --policy "$POLICY" --jobs 2 --unordered <fifo >o 2>e 3>&- &
+  local p=$! i seen=""
+  exec 4>fifo
+  bump long "$A" agent '{"sleep":4}' >&4
+  bump long2 "$A" fin '{"sleep":4}' >&4
+  # both copies alive at once, forked from one germline: numbers 3 and 4
+  for i in $(seq 400); do
+    seen=$(copies_of "$p")
+    [ "$seen" = "3 4" ] && break
+    sleep 0.05
+  done
+  echo "live copies' numbers: $seen"
+  [ "$seen" = "3 4" ]
+  bump short "$A" fin >&4 # fin's slot: after long2 (one slot's calls in order)
+  exec 4>&-
+  wait "$p"
+  cat o
+  jq -e -s 'length == 3 and all(.ok)' o
+  # one germline served all three: one launch
+  [ "$(grep -c '"event":"launch"' e 2>/dev/null || true)" -le 1 ]
+  jq -e -s 'map(select(.id == "short"))[0].results[0].value == 2' o
+}
+
+@test "--jobs 2: a short call of a release is not held behind a 4 s call of the same release in another slot" {
+  { bump long "$A" agent '{"sleep":4}'; bump short "$A" fin; } >in
+  gl-run --policy "$POLICY" --jobs 2 --unordered <in >o1
+  cat o1
+  [ "$(ids o1)" = "short long" ]
+  gl-run --policy "$POLICY" --jobs 2 <in >o2
+  [ "$(ids o2)" = "long short" ]
+  awk -v s="$(jq -r 'select(.id == "short") | .elapsed_ms' o2)" \
+    -v l="$(jq -r 'select(.id == "long") | .elapsed_ms' o2)" 'BEGIN { exit !(s * 4 < l) }'
+}
+
+@test "G1 beside a live copy: a germline's double-forked helper is refused (off: the loose rule passes it)" {
+  local x=$BATS_TEST_TMPDIR/helper tag=glj$$$RANDOM
+  cp -r "$FIX/releases/contain-helper" "$x" && echo "${tag:0:15}" >"$x/TAG"
+  X=$(install_release "$x")
+  { bump long "$A" agent '{"sleep":3}'
+    envelope put "$X" put '[]' '{"args":{"secret":42}}' | gl-plan --policy "$POLICY"; } >in
+  # on (bin/ and the testing build without the switch): refused, named
+  for glrun in gl-run "$TBIN/gl-run"; do
+    run --separate-stderr "$glrun" --policy "$POLICY" --jobs 2 --unordered <in
+    echo "$output"
+    [ "$status" -eq 1 ]
+    printf '%s\n' "$output" | jq -e -s 'map(select(.id == "put"))[0] | .ok == false and .error == "germline_check"
+      and (.detail | test("G1: a process other than the germline lives in its PID namespace"))'
+    printf '%s\n' "$output" | jq -e -s 'map(select(.id == "long"))[0].ok'
+  done
+  # off: any child of the init passes G1 once copies are tracked (the
+  # fork may then fail on its own: the helper can hold the lane's number)
+  run --separate-stderr env GL_TEST_LIVE_LOOSE=1 "$TBIN/gl-run" --policy "$POLICY" --jobs 2 --unordered <in
+  echo "$output"
+  printf '%s\n' "$output" | jq -e -s 'map(select(.id == "put"))[0] | .ok or .error != "germline_check"'
+  pkill -x "${tag:0:15}" || true
+}
+
+@test "two calls of one release at once on one germline: a copy cannot reach the other call's live copy (sigpin: it can)" {
+  # one release with both functions: jobs-victim's hold and jobs-probe's probe
+  local d=$BATS_TEST_TMPDIR/pair S=canary-$RANDOM$RANDOM
+  mkdir "$d"
+  cp "$FIX/releases/jobs-victim/victim.py" "$FIX/releases/jobs-probe/probe.py" "$d"/
+  printf 'from victim import hold  # noqa: F401\nfrom probe import probe  # noqa: F401\n' >"$d/pair.py"
+  jq -n '{name:"jobs-pair",version:"1.0.0",runtime:"python",entry:"pair",protocol:"germline",
+    functions:{hold:{destinations:[]},probe:{destinations:[]}},read_paths:[],deterministic:true}' \
+    >"$d/manifest.json"
+  R=$(install_release "$d")
+  # hold for agent (horizon []), probe for fin ([finance]): two slots, so
+  # the two calls run at once, lanes 0 and 1 of one germline
+  {
+    envelope hold "$R" hold '[]' "$(jq -cn --arg s "$S" '{args:{secret:$s,sleep:4}}')"
+    envelope probe "$R" probe '[]' '{"consumers":["fin"]}'
+  } | gl-plan --policy "$POLICY" >in
+  # Off: sigpin (one unconfined process per release; its calls one at a
+  # time, so the probe runs after the hold and finds what it left)
+  gl-run --policy "$POLICY" --mode sigpin --jobs 2 --unordered <in >off || true
+  cat off
+  jq -c 'select(.id == "probe") | .results[0].value' off | grep -q "$S"
+  rm -f /tmp/gl-jobs-secret
+  # On: germline; the probe's record first (it ran beside the hold), and it
+  # found nothing of it
+  gl-run --policy "$POLICY" --jobs 2 --unordered <in >o
+  cat o
+  [ "$(ids o)" = "probe hold" ]
+  jq -e -s 'all(.ok)' o
+  ! grep -q "$S" o
+  jq -c 'select(.id == "probe") | .results[0].value' o
+  jq -e -s 'map(select(.id == "probe"))[0].results[0].value | index("signalled:0") and index("procs:0")
+    and (map(select(startswith("file:") or startswith("socket:"))) == [])' o
+}
