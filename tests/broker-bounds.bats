@@ -61,12 +61,14 @@ wide_call() {
 usage() { sed -n "s/^gl-usage: .*\b$2=\([0-9-]*\).*/\1/p" "$1" | tail -1; }
 
 # measured CALLS [ENV…] — the test build of gl-run on CALLS, its stdout in
-# out.jsonl, its figures in $HWM (kB), $CPU and $AFTER (ms)
+# out.jsonl, its figures in $HWM (kB), $CPU and $AFTER (ms). --jobs 1: the
+# broker runs in gl-run's own process, whose figures GL_TEST_USAGE reports
+# (under --jobs N it runs in a worker forked for the call, the same code)
 measured() {
   local calls=$1
   shift
   run bash -c "ulimit -v $((1536 << 10)); env GL_TEST_USAGE=1 $* '$TGLRUN' --policy '$POLICY' \
-    <'$calls' 3>&- >out.jsonl 2>err.txt"
+    --jobs 1 <'$calls' 3>&- >out.jsonl 2>err.txt"
   HWM=$(usage err.txt vmhwm_kb) CPU=$(usage err.txt cpu_ms) AFTER=$(usage err.txt cpu_after_last_message_ms)
   [ -n "$HWM" ] && [ -n "$AFTER" ] || { cat err.txt; false; }
   echo "measured: vmhwm_kb=$HWM cpu_ms=$CPU cpu_after_last_message_ms=$AFTER $*" >&3

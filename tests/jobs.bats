@@ -198,7 +198,7 @@ kill_worker() {
   C=$(install_release "$FIX/releases/sandbox-child")
   T=$(install_release "$FIX/releases/sandbox-thread")
   {
-    bump long "$A" '{"sleep":3}'
+    bump long "$A" '{"sleep":8}'
     envelope child "$C" hello | gl-plan --policy "$POLICY"
     envelope thread "$T" hello | gl-plan --policy "$POLICY"
     bump after "$A"
