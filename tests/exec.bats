@@ -155,9 +155,9 @@ direct() {
   start_sink_for sink.example
   local n
   n=$(count 6 3) # calls: 6 in the plain pass, 3 in the others (tests/helpers.bash count)
-  for ((i = 1; i <= n; i++)); do
-    call "t$i" "$sha" twin "$(jq -cn --arg p "$D/hr/salary.txt" '{paths:[$p]}')"
-  done >calls
+  local a
+  a=$(jq -cn --arg p "$D/hr/salary.txt" '{paths:[$p]}')
+  for ((i = 1; i <= n; i++)); do call "t$i" "$sha" twin "$a"; done >calls
   run --separate-stderr session calls
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   printf '%s\n' "$output" >results.jsonl
