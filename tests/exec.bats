@@ -47,7 +47,17 @@ call() {
 }
 
 # receipts_in DIR STATE — receipt files in DIR whose state is STATE
-receipts_in() { for f in "$1"/*.json; do [ "$(jq -r .signed.state "$f")" = "$2" ] && echo "$f"; done; true; }
+# (one jq for every file, in the glob's order: a jq 1.6 start costs ~45 ms of
+# CPU; should a file not be JSON, one jq a file as before)
+receipts_in() {
+  local out f
+  if out=$(jq -r --arg s "$2" 'select(.signed.state? == $s) | input_filename' "$1"/*.json 2>/dev/null); then
+    [ -z "$out" ] || printf '%s\n' "$out"
+  else
+    for f in "$1"/*.json; do [ "$(jq -r .signed.state "$f")" = "$2" ] && echo "$f"; done
+  fi
+  true
+}
 
 # direct FUNCTION ARGS_JSON — the probe run by node with nothing in the way
 direct() {
