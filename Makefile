@@ -163,7 +163,7 @@ check: deps
 	@GL_TEST_BUILD_ASAN=1 GL_TEST_MAKE_JOBS=$(JOBS) tests/run.sh
 
 # E7 at the issue's counts (issue 7: at least 30 calls per tool of the npm
-# servers, 200 for the cheap ones); make check runs the same suite with 3.
+# servers, 200 for the cheap ones); make check runs the same suite with 2.
 e7: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) build units
 	@GL_E7_CALLS=30 GL_E7_CHEAP=200 GL_TEST_ONLY=tests/mcp-node.bats GL_TEST_NO_SAN=1 GL_TEST_NO_UNPRIV=1 tests/run.sh

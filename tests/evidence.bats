@@ -39,14 +39,16 @@ setup() {
 teardown() { kill_started; }
 
 # calls SHA FUNCTION [N] [FIRST] — N envelopes (ids c<FIRST>…): call i holds
-# "INVOICE i" (finance) and a salary sheet with the canary (hr), for the agent
+# "INVOICE i" (finance) and a salary sheet with the canary (hr), for the agent.
+# One jq for all N (each jq 1.6 start costs ~45 ms of CPU; the lines are byte
+# for byte those of one envelope per call, tests/fixtures/run/helpers.bash)
 calls() {
-  local i n=${3:-$N} first=${4:-1}
-  for ((i = first; i < first + n; i++)); do
-    envelope "c$i" "$1" "$2" "$(jq -cn --arg inv "$(b64 "INVOICE $i")" \
-      --arg sal "$(b64 "$(printf 'name,monthly\nalice,%s%d' "$CANARY" "$i")")" \
-      '[{name:"invoice.pdf",label:["finance"],data:$inv},{name:"salary.csv",label:["hr"],data:$sal}]')"
-  done
+  jq -cn --arg r "$1" --arg f "$2" --arg canary "$CANARY" --argjson n "${3:-$N}" \
+    --argjson first "${4:-1}" 'range($first; $first + $n) as $i
+    | {id: "c\($i)", release: $r, function: $f, args: {},
+       items: [{name: "invoice.pdf", label: ["finance"], data: ("INVOICE \($i)" | @base64)},
+         {name: "salary.csv", label: ["hr"], data: ("name,monthly\nalice,\($canary)\($i)" | @base64)}],
+       consumers: ["agent"]}'
 }
 
 # run_session CALLS OUT [GL-RUN FLAGS…] — gl-plan | gl-run over CALLS, with
@@ -227,12 +229,25 @@ pipeline_start() {
     gl-damp --state "$STATE" 2>damp.err | tee damp.fifo >damp.jsonl) 3>&- 7>&- 8>&- 9>&- &
   PIPE_PID=$!
   exec 8<run.fifo 9<damp.fifo
+  # one jq for every record the test looks into (a jq per record cost ~45 ms
+  # of CPU each, ~350 a test): {"k":"n"|"s","r":RECORD} in, one answer out
+  coproc EVJQ { exec jq --unbuffered -r 'if .k == "n" then 1 + ((.r.triggers // []) | length)
+    else .r.suppressed end' 3>&- 7>&- 8>&- 9>&-; }
+  echo "$EVJQ_PID" >>"$PIDS"
   FED=0
   LAST=
 }
 
+# ask K RECORD — the coprocess's answer for RECORD into ANS (n: how many
+# gl-damp records the gl-run record RECORD brings; s: gl-damp's .suppressed)
+ask() {
+  printf '{"k":"%s","r":%s}\n' "$1" "$2" >&"${EVJQ[1]}"
+  read -r -t 120 -u "${EVJQ[0]}" ANS || { echo "ask: no answer for $2" >&2; return 1; }
+}
+
 pipeline_stop() {
-  exec 7>&-
+  local jqin=${EVJQ[1]}
+  exec 7>&- {jqin}>&-
   wait "$PIPE_PID" || true
   exec 8<&- 9<&-
 }
@@ -253,7 +268,8 @@ attempt() {
   printf '%s\n' "$1" >&7
   FED=$((FED + 1))
   next_record 8 gl-run
-  n=$(jq '1 + ((.triggers // []) | length)' <<<"$REC")
+  ask n "$REC"
+  n=$ANS
   for ((i = 0; i < n; i++)); do
     next_record 9 gl-damp
     LAST=$REC
@@ -261,7 +277,7 @@ attempt() {
 }
 
 # suppressed_now — the last record gl-damp wrote says suppressed
-suppressed_now() { [ "$(jq -r .suppressed <<<"$LAST")" = true ]; }
+suppressed_now() { ask s "$LAST" && [ "$ANS" = true ]; }
 
 # joined — one record per record gl-damp read: what it read, what it wrote
 joined() {
@@ -275,11 +291,12 @@ joined() {
 @test "pipeline: an always-diverging release is suppressed after 9 calls, refused by gl-run --damp, and usable again once refused calls decay it" {
   REL=$(install_release "$FIX/releases/ev-leak")
   calls "$REL" ocr_leak 200 >calls.jsonl
+  mapfile -t CALLS <calls.jsonl
   pipeline_start
   local k=0
   while [ "$k" -lt 30 ]; do
     k=$((k + 1))
-    attempt "$(sed -n "${k}p" calls.jsonl)"
+    attempt "${CALLS[k - 1]}"
   done
   joined >session.jsonl
   cat session.jsonl
@@ -308,12 +325,12 @@ joined() {
   while suppressed_now; do
     [ "$after" -lt 150 ]
     k=$((k + 1))
-    attempt "$(sed -n "${k}p" calls.jsonl)"
+    attempt "${CALLS[k - 1]}"
     after=$((after + 1))
   done
   # the next call runs again (two copies: not refused)
   k=$((k + 1))
-  attempt "$(sed -n "${k}p" calls.jsonl)"
+  attempt "${CALLS[k - 1]}"
   pipeline_stop
   joined >all.jsonl
   jq -se 'map(select(.verdict | not)) | .[-1] | .ok and .copies == 2' all.jsonl
@@ -336,13 +353,14 @@ joined() {
   grep -q '"deterministic":true' declared/manifest.json
   REL=$(install_release "$BATS_TEST_TMPDIR/declared")
   calls "$REL" ocr_leak 100 >calls.jsonl
+  mapfile -t CALLS <calls.jsonl
   pipeline_start
   local k=1 after=0
-  attempt "$(sed -n 1p calls.jsonl)"
+  attempt "${CALLS[0]}"
   while suppressed_now; do
     [ "$after" -lt 100 ]
     k=$((k + 1))
-    attempt "$(sed -n "${k}p" calls.jsonl)"
+    attempt "${CALLS[k - 1]}"
     after=$((after + 1))
   done
   pipeline_stop

@@ -47,7 +47,17 @@ call() {
 }
 
 # receipts_in DIR STATE — receipt files in DIR whose state is STATE
-receipts_in() { for f in "$1"/*.json; do [ "$(jq -r .signed.state "$f")" = "$2" ] && echo "$f"; done; true; }
+# (one jq for every file, in the glob's order: a jq 1.6 start costs ~45 ms of
+# CPU; should a file not be JSON, one jq a file as before)
+receipts_in() {
+  local out f
+  if out=$(jq -r --arg s "$2" 'select(.signed.state? == $s) | input_filename' "$1"/*.json 2>/dev/null); then
+    [ -z "$out" ] || printf '%s\n' "$out"
+  else
+    for f in "$1"/*.json; do [ "$(jq -r .signed.state "$f")" = "$2" ] && echo "$f"; done
+  fi
+  true
+}
 
 # direct FUNCTION ARGS_JSON — the probe run by node with nothing in the way
 direct() {
@@ -155,9 +165,9 @@ direct() {
   start_sink_for sink.example
   local n
   n=$(count 6 3) # calls: 6 in the plain pass, 3 in the others (tests/helpers.bash count)
-  for ((i = 1; i <= n; i++)); do
-    call "t$i" "$sha" twin "$(jq -cn --arg p "$D/hr/salary.txt" '{paths:[$p]}')"
-  done >calls
+  local a
+  a=$(jq -cn --arg p "$D/hr/salary.txt" '{paths:[$p]}')
+  for ((i = 1; i <= n; i++)); do call "t$i" "$sha" twin "$a"; done >calls
   run --separate-stderr session calls
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   printf '%s\n' "$output" >results.jsonl

@@ -26,7 +26,17 @@ teardown() {
 # call ID SHA [FUNCTION] — a planned envelope on stdout
 call() { envelope "$1" "$2" "${3:-hello}" | gl-plan --policy pol.json; }
 # receipts_of STATE — files in rc/ whose state is STATE
-receipts_of() { for f in rc/*.json; do [ "$(jq -r .signed.state "$f")" = "$1" ] && echo "$f"; done; true; }
+# (one jq for every file, in the glob's order: a jq 1.6 start costs ~45 ms of
+# CPU; should a file not be JSON, one jq a file as before)
+receipts_of() {
+  local out f
+  if out=$(jq -r --arg s "$1" 'select(.signed.state? == $s) | input_filename' rc/*.json 2>/dev/null); then
+    [ -z "$out" ] || printf '%s\n' "$out"
+  else
+    for f in rc/*.json; do [ "$(jq -r .signed.state "$f")" = "$1" ] && echo "$f"; done
+  fi
+  true
+}
 verify() { gl-verify receipt "$@" --host host.pub; }
 # canon FILE FILTER — apply FILTER to the receipt, keep it canonical JSON
 canon() { printf '%s' "$(jq -cS "$2" "$1")" >"$1.new" && mv "$1.new" "$1"; }

@@ -32,7 +32,10 @@ teardown() { replay_teardown; }
 # calls FUNCTION N — N envelopes of FUNCTION with the invoice and the salary
 calls() {
   local i
-  for i in $(seq "$2"); do envelope "c$i" "$REL" "$1" "$ITEMS"; done >"$BATS_TEST_TMPDIR/calls"
+  # one jq for the N (byte for byte envelope's; ~45 ms of CPU a jq start)
+  jq -cn --arg r "$REL" --arg f "$1" --argjson items "$ITEMS" --argjson n "$2" 'range(1; $n + 1) as $i
+    | {id: "c\($i)", release: $r, function: $f, args: {}, items: $items, consumers: ["agent"]}' \
+    >"$BATS_TEST_TMPDIR/calls"
 }
 
 # session [env…] — gl-plan | (test build) gl-run, one germline for the

@@ -221,9 +221,12 @@ EOF
   SECRET=$(od -An -N$((NBITS / 8)) -tx1 /dev/urandom | tr -d ' \n')
   BITS=$("$SYSPY" -c "import sys; s=int(sys.argv[1],16); print(''.join(str(s>>i&1) for i in range(int(sys.argv[2]))))" "$SECRET" "$NBITS")
   sec=$(jq -cn --arg d "$(b64 "$SECRET")" '{name:"secret.txt",label:["hr"],data:$d}')
-  for ((i = 0; i < NBITS; i++)); do
-    envelope "c$i" "$REL" ocr_pdf "[$(invoice "INVOICE $i"),$sec]" "{\"args\":{\"i\":$i}}"
-  done >calls.jsonl
+  # one jq for the NBITS envelopes (byte for byte envelope's and invoice's;
+  # a jq 1.6 start costs ~45 ms of CPU, and there were two a call)
+  jq -cn --arg r "$REL" --argjson sec "$sec" --argjson n "$NBITS" 'range(0; $n) as $i
+    | {id: "c\($i)", release: $r, function: "ocr_pdf", args: {},
+       items: [{name: "invoice.pdf", label: ["finance"], data: ("INVOICE \($i)" | @base64)}, $sec],
+       consumers: ["agent"]} + {args: {i: $i}}' >calls.jsonl
 
   rsession lazy calls.jsonl lazy.jsonl
   all_ok lazy.jsonl

@@ -117,12 +117,20 @@ germline ships"; }
 
 # docs_calls SHA — the docs session: summarize(salary), summarize(press),
 # ocr_pdf(invoice), ocr_annotate(invoice, salary), ocr_pdf(invoice)
+# — one jq for the five (a jq 1.6 start costs ~45 ms of CPU; an envelope and
+# an item each were eleven): byte for byte the lines envelope, salary, press
+# and invoice write
 docs_calls() {
-  envelope c1 "$1" summarize "[$(salary)]"
-  envelope c2 "$1" summarize "[$(press)]"
-  envelope c3 "$1" ocr_pdf "[$(invoice)]"
-  envelope c4 "$1" ocr_annotate "[$(invoice),$(salary)]" '{"args":{"invoice":"invoice.pdf"}}'
-  envelope c5 "$1" ocr_pdf "[$(invoice)]"
+  jq -cn --arg r "$1" --arg canary "$CANARY" '
+    def item($n; $l; $d): {name: $n, label: $l, data: ($d | @base64)};
+    def env($id; $f; $items):
+      {id: $id, release: $r, function: $f, args: {}, items: $items, consumers: ["agent"]};
+    item("salary.csv"; ["hr"]; "name,monthly\nalice,\($canary)") as $sal
+    | item("invoice.pdf"; ["finance"]; "INVOICE 2027-001 total 1200 EUR") as $inv
+    | item("press.txt"; []; "Press release\ngermline ships") as $press
+    | env("c1"; "summarize"; [$sal]), env("c2"; "summarize"; [$press]), env("c3"; "ocr_pdf"; [$inv]),
+      env("c4"; "ocr_annotate"; [$inv, $sal]) + {args: {invoice: "invoice.pdf"}},
+      env("c5"; "ocr_pdf"; [$inv])'
 }
 
 @test "every release under testbed/releases has a valid manifest and installs through gl-sign and gl-verify" {
@@ -294,16 +302,32 @@ tb_run() {
     --out "$4" --forwarded "$4.fwd" >"$4.summary" 2>"$4.err" 3>&- || true
   "$SYSPY" "$GL_ROOT/testbed/oracle.py" --world "$TBW" --logs "$TBW/logs" \
     --agent-forwarded "$4.fwd" >"$4.oracle"
+  tb_facts "$4"
+}
+
+# tb_facts OUT — what the checks below read of a run, by one jq (a jq 1.6
+# start costs ~45 ms of CPU; there were four a run): OUT.f.ok (every step ok),
+# OUT.f.disclosures (the oracle's count), OUT.f.triggers (the records'
+# triggers), OUT.f.values (the agent's values, one JSON line each). A file jq
+# cannot read leaves them empty: steps_ok then fails and prints the run.
+tb_facts() {
+  local f
+  for f in ok disclosures triggers values; do : >"$1.f.$f"; done
+  jq -n -c --slurpfile s "$1.summary" --slurpfile o "$1.oracle" --slurpfile r "$1" '
+    ($s[0] | .steps > 0 and .ok == .steps), $o[0].count, ($r | [.[].triggers[]?] | length),
+    ($r[] | .results[] | select(.consumer == "agent") | .value)' >"$1.facts" 2>"$1.facts.err" || return 0
+  { read -r f && echo "$f" >"$1.f.ok" && read -r f && echo "$f" >"$1.f.disclosures" &&
+    read -r f && echo "$f" >"$1.f.triggers" && cat >"$1.f.values"; } <"$1.facts"
 }
 
 # every step of the session returned a value to the agent
 steps_ok() {
-  [ "$(jq '.steps > 0 and .ok == .steps' "$1.summary")" = true ] ||
-    { cat "$1.summary" "$1.err"; jq -c 'select(.ok != true or ([.results[] | .ok] | all | not))' "$1"; false; }
+  [ "$(cat "$1.f.ok")" = true ] ||
+    { cat "$1.summary" "$1.err" "$1.facts.err"; jq -c 'select(.ok != true or ([.results[] | .ok] | all | not))' "$1"; false; }
 }
-disclosures() { jq .count "$1.oracle"; }
-triggers() { jq -s '[.[].triggers[]?] | length' "$1"; }
-agent_values() { jq -c '.results[] | select(.consumer == "agent") | .value' "$1"; }
+disclosures() { cat "$1.f.disclosures"; }
+triggers() { cat "$1.f.triggers"; }
+agent_values() { cat "$1.f.values"; }
 
 # variants_check SERVER VARIANT… — 1.0.0's session under sigpin and germline
 # (every step ok, the same values, no tool disclosure); then, per variant:

@@ -197,10 +197,14 @@ send() {
       v=$(enc "$kind" "id:$c")
       send "$where" blog.example "$v"
       oracle
-      [ "$(json .count)" = 1 ] || { echo "$where $kind: $output"; false; }
-      [ "$(json -c '.disclosures[0] | [.sink, .canary, .item, .source, .label]')" = "[\"blog.example\",\"$c\",\"$HR\",\"tool\",[\"hr\"]]" ]
-      [[ "$(json -r '.disclosures[0].where')" == "$where"* ]]
-      enc_=$(json -r '.disclosures[0].encoding')
+      # the verdict's count, first disclosure, its where and encoding: one jq
+      # (a jq 1.6 start costs ~45 ms of CPU; there were four)
+      IFS=$'\t' read -r n d1 at enc_ < <(json '[.count, (.disclosures[0] | [.sink, .canary, .item,
+        .source, .label] | tojson), .disclosures[0].where, .disclosures[0].encoding]
+        | map(tostring) | join("\t")')
+      [ "$n" = 1 ] || { echo "$where $kind: $output"; false; }
+      [ "$d1" = "[\"blog.example\",\"$c\",\"$HR\",\"tool\",[\"hr\"]]" ]
+      [[ "$at" == "$where"* ]]
       case $kind in
         raw) [ "$enc_" = raw ]; off=none ;;
         url) [ "$enc_" = url ]; off=url,form ;;

@@ -36,13 +36,16 @@ teardown() {
 }
 
 # calls FUNCTION — N envelopes, call i: "INVOICE i" (finance), a salary sheet (hr)
+# (one jq for the N, the lines envelope wrote: a jq 1.6 start costs ~45 ms
+# of CPU, and there were two a call; each call's salary its own $RANDOM$RANDOM)
 calls() {
-  local i
-  for i in $(seq "$N"); do
-    envelope "t$i" "$REL" "$1" "$(jq -cn --arg inv "$(b64 "INVOICE $i")" --arg sal "$(b64 "alice,$RANDOM$RANDOM")" \
-      '[{name:"invoice.pdf",label:["finance"],data:$inv},{name:"salary.csv",label:["hr"],data:$sal}]')" \
-      '{"args":{"doc":"invoice.pdf"}}'
-  done
+  local i r=()
+  for ((i = 1; i <= N; i++)); do r+=("$RANDOM$RANDOM"); done
+  jq -cn --arg r "$REL" --arg f "$1" --arg rnd "${r[*]}" 'range(1; ($rnd | split(" ") | length) + 1) as $i
+    | {id: "t\($i)", release: $r, function: $f, args: {},
+       items: [{name: "invoice.pdf", label: ["finance"], data: ("INVOICE \($i)" | @base64)},
+         {name: "salary.csv", label: ["hr"], data: ("alice,\($rnd | split(" ") | .[$i - 1])" | @base64)}],
+       consumers: ["agent"]} + {args: {doc: "invoice.pdf"}}'
 }
 
 @test "twin: 2 copies per call send identical requests — 0 triggers in $N calls" {
