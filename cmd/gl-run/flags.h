@@ -17,6 +17,7 @@ struct opts {
 	    *profile, *log, *mode, *damp;
 	bool serve_mcp;
 	unsigned jobs; /* --jobs (default: the online CPUs, at most GL_JOBS_MAX) */
+	bool jobs_given; /* --jobs was given (--serve-mcp's default is 1) */
 	bool unordered;
 };
 
