@@ -57,7 +57,7 @@ sdk() {
   sdk many 1
   [ "$(echo "$output" | jq -c .many)" = "$want" ] || { echo "$output"; false; }
   echo "$output" | jq -e '.many_ids == [2,3,4,5,6,7,8,9] and .pair_ids == [10,11]'
-  ! grep -E 'Sanitizer|runtime error' <<<"$stderr"
+  ! grep -E 'Sanitizer|runtime error' <<<"$stderr" || { grep -A25 -E 'Sanitizer|runtime error' <<<"$stderr"; false; }
 }
 
 @test "SDK client: cancelling the running call of three: no answer for it, its copy gone; the two queued behind it answered, progress for each" {
@@ -74,7 +74,7 @@ sdk() {
   # no answer of the cancelled request (id 2) came; every other did (initialize, id 0, before the recording)
   echo "$output" | jq -e '(.ids | sort) == [1,3,4,5]'
   grep -q '^gl-run: tools/call sleep: cancelled by the client: cancelled' <<<"$stderr"
-  ! grep -E 'Sanitizer|runtime error' <<<"$stderr"
+  ! grep -E 'Sanitizer|runtime error' <<<"$stderr" || { grep -A25 -E 'Sanitizer|runtime error' <<<"$stderr"; false; }
 }
 
 # ping_during JOBS — raw lines to --serve-mcp --jobs JOBS: a 3 s sleep,

@@ -164,9 +164,10 @@ static void emit_due(struct gl_jobs *J, gl_jobs_done_fn done, void *ctx)
 		struct job *jb = J->q[i];
 		blocked = blocked || (jb->st != J_DONE && !J->unordered && !jb->cancelled);
 		if (jb->st == J_DONE && (!blocked || jb->cancelled)) {
-			if (!jb->cancelled)
+			if (!jb->cancelled) { /* handed out; a cancelled one's freed here */
 				done(jb->rec, jb->tag, ctx);
-			jb->rec = jb->tag = jv_invalid();
+				jb->rec = jb->tag = jv_invalid();
+			}
 			free_job(jb);
 		} else {
 			J->q[w++] = jb;
