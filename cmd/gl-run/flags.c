@@ -168,7 +168,7 @@ void parse_flags(int argc, char **argv, struct opts *o, struct gl_broker *b)
 		else if (FLAG("--max-resident"))
 			o->max_resident = max_resident(v);
 		else if (FLAG("--jobs"))
-			o->jobs = jobs(v);
+			o->jobs = jobs(v), o->jobs_given = true;
 		else if (!strcmp(argv[i], "--unordered"))
 			o->unordered = true;
 		else if (FLAG("--deadline"))

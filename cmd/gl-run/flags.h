@@ -18,6 +18,7 @@ struct opts {
 	bool serve_mcp;
 	unsigned max_resident; /* --max-resident; 0: not given */
 	unsigned jobs; /* --jobs (default: the online CPUs, at most GL_JOBS_MAX) */
+	bool jobs_given; /* --jobs was given (--serve-mcp's default is 1) */
 	bool unordered;
 };
 

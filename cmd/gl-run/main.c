@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 			       s.state, !gl_session_baseline(&s), o.serve_release, &err) < 0)
 		gl_die(GL_EXIT_USAGE, "%s", err);
 	gl_session_start(&s);
-	bool ok = o.serve_mcp ? gl_serve_mcp(&s, o.serve_release, o.consumer) == 0 : run_lines(&s, &o);
+	bool ok = o.serve_mcp ? gl_serve_mcp(&s, o.serve_release, o.consumer, o.jobs_given ? o.jobs : 1) == 0 : run_lines(&s, &o);
 	gl_session_end(&s);
 	gl_key_free(&rc.key);
 	gl_policy_free(&pol);

@@ -27,6 +27,7 @@
  * agent host keeps of a stdio server): codes and sanitised names only. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@
 #include "json/log.h"
 #include "release/manifest.h"
 #include "broker/mcp.h"
+#include "session/jobs.h"
 #include "session/mcp_serve.h"
 #include "json/msg.h"
 #include "core/util.h"
@@ -53,6 +55,7 @@ struct serve {
 	struct gl_session *s;
 	const char *release, *consumer;
 	struct gl_mcp_io *io;
+	struct gl_jobs *J; /* --jobs > 1: calls at once (lib/session/jobs.h); else NULL */
 	jv tools; /* the tools/list result, once it succeeded (the schemas) */
 	unsigned long calls;
 	int refused;
@@ -187,9 +190,11 @@ static bool schema_off(void)
 #endif
 }
 
-/* tools/call: 0 with *result, or -1 with an error (code, message, data). */
-static int tools_call(struct serve *v, jv params, jv *result, int *code, char **message,
-		      jv *data)
+/* tools/call's checks, in the main process and at once (bad params, the
+ * tool's inputSchema), then its envelope: 0 with *line, or -1 with an
+ * error (code, message, data). */
+static int call_envelope(struct serve *v, jv params, struct gl_buf *line, int *code,
+			 char **message, jv *data)
 {
 	const char *name = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get_str(params, "name")
 								 : NULL;
@@ -235,13 +240,16 @@ static int tools_call(struct serve *v, jv params, jv *result, int *code, char **
 			   jv_string(v->release), jv_string("function"), jv_string(name),
 			   jv_string("args"), args, jv_string("items"), jv_array(),
 			   jv_string("consumers"), jv_array_append(jv_array(), jv_string(v->consumer)));
-	autobuf struct gl_buf line = {0};
-	gl_json_dump(&line, env);
+	gl_json_dump(line, env);
 	jv_free(env);
-	int64_t t0 = gl_mono_ns();
-	jv rec = gl_session_line(v->s, &line);
-	rec = jv_object_set(rec, jv_string("elapsed_ms"),
-			    jv_number((double)((gl_mono_ns() - t0) / 100000) / 10));
+	return 0;
+}
+
+/* The record rec (consumed) of tool name as the client's answer: 0 with
+ * *result, or -1 with an error (code, message, data). */
+static int call_answer(struct serve *v, jv rec, const char *name, jv *result, int *code,
+		       char **message, jv *data)
+{
 	report_record(rec, name);
 	/* SPEC §6: what reaches the consumer is what its clearance covers */
 	jv clearance = gl_session_clearance(v->s, v->consumer);
@@ -249,6 +257,20 @@ static int tools_call(struct serve *v, jv params, jv *result, int *code, char **
 	jv_free(clearance);
 	jv_free(rec);
 	return r;
+}
+
+/* tools/call: 0 with *result, or -1 with an error (code, message, data). */
+static int tools_call(struct serve *v, jv params, jv *result, int *code, char **message,
+		      jv *data)
+{
+	autobuf struct gl_buf line = {0};
+	if (call_envelope(v, params, &line, code, message, data) < 0)
+		return -1;
+	int64_t t0 = gl_mono_ns();
+	jv rec = gl_session_line(v->s, &line);
+	rec = jv_object_set(rec, jv_string("elapsed_ms"),
+			    jv_number((double)((gl_mono_ns() - t0) / 100000) / 10));
+	return call_answer(v, rec, gl_json_get_str(params, "name"), result, code, message, data);
 }
 
 /* A tools/call request (id and params borrowed): run, then answer unless
@@ -281,6 +303,74 @@ static void call(struct serve *v, jv id, jv params)
 		v->refused = 1;
 	}
 	free(message);
+}
+
+/* --jobs > 1: a call's record (consumed) has arrived; tag (consumed) is
+ * {id, name}. Its progress stops, then its answer goes out by its id. */
+static void call_done(jv rec, jv tag, void *ctx)
+{
+	struct serve *v = ctx;
+	jv id = gl_json_get(tag, "id");
+	gl_mcp_io_untrack(v->io, id);
+	jv result = jv_invalid(), data = jv_null();
+	int code = 0;
+	char *message = NULL;
+	if (call_answer(v, rec, gl_json_get_str(tag, "name"), &result, &code, &message, &data) ==
+	    0) {
+		jv_free(data);
+		send_msg(v, gl_rpc_result(id, result));
+	} else {
+		send_msg(v, gl_rpc_error(id, code, message, data));
+		v->refused = 1;
+	}
+	free(message);
+	jv_free(tag);
+}
+
+/* --jobs > 1: a tools/call (id and params borrowed) checked at once, then
+ * handed to the dispatcher; its answer comes with its record (call_done). */
+static void call_async(struct serve *v, jv id, jv params)
+{
+	jv data = jv_null();
+	int code = 0;
+	char *message = NULL;
+	autobuf struct gl_buf line = {0};
+	if (call_envelope(v, params, &line, &code, &message, &data) < 0) {
+		send_msg(v, gl_rpc_error(jv_copy(id), code, message, data));
+		v->refused = 1;
+		free(message);
+		return;
+	}
+	jv meta = gl_json_get(params, "_meta"); /* params is an object: call_envelope */
+	jv token = jv_get_kind(meta) == JV_KIND_OBJECT ? gl_json_get(meta, "progressToken")
+						       : jv_invalid();
+	gl_mcp_io_track(v->io, id, token);
+	jv_free(token);
+	jv_free(meta);
+	jv tag = JV_OBJECT(jv_string("id"), jv_copy(id), jv_string("name"),
+			   jv_string(gl_json_get_str(params, "name")));
+	gl_jobs_add(v->J, &line, tag);
+}
+
+/* --jobs > 1: notifications/cancelled (msg borrowed) for a call the
+ * dispatcher holds (the reader dropped those still queued with it): that
+ * call only is cancelled, and gets no answer (MCP "Cancellation"). */
+static void cancel_call(struct serve *v, jv msg)
+{
+	jv p = gl_json_get(msg, "params");
+	jv rid = jv_get_kind(p) == JV_KIND_OBJECT ? gl_json_get(p, "requestId") : jv_invalid();
+	jv_free(p);
+	jv_kind k = jv_get_kind(rid);
+	jv tag = k == JV_KIND_STRING || k == JV_KIND_NUMBER ? gl_jobs_cancel(v->J, rid)
+							    : jv_invalid();
+	if (jv_is_valid(tag)) {
+		gl_mcp_io_untrack(v->io, rid); /* no progress after the cancellation */
+		warn_call(gl_json_get_str(tag, "name"), "cancelled by the client", "cancelled",
+			  "no answer sent");
+		gl_log_event("cancelled", JV_OBJECT(jv_string("release"), jv_string(v->release)));
+	}
+	jv_free(tag);
+	jv_free(rid);
 }
 
 /* An invalid line: -32700 or -32600, echoing a usable id; else null. */
@@ -332,6 +422,8 @@ static void request(struct serve *v, jv msg)
 		}
 		free(code);
 		free(detail);
+	} else if (!strcmp(method, "tools/call") && v->J) {
+		call_async(v, id, params);
 	} else if (!strcmp(method, "tools/call")) {
 		call(v, id, params);
 	} else {
@@ -343,27 +435,72 @@ static void request(struct serve *v, jv msg)
 	jv_free(params);
 }
 
-int gl_serve_mcp(struct gl_session *s, const char *release, const char *consumer)
+/* One message from the reader (m's contents freed). */
+static void message(struct serve *v, struct gl_mcp_in *m)
+{
+	if (m->st != GL_RPC_OK)
+		invalid(v, m);
+	else if (m->kind == GL_RPC_REQUEST)
+		request(v, m->msg);
+	else if (v->J && m->kind == GL_RPC_NOTIFICATION &&
+		 !strcmp(gl_json_get_str(m->msg, "method"), "notifications/cancelled"))
+		cancel_call(v, m->msg);
+	/* other notifications and stray responses: nothing to do */
+	jv_free(m->msg);
+	free(m->err);
+}
+
+/* --jobs > 1: wait on the reader's eventfd and the workers' pipes; take
+ * messages while the dispatcher has room (initialize, ping, tools/list
+ * and refusals answered at once), answer each call as its record comes. */
+static void serve_jobs(struct serve *v)
+{
+	struct pollfd pf[GL_JOBS_MAX + 1];
+	bool eof = false;
+	for (;;) {
+		gl_jobs_step(v->J, NULL, 0, call_done, v);
+		struct gl_mcp_in m;
+		int got = 0;
+		while (!eof && gl_jobs_room(v->J) && (got = gl_mcp_io_try_next(v->io, &m)) == 1)
+			message(v, &m);
+		eof = eof || got < 0;
+		gl_jobs_step(v->J, NULL, 0, call_done, v); /* start what was added */
+		if (eof && !gl_jobs_pending(v->J))
+			return;
+		nfds_t n = 0;
+		bool want = !eof && gl_jobs_room(v->J);
+		if (want)
+			pf[n++] = (struct pollfd){.fd = gl_mcp_io_wake_fd(v->io), .events = POLLIN};
+		n += gl_jobs_fds(v->J, pf + n, GL_JOBS_MAX);
+		if (n == 0 || poll(pf, n, -1) < 0)
+			continue; /* EINTR: look again */
+		gl_jobs_step(v->J, pf + (want ? 1 : 0), n - (want ? 1 : 0), call_done, v);
+	}
+}
+
+int gl_serve_mcp(struct gl_session *s, const char *release, const char *consumer,
+		 unsigned jobs)
 {
 	struct gl_cancel cancel;
 	gl_cancel_init(&cancel);
 	gl_session_set_cancel(s, &cancel);
 	struct serve v = {.s = s, .release = release, .consumer = consumer, .tools = jv_invalid()};
-	v.io = gl_mcp_io_start(0, 1, &cancel);
+	v.io = gl_mcp_io_start(0, 1, &cancel, jobs > 1);
 	if (!v.io)
 		gl_die(GL_EXIT_USAGE, "--serve-mcp: cannot start its threads");
 	gl_log_event("serve_start", JV_OBJECT(jv_string("release"), jv_string(release),
 					      jv_string("consumer"), jv_string(consumer)));
-	struct gl_mcp_in m;
-	while (gl_mcp_io_next(v.io, &m)) {
-		if (m.st != GL_RPC_OK)
-			invalid(&v, &m);
-		else if (m.kind == GL_RPC_REQUEST)
-			request(&v, m.msg);
-		/* other notifications and stray responses: nothing to do */
-		jv_free(m.msg);
-		free(m.err);
-		gl_session_idle(s); /* after the answer is out */
+	if (jobs > 1) {
+		/* records as they finish: every answer carries its id */
+		v.J = gl_jobs_open(s, jobs, true);
+		serve_jobs(&v);
+		gl_jobs_close(v.J, call_done, &v);
+	} else {
+		struct gl_mcp_in m;
+		while (gl_mcp_io_next(v.io, &m)) {
+			message(&v, &m);
+			gl_session_idle(s); /* after the answer is out */
+		}
 	}
 	gl_mcp_io_stop(v.io);
 	gl_session_set_cancel(s, NULL);

@@ -6,7 +6,9 @@
 
 #include "session/session.h"
 
-/* 0, or 1 when some call was refused. */
-int gl_serve_mcp(struct gl_session *s, const char *release, const char *consumer);
+/* 0, or 1 when some call was refused. jobs: calls at once (gl-run --jobs;
+ * 1: one after another). */
+int gl_serve_mcp(struct gl_session *s, const char *release, const char *consumer,
+		 unsigned jobs);
 
 #endif

@@ -8,13 +8,10 @@
  * groups use (the slot GL_HOME/slots/<release>/<horizon id> of
  * lib/broker/slots.c). A call whose keys meet those of a call in flight
  * or queued before it waits, so each release's calls, and each slot's
- * read, call and commit, keep their input order. Each call has a lane, its
- * input position mod GL_COPY_LANES, and the release's key is release+lane:
- * one germline serves copies of several calls at once, each numbered
- * GL_COPY_PID + lane in its PID namespace, forked under the shared fork
- * lock and known to G1 by the live table (lib/sandbox/live.h; docs/design/
- * run.md). With --pool and the persistent baselines (confined, sigifc,
- * sigpin: one process serves one call) the key is the release alone.
+ * read, call and commit, keep their input order. The release is always a
+ * key: one germline serves one call at a time (its copies' fixed number
+ * GL_COPY_PID, its pool and its scratch mounter are one copy's; see
+ * docs/design/run.md), and calls to different releases run in parallel.
  * The policy's "concurrency" narrows this (lib/plan/policy.h). Records
  * come out in input order (a head that is still running holds the rest,
  * at most GL_JOBS_HELD_PER_JOB × N calls are held: stdin is not read
@@ -23,6 +20,8 @@
 #define GL_JOBS_H
 
 #include <jv.h>
+#include <poll.h>
+#include <stddef.h>
 #include <stdbool.h>
 
 #include "session/session.h"
@@ -34,8 +33,45 @@
  * was written. */
 typedef bool (*gl_jobs_emit_fn)(jv rec, void *ctx);
 
+/* The dispatcher, step by step, for a front end with its own input
+ * (gl-run --serve-mcp, cmd/gl-run/serve_mcp.c): open it, add one envelope
+ * line at a time with a caller's tag (MCP: the JSON-RPC id), poll the
+ * descriptors gl_jobs_fds gives beside its own, and step: step reads the
+ * workers that are ready, reaps those done, starts what may start and
+ * hands each due record with its tag to done. */
+struct gl_jobs;
+/* A record (consumed) that is due, with its call's tag (consumed). */
+typedef void (*gl_jobs_done_fn)(jv rec, jv tag, void *ctx);
+
+/* Up to n calls at once (n clamped to 1..GL_JOBS_MAX; even 1 forks a
+ * worker per call); records in input order, or as they finish. */
+struct gl_jobs *gl_jobs_open(struct gl_session *s, unsigned n, bool unordered);
+/* May another call be added (fewer than GL_JOBS_HELD_PER_JOB × n held)? */
+bool gl_jobs_room(const struct gl_jobs *J);
+/* Calls held: queued, running, or done and not yet handed out. */
+size_t gl_jobs_pending(const struct gl_jobs *J);
+/* One envelope line (borrowed); tag consumed. A line refused when read
+ * (not JSON, a bad envelope) is done at once: the next step hands it out. */
+void gl_jobs_add(struct gl_jobs *J, const struct gl_buf *line, jv tag);
+/* The running workers' pipes into pf (POLLIN), at most max: how many. */
+size_t gl_jobs_fds(const struct gl_jobs *J, struct pollfd *pf, size_t max);
+/* pf[0..n): what poll said of gl_jobs_fds' entries (NULL, 0: nothing
+ * read). Never blocks but on a worker's message already under way. */
+void gl_jobs_step(struct gl_jobs *J, const struct pollfd *pf, size_t n, gl_jobs_done_fn done,
+		  void *ctx);
+/* The call whose tag is id (borrowed), or an object with "id" id (the
+ * first held, not yet cancelled): a queued one is dropped; a running one
+ * is cancelled (its worker fires the session's lib/core/cancel.h control:
+ * its copy is killed, no further copy forked; with no control the worker
+ * is killed: SIGKILL); either way its record is never handed out. Its tag
+ * (a copy), or jv_invalid() when no such call is held. */
+jv gl_jobs_cancel(struct gl_jobs *J, jv id);
+/* Wait for every call, hand out every record, free J. */
+void gl_jobs_close(struct gl_jobs *J, gl_jobs_done_fn done, void *ctx);
+
 /* The JSON Lines loop of gl-run over stdin with up to n calls at once
- * (n in 1..GL_JOBS_MAX; 1 is gl_session_line call after call). Returns when
+ * (n in 1..GL_JOBS_MAX; 1 is gl_session_line call after call; else a loop
+ * over the step API above). Returns when
  * stdin ends and every call's record is emitted: 0, or 1 when a line was
  * too long (its "too_long" record is written when it is read), or -1 when
  * a worker stopped with exit status 2 (it said why on stderr: a receipt it
@@ -43,6 +79,6 @@ typedef bool (*gl_jobs_emit_fn)(jv rec, void *ctx);
  * records of those that ended were written, and gl-run exits 2 as it does
  * without --jobs. */
 int gl_jobs_lines(struct gl_session *s, unsigned n, bool unordered, gl_jobs_emit_fn emit,
-		   void *ctx);
+		  void *ctx);
 
 #endif

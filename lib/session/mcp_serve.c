@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,8 +24,20 @@ struct queued {
 	char *key; /* a request's id as JSON text, else NULL */
 };
 
+/* A call in flight with a progress token (the ticker's). */
+struct tracked {
+	char *key;                        /* its id as JSON text */
+	char token[GL_MCP_TOKEN_MAX + 1]; /* its token's JSON text */
+	int64_t due;                      /* the next notification (CLOCK_MONOTONIC ns) */
+	long tick;
+};
+
 struct gl_mcp_io {
 	int out_fd;
+	int wake_fd;              /* an eventfd: the reader queued a message or ended */
+	bool concurrent;          /* cancellations of started calls go to the main loop */
+	struct tracked tr[GL_MCP_TRACK_MAX];
+	unsigned ntr;
 	struct gl_cancel *cancel;
 	struct gl_rpc_reader rd;
 	pthread_t reader, ticker;
@@ -35,9 +48,7 @@ struct gl_mcp_io {
 	bool eof, stop;
 	/* the running call */
 	bool busy;
-	unsigned long seq;        /* which call (the ticker's progress is for one) */
 	char *key;                /* its id as JSON text */
-	char token[GL_MCP_TOKEN_MAX + 1]; /* its progress token's JSON text, or "" */
 	bool cancelled;
 };
 
@@ -52,9 +63,12 @@ static char *id_key(jv id)
 	return b.data;
 }
 
+static void untrack(struct gl_mcp_io *io, const char *key);
+
 /* A notifications/cancelled (msg borrowed): the running call's control is
- * fired, or a queued request with that id is dropped. Under io->mu. */
-static void on_cancel(struct gl_mcp_io *io, jv msg)
+ * fired, or a queued request with that id is dropped. Under io->mu. true
+ * when the main loop is to see it (concurrent: a call it started). */
+static bool on_cancel(struct gl_mcp_io *io, jv msg)
 {
 	jv p = gl_json_get(msg, "params");
 	jv rid = jv_get_kind(p) == JV_KIND_OBJECT ? gl_json_get(p, "requestId") : jv_invalid();
@@ -62,11 +76,12 @@ static void on_cancel(struct gl_mcp_io *io, jv msg)
 	jv_free(rid);
 	jv_free(p);
 	if (!key)
-		return; /* malformed: ignored, as any notification we do not know */
+		return false; /* malformed: ignored, as any notification we do not know */
 	if (io->busy && io->key && !strcmp(key, io->key)) {
 		io->cancelled = true;
+		untrack(io, key); /* no progress after the cancellation */
 		gl_cancel_fire(io->cancel);
-		return;
+		return false;
 	}
 	for (unsigned i = 0; i < io->n; i++) {
 		struct queued *x = &io->q[(io->head + i) % GL_MCP_QUEUE_MAX];
@@ -80,8 +95,9 @@ static void on_cancel(struct gl_mcp_io *io, jv msg)
 			io->q[(io->head + j) % GL_MCP_QUEUE_MAX] =
 			    io->q[(io->head + j + 1) % GL_MCP_QUEUE_MAX];
 		io->n--;
-		return;
+		return false;
 	}
+	return io->concurrent;
 }
 
 /* The test build's switch (GL_TEST_CANCEL_OFF, tests/serve-mcp-ops.bats):
@@ -93,6 +109,13 @@ static bool cancel_off(void)
 #else
 	return false;
 #endif
+}
+
+static void wake(struct gl_mcp_io *io)
+{
+	uint64_t one = 1;
+	while (write(io->wake_fd, &one, sizeof one) < 0 && errno == EINTR)
+		;
 }
 
 static void *reader_main(void *arg)
@@ -109,8 +132,7 @@ static void *reader_main(void *arg)
 		pthread_mutex_lock(&io->mu);
 		if (x.in.st == GL_RPC_OK && x.in.kind == GL_RPC_NOTIFICATION &&
 		    !strcmp(gl_json_get_str(x.in.msg, "method"), "notifications/cancelled") &&
-		    !cancel_off()) {
-			on_cancel(io, x.in.msg);
+		    (cancel_off() || !on_cancel(io, x.in.msg))) { /* else: for the main loop */
 			pthread_mutex_unlock(&io->mu);
 			jv_free(x.in.msg);
 			continue;
@@ -132,68 +154,153 @@ static void *reader_main(void *arg)
 		io->q[(io->head + io->n++) % GL_MCP_QUEUE_MAX] = x;
 		pthread_cond_broadcast(&io->cv);
 		pthread_mutex_unlock(&io->mu);
+		wake(io);
 	}
 	pthread_mutex_lock(&io->mu);
 	io->eof = true;
 	pthread_cond_broadcast(&io->cv);
 	pthread_mutex_unlock(&io->mu);
+	wake(io);
 	return NULL;
 }
 
-static void abs_in(struct timespec *ts, int64_t ns_from_now)
+static int64_t mono_ns(void)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	int64_t t = (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec + ns_from_now;
-	ts->tv_sec = t / 1000000000LL;
-	ts->tv_nsec = t % 1000000000LL;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* notifications/progress once a second for a running call with a token. */
+/* One notifications/progress line for t. Under mu: the call cannot end
+ * (and answer) before this line is out. */
+static void send_progress(struct gl_mcp_io *io, struct tracked *t)
+{
+	char line[GL_MCP_TOKEN_MAX + 200];
+	t->tick++;
+	int n = snprintf(line, sizeof line,
+			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+			 "\"params\":{\"progressToken\":%s,\"progress\":%ld,"
+			 "\"message\":\"running in germline copies (%ld s)\"}}\n",
+			 t->token, t->tick, t->tick);
+	pthread_mutex_lock(&io->out_mu);
+	for (int off = 0; off < n;) {
+		ssize_t w = write(io->out_fd, line + off, (size_t)(n - off));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break; /* the main loop meets the error on its next write */
+		off += (int)w;
+	}
+	pthread_mutex_unlock(&io->out_mu);
+}
+
+/* notifications/progress once a second for each call in flight with a
+ * token (the first one second after it began). */
 static void *ticker_main(void *arg)
 {
 	struct gl_mcp_io *io = arg;
 	pthread_mutex_lock(&io->mu);
 	while (!io->stop) {
-		if (!io->busy || !io->token[0]) {
+		if (!io->ntr) {
 			pthread_cond_wait(&io->cv, &io->mu);
 			continue;
 		}
-		unsigned long seq = io->seq;
-		for (long tick = 1; !io->stop && io->busy && io->seq == seq; tick++) {
-			struct timespec ts;
-			abs_in(&ts, 1000000000LL);
-			int rc = 0;
-			while (!io->stop && io->busy && io->seq == seq && rc != ETIMEDOUT)
-				rc = pthread_cond_timedwait(&io->cv, &io->mu, &ts);
-			if (io->stop || !io->busy || io->seq != seq || io->cancelled)
-				break;
-			char line[GL_MCP_TOKEN_MAX + 200];
-			int n = snprintf(line, sizeof line,
-					 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
-					 "\"params\":{\"progressToken\":%s,\"progress\":%ld,"
-					 "\"message\":\"running in germline copies (%ld s)\"}}\n",
-					 io->token, tick, tick);
-			/* under mu: the call cannot end (and answer) before this line */
-			pthread_mutex_lock(&io->out_mu);
-			for (int off = 0; off < n;) {
-				ssize_t w = write(io->out_fd, line + off, (size_t)(n - off));
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w <= 0)
-					break; /* the main loop meets the error on its next write */
-				off += (int)w;
-			}
-			pthread_mutex_unlock(&io->out_mu);
+		int64_t due = io->tr[0].due, now = mono_ns();
+		for (unsigned i = 1; i < io->ntr; i++)
+			due = io->tr[i].due < due ? io->tr[i].due : due;
+		if (now < due) {
+			struct timespec ts = {.tv_sec = due / 1000000000LL,
+					      .tv_nsec = due % 1000000000LL};
+			pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+			continue; /* the set may have changed: look again */
 		}
+		for (unsigned i = 0; i < io->ntr; i++)
+			if (io->tr[i].due <= now) {
+				send_progress(io, &io->tr[i]);
+				io->tr[i].due += 1000000000LL;
+			}
 	}
 	pthread_mutex_unlock(&io->mu);
 	return NULL;
 }
 
-struct gl_mcp_io *gl_mcp_io_start(int in_fd, int out_fd, struct gl_cancel *cancel)
+/* Under mu: track the call key (owned) with token (JSON text). */
+static void track(struct gl_mcp_io *io, char *key, const char *tok)
+{
+	if (!key || !tok || strlen(tok) > GL_MCP_TOKEN_MAX || io->ntr == GL_MCP_TRACK_MAX) {
+		free(key);
+		return; /* no token, or past the bound: no progress (it is optional) */
+	}
+	struct tracked *t = &io->tr[io->ntr++];
+	t->key = key;
+	memcpy(t->token, tok, strlen(tok) + 1);
+	t->due = mono_ns() + 1000000000LL;
+	t->tick = 0;
+	pthread_cond_broadcast(&io->cv);
+}
+
+/* Under mu: stop the progress of the call key. */
+static void untrack(struct gl_mcp_io *io, const char *key)
+{
+	for (unsigned i = 0; key && i < io->ntr; i++)
+		if (!strcmp(io->tr[i].key, key)) {
+			free(io->tr[i].key);
+			io->tr[i] = io->tr[--io->ntr];
+			pthread_cond_broadcast(&io->cv);
+			return;
+		}
+}
+
+void gl_mcp_io_track(struct gl_mcp_io *io, jv id, jv token)
+{
+	char *key = id_key(id);
+	autofree char *tok = id_key(token); /* a string or a number, as MCP's ProgressToken */
+	pthread_mutex_lock(&io->mu);
+	track(io, key, tok);
+	pthread_mutex_unlock(&io->mu);
+}
+
+void gl_mcp_io_untrack(struct gl_mcp_io *io, jv id)
+{
+	autofree char *key = id_key(id);
+	pthread_mutex_lock(&io->mu);
+	untrack(io, key);
+	pthread_mutex_unlock(&io->mu);
+}
+
+int gl_mcp_io_wake_fd(const struct gl_mcp_io *io)
+{
+	return io->wake_fd;
+}
+
+int gl_mcp_io_try_next(struct gl_mcp_io *io, struct gl_mcp_in *m)
+{
+	uint64_t v;
+	while (read(io->wake_fd, &v, sizeof v) < 0 && errno == EINTR)
+		; /* before the queue is looked at: a later message wakes again */
+	pthread_mutex_lock(&io->mu);
+	int got = io->n > 0 ? 1 : io->eof ? -1 : 0;
+	if (got == 1) {
+		struct queued *x = &io->q[io->head];
+		*m = x->in;
+		free(x->key);
+		io->head = (io->head + 1) % GL_MCP_QUEUE_MAX;
+		io->n--;
+		pthread_cond_broadcast(&io->cv);
+	}
+	pthread_mutex_unlock(&io->mu);
+	return got;
+}
+
+struct gl_mcp_io *gl_mcp_io_start(int in_fd, int out_fd, struct gl_cancel *cancel,
+				  bool concurrent)
 {
 	struct gl_mcp_io *io = gl_xcalloc(1, sizeof *io);
 	io->out_fd = out_fd;
+	io->concurrent = concurrent;
+	io->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (io->wake_fd < 0)
+		return NULL;
 	io->cancel = cancel;
 	gl_rpc_reader_init(&io->rd, in_fd);
 	pthread_mutex_init(&io->mu, NULL);
@@ -240,20 +347,16 @@ int gl_mcp_io_send(struct gl_mcp_io *io, jv m)
 void gl_mcp_io_call_begin(struct gl_mcp_io *io, jv id, jv token)
 {
 	char *key = id_key(id);
-	char *tok = id_key(token); /* a string or a number, as MCP's ProgressToken */
+	autofree char *tok = id_key(token);
 	pthread_mutex_lock(&io->mu);
 	gl_cancel_reset(io->cancel);
 	free(io->key);
 	io->key = key;
-	io->token[0] = 0;
-	if (tok && strlen(tok) <= GL_MCP_TOKEN_MAX)
-		memcpy(io->token, tok, strlen(tok) + 1);
+	track(io, key ? gl_xstrdup(key) : NULL, tok);
 	io->busy = true;
 	io->cancelled = false;
-	io->seq++;
 	pthread_cond_broadcast(&io->cv);
 	pthread_mutex_unlock(&io->mu);
-	free(tok);
 }
 
 bool gl_mcp_io_call_end(struct gl_mcp_io *io)
@@ -261,6 +364,7 @@ bool gl_mcp_io_call_end(struct gl_mcp_io *io)
 	pthread_mutex_lock(&io->mu);
 	io->busy = false;
 	bool c = io->cancelled;
+	untrack(io, io->key);
 	free(io->key);
 	io->key = NULL;
 	pthread_cond_broadcast(&io->cv);
@@ -283,6 +387,9 @@ void gl_mcp_io_stop(struct gl_mcp_io *io)
 		free(x->key);
 	}
 	free(io->key);
+	for (unsigned i = 0; i < io->ntr; i++)
+		free(io->tr[i].key);
+	close(io->wake_fd);
 	pthread_cond_destroy(&io->cv);
 	pthread_mutex_destroy(&io->mu);
 	pthread_mutex_destroy(&io->out_mu);

@@ -10,8 +10,10 @@
  * GL_MCP_QUEUE_MAX messages; then it waits, as a full pipe would), and
  * acts on a cancellation at once: for the running call it fires the
  * call's lib/core/cancel.h control (its copy is killed, no further copy is
- * forked), for a request still queued it drops the request. A ticker
- * thread sends notifications/progress once a second for a running call
+ * forked), for a request still queued it drops the request; with
+ * concurrent calls (gl-run --jobs > 1) it hands any other cancellation to
+ * the main loop, whose dispatcher cancels that one call. A ticker thread
+ * sends notifications/progress once a second for each call in flight
  * that carries a progress token (the first after one second: short calls
  * get none). Every write to stdout goes through gl_mcp_io_send (one
  * mutex), and none of progress follows the call's end.
@@ -30,6 +32,7 @@
 
 #define GL_MCP_QUEUE_MAX 8     /* messages read ahead of the main loop */
 #define GL_MCP_TOKEN_MAX 256   /* bytes of a progress token's JSON text */
+#define GL_MCP_TRACK_MAX 64    /* calls with progress at once (= GL_JOBS_MAX) */
 
 struct gl_mcp_io;
 struct gl_policy;
@@ -55,9 +58,23 @@ struct gl_mcp_in {
 };
 
 /* Start the reader on in_fd and the ticker; answers go to out_fd; cancel
- * is the control the broker arms (borrowed, lives longer). NULL when a
- * thread cannot be started. */
-struct gl_mcp_io *gl_mcp_io_start(int in_fd, int out_fd, struct gl_cancel *cancel);
+ * is the control the broker arms (borrowed, lives longer). concurrent
+ * (gl-run --jobs > 1, calls run by lib/session/jobs.h): a cancellation
+ * that names no request still queued here is queued for the main loop,
+ * which cancels that call itself. NULL when a thread cannot be started. */
+struct gl_mcp_io *gl_mcp_io_start(int in_fd, int out_fd, struct gl_cancel *cancel,
+				  bool concurrent);
+/* An eventfd that is readable when a message is queued or input ended. */
+int gl_mcp_io_wake_fd(const struct gl_mcp_io *io);
+/* Without waiting: 1 with the next message, 0 when none is queued, -1 at
+ * the end of input. */
+int gl_mcp_io_try_next(struct gl_mcp_io *io, struct gl_mcp_in *m);
+/* Concurrent calls: progress for the request id (borrowed) with token
+ * (borrowed; jv_invalid(): none) until untracked, at most
+ * GL_MCP_TRACK_MAX at once. Untrack before the answer is sent: no
+ * progress line follows it. */
+void gl_mcp_io_track(struct gl_mcp_io *io, jv id, jv token);
+void gl_mcp_io_untrack(struct gl_mcp_io *io, jv id);
 /* The next message for the main loop: true, or false at the end of input
  * (EOF or a read error; nothing more will come). */
 bool gl_mcp_io_next(struct gl_mcp_io *io, struct gl_mcp_in *m);

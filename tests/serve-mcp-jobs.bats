@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# gl-run --serve-mcp with calls at once (issue 19; docs/mcp.md
+# "Concurrency"): with --jobs > 1 each tools/call runs in a worker of
+# lib/session/jobs.h and is answered by its JSON-RPC id when its record
+# arrives; calls of one horizon (all of one server's: one consumer) keep
+# their order, their slot's read, call and commit being one unit;
+# notifications/cancelled cancels that call only; ping answers at once.
+# --jobs 1 is the serial server as before: the mechanism-off comparison.
+# The client is the official MCP TypeScript SDK (scripts/mcp-sdk.sh) or
+# raw lines.
+#
+# unprivileged: yes — tests/run.sh runs this suite once more as nobody
+load helpers
+load fixtures/run/helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+  GL_MCP_SDK=$("$GL_ROOT/scripts/mcp-sdk.sh")
+  export GL_MCP_SDK
+}
+
+setup() {
+  run_setup
+  D=$BATS_TEST_TMPDIR/data
+  mkdir -p "$D/pub" "$D/hr"
+  printf 'SALARY-%s\n' "$RANDOM$RANDOM" >"$D/hr/salary.csv"
+  printf 'a' >"$D/pub/a.txt"
+  printf 'bbbbbbb' >"$D/pub/b.txt"
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  jq -n --arg pub "$D/pub/**" --arg hr "$D/hr/**" \
+    '{clearances:{agent:["hr"]},routes:{},labels:{($pub):[],($hr):["hr"]}}' >"$POLICY"
+  export GL_JOBS_HR=$D/hr/salary.csv GL_JOBS_PUB=$D/pub
+  REL=$(install_release "$FIX/mcp/slow")
+}
+
+teardown() { release_cleanup; }
+
+# sdk MODE JOBS — the SDK client's MODE against --serve-mcp --jobs JOBS
+sdk() {
+  GL_OPS_MARK="$GL_HOME/releases/$REL" run --separate-stderr node "$FIX/mcp/sdk_jobs.mjs" "$1" \
+    gl-run --serve-mcp --release "$REL" --policy "$POLICY" --jobs "$2"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -c .
+}
+
+@test "SDK client: 8 concurrent calls get 8 right answers by id, at --jobs 4 as at --jobs 1; calls of one slot keep their order" {
+  salary=$(wc -c <"$D/hr/salary.csv")
+  want=$(jq -cn --arg s "$salary bytes" '["one","slept 1 s",$s,"TWO","1 bytes","three","7 bytes","four"]')
+  sdk many 4
+  echo "$output" | jq -e '.sdkErrors == []'
+  [ "$(echo "$output" | jq -c .many)" = "$want" ] || { echo "$output"; false; }
+  echo "$output" | jq -e '(.many_ids | sort) == [2,3,4,5,6,7,8,9]'
+  # one consumer, one slot: the 2 s sleep's answer before the read_note's
+  # (docs/mcp.md "Concurrency": why calls of one slot do not overlap yet)
+  echo "$output" | jq -e --arg s "$salary bytes" '.pair == {slow: "slept 2 s", fast: $s} and .pair_ids == [10,11]'
+  # --jobs 1: one call after another, every answer in request order
+  sdk many 1
+  [ "$(echo "$output" | jq -c .many)" = "$want" ] || { echo "$output"; false; }
+  echo "$output" | jq -e '.many_ids == [2,3,4,5,6,7,8,9] and .pair_ids == [10,11]'
+  ! grep -E 'Sanitizer|runtime error' <<<"$stderr" || { grep -A25 -E 'Sanitizer|runtime error' <<<"$stderr"; false; }
+}
+
+@test "SDK client: cancelling the running call of three: no answer for it, its copy gone; the two queued behind it answered, progress for each" {
+  sdk cancel 4
+  echo "$output" | jq -e '.sdkErrors == []'
+  echo "$output" | jq -e '.nine | contains("the test cancels")'
+  salary=$(wc -c <"$D/hr/salary.csv")
+  echo "$output" | jq -e --arg s "$salary bytes" '.two == "slept 2 s" and .note == $s and .next == "after"'
+  # the 9 s sleep's copy ran, and was gone once the others were answered
+  # (the 2 s sleep ran after it: its sleep would have had 6 s left)
+  echo "$output" | jq -e '.during >= .before + 1 and .after == .before'
+  # progress per call: the cancelled one's and the 2 s sleep's
+  echo "$output" | jq -e '(.progress.nine | length) >= 1 and (.progress.two | length) >= 1'
+  # no answer of the cancelled request (id 2) came; every other did (initialize, id 0, before the recording)
+  echo "$output" | jq -e '(.ids | sort) == [1,3,4,5]'
+  grep -q '^gl-run: tools/call sleep: cancelled by the client: cancelled' <<<"$stderr"
+  ! grep -E 'Sanitizer|runtime error' <<<"$stderr" || { grep -A25 -E 'Sanitizer|runtime error' <<<"$stderr"; false; }
+}
+
+# ping_during JOBS — raw lines to --serve-mcp --jobs JOBS: a 3 s sleep,
+# then a ping and tools/list, then the end of input. Prints the ids of the
+# answers in the order they came.
+ping_during() {
+  {
+    echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+    echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"seconds":3}}}'
+    echo '{"jsonrpc":"2.0","id":3,"method":"ping"}'
+    echo '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
+  } | gl-run --serve-mcp --release "$REL" --policy "$POLICY" --jobs "$1" 2>>"$BATS_TEST_TMPDIR/err" |
+    jq -r '.id // empty' | tr '\n' ' '
+}
+
+@test "ping and tools/list answer at once while a call runs (on: --jobs 2; off: --jobs 1 answers them after it)" {
+  run ping_during 2
+  [ "$output" = "1 3 4 2 " ] || { echo "$output"; cat "$BATS_TEST_TMPDIR/err"; false; }
+  run ping_during 1
+  [ "$output" = "1 2 3 4 " ] || { echo "$output"; cat "$BATS_TEST_TMPDIR/err"; false; }
+}
