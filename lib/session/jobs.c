@@ -74,8 +74,9 @@ static void job_keys(const struct gl_jobs *J, struct job *jb)
 			gl_buf_addc(&b, ',');
 			jb->nh++;
 		}
-		free(ids[i]);
 	}
+	for (size_t i = 0; i < nid; i++) /* after: each is compared with the one before */
+		free(ids[i]);
 	free(ids);
 	gl_buf_addc(&b, 0);
 	jb->hset = b.data;
