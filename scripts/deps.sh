@@ -11,7 +11,7 @@ pkgs=(
   libsodium-dev libarchive-dev libjq-dev libonig-dev libseccomp-dev
   libcurl4-openssl-dev libssl-dev openssl jq
   python3 python3-dev python3-securesystemslib python3-nacl python3-cryptography time
-  bats minisign gojq
+  bats minisign
   bubblewrap nodejs
   groff-base
   python3-numpy python3-pypdf python3-requests

@@ -27,14 +27,8 @@ gl_setup() {
   cd "$BATS_TEST_TMPDIR"
 }
 
-# json FILTER — run jq on $output (the last `run`'s stdout). The assertion
-# helper runs Debian's gojq when it is there (scripts/deps.sh installs it):
-# the same filter language, started in ~5 ms of CPU where jq 1.6 spends
-# ~45 ms compiling its builtins at each start (issue 18: make check's time;
-# docs/testing.md). Its answers differ only in the order of object keys it
-# prints, which no assertion depends on (-e reads the truth of the result).
-GL_JSON_JQ=${GL_JSON_JQ:-$(command -v gojq || echo jq)}
-json() { printf '%s\n' "$output" | "$GL_JSON_JQ" -er "$@"; }
+# json FILTER — run jq on $output (the last `run`'s stdout)
+json() { printf '%s\n' "$output" | jq -er "$@"; }
 
 # kill_pids — teardown: end every process whose pid a test appended to $PIDS
 # (sinks, servers it started), each by its pid with SIGTERM; none when $PIDS
