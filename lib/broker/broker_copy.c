@@ -134,7 +134,8 @@ void gl_broker_end_copy(struct run *r, struct gl_germline *gm)
 	 * worker killed between the two leaves no copy running, and G1 in
 	 * another worker never meets a dying copy it does not know;
 	 * lib/sandbox/live.h) */
-	pid_t live = gl_live_pid(pidfd);
+	pid_t live = r->live_pid; /* read while it ran: a reaped copy's pidfd names no pid */
+	r->live_pid = -1;
 	if (pidfd >= 0 && gl_live_on() && forks) /* an exec copy: its exit for its receipt */
 		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 	if (forks && r->b->pool) {
@@ -238,6 +239,7 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 		return gl_broker_refuse(forks ? "germline" : "launch",
 					"the table of live copies is full (%d)", GL_LIVE_COPIES_MAX);
 	}
+	r->live_pid = gl_live_pid(*pidfd); /* alive: it waits for its call message */
 	(*copies)++;
 	gl_cancel_arm(r->b->cancel, *pidfd); /* a cancelled call kills it (lib/core/cancel.h) */
 	r->sock = sp[0];

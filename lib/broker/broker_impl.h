@@ -126,6 +126,7 @@ struct run {
 	size_t gi;
 	int sock;
 	int pidfd;     /* the copy the broker ends at line 27, or -1 (a session's process) */
+	pid_t live_pid; /* gl-run --jobs: its pid in the live table (read while it ran), or -1 */
 	char *scratch; /* an exec copy's scratch directory (lib/runtime/exec.h), or NULL */
 	struct gl_launch_ev ev; /* an exec copy's launch: its receipts (lib/runtime/launch.h) */
 	int64_t deadline;

@@ -122,7 +122,7 @@ static void init_groups(struct run *r, size_t groups)
 void gl_broker_run_init(struct run *r, const struct mode *mode, const struct gl_broker *b,
 			const struct gl_call *c, const struct gl_plan *plan, size_t groups)
 {
-	*r = (struct run){.mode = mode, .b = b, .c = c, .plan = plan, .sock = -1, .pidfd = -1,
+	*r = (struct run){.mode = mode, .b = b, .c = c, .plan = plan, .sock = -1, .pidfd = -1, .live_pid = -1,
 			  .triggers = jv_array(), .trig_src = jv_array(),
 			  .replay_seq = jv_invalid()};
 	if (!c)
@@ -169,7 +169,7 @@ void gl_broker_run_free(struct run *r, struct gl_germline *gm)
 	jv_free(r->trig_src);
 	jv_free(r->replay_seq);
 	free(r->why);
-	*r = (struct run){.sock = -1, .pidfd = -1};
+	*r = (struct run){.sock = -1, .pidfd = -1, .live_pid = -1};
 }
 
 /* ---- the call's slots (issue 19) ------------------------------------------ */

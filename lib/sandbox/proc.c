@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -75,6 +76,45 @@ static bool live_copy(pid_t child)
 	return gl_live_known(child);
 }
 
+/* child of parent: 1 gone, reaped or a zombie, 0 alive, -1 unreadable. */
+static int child_gone(long child, pid_t parent)
+{
+	char sp[64];
+	snprintf(sp, sizeof sp, "/proc/%ld/stat", child);
+	autofree char *st = NULL;
+	if (read_small(sp, &st, 4096) < 0)
+		return 1; /* already reaped: gone */
+	/* "pid (comm) S ppid ...": comm may hold anything, so from the last ')'. */
+	char *rp = strrchr(st, ')');
+	char state = 0;
+	long ppid = 0;
+	if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2)
+		return -1;
+	/* reaped, and the number reused by another process; or a zombie */
+	return ppid != parent || state == 'Z' || state == 'X';
+}
+
+/* gl-run --jobs: a live child of the init that is not in the table may be
+ * a copy of another call in its last moments (killed, awaited by its
+ * worker, not yet a zombie in /proc): it is given up to 100 ms to become
+ * one, or to be found in the table. A process that stays alive and
+ * unknown is refused as before. */
+static bool settles(long child, pid_t parent)
+{
+	if (!gl_live_on())
+		return false;
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL);
+		int g = child_gone(child, parent);
+		if (g != 0)
+			return g > 0;
+		if (live_copy((pid_t)child))
+			return true;
+	}
+	return false;
+}
+
 static int check_children_of(pid_t pid, pid_t allow, bool copies, const char *what, char **err)
 {
 	char path[96];
@@ -93,20 +133,10 @@ static int check_children_of(pid_t pid, pid_t allow, bool copies, const char *wh
 			return gl_err(err, "G1: unreadable children list");
 		if (child == (long)allow)
 			continue;
-		char sp[64];
-		snprintf(sp, sizeof sp, "/proc/%ld/stat", child);
-		autofree char *st = NULL;
-		if (read_small(sp, &st, 4096) < 0)
-			continue; /* already reaped: gone */
-		/* "pid (comm) S ppid ...": comm may hold anything, so from the last ')'. */
-		char *rp = strrchr(st, ')');
-		char state = 0;
-		long ppid = 0;
-		if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2)
-			return gl_err(err, "G1: unreadable %s", sp);
-		if (ppid != pid)
-			continue; /* reaped, and the number reused by another process */
-		if (state != 'Z' && state != 'X' && !(copies && live_copy((pid_t)child)))
+		int g = child_gone(child, pid);
+		if (g < 0)
+			return gl_err(err, "G1: unreadable /proc/%ld/stat", child);
+		if (g == 0 && !(copies && (live_copy((pid_t)child) || settles(child, pid))))
 			return gl_err(err, "G1: %s (pid %ld)", what, child);
 	}
 	return 0;
