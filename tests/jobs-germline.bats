@@ -108,7 +108,7 @@ copies_of() {
 
 @test "two calls of one release at once on one germline: a copy cannot reach the other call's live copy (sigpin: it can)" {
   # one release with both functions: jobs-victim's hold and jobs-probe's probe
-  local d=$BATS_TEST_TMPDIR/pair S=canary-$RANDOM$RANDOM
+  local d=$BATS_TEST_TMPDIR/pair S=canary-$RANDOM$RANDOM T=-t$$$RANDOM
   mkdir "$d"
   cp "$FIX/releases/jobs-victim/victim.py" "$FIX/releases/jobs-probe/probe.py" "$d"/
   printf 'from victim import hold  # noqa: F401\nfrom probe import probe  # noqa: F401\n' >"$d/pair.py"
@@ -119,15 +119,15 @@ copies_of() {
   # hold for agent (horizon []), probe for fin ([finance]): two slots, so
   # the two calls run at once, lanes 0 and 1 of one germline
   {
-    envelope hold "$R" hold '[]' "$(jq -cn --arg s "$S" '{args:{secret:$s,sleep:4}}')"
-    envelope probe "$R" probe '[]' '{"consumers":["fin"]}'
+    envelope hold "$R" hold '[]' "$(jq -cn --arg s "$S" --arg t "$T" '{args:{secret:$s,sleep:4,tag:$t}}')"
+    envelope probe "$R" probe '[]' "$(jq -cn --arg t "$T" '{args:{tag:$t},consumers:["fin"]}')"
   } | gl-plan --policy "$POLICY" >in
   # Off: sigpin (one unconfined process per release; its calls one at a
   # time, so the probe runs after the hold and finds what it left)
   gl-run --policy "$POLICY" --mode sigpin --jobs 2 --unordered <in >off || true
   cat off
   jq -c 'select(.id == "probe") | .results[0].value' off | grep -q "$S"
-  rm -f /tmp/gl-jobs-secret
+  rm -f "/tmp/gl-jobs-secret$T"
   # On: germline; the probe's record first (it ran beside the hold), and it
   # found nothing of it
   gl-run --policy "$POLICY" --jobs 2 --unordered <in >o
