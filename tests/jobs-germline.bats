@@ -139,3 +139,44 @@ copies_of() {
   jq -e -s 'map(select(.id == "probe"))[0].results[0].value | index("signalled:0") and index("procs:0")
     and (map(select(startswith("file:") or startswith("socket:"))) == [])' o
 }
+
+@test "G1: a helper disguised as a zombie (its leader thread exited, another thread runs) is refused" {
+  local d=$BATS_TEST_TMPDIR/zhelper
+  mkdir "$d"
+  cat >"$d/zh.py" <<'PY'
+import ctypes, os, threading, time
+if os.fork() == 0:
+    if os.fork() == 0:  # re-parented to the germline's init
+        threading.Thread(target=lambda: time.sleep(60)).start()
+        ctypes.CDLL(None).pthread_exit(None)  # the leader goes: /proc says Z
+    os._exit(0)
+time.sleep(0.3)
+
+
+def hello(call):
+    return "hi"
+PY
+  jq -n '{name:"zhelper",version:"1.0.0",runtime:"python",entry:"zh",protocol:"germline",
+    functions:{hello:{destinations:[]}},read_paths:[],deterministic:true}' >"$d/manifest.json"
+  Z=$(install_release "$d")
+  envelope z "$Z" hello | gl-plan --policy "$POLICY" >in
+  mkfifo fifo
+  gl-run --policy "$POLICY" --jobs 2 <fifo >o 2>e 3>&- &
+  local p=$! c seen=""
+  exec 4>fifo
+  cat in >&4
+  for i in $(seq 200); do [ -s o ] && break; sleep 0.05; done
+  # the disguise: a child of the germline's init that /proc calls a zombie
+  # while it has two tasks (what a rule passing every Z child lets live)
+  for c in $(pgrep -P "$(pgrep -d, -P "$p")" 2>/dev/null); do
+    awk '{ exit !($3 == "Z") }' "/proc/$c/stat" 2>/dev/null &&
+      [ "$(ls "/proc/$c/task" | wc -l)" -ge 2 ] && seen=$c
+  done
+  exec 4>&-
+  wait "$p" || true
+  cat o
+  echo "disguised helper: ${seen:-none}"
+  [ -n "$seen" ]
+  jq -e '.ok == false and .error == "germline_check"
+    and (.detail | test("G1: a process other than the germline lives in its PID namespace"))' o
+}

@@ -90,8 +90,22 @@ static int child_gone(long child, pid_t parent)
 	long ppid = 0;
 	if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2)
 		return -1;
-	/* reaped, and the number reused by another process; or a zombie */
-	return ppid != parent || state == 'Z' || state == 'X';
+	if (ppid != parent)
+		return 1; /* reaped, and the number reused by another process */
+	if (state != 'Z' && state != 'X')
+		return 0;
+	/* A zombie leader whose other threads still run shows Z too (its
+	 * leader called pthread_exit): a zombie is one task, the leader. */
+	char tp[64];
+	snprintf(tp, sizeof tp, "/proc/%ld/task", child);
+	DIR *d = opendir(tp);
+	if (!d)
+		return 1; /* gone meanwhile */
+	int tasks = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		tasks += e->d_name[0] != '.';
+	closedir(d);
+	return tasks <= 1;
 }
 
 /* gl-run --jobs: a live child of the init that is not in the table may be
