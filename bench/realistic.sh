@@ -18,28 +18,15 @@
 #   GL_BENCH_PASSES (3), GL_BENCH_CALLS (100), GL_BENCH_WARMUP (20),
 #   GL_BENCH_FRESH_CALLS (20), GL_BENCH_FRESH_WARMUP (2)
 set -euo pipefail
-root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
-export PATH="$root/bin:$PATH"
+. "$(dirname "$0")/lib/setup.bash"
+bench_setup realistic
 if ! /usr/bin/python3 -c 'import numpy, pypdf, requests' 2>/dev/null; then
   echo "bench: realistic: python3-numpy, python3-pypdf and python3-requests are needed" \
     "(scripts/deps.sh installs them)" >&2
   exit 1
 fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/gl-bench-realistic.XXXXXX")
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-export GL_HOME="$work/home" HOME="$work"
-unset GL_PASSPHRASE
-
-(
-  cd "$work"
-  gl-sign keygen --no-passphrase root >/dev/null
-  gl-sign keygen --no-passphrase tk >/dev/null
-  gl-sign init repo --root-key root --targets-key tk >/dev/null
-  gl-verify pin repo >/dev/null
-  gl-sign pack "$root/bench/releases/realistic" realistic.tar.gz >/dev/null
-  gl-sign add repo --key tk realistic.tar.gz >/dev/null
-)
-sha=$(cd "$work" && gl-verify install repo realistic.tar.gz | jq -er .release.sha256)
+bench_publisher
+sha=$(bench_install "$root/bench/releases/realistic")
 rel="$GL_HOME/releases/$sha"
 
 echo '{"clearances":{"agent":[]}}' >"$work/policy.json"

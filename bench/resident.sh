@@ -16,8 +16,8 @@
 # one where every call is a resident hit, and prints the ratios.
 #   GL_BENCH_RESIDENT_COUNTS (1,5,10,20), GL_BENCH_RESIDENT_CYCLES (10)
 set -euo pipefail
-root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
-export PATH="$root/bin:$PATH"
+. "$(dirname "$0")/lib/setup.bash"
+bench_setup resident
 name=${GL_BENCH_RESIDENT_RELEASE:-realistic}
 src=$root/bench/releases/$name
 [ -f "$src/manifest.json" ] || { echo "bench: resident: no release $src" >&2; exit 1; }
@@ -27,37 +27,18 @@ if [ "$name" = realistic ] && ! /usr/bin/python3 -c 'import numpy, pypdf, reques
   exit 1
 fi
 max=${GL_BENCH_RESIDENT_MAX:-20}
-work=$(mktemp -d "${TMPDIR:-/tmp}/gl-bench-resident.XXXXXX")
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-export GL_HOME="$work/home" HOME="$work"
-unset GL_PASSPHRASE
-
-(
-  cd "$work"
-  gl-sign keygen --no-passphrase root >/dev/null
-  gl-sign keygen --no-passphrase tk >/dev/null
-  gl-sign init repo --root-key root --targets-key tk >/dev/null
-  gl-verify pin repo >/dev/null
-  for i in $(seq "$max"); do
-    mkdir "r$i"
-    cp -r "$src/." "r$i/"
-    jq -c --arg v "1.0.$i" '.version = $v' "$src/manifest.json" >"r$i/manifest.json"
-    gl-sign pack "r$i" "r$i.tar.gz" >/dev/null
-    gl-sign add repo --key tk "r$i.tar.gz" >/dev/null
-  done
-)
+bench_publisher
 shas=$(for i in $(seq "$max"); do
-  (cd "$work" && gl-verify install repo "r$i.tar.gz" | jq -er .release.sha256)
+  mkdir "$work/r$i"
+  cp -r "$src/." "$work/r$i/"
+  jq -c --arg v "1.0.$i" '.version = $v' "$src/manifest.json" >"$work/r$i/manifest.json"
+  bench_install "$work/r$i"
 done | paste -sd,)
 first=$GL_HOME/releases/${shas%%,*}
 
-# The policy grants the manifest's read_paths and what each resolves to on
-# this machine (bench/realistic.sh: numpy's BLAS links in /etc/alternatives).
-grants=$(jq -r '.read_paths[]' "$first/manifest.json" | while IFS= read -r p; do
-    printf '%s\n' "$p"
-    readlink -f -- "$p" || true
-  done | jq -R . | jq -sc unique)
-echo "{\"clearances\":{\"agent\":[]},\"read_paths\":$grants}" >"$work/policy.json"
+# The bench releases name no read_paths (numpy's BLAS links are system
+# paths: docs/performance.md "What it takes to import numpy").
+echo '{"clearances":{"agent":[]}}' >"$work/policy.json"
 
 echo "machine: $(nproc) CPUs, $(uname -sr), $(/usr/bin/python3 -V 2>&1);" \
   "release $name x $max installs; load average $(cut -d' ' -f1-3 /proc/loadavg)"

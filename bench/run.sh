@@ -11,23 +11,10 @@
 # and a live copy, and prints the tables and the goals' ratios.
 #   GL_BENCH_PASSES (default 3), GL_BENCH_CALLS (200), GL_BENCH_WARMUP (40)
 set -euo pipefail
-root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
-export PATH="$root/bin:$PATH"
-work=$(mktemp -d "${TMPDIR:-/tmp}/gl-bench-run.XXXXXX")
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-export GL_HOME="$work/home" HOME="$work"
-unset GL_PASSPHRASE
-
-(
-  cd "$work"
-  gl-sign keygen --no-passphrase root >/dev/null
-  gl-sign keygen --no-passphrase tk >/dev/null
-  gl-sign init repo --root-key root --targets-key tk >/dev/null
-  gl-verify pin repo >/dev/null
-  gl-sign pack "$root/bench/releases/bench" bench.tar.gz >/dev/null
-  gl-sign add repo --key tk bench.tar.gz >/dev/null
-)
-sha=$(cd "$work" && gl-verify install repo bench.tar.gz | jq -er .release.sha256)
+. "$(dirname "$0")/lib/setup.bash"
+bench_setup run
+bench_publisher
+sha=$(bench_install "$root/bench/releases/bench")
 # Clearances: three consumers with different views of the labelled items,
 # so that summarize_many's call plans into three groups (checked by driver.py).
 echo '{"clearances":{"agent":["finance","hr"],"fin":["finance"],"pub":[]}}' >"$work/policy.json"

@@ -11,23 +11,10 @@
 #   GL_BENCH_THROUGHPUT_CALLS (40), GL_BENCH_PASSES (3),
 #   GL_BENCH_THROUGHPUT_JOBS (1,2,4), GL_BENCH_THROUGHPUT_N (200000)
 set -euo pipefail
-root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
-export PATH="$root/bin:$PATH"
-work=$(mktemp -d "${TMPDIR:-/tmp}/gl-bench-throughput.XXXXXX")
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-export GL_HOME="$work/home" HOME="$work"
-unset GL_PASSPHRASE
-
-(
-  cd "$work"
-  gl-sign keygen --no-passphrase root >/dev/null
-  gl-sign keygen --no-passphrase tk >/dev/null
-  gl-sign init repo --root-key root --targets-key tk >/dev/null
-  gl-verify pin repo >/dev/null
-  gl-sign pack "$root/bench/releases/throughput" throughput.tar.gz >/dev/null
-  gl-sign add repo --key tk throughput.tar.gz >/dev/null
-)
-sha=$(cd "$work" && gl-verify install repo throughput.tar.gz | jq -er .release.sha256)
+. "$(dirname "$0")/lib/setup.bash"
+bench_setup throughput
+bench_publisher
+sha=$(bench_install "$root/bench/releases/throughput")
 # eight agents, each cleared for its own tag: calls for different agents
 # touch different horizon slots (bench/throughput/driver.py)
 jq -n '{clearances: ([range(8)] | map({key: "agent\(.)", value: ["t\(.)"]}) | from_entries)}' \

@@ -14,23 +14,10 @@
 #   GL_TIMING_MODES (cpu,mem), GL_TIMING_CONFIGS (all that gl-run offers),
 #   GL_TIMING_LEAD_S (1.5), GL_TIMING_LISTEN_S (1.5), GL_TIMING_VERBOSE
 set -euo pipefail
-root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
-export PATH="$root/bin:$PATH"
-work=$(mktemp -d "${TMPDIR:-/tmp}/gl-bench-timing.XXXXXX")
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-export GL_HOME="$work/home" HOME="$work"
-unset GL_PASSPHRASE
-
-(
-  cd "$work"
-  gl-sign keygen --no-passphrase root >/dev/null
-  gl-sign keygen --no-passphrase tk >/dev/null
-  gl-sign init repo --root-key root --targets-key tk >/dev/null
-  gl-verify pin repo >/dev/null
-  gl-sign pack "$root/bench/releases/timing" timing.tar.gz >/dev/null
-  gl-sign add repo --key tk timing.tar.gz >/dev/null
-)
-sha=$(cd "$work" && gl-verify install repo timing.tar.gz | jq -er .release.sha256)
+. "$(dirname "$0")/lib/setup.bash"
+bench_setup timing
+bench_publisher
+sha=$(bench_install "$root/bench/releases/timing")
 
 echo "machine: $(nproc) CPUs, $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/python3 "$root/bench/timing/driver.py" --root "$root" --release "$sha" --work "$work" \
