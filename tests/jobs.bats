@@ -4,7 +4,8 @@
 # records in input order or, with --unordered, as they end; the policy's
 # "concurrency"; a worker killed during its call. Real components only:
 # signed releases installed through gl-verify (tests/fixtures/releases/
-# cc-counter and jobs-counter, a counter in call.state that can sleep),
+# cc-counter, and a copy of it named jobs-counter: a counter in
+# call.state that can sleep),
 # real germlines and copies.
 #
 # Each property is shown with its mechanism off — the GL_TESTING build
@@ -25,7 +26,12 @@ setup() {
   POLICY=$BATS_TEST_TMPDIR/policy.json
   echo '{"clearances":{"agent":[]},"routes":{}}' >"$POLICY"
   A=$(install_release "$FIX/releases/cc-counter")
-  B=$(install_release "$FIX/releases/jobs-counter")
+  # a second release: cc-counter under another name (two releases' calls
+  # run at the same time)
+  cp -r "$FIX/releases/cc-counter" "$BATS_TEST_TMPDIR/jobs-counter"
+  jq -c '.name = "jobs-counter"' "$FIX/releases/cc-counter/manifest.json" \
+    >"$BATS_TEST_TMPDIR/jobs-counter/manifest.json"
+  B=$(install_release "$BATS_TEST_TMPDIR/jobs-counter")
 }
 
 teardown() { release_cleanup; }

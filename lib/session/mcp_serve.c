@@ -273,6 +273,17 @@ int gl_mcp_io_wake_fd(const struct gl_mcp_io *io)
 	return io->wake_fd;
 }
 
+/* The queue's head message into *m (io->mu held, the queue not empty). */
+static void dequeue(struct gl_mcp_io *io, struct gl_mcp_in *m)
+{
+	struct queued *x = &io->q[io->head];
+	*m = x->in;
+	free(x->key);
+	io->head = (io->head + 1) % GL_MCP_QUEUE_MAX;
+	io->n--;
+	pthread_cond_broadcast(&io->cv);
+}
+
 int gl_mcp_io_try_next(struct gl_mcp_io *io, struct gl_mcp_in *m)
 {
 	uint64_t v;
@@ -280,14 +291,8 @@ int gl_mcp_io_try_next(struct gl_mcp_io *io, struct gl_mcp_in *m)
 		; /* before the queue is looked at: a later message wakes again */
 	pthread_mutex_lock(&io->mu);
 	int got = io->n > 0 ? 1 : io->eof ? -1 : 0;
-	if (got == 1) {
-		struct queued *x = &io->q[io->head];
-		*m = x->in;
-		free(x->key);
-		io->head = (io->head + 1) % GL_MCP_QUEUE_MAX;
-		io->n--;
-		pthread_cond_broadcast(&io->cv);
-	}
+	if (got == 1)
+		dequeue(io, m);
 	pthread_mutex_unlock(&io->mu);
 	return got;
 }
@@ -322,14 +327,8 @@ bool gl_mcp_io_next(struct gl_mcp_io *io, struct gl_mcp_in *m)
 	while (!io->n && !io->eof)
 		pthread_cond_wait(&io->cv, &io->mu);
 	bool got = io->n > 0;
-	if (got) {
-		struct queued *x = &io->q[io->head];
-		*m = x->in;
-		free(x->key);
-		io->head = (io->head + 1) % GL_MCP_QUEUE_MAX;
-		io->n--;
-		pthread_cond_broadcast(&io->cv);
-	}
+	if (got)
+		dequeue(io, m);
 	pthread_mutex_unlock(&io->mu);
 	return got;
 }
