@@ -38,8 +38,17 @@ rel() { echo "$FIX/releases/contain-$1"; }
   [ "$(at 2 .reply.value)" = 3 ]
 }
 
-# helper_pids TAG — live processes named TAG (the test's own helper only)
-helper_pids() { pgrep -x "$1" || true; }
+# helper_pids TAG — live processes named TAG (the test's own helper only).
+# A zombie is left out: it runs no code and holds no lock, and who reaps it
+# (after the reference run's kill -9, the host's init) is not under test —
+# on a CI host whose PID 1 reaps late it stayed listed into the next check.
+helper_pids() {
+  local p st
+  for p in $(pgrep -x "$1"); do
+    st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
+    [ -z "$st" ] || [ "$st" = Z ] || echo "$p"
+  done
+}
 
 @test "double-forked helper: refused (G1: it is in the germline's PID namespace) and gone with it; off: it relays a secret and outlives the broker" {
   r=$BATS_TEST_TMPDIR/helper tag=glh$$$RANDOM
