@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/sha.h"
 #include "release/manifest.h"
 #include "core/util.h"
 
@@ -57,20 +58,20 @@ static bool host_header_matches(const char *value, const char *host)
 	return strspn(v, "0123456789") == strlen(v);
 }
 
-static void put_field(crypto_hash_sha256_state *st, const void *p, size_t n)
+static void put_field(struct gl_sha256 *st, const void *p, size_t n)
 {
 	unsigned char len[8];
 	for (int i = 0; i < 8; i++)
 		len[i] = (unsigned char)((uint64_t)n >> (56 - 8 * i));
-	crypto_hash_sha256_update(st, len, 8);
-	crypto_hash_sha256_update(st, p, n);
+	gl_sha256_update(st, len, 8);
+	gl_sha256_update(st, p, n);
 }
 
 void gl_http_digest(struct gl_http_req *req)
 {
 	const struct gl_msg *m = req->msg;
-	crypto_hash_sha256_state st;
-	crypto_hash_sha256_init(&st);
+	struct gl_sha256 st;
+	gl_sha256_init(&st);
 	put_field(&st, m->method, strlen(m->method));
 	put_field(&st, req->norm_url, strlen(req->norm_url));
 	size_t n = 0;
@@ -79,7 +80,7 @@ void gl_http_digest(struct gl_http_req *req)
 	unsigned char cnt[8];
 	for (int i = 0; i < 8; i++)
 		cnt[i] = (unsigned char)((uint64_t)n >> (56 - 8 * i));
-	crypto_hash_sha256_update(&st, cnt, 8);
+	gl_sha256_update(&st, cnt, 8);
 	for (size_t i = 0; i < m->nheader; i++) {
 		const char *name = m->header[i].name;
 		if (hop_header(name))
@@ -91,7 +92,7 @@ void gl_http_digest(struct gl_http_req *req)
 		put_field(&st, m->header[i].value, strlen(m->header[i].value));
 	}
 	put_field(&st, m->body ? m->body : (const unsigned char *)"", m->body_len);
-	crypto_hash_sha256_final(&st, req->digest);
+	gl_sha256_final(&st, req->digest);
 }
 
 int gl_http_req_init(struct gl_http_req *req, const struct gl_msg *msg, char **err)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "json/msg.h"
 #include "core/util.h"
@@ -30,7 +31,7 @@ int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], char **err
 		return gl_err(err, "horizon: %s", gl_fail_detail(&why));
 	}
 	unsigned char h[32];
-	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
+	gl_sha256(h, (const unsigned char *)b.data, b.len);
 	gl_hex(h, 32, out);
 	return 0;
 }

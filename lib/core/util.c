@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "core/sha.h"
+
 const char *gl_prog = "gl";
 
 static void vwarn(int errnum, const char *fmt, va_list ap)
@@ -526,8 +528,8 @@ const char *gl_flag_value(int argc, char **argv, int *i, const char *name, const
 
 int gl_sha256_fd_hex(int fd, char out[65])
 {
-	crypto_hash_sha256_state st;
-	crypto_hash_sha256_init(&st);
+	struct gl_sha256 st;
+	gl_sha256_init(&st);
 	unsigned char buf[65536];
 	off_t off = 0;
 	for (;;) {
@@ -538,11 +540,11 @@ int gl_sha256_fd_hex(int fd, char out[65])
 			return -1;
 		if (n == 0)
 			break;
-		crypto_hash_sha256_update(&st, buf, (size_t)n);
+		gl_sha256_update(&st, buf, (size_t)n);
 		off += n;
 	}
-	unsigned char h[crypto_hash_sha256_BYTES];
-	crypto_hash_sha256_final(&st, h);
+	unsigned char h[GL_SHA256_BYTES];
+	gl_sha256_final(&st, h);
 	gl_hex(h, sizeof h, out);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "plan/labels.h"
 #include "release/manifest.h"
@@ -437,7 +438,7 @@ static enum gl_code load(const char *path, struct gl_witness *w, char sha256[65]
 		return gl_err(err, "%s", strerror(errno)), GL_E_IO;
 	}
 	unsigned char h[32];
-	crypto_hash_sha256(h, (unsigned char *)buf, len);
+	gl_sha256(h, (unsigned char *)buf, len);
 	gl_hex(h, 32, sha256);
 	w->doc = gl_canon_parse(buf, len);
 	if (!jv_is_valid(w->doc)) {
@@ -459,7 +460,7 @@ static enum gl_code load(const char *path, struct gl_witness *w, char sha256[65]
 	jv_free(rest);
 	char hex[65] = "";
 	if (rc == 0) {
-		crypto_hash_sha256(h, (unsigned char *)body.data, body.len);
+		gl_sha256(h, (unsigned char *)body.data, body.len);
 		gl_hex(h, 32, hex);
 	}
 	if (rc < 0 || strcmp(hex, rs))

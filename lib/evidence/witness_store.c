@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "release/manifest.h"
 #include "core/util.h"
@@ -395,7 +396,7 @@ int gl_witness_snapshot_load(const char *witness_path, const char *home, const c
 	}
 	unsigned char h[32];
 	char hex[65];
-	crypto_hash_sha256(h, (unsigned char *)buf, len);
+	gl_sha256(h, (unsigned char *)buf, len);
 	gl_hex(h, 32, hex);
 	if (strcmp(hex, sha))
 		return gl_fail(f, GL_E_BAD_SNAPSHOT, "slot snapshot %s: its bytes hash to %s", sha,

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "plan/labels.h"
 #include "release/manifest.h"
@@ -156,7 +157,7 @@ static int seal(jv rec, struct gl_buf *out, char **err)
 	}
 	unsigned char h[32];
 	char hex[65];
-	crypto_hash_sha256(h, (unsigned char *)body.data, body.len);
+	gl_sha256(h, (unsigned char *)body.data, body.len);
 	gl_hex(h, 32, hex);
 	rec = jv_object_set(rec, jv_string("record_sha256"), jv_string(hex));
 	int rc = gl_canon_dump(out, rec, &cf);
@@ -169,7 +170,7 @@ static void snapshot(jv slot, struct gl_buf *b, struct gl_witness_snap *s)
 {
 	gl_json_dump(b, slot);
 	unsigned char h[32];
-	crypto_hash_sha256(h, (unsigned char *)b->data, b->len);
+	gl_sha256(h, (unsigned char *)b->data, b->len);
 	gl_hex(h, 32, s->sha);
 	s->text = b->data;
 	s->len = b->len;
@@ -214,7 +215,7 @@ int gl_witness_save(const char *home, const struct gl_witness_in *in, char **pat
 		}
 	}
 	unsigned char h[32];
-	crypto_hash_sha256(h, (unsigned char *)b.data, b.len);
+	gl_sha256(h, (unsigned char *)b.data, b.len);
 	gl_hex(h, 32, sha256);
 	*path = p;
 	return 0;

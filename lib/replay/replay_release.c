@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/sha.h"
 #include "sign/archive.h"
 #include "json/json.h"
 #include "release/manifest.h"
@@ -22,8 +23,8 @@
 
 static int hash_fd(int fd, unsigned char out[32], int copy_to)
 {
-	crypto_hash_sha256_state h;
-	crypto_hash_sha256_init(&h);
+	struct gl_sha256 h;
+	gl_sha256_init(&h);
 	char buf[65536];
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof buf);
@@ -33,11 +34,11 @@ static int hash_fd(int fd, unsigned char out[32], int copy_to)
 			return -1;
 		if (n == 0)
 			break;
-		crypto_hash_sha256_update(&h, (unsigned char *)buf, (unsigned long long)n);
+		gl_sha256_update(&h, (unsigned char *)buf, n);
 		if (copy_to >= 0 && gl_write_all(copy_to, buf, (size_t)n) < 0)
 			return -1;
 	}
-	crypto_hash_sha256_final(&h, out);
+	gl_sha256_final(&h, out);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "release/manifest.h"
 #include "core/util.h"
@@ -134,7 +135,7 @@ static enum gl_admit_status read_record(const char *rpath, jv *files, char tree_
 		return gl_err(err, "install record %s: %s", rpath, gl_fail_detail(&cf)),
 		       GL_ADMIT_NO_RECORD;
 	unsigned char h[32];
-	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
+	gl_sha256(h, (const unsigned char *)b.data, b.len);
 	gl_hex(h, 32, tree_sha256);
 	return GL_ADMIT_OK;
 }

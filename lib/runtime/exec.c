@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/sha.h"
 #include "release/bounds.h"
 #include "json/json.h"
 #include "release/manifest.h"
@@ -126,7 +127,7 @@ static int verify_tree(struct gl_exec *x, const char *release_dir, jv manifest, 
 			      gl_fail_detail(&cf));
 	}
 	unsigned char h[32];
-	crypto_hash_sha256(h, (const unsigned char *)cb.data, cb.len);
+	gl_sha256(h, (const unsigned char *)cb.data, cb.len);
 	gl_hex(h, 32, x->tree_sha256);
 	jv e0j = jv_array_get(gl_json_get(manifest, "entry"), 0);
 	autofree char *e0rel = jv_get_kind(e0j) == JV_KIND_STRING && jv_string_value(e0j)[0] != '/'

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "release/manifest.h"
 #include "sign/tuf.h"
@@ -125,7 +126,7 @@ int gl_receipt_write(const struct gl_receipts *r, struct gl_launch_ev *ev, const
 		return gl_fail_give(&cf, err);
 	}
 	unsigned char h[32];
-	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
+	gl_sha256(h, (const unsigned char *)b.data, b.len);
 	gl_hex(h, 32, id_out);
 	if (!strcmp(state, "fully_enforced")) {
 		memcpy(ev->launched_id, id_out, 65);
@@ -502,7 +503,7 @@ static jv identify(jv out, const struct vctx *v, jv s, const char *state, const 
 {
 	if (sb->len) {
 		unsigned char h[32];
-		crypto_hash_sha256(h, (const unsigned char *)sb->data, sb->len);
+		gl_sha256(h, (const unsigned char *)sb->data, sb->len);
 		char id[65];
 		gl_hex(h, 32, id);
 		out = jv_object_set(out, jv_string("receipt"), jv_string(id));

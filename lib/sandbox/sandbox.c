@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/sha.h"
 #include "core/util.h"
 
 /* ---- seccomp -------------------------------------------------------------- */
@@ -337,8 +338,8 @@ void gl_bpf_free(struct gl_bpf *b)
 
 void gl_bpf_sha256(const struct gl_bpf *b, char out[65])
 {
-	unsigned char h[crypto_hash_sha256_BYTES];
-	crypto_hash_sha256(h, b->insns, b->len);
+	unsigned char h[GL_SHA256_BYTES];
+	gl_sha256(h, b->insns, b->len);
 	gl_hex(h, sizeof h, out);
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "json/log.h"
 
@@ -135,8 +136,8 @@ static enum gl_archive_status put_file(struct xtract *x, int pfd, const char *ba
 					 GL_AR_RES_STRICT);
 	if (fd < 0)
 		return create_error(x, errno, "create");
-	crypto_hash_sha256_state h;
-	crypto_hash_sha256_init(&h);
+	struct gl_sha256 h;
+	gl_sha256_init(&h);
 	for (;;) {
 		la_ssize_t n = archive_read_data(x->a, x->buf, XBUF);
 		if (n == 0)
@@ -151,16 +152,16 @@ static enum gl_archive_status put_file(struct xtract *x, int pfd, const char *ba
 			return refuse(x, "decompressed size past the bound of %llu bytes in total",
 				      (unsigned long long)x->lim->max_bytes);
 		x->bytes += (uint64_t)n;
-		crypto_hash_sha256_update(&h, x->buf, (unsigned long long)n);
+		gl_sha256_update(&h, x->buf, n);
 		if (gl_write_all(fd, x->buf, (size_t)n) < 0)
 			return create_error(x, errno, "write");
 	}
 	/* Owner-exec decides 0555 against 0444; setuid/setgid/sticky dropped. */
 	if (fchmod(fd, (perm & S_IXUSR) ? 0555 : 0444) < 0 || close(gl_steal_fd(&fd)) < 0)
 		return create_error(x, errno, "write");
-	unsigned char md[crypto_hash_sha256_BYTES];
-	char hex[2 * crypto_hash_sha256_BYTES + 1];
-	crypto_hash_sha256_final(&h, md);
+	unsigned char md[GL_SHA256_BYTES];
+	char hex[2 * GL_SHA256_BYTES + 1];
+	gl_sha256_final(&h, md);
 	gl_hex(md, sizeof md, hex);
 	x->files = jv_object_set(x->files, jv_string(path), jv_string(hex));
 	return GL_ARCHIVE_OK;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/sha.h"
 #include "sign/archive.h"
 #include "json/json.h"
 #include "release/manifest.h"
@@ -33,8 +34,8 @@ static int private_copy_fd(const char *dir)
 }
 
 struct hasher {
-	crypto_hash_sha256_state s256;
-	crypto_hash_sha512_state s512;
+	struct gl_sha256 s256;
+	struct gl_sha512 s512;
 	int copy_fd, want512; /* SHA-512 only when targets.json lists one */
 	const char *name;
 };
@@ -42,9 +43,9 @@ struct hasher {
 static int hash_sink(void *ctx, const void *data, size_t len, struct gl_fail *f)
 {
 	struct hasher *h = ctx;
-	crypto_hash_sha256_update(&h->s256, data, (unsigned long long)len);
+	gl_sha256_update(&h->s256, data, len);
 	if (h->want512)
-		crypto_hash_sha512_update(&h->s512, data, (unsigned long long)len);
+		gl_sha512_update(&h->s512, data, len);
 	if (h->copy_fd >= 0 && gl_write_all(h->copy_fd, data, len) < 0)
 		return gl_fail_set(f, GL_E_IO, "copying %s: %s", h->name, strerror(errno)), -1;
 	return 0;
@@ -61,8 +62,8 @@ static enum gl_code fetch(const char *repo, const char *rel, int64_t want, jv ha
 	struct hasher h = {.copy_fd = copy_fd,
 			   .want512 = gl_json_get_str(hashes, "sha512") != NULL,
 			   .name = name};
-	crypto_hash_sha256_init(&h.s256);
-	crypto_hash_sha512_init(&h.s512);
+	gl_sha256_init(&h.s256);
+	gl_sha512_init(&h.s512);
 	uint64_t total;
 	int more;
 	if (gl_repo_stream(repo, rel, (uint64_t)want, hash_sink, &h, &total, &more, f))
@@ -73,10 +74,10 @@ static enum gl_code fetch(const char *repo, const char *rel, int64_t want, jv ha
 	if (total < (uint64_t)want)
 		return gl_fail_set(f, GL_E_LENGTH, "%s: %llu bytes, but targets.json says %lld", name,
 				   (unsigned long long)total, (long long)want);
-	unsigned char d256[crypto_hash_sha256_BYTES], d512[crypto_hash_sha512_BYTES];
+	unsigned char d256[GL_SHA256_BYTES], d512[GL_SHA512_BYTES];
 	char hex512[129];
-	crypto_hash_sha256_final(&h.s256, d256);
-	crypto_hash_sha512_final(&h.s512, d512);
+	gl_sha256_final(&h.s256, d256);
+	gl_sha512_final(&h.s512, d512);
 	gl_hex(d256, sizeof d256, sha);
 	gl_hex(d512, sizeof d512, hex512);
 	static const char *const algs[] = {"sha256", "sha512"}, *const names[] = {"SHA-256",

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "sign/passphrase.h"
 #include "core/util.h"
@@ -78,8 +79,8 @@ void gl_keyid(const unsigned char pk[32], char out[GL_KEYID_HEX])
 	jv o = gl_pubkey_json(pk);
 	gl_canon_dump(&b, o, &f); /* cannot fail: ASCII strings only */
 	jv_free(o);
-	unsigned char h[crypto_hash_sha256_BYTES];
-	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
+	unsigned char h[GL_SHA256_BYTES];
+	gl_sha256(h, (const unsigned char *)b.data, b.len);
 	gl_hex(h, sizeof h, out);
 }
 

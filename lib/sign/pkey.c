@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "core/sha.h"
 #include "core/util.h"
 #include "json/json.h"
 
@@ -62,7 +63,7 @@ int gl_pkey_keyid(jv key, char out[65], struct gl_fail *f)
 	if (gl_canon_dump_tuf(&b, key, f) < 0)
 		return -1;
 	unsigned char d[32];
-	crypto_hash_sha256(d, (const unsigned char *)b.data, b.len);
+	gl_sha256(d, (const unsigned char *)b.data, b.len);
 	gl_hex(d, 32, out);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/sha.h"
 #include "sign/archive.h"
 #include "json/json.h"
 #include "release/manifest.h"
@@ -140,8 +141,8 @@ static enum gl_code hash_copy(const char *src, int dst_fd, struct staged *s, str
 	autoclose int fd = open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return gl_fail_set(f, GL_E_IO, "%s: %s", src, strerror(errno));
-	crypto_hash_sha256_state h;
-	crypto_hash_sha256_init(&h);
+	struct gl_sha256 h;
+	gl_sha256_init(&h);
 	autofree unsigned char *buf = gl_xmalloc(CHUNK);
 	s->len = 0;
 	for (;;) {
@@ -153,12 +154,12 @@ static enum gl_code hash_copy(const char *src, int dst_fd, struct staged *s, str
 		if (r == 0)
 			break;
 		s->len += r;
-		crypto_hash_sha256_update(&h, buf, (unsigned long long)r);
+		gl_sha256_update(&h, buf, r);
 		if (dst_fd >= 0 && gl_write_all(dst_fd, buf, (size_t)r) < 0)
 			return gl_fail_set(f, GL_E_IO, "copying %s: %s", src, strerror(errno));
 	}
-	unsigned char d[crypto_hash_sha256_BYTES];
-	crypto_hash_sha256_final(&h, d);
+	unsigned char d[GL_SHA256_BYTES];
+	gl_sha256_final(&h, d);
 	gl_hex(d, sizeof d, s->sha);
 	if (dst_fd >= 0 && fsync(dst_fd) < 0)
 		return gl_fail_set(f, GL_E_IO, "copying %s: %s", src, strerror(errno));

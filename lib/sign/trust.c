@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "sign/repo.h"
 
@@ -28,9 +29,9 @@ void gl_publisher_free(struct gl_publisher *p)
 
 static void publisher_id(const struct gl_meta *root, char id[17])
 {
-	unsigned char h[crypto_hash_sha256_BYTES];
+	unsigned char h[GL_SHA256_BYTES];
 	char hex[2 * sizeof h + 1];
-	crypto_hash_sha256(h, (const unsigned char *)root->signed_bytes.data,
+	gl_sha256(h, (const unsigned char *)root->signed_bytes.data,
 			   root->signed_bytes.len);
 	gl_hex(h, sizeof h, hex);
 	memcpy(id, hex, 16);

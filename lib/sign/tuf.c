@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 
 static const char *const type_names[] = {"root", "targets", "snapshot", "timestamp"};
@@ -139,8 +140,8 @@ static int keyid_of(jv key, char out[GL_KEYID_HEX])
 	autofail struct gl_fail err = {0};
 	if (gl_canon_dump_tuf(&b, key, &err) < 0)
 		return -1;
-	unsigned char h[crypto_hash_sha256_BYTES];
-	crypto_hash_sha256(h, (const unsigned char *)b.data, b.len);
+	unsigned char h[GL_SHA256_BYTES];
+	gl_sha256(h, (const unsigned char *)b.data, b.len);
 	gl_hex(h, sizeof h, out);
 	return 0;
 }

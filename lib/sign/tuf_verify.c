@@ -5,6 +5,7 @@
 #include <sodium.h>
 #include <string.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "sign/pkey.h"
 #include "sign/tuf.h"
@@ -156,8 +157,8 @@ enum gl_code gl_tuf_check_bytes(const char *name, const void *data, size_t len,
 	const char *want;
 	char hex[129];
 	if ((want = gl_json_get_str(hashes, "sha256"))) {
-		unsigned char d[crypto_hash_sha256_BYTES];
-		crypto_hash_sha256(d, data, len);
+		unsigned char d[GL_SHA256_BYTES];
+		gl_sha256(d, data, len);
 		gl_hex(d, sizeof d, hex);
 		if (strcasecmp(hex, want))
 			return gl_fail_set(f, GL_E_HASH, "%s: SHA-256 is %s, but its parent role says %.64s",
@@ -165,8 +166,8 @@ enum gl_code gl_tuf_check_bytes(const char *name, const void *data, size_t len,
 		checked++;
 	}
 	if ((want = gl_json_get_str(hashes, "sha512"))) {
-		unsigned char d[crypto_hash_sha512_BYTES];
-		crypto_hash_sha512(d, data, len);
+		unsigned char d[GL_SHA512_BYTES];
+		gl_sha512(d, data, len);
 		gl_hex(d, sizeof d, hex);
 		if (strcasecmp(hex, want))
 			return gl_fail_set(f, GL_E_HASH, "%s: SHA-512 is %s, but its parent role says %.128s",

@@ -5,6 +5,7 @@
 #include <sodium.h>
 #include <string.h>
 
+#include "core/sha.h"
 #include "json/json.h"
 #include "sign/tuf.h"
 
@@ -78,9 +79,9 @@ jv gl_tuf_meta_entry(int64_t version, const void *data, size_t len)
 	jv e = jv_object_set(jv_object(), jv_string("version"), jv_number((double)version));
 	if (!data)
 		return e;
-	unsigned char d[crypto_hash_sha256_BYTES];
+	unsigned char d[GL_SHA256_BYTES];
 	char hex[2 * sizeof d + 1];
-	crypto_hash_sha256(d, data, len);
+	gl_sha256(d, data, len);
 	gl_hex(d, sizeof d, hex);
 	e = jv_object_set(e, jv_string("length"), jv_number((double)len));
 	return jv_object_set(e, jv_string("hashes"),
