@@ -9,7 +9,8 @@
 # calls of one slot overlap at --jobs 2. Real gl-run, real germline; the
 # fixture is tests/fixtures/releases/sl-nap (nap: declared, nap_slot: the
 # same code undeclared, bump: a counter in its slot, liar: bump declared
-# "none"). The enforcement off is the GL_TESTING build's
+# "none"; and tests/fixtures/mcp/liar, an MCP server that writes a
+# state_put on fd 3 itself). The enforcement off is the GL_TESTING build's
 # GL_TEST_STATELESS_UNENFORCED=1 (the broker ignores the declaration).
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody
@@ -205,4 +206,21 @@ copies_of() {
   glrun "$TBIN/gl-run" GL_TEST_LIVE_LOOSE=1
   jq -e -s 'map(select(.id == "put"))[0] | .ok or .error != "germline_check"' o
   pkill -x "${tag:0:15}" || true
+}
+
+@test "an mcp-stdio server that declares \"none\" and writes a state_put on the host's channel itself: protocol, no slot (off: it lands)" {
+  L=$(install_release "$FIX/mcp/liar")
+  LSLOT=$GL_HOME/slots/$L/$(printf '%s' '[]' | sha256sum | cut -c1-64).json
+  envelope n "$L" note '[]' '{"args":{"text":"kept"}}' | gl-plan --policy "$POLICY" >in
+  run --separate-stderr gl-run --policy "$POLICY" <in
+  echo "$output"
+  json '.results[0] | .ok == false and .error == "protocol"
+    and (.detail | startswith("state_put: the function declares"))'
+  [ ! -e "$LSLOT" ]
+  plain_pass || return 0
+  # off: the broker ignores the declaration, the server's own write lands
+  run --separate-stderr env GL_TEST_STATELESS_UNENFORCED=1 "$TBIN/gl-run" --policy "$POLICY" <in
+  echo "$output"
+  json '.results[0].ok and .results[0].value.content[0].text == "broker said ok"'
+  [ "$(jq -c .stolen.value "$LSLOT")" = '"kept"' ]
 }
