@@ -26,6 +26,7 @@
 #include "broker/broker_impl.h"
 
 #include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@
 #include "broker/http.h"
 #include "json/json.h"
 #include "plan/labels.h"
+#include "release/manifest.h"
 #include "core/util.h"
 #include "evidence/witness.h"
 
@@ -130,6 +132,23 @@ static void end_group(struct run *r, struct gl_germline *gm, int from, enum outc
 
 /* ---- the call (lines 5–7) ------------------------------------------------- */
 
+/* Does c's function keep no state across calls (issue 19)? The manifest's
+ * signed "state": "none" (lib/release/manifest.h): its copies then read no
+ * slot (an empty σ, line 10), take no slot lock and may write none (a
+ * state_put ends the copy, "protocol"; line 23 never runs), so a release
+ * that declares it and still writes gains nothing but a failed call. Under
+ * GL_TESTING, GL_TEST_STATELESS_UNENFORCED=1 ignores the declaration here
+ * (the slot as for any call): the write then lands (tests/stateless.bats). */
+static bool keeps_no_state(const struct gl_call *c)
+{
+#ifdef GL_TESTING
+	const char *off = getenv("GL_TEST_STATELESS_UNENFORCED");
+	if (off && !strcmp(off, "1"))
+		return false;
+#endif
+	return gl_manifest_stateless(c->fn);
+}
+
 jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct gl_call *c,
 		  const struct gl_plan *plan, bool *germline_lost)
 {
@@ -140,10 +159,11 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 	 * --no-twin ablation, a fresh one per copy); Rel[e] ← ⟨⟩ for e ∈ D_f. */
 	gl_broker_run_init(&r, b->lazy ? &gl_mode_lazy : &gl_mode_germline, b, c, plan,
 			   plan->ngroup);
+	r.stateless = keeps_no_state(c);
 	jv out = gl_broker_load_items(&r);
 	jv results = jv_array();
 	size_t copies = 0;
-	if (!jv_is_valid(out))
+	if (!jv_is_valid(out) && !r.stateless) /* no slot: nothing to lock */
 		out = gl_broker_lock_slots(&r);
 	if (r.mode->contacted_only && !jv_is_valid(out) && c->ndest)
 		out = gl_broker_lazy_probe(&r, g, germline_lost, &copies);
@@ -200,7 +220,9 @@ static jv begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t 
 	jv out = gl_broker_check_germline(r, gm); /* line 8 */
 	if (jv_is_valid(out))
 		return out;
-	if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &err) < 0) {
+	if (r->stateless) {
+		gl_slot_none(&r->slot); /* line 10's σ is empty: no slot is read */
+	} else if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &err) < 0) {
 		/* The reason may quote what a copy of an earlier call stored (a
 		 * key): the operator's stderr gets it, the record a fixed text
 		 * (SPEC §6; docs/gl-run.md "Field labels"). */
@@ -338,6 +360,13 @@ static jv answer(struct run *r, struct gl_msg *m, struct gl_msg *result, enum ou
 		*result = *m;
 		*m = (struct gl_msg){.doc = jv_invalid(), .value = jv_invalid()};
 		*o = COPY_RESULT;
+		return jv_invalid();
+	}
+	if (m->type == GL_MSG_STATE_PUT && r->stateless) {
+		/* "state": "none": refused in every mode, lazy's full-view copy
+		 * included; nothing is stored, the copy ends */
+		*o = gl_broker_protocol(r, "state_put: the function declares \"state\": \"none\" "
+					   "(its manifest): it keeps no state");
 		return jv_invalid();
 	}
 	if (m->type == GL_MSG_STATE_PUT && !r->mode->store_state)

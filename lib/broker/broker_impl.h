@@ -133,6 +133,7 @@ struct run {
 	struct gl_labels L;
 	struct gl_slot slot;
 	struct gl_slot_locks locks; /* the call's slots, held to its end (issue 19) */
+	bool stateless; /* "state": "none" (broker.c keeps_no_state): no slot at all */
 	size_t requests;
 	size_t recorded; /* bytes of recorded reply bodies (base64), per call */
 	char *why; /* detail of a protocol error */

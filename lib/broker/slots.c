@@ -115,6 +115,13 @@ int gl_slot_open(struct gl_slot *s, const char *home, const char *release,
 	return 0;
 }
 
+void gl_slot_none(struct gl_slot *s)
+{
+	memset(s, 0, sizeof *s);
+	s->entries = jv_object();
+	s->puts = jv_object();
+}
+
 jv gl_slot_view(const struct gl_slot *s)
 {
 	jv out = jv_copy(s->entries);
@@ -125,6 +132,11 @@ jv gl_slot_view(const struct gl_slot *s)
 int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
 		char **err)
 {
+	if (!s->path) { /* gl_slot_none: no write ever lands */
+		jv_free(value);
+		return gl_err(err, "the function declares \"state\": \"none\" (its manifest): "
+				   "it keeps no state");
+	}
 	jv entry = JV_OBJECT(jv_string("value"), value, jv_string("label"), gl_labels_to_jv(L));
 	autobuf struct gl_buf b = {0};
 	gl_json_dump(&b, entry);
@@ -306,7 +318,7 @@ void gl_slot_unlock(struct gl_slot_locks *L)
 
 int gl_slot_commit(struct gl_slot *s, char **err)
 {
-	if (jv_object_length(jv_copy(s->puts)) == 0)
+	if (!s->path || jv_object_length(jv_copy(s->puts)) == 0)
 		return 0;
 	if (gl_mkdir_p(s->dir, 0700) < 0)
 		return gl_err(err, "slot directory %s: %s", s->dir, strerror(errno));

@@ -73,12 +73,20 @@ int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], char **err
 int gl_slot_open(struct gl_slot *s, const char *home, const char *release,
 		 const struct gl_labels *horizon, char **err);
 
+/* The slot of a call whose function keeps no state ("state": "none",
+ * gl_manifest_stateless; issue 19): empty, with no file, so nothing is
+ * read, gl_slot_put refuses every write and gl_slot_commit writes nothing.
+ * Its label is empty: nothing of any slot flows into the copy. Release
+ * with gl_slot_free. */
+void gl_slot_none(struct gl_slot *s);
+
 /* The whole slot for the copy's call message (owned): entries as stored,
  * with this copy's own writes so far applied on top. */
 jv gl_slot_view(const struct gl_slot *s);
 
 /* σ[key] ← (value, L) (Algorithm 1 line 23). Consumes value. -1 with *err
- * when the slot would exceed GL_SLOT_MAX or GL_SLOT_ENTRIES_MAX. */
+ * when the slot would exceed GL_SLOT_MAX or GL_SLOT_ENTRIES_MAX, or is
+ * gl_slot_none's. */
 int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
 		char **err);
 

@@ -272,10 +272,37 @@ static int check_dirs(jv fn, const char *where, bool exec, char **err)
 	return r;
 }
 
-static int check_function(jv fn, const char *name, bool exec, char **err)
+/* "state" (issue 19; docs/formats.md): "slot", the default, the function's
+ * copies read and write their horizon slot (Algorithm 1 lines 10, 23);
+ * "none", the publisher's signed declaration that the function keeps no
+ * state across calls: its copies get an empty call.state, any state_put
+ * of theirs is refused (the call fails "protocol") and its calls take no
+ * slot, so gl-run --jobs runs calls of one slot side by side. A release
+ * keeping its workspace in the slot ("state_dir": true) cannot declare it. */
+static int check_state(jv fn, const char *where, bool workspace, char **err)
+{
+	jv st = gl_json_get(fn, "state");
+	int r = 0;
+	if (!jv_is_valid(st)) {
+		/* the default: a slot */
+	} else if (jv_get_kind(st) != JV_KIND_STRING ||
+		   (strcmp(jv_string_value(st), "slot") && strcmp(jv_string_value(st), "none"))) {
+		*err = gl_xasprintf("%s.state: not \"slot\" or \"none\"", where);
+		r = -1;
+	} else if (workspace && !strcmp(jv_string_value(st), "none")) {
+		*err = gl_xasprintf("%s.state: \"none\" with \"state_dir\": true (the workspace is "
+				    "kept in the slot)",
+				    where);
+		r = -1;
+	}
+	jv_free(st);
+	return r;
+}
+
+static int check_function(jv fn, const char *name, bool exec, bool workspace, char **err)
 {
 	static const char *const keys[] = {"destinations", "destinations_from_call",
-					   "items_from_args", "dirs_from_args", NULL};
+					   "items_from_args", "dirs_from_args", "state", NULL};
 	autofree char *where = gl_xasprintf("functions.%s", name);
 	if (jv_get_kind(fn) != JV_KIND_OBJECT) {
 		*err = gl_xasprintf("%s: not an object", where);
@@ -308,11 +335,14 @@ static int check_function(jv fn, const char *name, bool exec, char **err)
 	jv_free(a);
 	if (r == 0)
 		r = check_dirs(fn, where, exec, err);
+	if (r == 0)
+		r = check_state(fn, where, workspace, err);
 	return r;
 }
 
 static int check_functions(jv m, bool mcp, bool exec, char **err)
 {
+	bool workspace = gl_json_get_bool(m, "state_dir", 0) == 1;
 	jv fns = gl_json_get(m, "functions");
 	int r = 0;
 	if (!jv_is_valid(fns)) {
@@ -346,7 +376,7 @@ static int check_functions(jv m, bool mcp, bool exec, char **err)
 			r = -1;
 		}
 		if (r == 0)
-			r = check_function(v, s, exec, err);
+			r = check_function(v, s, exec, workspace, err);
 		jv_free(k);
 		jv_free(v);
 	}
@@ -512,6 +542,14 @@ jv gl_manifest_function(jv m, const char *fn)
 	jv f = gl_json_get(fns, fn);
 	jv_free(fns);
 	return f;
+}
+
+bool gl_manifest_stateless(jv fn)
+{
+	if (jv_get_kind(fn) != JV_KIND_OBJECT)
+		return false;
+	const char *st = gl_json_get_str(fn, "state");
+	return st && !strcmp(st, "none");
 }
 
 enum gl_runtime_kind gl_manifest_runtime(jv m)

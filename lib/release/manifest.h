@@ -45,6 +45,14 @@ enum gl_manifest_status gl_manifest_read(const char *release_dir, jv *out);
 /* The function object of name fn (owned), or jv_invalid() if undeclared. */
 jv gl_manifest_function(jv m, const char *fn);
 
+/* Does function object fn (borrowed; gl_manifest_function's) declare
+ * "state": "none", the signed declaration that its calls keep no state
+ * across calls (issue 19; docs/formats.md)? Its copies then get an empty
+ * call.state and may not write one (lib/broker/broker.c), and its calls
+ * take no slot key in gl-run --jobs (lib/session/jobs.c). Anything else,
+ * an absent field included, is false: the slot, as always. */
+bool gl_manifest_stateless(jv fn);
+
 /* What runs a release and how it is spoken to (SPEC §4 manifest "runtime",
  * "protocol"): the only place that compares these strings. m is borrowed and
  * passed gl_manifest_check; anything else is GL_RT_UNKNOWN /

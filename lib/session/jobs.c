@@ -18,6 +18,7 @@
 #include "json/json.h"
 #include "json/jsonl.h"
 #include "json/msg.h"
+#include "release/manifest.h"
 #include "runtime/receipt.h"
 #include "json/log.h"
 #include "sandbox/live.h"
@@ -45,11 +46,17 @@ static bool one_per_release(const struct gl_session *s)
 }
 
 /* jb's keys and horizon set from its plan (Algorithm 1: one copy per
- * group, each reading and writing the slot of its horizon). */
+ * group, each reading and writing the slot of its horizon). A function
+ * whose signed manifest says "state": "none" reads and writes no slot
+ * (the broker enforces it: lib/broker/broker.c keeps_no_state), so its
+ * call takes no slot key and runs beside calls of the same slots; its
+ * horizon set still counts for the policy's "concurrency" (a timing
+ * channel between copies does not care whether they keep state). */
 static void job_keys(const struct gl_jobs *J, struct job *jb)
 {
 	const struct gl_session_call *k = &jb->k;
 	size_t ng = k->have_plan ? k->plan.ngroup : 0;
+	bool slots = !gl_manifest_stateless(k->c.fn);
 	jb->keys = gl_xcalloc(ng + 1, sizeof *jb->keys);
 	jb->keys[jb->nkeys++] = one_per_release(J->s)
 				    ? gl_xasprintf("r:%s", k->c.release)
@@ -63,7 +70,8 @@ static void job_keys(const struct gl_jobs *J, struct job *jb)
 			free(err); /* the broker refuses it; the release key orders it */
 			continue;
 		}
-		jb->keys[jb->nkeys++] = gl_xasprintf("h:%s/%s", k->c.release, id);
+		if (slots)
+			jb->keys[jb->nkeys++] = gl_xasprintf("h:%s/%s", k->c.release, id);
 		ids[nid++] = gl_xstrdup(id);
 	}
 	qsort(ids, nid, sizeof *ids, cmp_str);

@@ -8,7 +8,10 @@
  * groups use (the slot GL_HOME/slots/<release>/<horizon id> of
  * lib/broker/slots.c). A call whose keys meet those of a call in flight
  * or queued before it waits, so each release's calls, and each slot's
- * read, call and commit, keep their input order. The release is always a
+ * read, call and commit, keep their input order; a function whose
+ * manifest declares "state": "none" (lib/release/manifest.h, enforced by
+ * the broker) reads and writes no slot, so its calls have no horizon key
+ * and calls of one slot overlap. The release is always a
  * key: one germline serves one call at a time (its copies' fixed number
  * GL_COPY_PID, its pool and its scratch mounter are one copy's; see
  * docs/design/run.md), and calls to different releases run in parallel.
