@@ -277,7 +277,7 @@ class Sinks:
     the destinations are the same in every trial. A run's records are the
     bytes its logs grew by while it ran (mark/slice)."""
 
-    def __init__(self, procs, work, index, world_dir, attackers):
+    def __init__(self, procs, work, index, world_dir, attackers, hold=None):
         self.index = index
         self.dir = os.path.join(work, "sinks-w%d" % index)
         self.logs = os.path.join(self.dir, "logs")
@@ -289,6 +289,8 @@ class Sinks:
                 "--logs", self.logs, "--pidfile", pidfile]
         for a in attackers:
             argv += ["--attacker", a]
+        for h, sec in sorted((hold or {}).items()):  # sinks.py --hold
+            argv += ["--hold", "%s=%s" % (h, sec)]
         self.procs = procs
         self.proc = procs.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=open(os.path.join(self.dir, "sinks.err"), "wb"))

@@ -5,7 +5,7 @@ every runtime, in N trials, judged by the disclosure oracle.
 
     matrix.py [--trials N] [--seed S] [--cases LIST] [--runtimes LIST]
               [--jobs J] [--out FILE.json] [--keep DIR] [--sessions DIRS]
-              [--bin DIR] [--no-existence-bit] [--verbose]
+              [--bin DIR] [--no-existence-bit] [--pipeline] [--verbose]
 
 Cases: each update release <server>-<variant> (testbed/variants.py: the
 modules of testbed/releases/ and the generated variants) is a case of
@@ -17,6 +17,9 @@ derived from S), a fresh publisher key pair and the releases signed with
 it; each run a fresh GL_HOME (a copy of the trial's template), one
 gl-plan | gl-run pipeline for the whole session (agent.py), its slice of
 the sink logs, and oracle.py's verdict. Germline's triggers go to gl-replay.
+--pipeline: each session's steps are sent without waiting for earlier
+records, through gl-run --jobs 2 --unordered, with the OCR sink holding
+each reply PIPELINE_HOLD s (docs/security-matrix.md "Pipelined runs").
 Prints the table, writes the JSON (default build/matrix/matrix.json).
 docs/security-matrix.md explains what is counted. Standard library only.
 """
@@ -46,6 +49,9 @@ RUNTIMES = ["sigpin", "sigifc", "confined", "fresh", "nosplit", "germline"]
 ATTACKERS = ["evil.example"]
 BIT_RELEASE = "rt-bit"
 BIT_CALLS = 64
+# --pipeline: the OCR sink answers each request this many seconds after it
+# came, so that a call posting to it stays in flight while others run
+PIPELINE_HOLD = 0.5
 # What germline's triggers must replay to (issue 6 "Must show"; paper §VII-E).
 EXPECTED_REPLAY = {"pool": "item_witness", "launder": "item_witness",
                    "evasive": "item_witness", "capsule": "state_divergence"}
@@ -141,10 +147,12 @@ class Matrix:
         mark = sinks.mark()
         out = {"case": case.name, "kind": case.kind, "variant": case.variant,
                "runtime": runtime, "trial": trial.index}
+        stats = {}
         try:
             records, steps, sends = agent.run_session(
                 self.procs, self.bins, runtime, policy, home, sinks.routes,
-                trial.policy["clearances"], case.steps, trial, self.shas(trial, case), rundir)
+                trial.policy["clearances"], case.steps, trial, self.shas(trial, case), rundir,
+                pipeline=self.args.pipeline, stats=stats)
         except (RuntimeError, OSError, ValueError) as e:
             if self.procs.stopping:
                 raise Stopped()
@@ -174,6 +182,14 @@ class Matrix:
             for tr in r.get("triggers") or []:
                 triggers.append({"step": r.get("id"), "destination": tr.get("destination"),
                                  "kind": tr.get("kind"), "position": tr.get("position")})
+        if self.args.pipeline:
+            # the evidence that calls were in flight at once: copies of two
+            # calls of one germline alive together (agent.Overlap), records
+            # out of input order (--unordered), two requests open at a sink
+            sent = [s["id"] for s in case.steps if s["id"] in stats.get("order", [])]
+            out["pipeline"] = dict(stats.get("overlap") or {}, order=stats.get("order"),
+                                   reordered=stats.get("order") != sent,
+                                   sink_open_max=max([r.get("open", 0) for _, r in recs] or [0]))
         out.update(discloses=bool(ds), disclosures=ds,
                    tool=sum(d["source"] == "tool" for d in ds),
                    agent=sum(d["source"] == "agent" for d in ds),
@@ -334,7 +350,8 @@ class Matrix:
 
         def worker(i):
             try:
-                sinks = Sinks(self.procs, self.work, i, self.trials[0].world, ATTACKERS)
+                hold = {"ocr.example": PIPELINE_HOLD} if self.args.pipeline else {}
+                sinks = Sinks(self.procs, self.work, i, self.trials[0].world, ATTACKERS, hold)
                 try:
                     while True:
                         try:
@@ -544,6 +561,8 @@ def main():
     ap.add_argument("--bin", default=os.environ.get("GL_BIN") or os.path.join(ROOT, "bin"),
                     help="the gl-* binaries (default $GL_BIN, else bin/)")
     ap.add_argument("--no-existence-bit", dest="existence_bit", action="store_false")
+    ap.add_argument("--pipeline", action="store_true",
+                    help="send every step whose inputs are known at once (gl-run --jobs 2 --unordered)")
     ap.add_argument("--verbose", "-v", action="store_true", help="a line per run on stderr")
     args = ap.parse_args()
     args.runtimes = [x for x in args.runtimes.split(",") if x]
@@ -602,7 +621,7 @@ def main():
            "trials": args.trials, "runtimes": args.runtimes,
            "cases": [{"name": c.name, "kind": c.kind, "variant": c.variant,
                       "session": c.session_file, "releases": c.releases} for c in cases],
-           "skipped": skipped, "summary": summ, "subreaper": subreaper, "runs": shown, "existence_bit": bits,
+           "skipped": skipped, "pipeline": args.pipeline, "summary": summ, "subreaper": subreaper, "runs": shown, "existence_bit": bits,
            "timing": {"wall_s": round(wall, 1), "jobs": args.jobs}}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out + ".tmp", "w", encoding="utf-8") as f:

@@ -2,6 +2,7 @@
 """HTTP sinks of the testbed: one real server on loopback per destination.
 
     sinks.py --world DIR --logs LOGDIR [--attacker HOST ...] [--pidfile FILE]
+             [--hold HOST=SECONDS ...]
 
 Starts one HTTP server on 127.0.0.1 (a free port each) for every destination
 listed in DIR/world.json and for every --attacker host, all in this one
@@ -33,6 +34,7 @@ import signal
 import socketserver
 import sys
 import threading
+import time
 
 
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
@@ -61,14 +63,18 @@ def _read_body(handler):
     return handler.rfile.read(n) if n > 0 else b""
 
 
-def make_server(log, reply, sink=None, lock=None):
+def make_server(log, reply, sink=None, lock=None, hold=0.0):
     """A loopback HTTP server on a free port that logs every request to the
     open text file `log` (one JSON line each, flushed before replying) and
     answers with reply(handler, record, body_bytes), which sends the
     response. `sink`, when given, is written into each record as "sink" with a
-    per-server sequence number "seq". Returns the (not yet serving) server."""
+    per-server sequence number "seq". hold > 0 (sinks.py --hold): each reply
+    waits that many seconds after the request is logged, and each record
+    gets "open", the number of this server's requests unanswered when it
+    was logged, itself included. Returns the (not yet serving) server."""
     lock = lock or threading.Lock()
     counter = [0]
+    unanswered = [0]
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -87,9 +93,20 @@ def make_server(log, reply, sink=None, lock=None):
                     counter[0] += 1
                     rec["sink"] = sink
                     rec["seq"] = counter[0]
+                if hold > 0:
+                    unanswered[0] += 1
+                    rec["open"] = unanswered[0]
                 log.write(json.dumps(rec, sort_keys=True) + "\n")
                 log.flush()
-            reply(self, rec, body)
+            if hold <= 0:
+                reply(self, rec, body)
+                return
+            try:
+                time.sleep(hold)
+                reply(self, rec, body)
+            finally:
+                with lock:
+                    unanswered[0] -= 1
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
         do_HEAD = do_OPTIONS = handle_any
@@ -123,7 +140,19 @@ def main():
     ap.add_argument("--attacker", action="append", default=[],
                     help="an attacker-owned host to start a sink for (repeatable)")
     ap.add_argument("--pidfile", help="written once every sink listens")
+    ap.add_argument("--hold", action="append", default=[], metavar="HOST=SECONDS",
+                    help="HOST answers each request SECONDS (0..10) after logging it "
+                         "(testbed/matrix.py --pipeline: a call stays in flight)")
     args = ap.parse_args()
+    holds = {}
+    for h in args.hold:
+        host, _, sec = h.partition("=")
+        try:
+            holds[host] = float(sec)
+        except ValueError:
+            holds[host] = -1.0
+        if not 0 <= holds[host] <= 10:
+            sys.exit("sinks.py: --hold %s: HOST=SECONDS, 0..10" % h)
 
     try:
         with open(os.path.join(args.world, "world.json"), encoding="utf-8") as f:
@@ -143,7 +172,7 @@ def main():
         def reply(handler, rec, body, host=host):
             send_json(handler, {"ok": True, "sink": host, "received": len(body)})
 
-        srv = make_server(log, reply, sink=host)
+        srv = make_server(log, reply, sink=host, hold=holds.get(host, 0.0))
         servers.append(srv)
         logs.append(log)
         routes[host] = "127.0.0.1:%d" % srv.server_address[1]

@@ -222,25 +222,56 @@ kill_worker() {
   rec after '.ok and .results[0].value == 2'
 }
 
+# live_copy PID — a copy is alive under gl-run PID: a process in a PID
+# namespace of its own nested in its germline's (NSpid "H N 1")
+live_copy() {
+  local c
+  for c in $(pgrep -P "$(pgrep -d, -P "$1")" 2>/dev/null); do
+    awk '/^NSpid:/ { f = (NF == 4 && $4 == 1) } END { exit !f }' "/proc/$c/status" 2>/dev/null && return 0
+  done
+  return 1
+}
+
+# victim_probe MODE — gl-run --mode MODE --jobs 2 --unordered (pid $p, o
+# its records): the victim's call first; the probe's only once the victim
+# holds its secret (sigpin: its file in the host's /tmp; germline: its
+# copy is alive), so the probe runs beside it, not before it
+victim_probe() {
+  local i
+  rm -f fifo o
+  mkfifo fifo
+  gl-run --policy "$POLICY" --mode "$1" --jobs 2 --unordered <fifo >o 2>e 3>&- &
+  p=$!
+  exec 4>fifo
+  sed -n 1p in >&4
+  for i in $(seq 600); do
+    if [ "$1" = sigpin ]; then [ -s "/tmp/gl-jobs-secret$T" ] && break
+    else live_copy "$p" && break; fi
+    sleep 0.05
+  done
+  sed -n 2p in >&4
+  exec 4>&-
+  wait "$p" || true
+  cat o
+}
+
 @test "two calls in flight: a copy cannot reach another call's live copy (sigpin: it can)" {
   local V P S=canary-$RANDOM$RANDOM
+  T=-t$$$RANDOM # this test's own /tmp name and abstract socket (the passes of tests/run.sh run side by side)
   V=$(install_release "$FIX/releases/jobs-victim")
   P=$(install_release "$FIX/releases/jobs-probe")
   {
-    envelope hold "$V" hold '[]' "$(jq -cn --arg s "$S" '{args:{secret:$s,sleep:4}}')"
-    envelope probe "$P" probe
+    envelope hold "$V" hold '[]' "$(jq -cn --arg s "$S" --arg t "$T" '{args:{secret:$s,sleep:4,tag:$t}}')"
+    envelope probe "$P" probe '[]' "$(jq -cn --arg t "$T" '{args:{tag:$t}}')"
   } | gl-plan --policy "$POLICY" >in
   # the probe runs while the victim holds its secret (4 s): its record comes first
   # Off: sigpin, no mechanism: the probe reads the secret
-  gl-run --policy "$POLICY" --mode sigpin --jobs 2 --unordered <in >off || true
-  cat off
-  for i in 1 2 3; do grep -q "$S" <(jq -c 'select(.id == "probe")' off) && break
-    gl-run --policy "$POLICY" --mode sigpin --jobs 2 --unordered <in >off || true; done
-  jq -c 'select(.id == "probe") | .results[0].value' off | grep -q "$S"
-  rm -f /tmp/gl-jobs-secret # sigpin's victim wrote the host's /tmp
+  victim_probe sigpin
+  rm -f "/tmp/gl-jobs-secret$T" # sigpin's victim wrote the host's /tmp
+  [ "$(ids o)" = "probe hold" ]
+  jq -c 'select(.id == "probe") | .results[0].value' o | grep -q "$S"
   # On: germline, two calls at once; the probe found nothing of the victim
-  gl-run --policy "$POLICY" --jobs 2 --unordered <in >o
-  cat o
+  victim_probe germline
   [ "$(ids o)" = "probe hold" ]
   rec probe '.ok'
   rec hold '.ok and .results[0].value == "held"'
