@@ -172,8 +172,9 @@ static int exec_bound(struct gl_germline *gm, int pidfd, char **err)
 		*err = gl_xstrdup("limits: the exec copy's pid is unknown");
 		return -1;
 	}
-	if (gl_cg_bound_copy(gm->cg, &gm->lim, (pid_t)pid, true, &gm->cc, err) < 0)
-		return -1;
+	struct gl_fail f = {0};
+	if (gl_cg_bound_copy(gm->cg, &gm->lim, (pid_t)pid, true, &gm->cc, &f) < 0)
+		return gl_fail_give(&f, err);
 	gm->enf.limits_memory = gm->cc.mem;
 	gm->enf.limits_pids = gm->cc.pids;
 	gm->enf.limits_cpu = gm->cc.cpu;

@@ -142,7 +142,9 @@ int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc
 		if (!one_call)
 			gl_cg_session_limits(&g->lim, &lim);
 		struct gl_cg_copy cc;
-		if (g->cg && gl_cg_bound_pidfd(g->cg, &lim, p->pidfd, true, &cc, err) < 0) {
+		struct gl_fail f = {0};
+		if (g->cg && gl_cg_bound_pidfd(g->cg, &lim, p->pidfd, true, &cc, &f) < 0) {
+			gl_fail_give(&f, err);
 			close(sp[0]);
 			gl_runtime_end(rt, &cp);
 			p->pidfd = -1;

@@ -265,8 +265,9 @@ static int build_enforcement(struct gl_exec *x, char **err)
 	x->enf.net_enforced = x->enf.fs_enforced;
 	x->enf.scoped_enforced = x->enf.fs_enforced;
 	x->fail_binding = "seccomp";
-	if (gl_seccomp_build(GL_FILTER_EXEC, &x->bpf, err) < 0)
-		return -1;
+	struct gl_fail f = {0};
+	if (gl_seccomp_build(GL_FILTER_EXEC, &x->bpf, &f) < 0)
+		return gl_fail_give(&f, err);
 	gl_bpf_sha256(&x->bpf, x->enf.seccomp_filter_sha256);
 	x->enf.seccomp_enforced = !(x->off & GL_OFF_SECCOMP);
 	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
@@ -443,8 +444,9 @@ static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, ui
 		x->fail_binding = "tree";
 		return -1;
 	}
+	autofail struct gl_fail f = {0};
 	int rc = gl_exec_child_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000,
-				      &x->fail_binding, err);
+				      &x->fail_binding, &f);
 	if (rc == 0)
 		x->fail_binding = "proc_check"; /* the exec was observed */
 	/* The check of a forked copy (lib/sandbox/proc.c), once the host is up: its
@@ -452,19 +454,20 @@ static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, ui
 	 * so a descriptor or mapping finding is re-read for up to 500 ms (the
 	 * host runs only our code until it has the call message). */
 	for (int tries = 0; rc == 0 && !unconfined; tries++) {
-		if (gl_proc_check_exec((pid_t)pid, chan_ino, 0, err) == 0)
+		if (gl_proc_check_exec((pid_t)pid, chan_ino, 0, &f) == 0)
 			break;
-		if (tries >= 250 || !(strstr(*err, "descriptor") || strstr(*err, "fd ") ||
-				      strstr(*err, "mapping"))) {
+		const char *d = gl_fail_detail(&f);
+		if (tries >= 250 ||
+		    !(strstr(d, "descriptor") || strstr(d, "fd ") || strstr(d, "mapping"))) {
 			rc = -1;
 			break;
 		}
-		free(*err);
-		*err = NULL;
+		gl_fail_clear(&f);
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
 	}
 	if (rc < 0) {
+		gl_fail_give(&f, err);
 		gl_exec_copy_done(pfd, dir);
 		close(pfd);
 		return -1;
@@ -493,9 +496,11 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 	}
 	if (!unconfined && !(x->off & GL_OFF_ROOT)) {
 		x->fail_binding = "minimal_root";
+		struct gl_fail f = {0};
 		int rc = gl_exec_root(x, &l.root, l.p.hosts, x->state_dir ? l.p.state : NULL, items, nitem,
-				   err);
+				      &f);
 		if (rc < 0) {
+			gl_fail_give(&f, err);
 			if (rc == -2)
 				x->fail_binding = "workspace";
 			launch_undo(&l, true);

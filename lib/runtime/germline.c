@@ -207,7 +207,10 @@ static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g
 	p->go_r = -1;
 	if (spec->cg) {
 		bool grouped = false;
-		int rc = gl_cg_bound_launch(spec->cg, spec->limits, g->pid, &grouped, msg);
+		struct gl_fail f = {0};
+		int rc = gl_cg_bound_launch(spec->cg, spec->limits, g->pid, &grouped, &f);
+		if (rc < 0)
+			gl_fail_give(&f, msg);
 		if (grouped) {
 			g->launch_cg = spec->cg;
 			g->launch_cg_pid = g->pid;
@@ -232,7 +235,7 @@ static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g
  * tmp_mb, writable under Landlock (lib/sandbox/scratch.h). With GL_TEST_SCRATCH_OFF
  * it is unbounded and shared by every copy. */
 static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g,
-			struct launch_prep *p, int abi, char **err)
+			struct launch_prep *p, int abi, struct gl_fail *f)
 {
 	g->tmp_mb = spec->tmp_mb ? spec->tmp_mb : GL_LIMITS_DEFAULT.tmp_mb;
 	g->scratch = !gl_scratch_off();
@@ -240,7 +243,7 @@ static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g
 	if (g->scratch)
 		gl_scratch_options(opts, sizeof opts, g->tmp_mb);
 	p->scratch_abi = p->ruleset >= 0 ? abi : 0;
-	if (gl_root_add_tmpfs(&p->root, GL_SCRATCH_DIR, opts, err) < 0)
+	if (gl_root_add_tmpfs(&p->root, GL_SCRATCH_DIR, opts, f) < 0)
 		return -1;
 	/* binds beneath /tmp (a GL_HOME there), the outermost ones: each
 	 * copy's tmpfs would hide them (gl_scratch_mount binds them again) */
@@ -254,10 +257,11 @@ static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g
 		    (last && !strncmp(e->path, last, ll) && e->path[ll] == '/'))
 			continue;
 		if (e->kind != GL_ROOT_BIND && e->kind != GL_ROOT_BIND_RW && e->kind != GL_ROOT_DEV)
-			return gl_err(err, "minimal root: %s beneath /tmp is not a bind mount", e->path);
+			return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+				       "minimal root: %s beneath /tmp is not a bind mount", e->path);
 		if (k == GL_SCRATCH_NESTED_MAX)
-			return gl_err(err, "minimal root: more than %d mounts beneath /tmp",
-				      GL_SCRATCH_NESTED_MAX);
+			return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+				       "minimal root: more than %d mounts beneath /tmp", GL_SCRATCH_NESTED_MAX);
 		g->scratch_under[k++] = gl_xstrdup(last = e->path);
 	}
 	return 0;
@@ -350,20 +354,20 @@ static enum gl_launch_step prepare_root(const struct gl_launch_spec *spec, struc
 {
 	if (p->off & GL_OFF_ROOT)
 		return GL_LAUNCH_OK;
-	char *rerr = NULL;
-	int rc = gl_root_add_system(&p->root, &rerr);
+	struct gl_fail f = {0};
+	int rc = gl_root_add_system(&p->root, &f);
 	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = gl_root_add_bind(&p->root, list[i], &rerr);
+		rc = gl_root_add_bind(&p->root, list[i], &f);
 	if (rc == 0)
-		rc = gl_root_add_bind(&p->root, spec->interpreter, &rerr);
+		rc = gl_root_add_bind(&p->root, spec->interpreter, &f);
 	if (rc == 0)
-		rc = gl_root_add_dev(&p->root, "/dev/null", &rerr);
+		rc = gl_root_add_dev(&p->root, "/dev/null", &f);
 	if (rc == 0)
-		rc = gl_root_add_dev(&p->root, "/dev/urandom", &rerr);
+		rc = gl_root_add_dev(&p->root, "/dev/urandom", &f);
 	if (rc == 0)
-		rc = root_scratch(spec, g, p, g->enf.landlock_abi, &rerr);
+		rc = root_scratch(spec, g, p, g->enf.landlock_abi, &f);
 	if (rc < 0) {
-		*err = rerr;
+		gl_fail_give(&f, err);
 		return GL_LAUNCH_ROOT;
 	}
 	return GL_LAUNCH_OK;
@@ -381,14 +385,14 @@ static enum gl_launch_step prepare_seccomp(struct gl_germline *g, struct launch_
 #endif
 	if (p->off & GL_OFF_SECCOMP)
 		return GL_LAUNCH_OK;
-	char *serr = NULL;
-	if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, &serr) < 0) {
-		*err = serr;
+	struct gl_fail f = {0};
+	if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, &f) < 0) {
+		gl_fail_give(&f, err);
 		return GL_LAUNCH_SECCOMP;
 	}
 	struct gl_bpf copy;
-	if (gl_seccomp_build(GL_FILTER_COPY, &copy, &serr) < 0) {
-		*err = serr;
+	if (gl_seccomp_build(GL_FILTER_COPY, &copy, &f) < 0) {
+		gl_fail_give(&f, err);
 		return GL_LAUNCH_SECCOMP;
 	}
 	gl_bpf_sha256(&copy, g->enf.seccomp_filter_sha256);
@@ -504,9 +508,12 @@ static enum gl_launch_step handshake(struct gl_germline *g, const struct timespe
 	jv v = gl_ctl_parse(buf, (size_t)n, &op);
 	if (op && !strcmp(op, "ready") && jv_object_length(jv_copy(v)) == 1) {
 		jv_free(v);
+		struct gl_fail f = {0};
 		if (g->scratch && gl_scratch_start(g->pidfd, (const char *const *)g->scratch_under,
-						   &g->mounter, err) < 0)
+						   &g->mounter, &f) < 0) {
+			gl_fail_give(&f, err);
 			return GL_LAUNCH_ROOT;
+		}
 		return GL_LAUNCH_OK;
 	}
 	if (op && !strcmp(op, "error")) {

@@ -228,11 +228,10 @@ static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, char **err
 {
 	if (!g->scratch)
 		return 0;
-	char *msg = NULL;
-	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &msg) == 0)
+	autofail struct gl_fail f = {0};
+	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &f) == 0)
 		return 0;
-	*err = gl_xasprintf("fork: %s", msg);
-	free(msg);
+	*err = gl_xasprintf("fork: %s", gl_fail_detail(&f));
 	gl_copy_kill(pidfd);
 	germline_kill(g);
 	return -1;
@@ -241,8 +240,9 @@ static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, char **err
 /* The copy host joins its bound; its mechanisms go to g->enf. */
 static int bound_copy(struct gl_germline *g, pid_t host, char **err)
 {
-	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, err) < 0)
-		return -1;
+	struct gl_fail f = {0};
+	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, &f) < 0)
+		return gl_fail_give(&f, err);
 	g->enf.limits_memory = g->cc.mem;
 	g->enf.limits_pids = g->cc.pids;
 	g->enf.limits_cpu = g->cc.cpu;
@@ -330,15 +330,14 @@ static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed,
 #ifdef GL_TESTING
 	check = !gl_launch_test.no_copy_check;
 #endif
-	char *msg = NULL;
+	autofail struct gl_fail f = {0};
 	if (check && g->has_init && !fixed) {
 		*err = gl_xasprintf("fork: copy: its number in the germline's PID namespace is not %d "
 				    "(a growing number would count earlier copies' processes)",
 				    GL_COPY_PID + (int)g->lane);
-	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &msg) < 0 ||
-			     gl_proc_check_quiet(g->gpid, &msg) < 0)) {
-		*err = gl_xasprintf("fork: %s", msg);
-		free(msg);
+	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &f) < 0 ||
+			     gl_proc_check_quiet(g->gpid, &f) < 0)) {
+		*err = gl_xasprintf("fork: %s", gl_fail_detail(&f));
 	} else {
 		return 0;
 	}
@@ -354,11 +353,10 @@ static int check_again(struct gl_germline *g, char **err)
 {
 	if (!gl_live_on())
 		return 0;
-	char *msg = NULL;
-	if (gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &msg) == 0)
+	autofail struct gl_fail f = {0};
+	if (gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &f) == 0)
 		return 0;
-	*err = gl_xasprintf("germline_check: %s", msg);
-	free(msg);
+	*err = gl_xasprintf("germline_check: %s", gl_fail_detail(&f));
 	return -1;
 }
 
@@ -545,10 +543,11 @@ static struct gl_germline *germline_of(struct gl_runtime *rt)
 static int germline_check(struct gl_runtime *rt, char **err)
 {
 	const struct gl_germline *g = germline_of(rt);
+	struct gl_fail f = {0};
 	gl_live_fork_lock();
-	int rc = gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, err);
+	int rc = gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &f);
 	gl_live_fork_unlock();
-	return rc;
+	return rc == 0 ? 0 : gl_fail_give(&f, err);
 }
 
 /* Line 9: a fork from the germline; its scratch dies with it. */

@@ -423,8 +423,10 @@ int gl_cg_set_rlimit(pid_t pid, int res, uint64_t v)
 }
 
 int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, bool exec,
-		     struct gl_cg_copy *cc, char **err)
+		     struct gl_cg_copy *cc, struct gl_fail *f)
 {
+	/* the refusal of the copy: a fork's (germline) or a launch's */
+	enum gl_code code = exec ? GL_E_LAUNCH : GL_E_GERMLINE;
 	memset(cc, 0, sizeof *cc);
 	cc->slot = -1;
 	cc->pid = pid;
@@ -437,21 +439,21 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 	/* one mechanism for every copy of this gl-run ("enforcement" is the
 	 * plan's): a slot that cannot be had refuses the copy */
 	if (cg->kind != GL_CG_NONE && cg_place(cg, l, pid, cc) < 0)
-		return gl_err(err, "limits: no free per-copy cgroup: %s", strerror(errno));
+		return gl_fail(f, code, "limits: no free per-copy cgroup: %s", strerror(errno));
 	if (cg->kind != GL_CG_NONE)
 		cc->mem = cc->pids = kind;
 	/* CPU time: per process; soft = hard, since the copy is PID 1 of its
 	 * namespace and ignores SIGXCPU; the kernel's SIGKILL is final. */
 	if (gl_cg_set_rlimit(pid, RLIMIT_CPU, l->cpu_s) < 0)
-		return gl_err(err, "limits: RLIMIT_CPU of the copy: %s", strerror(errno));
+		return gl_fail(f, code, "limits: RLIMIT_CPU of the copy: %s", strerror(errno));
 	cc->cpu = "rlimit_cpu";
 	if (!cc->mem && exec) {
 		/* An exec copy's target is a fresh exec (a new address space,
 		 * often a runtime such as V8 that reserves gigabytes it never
 		 * touches): RLIMIT_DATA, private writable memory, bounds it. */
 		if (gl_cg_set_rlimit(pid, RLIMIT_DATA, (uint64_t)l->memory_mb << 20) < 0)
-			return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_DATA failed: %s",
-				      cg->why ? cg->why : "?", strerror(errno));
+			return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_DATA failed: %s",
+				       cg->why ? cg->why : "?", strerror(errno));
 		cc->mem = "rlimit_data";
 	}
 	if (!cc->mem) {
@@ -462,8 +464,8 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		uint64_t m = cc->as_base + ((uint64_t)l->memory_mb << 20);
 		if (!cc->as_base || gl_cg_set_rlimit(pid, RLIMIT_AS, m) < 0 ||
 		    gl_cg_set_rlimit(pid, RLIMIT_DATA, m) < 0)
-			return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
-				      cg->why ? cg->why : "?", strerror(errno));
+			return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
+				       cg->why ? cg->why : "?", strerror(errno));
 		cc->mem = "rlimit_as";
 	}
 	if (!cc->pids) {
@@ -473,11 +475,11 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		 * root, so a root broker without a pids controller refuses (a
 		 * uid 0 of another user namespace is bound: initial_userns). */
 		if (gl_cg_host_uid(pid) == 0 && gl_cg_initial_userns())
-			return gl_err(err, "limits: processes: no pids controller (%s), and "
-					   "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
+			return gl_fail(f, code, "limits: processes: no pids controller (%s), and "
+						 "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
 		cc->nproc_base = NPROC_BASE;
 		if (gl_cg_set_rlimit(pid, RLIMIT_NPROC, (uint64_t)l->pids + NPROC_BASE) < 0)
-			return gl_err(err, "limits: RLIMIT_NPROC of the copy: %s", strerror(errno));
+			return gl_fail(f, code, "limits: RLIMIT_NPROC of the copy: %s", strerror(errno));
 		cc->pids = "rlimit_nproc";
 	}
 	return 0;
