@@ -66,17 +66,16 @@ int gl_ctl_wait_readable(int fd, const struct timespec *deadline)
 
 /* One control message (SOCK_SEQPACKET) within the deadline; fds[] gets the
  * descriptors attached (at most maxfds; more, or a truncated message, is an
- * error and closes them all). Returns the length, 0 on EOF, -1 with *err. */
+ * error and closes them all). Returns the length, 0 on EOF, -1 with f. */
 ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *nfds,
-			const struct timespec *deadline, char **err)
+		    const struct timespec *deadline, struct gl_fail *f)
 {
 	*nfds = 0;
 	int r = gl_ctl_wait_readable(ctl, deadline);
-	if (r <= 0) {
-		*err = gl_xstrdup(r == 0 ? "no answer from the germline within the time limit"
-					 : "control socket: poll failed");
-		return -1;
-	}
+	if (r <= 0)
+		return gl_fail(f, GL_E_GERMLINE, "%s",
+			       r == 0 ? "no answer from the germline within the time limit"
+				      : "control socket: poll failed");
 	union {
 		char b[CMSG_SPACE(sizeof(int) * 8)];
 		struct cmsghdr align;
@@ -88,10 +87,8 @@ ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *n
 	do
 		n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		*err = gl_xasprintf("control socket: %s", strerror(errno));
-		return -1;
-	}
+	if (n < 0)
+		return gl_fail_errno(f, GL_E_GERMLINE, "control socket");
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -108,8 +105,7 @@ ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *n
 		for (int i = 0; i < *nfds; i++)
 			close(fds[i]);
 		*nfds = 0;
-		*err = gl_xstrdup("oversized or truncated control message from the germline");
-		return -1;
+		return gl_fail(f, GL_E_GERMLINE, "oversized or truncated control message from the germline");
 	}
 	buf[n] = 0;
 	return n;
@@ -279,11 +275,11 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 	gl_ctl_deadline_in(&deadline, FORK_TIMEOUT_MS);
 	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
 	int fd = -1, nfds = 0;
-	char *msg = NULL;
-	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd, 1, &nfds, &deadline, &msg);
+	autofail struct gl_fail f = {0};
+	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd, 1, &nfds, &deadline, &f);
 	if (n <= 0) {
-		*err = n < 0 ? gl_xasprintf("fork: %s", msg) : gl_xstrdup("fork: the germline exited");
-		free(msg);
+		*err = n < 0 ? gl_xasprintf("fork: %s", gl_fail_detail(&f))
+			     : gl_xstrdup("fork: the germline exited");
 		germline_kill(g);
 		return -1;
 	}
@@ -303,13 +299,12 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 	jv_free(v);
 	if (ok) {
 		int fd2 = -1, nfds2 = 0;
-		n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd2, 1, &nfds2, &deadline, &msg);
+		n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd2, 1, &nfds2, &deadline, &f);
 		if (fd2 >= 0)
 			close(fd2);
 		jv w = n > 0 ? gl_ctl_parse(buf, (size_t)n, &op) : jv_invalid();
 		ok = n > 0 && nfds2 == 0 && op && !strcmp(op, "idle") && jv_object_length(jv_copy(w)) == 1;
 		jv_free(w);
-		free(msg);
 	}
 	if (ok)
 		return 0;
@@ -397,10 +392,9 @@ static int fork_checked(struct gl_germline *g, int *sock, int *pidfd_out, char *
 
 /* Line 9 (the caller checked G1–G3 first, line 8): one copy forked by the
  * germline, checked, given its scratch and bound, then let run. */
-int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+static int fork_copy(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
 		     char **err)
 {
-	*err = NULL;
 	*copy_pidfd = -1;
 	autoclose int sock = copy_sock; /* closed here whatever happens */
 	/* One copy of this call at a time (A1): the last one has ended, and a
@@ -427,6 +421,15 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	}
 	*copy_pidfd = gl_steal_fd(&pidfd);
 	return 0;
+}
+
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+		     struct gl_fail *f)
+{
+	char *err = NULL;
+	if (fork_copy(g, copy_sock, broker_sock, copy_pidfd, &err) == 0)
+		return 0;
+	return gl_fail_take(f, GL_E_GERMLINE, err);
 }
 
 void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
@@ -465,21 +468,18 @@ static void pool_drop(struct gl_germline *g)
 	close(g->pool_pidfd);
 }
 
-int gl_germline_prefork(struct gl_germline *g, char **err)
+int gl_germline_prefork(struct gl_germline *g, struct gl_fail *f)
 {
-	*err = NULL;
 	gl_germline_settle(g);
 	if (g->pooled || g->ctl < 0) /* full, or no germline (an exec runtime's ctl is -1) */
 		return 0;
-	if (gl_germline_check(g, err) < 0) /* line 8, before this fork as before any */
+	if (gl_germline_check(g, f) < 0) /* line 8, before this fork as before any */
 		return -1;
 	int sp[2], pidfd;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-		*err = gl_xasprintf("socketpair: %s", strerror(errno));
-		return -1;
-	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return gl_fail_errno(f, GL_E_GERMLINE, "socketpair");
 	g->no_register = true; /* the worker that takes it registers it */
-	int rc = gl_germline_fork(g, sp[1], sp[0], &pidfd, err);
+	int rc = gl_germline_fork(g, sp[1], sp[0], &pidfd, f);
 	g->no_register = false;
 	if (rc < 0) {
 		close(sp[0]);
@@ -540,22 +540,21 @@ static struct gl_germline *germline_of(struct gl_runtime *rt)
 /* Algorithm 1 line 8, G1–G3 (paper §IV-D, A2). */
 /* G1–G3 (line 8). With gl-run --jobs under the fork lock: a copy another
  * worker forks is in the shared table before G1 can see it. */
-static int germline_check(struct gl_runtime *rt, char **err)
+static int germline_check(struct gl_runtime *rt, struct gl_fail *f)
 {
 	const struct gl_germline *g = germline_of(rt);
-	struct gl_fail f = {0};
 	gl_live_fork_lock();
-	int rc = gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &f);
+	int rc = gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, f);
 	gl_live_fork_unlock();
-	return rc == 0 ? 0 : gl_fail_give(&f, err);
+	return rc;
 }
 
 /* Line 9: a fork from the germline; its scratch dies with it. */
 static int germline_spawn(struct gl_runtime *rt, const struct gl_spawn *s, struct gl_copy *c,
-			  char **err)
+			  struct gl_fail *f)
 {
 	c->scratch = NULL;
-	return gl_germline_fork(germline_of(rt), s->chan, s->broker_sock, &c->pidfd, err);
+	return gl_germline_fork(germline_of(rt), s->chan, s->broker_sock, &c->pidfd, f);
 }
 
 /* Line 27: the copy with its descendants (A1, O3); the germline's init

@@ -18,9 +18,10 @@ int gl_ctl_wait_readable(int fd, const struct timespec *deadline);
 /* One control message (SOCK_SEQPACKET) within the deadline, into buf
  * (NUL-terminated; cap includes the NUL); the descriptors attached go to
  * fds[0..maxfds). More descriptors than that, or a truncated message, is an
- * error and closes them all. Returns the length, 0 on EOF, -1 with *err. */
+ * error and closes them all. Returns the length, 0 on EOF, -1 with f
+ * (germline; the caller names the step). */
 ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *nfds,
-		    const struct timespec *deadline, char **err);
+		    const struct timespec *deadline, struct gl_fail *f);
 /* Parse a control message: an object (else jv_invalid()); *op its "op" string or NULL. */
 jv gl_ctl_parse(const char *buf, size_t n, const char **op);
 /* The "detail" of an {"op":"error"} message, sanitized and capped (malloc'd). Borrows v. */
