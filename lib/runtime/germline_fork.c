@@ -1,6 +1,7 @@
 /* germline_fork.c — the broker's side of the fork protocol (docs/design/
- * run.md): fork requests (Algorithm 1 line 9), the copy check, kill and
- * wait (A1, O3), and stopping a germline. See germline.h. */
+ * run.md): the control messages, fork requests (Algorithm 1 line 9), the
+ * copy check, kill and wait (A1, O3), and stopping a germline. The pool of
+ * pre-forked copies is germline_pool.c. See germline.h. */
 #define _GNU_SOURCE
 #include "runtime/germline.h"
 
@@ -215,8 +216,6 @@ static int pidfd_is(int fd, pid_t pid, pid_t number, pid_t *host, bool *fixed)
 	return (n >= 2 && lv[n - 2] == (long)pid) || lv[n - 1] == (long)pid;
 }
 
-static void pool_drop(struct gl_germline *g);
-
 /* The copy's private scratch /tmp (lib/sandbox/scratch.h, SPEC §5), mounted before
  * it runs any release code. A failure kills the copy and the germline
  * (a copy in the germline's mount namespace is the germline's doing). */
@@ -400,7 +399,7 @@ static int fork_copy(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	/* One copy of this call at a time (A1): the last one has ended, and a
 	 * pooled copy nobody took is not left beside this one. */
 	gl_germline_settle(g);
-	pool_drop(g);
+	gl_germline_pool_drop(g);
 	autoclose int pidfd = -1;
 	gl_live_fork_lock();
 	int rc = fork_checked(g, &sock, &pidfd, err);
@@ -456,80 +455,6 @@ void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
 	gl_germline_stop(g);
 }
 
-/* ---- the pool (germline.h) ------------------------------------------------ */
-
-static void pool_drop(struct gl_germline *g)
-{
-	if (!g->pooled)
-		return;
-	g->pooled = false;
-	close(g->pool_sock);
-	gl_copy_kill(g->pool_pidfd);
-	close(g->pool_pidfd);
-}
-
-int gl_germline_prefork(struct gl_germline *g, struct gl_fail *f)
-{
-	gl_germline_settle(g);
-	if (g->pooled || g->ctl < 0) /* full, or no germline (an exec runtime's ctl is -1) */
-		return 0;
-	if (gl_germline_check(g, f) < 0) /* line 8, before this fork as before any */
-		return -1;
-	int sp[2], pidfd;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-		return gl_fail_errno(f, GL_E_GERMLINE, "socketpair");
-	g->no_register = true; /* the worker that takes it registers it */
-	int rc = gl_germline_fork(g, sp[1], sp[0], &pidfd, f);
-	g->no_register = false;
-	if (rc < 0) {
-		close(sp[0]);
-		return -1;
-	}
-	g->pool_sock = sp[0];
-	g->pool_pidfd = pidfd;
-	g->pool_cc = g->cc;
-	g->pooled = true;
-	return 0;
-}
-
-bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd)
-{
-	if (!g->pooled)
-		return false;
-	/* A pidfd is readable once its process has exited: a copy that died
-	 * while it waited (its own at-fork code, the OOM killer) is dropped. */
-	struct pollfd pf = {.fd = g->pool_pidfd, .events = POLLIN};
-	if (poll(&pf, 1, 0) != 0) {
-		pool_drop(g);
-		return false;
-	}
-	g->pooled = false;
-	g->cc = g->pool_cc;
-	*sock = g->pool_sock;
-	*pidfd = g->pool_pidfd;
-	return true;
-}
-
-void gl_copy_retire(struct gl_germline *g, int copy_pidfd)
-{
-	gl_germline_settle(g);
-	if (copy_pidfd < 0)
-		return;
-	if (syscall(SYS_pidfd_send_signal, copy_pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
-		gl_warn_errno("cannot kill a copy");
-	g->retired_pidfd = copy_pidfd;
-	g->retiring = true;
-}
-
-void gl_germline_settle(struct gl_germline *g)
-{
-	if (!g->retiring)
-		return;
-	g->retiring = false;
-	gl_copy_kill(g->retired_pidfd); /* killed already: this is the wait */
-	close(g->retired_pidfd);
-}
-
 /* ---- the python runtime's seam (lib/runtime/runtime.h) ---------------------- */
 
 static struct gl_germline *germline_of(struct gl_runtime *rt)
@@ -570,7 +495,7 @@ static void germline_stop(struct gl_runtime *rt)
 {
 	struct gl_germline *g = germline_of(rt);
 	gl_germline_settle(g);
-	pool_drop(g);
+	gl_germline_pool_drop(g);
 	if (g->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
 	else if (g->pid > 0)

@@ -1,7 +1,7 @@
 /* germline_drive — a test driver for germline.h (tests/sandbox.bats).
  *
- * It compiles lib/sandbox/sandbox.c, lib/sandbox/proc.c, lib/runtime/germline.c, lib/runtime/germline_child.c and
- * lib/runtime/germline_fork.c itself with GL_TESTING defined, so the switches that
+ * It compiles lib/sandbox/sandbox.c, lib/sandbox/proc.c, lib/runtime/germline.c, lib/runtime/germline_child.c,
+ * lib/runtime/germline_fork.c and lib/runtime/germline_pool.c itself with GL_TESTING defined, so the switches that
  * turn mechanisms off (for the reference runs of Table XII) exist in this
  * program only: the linker takes these definitions and never pulls the
  * archive's, and libgermline.a (hence gl-run) is built without them.
@@ -30,6 +30,7 @@
 #include "runtime/germline.c"
 #include "runtime/germline_allow.c"
 #include "runtime/germline_fork.c"
+#include "runtime/germline_pool.c"
 #include "runtime/germline_child.c"
 #include "sandbox/scratch.c"
 
