@@ -137,8 +137,7 @@ static int verify_tree(struct gl_exec *x, const char *release_dir, jv manifest, 
 	autoclose int root = open(x->release_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct gl_fail f = {0};
 	int rc = root < 0 ? gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno))
-		 : gl_exec_tree_record(x, root, files, e0rel, &f) < 0 ? gl_fail_give(&f, err)
-								      : 0;
+		 : gl_exec_tree_record(x, root, files, e0rel, &f) < 0 ? gl_fail_give(&f, err) : 0;
 	jv_free(files);
 	return rc;
 }
@@ -309,11 +308,9 @@ static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
 int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
 		 const char *home, struct gl_fail *f)
 {
-	char *err = NULL;
-	if (open_release(x, release_dir, manifest, host_path, home, &err) == 0)
-		return 0;
-	/* a file changed since install, or a restriction unavailable (SPEC §9) */
-	return gl_fail_take(f, x->fail_rejected ? GL_E_REJECTED : GL_E_BOOTSTRAP_FAILED, err);
+	char *err = NULL; /* a file changed since install, or a restriction unavailable (SPEC §9) */
+	return open_release(x, release_dir, manifest, host_path, home, &err) == 0 ? 0
+	       : gl_fail_take(f, x->fail_rejected ? GL_E_REJECTED : GL_E_BOOTSTRAP_FAILED, err);
 }
 
 void gl_exec_close(struct gl_exec *x)
@@ -442,17 +439,15 @@ static int launch_rules(struct gl_exec *x, struct launch *l, const struct gl_exe
 }
 
 /* After the clone: the tree re-checked, the exec observed, the copy
- * checked through /proc. 0, or -1 with *err (the copy is then ended). */
+ * checked through /proc. 0, or -1 with f (the copy is then ended). */
 static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, uint64_t chan_ino,
-			  bool unconfined, char *dir, char **err)
+			  bool unconfined, char *dir, struct gl_fail *f)
 {
 	/* The tree is re-checked while the child sets itself up on the other
 	 * CPU: gl-exec-host starts the target only once it has the call
 	 * message, which is sent only after this returns 0, so nothing of the
 	 * release runs before the check has passed. */
-	autofail struct gl_fail f = {0};
-	if (gl_exec_tree_unchanged(x, &f) < 0) {
-		gl_fail_give(&f, err);
+	if (gl_exec_tree_unchanged(x, f) < 0) {
 		gl_exec_copy_done(pfd, dir);
 		close(pfd);
 		x->fail_rejected = true; /* a file changed since it was verified */
@@ -460,7 +455,7 @@ static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, ui
 		return -1;
 	}
 	int rc = gl_exec_child_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000,
-				      &x->fail_binding, &f);
+				      &x->fail_binding, f);
 	if (rc == 0)
 		x->fail_binding = "proc_check"; /* the exec was observed */
 	/* The check of a forked copy (lib/sandbox/proc.c), once the host is up: its
@@ -468,20 +463,19 @@ static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, ui
 	 * so a descriptor or mapping finding is re-read for up to 500 ms (the
 	 * host runs only our code until it has the call message). */
 	for (int tries = 0; rc == 0 && !unconfined; tries++) {
-		if (gl_proc_check_exec((pid_t)pid, chan_ino, 0, &f) == 0)
+		if (gl_proc_check_exec((pid_t)pid, chan_ino, 0, f) == 0)
 			break;
-		const char *d = gl_fail_detail(&f);
+		const char *d = gl_fail_detail(f);
 		if (tries >= 250 ||
 		    !(strstr(d, "descriptor") || strstr(d, "fd ") || strstr(d, "mapping"))) {
 			rc = -1;
 			break;
 		}
-		gl_fail_clear(&f);
+		gl_fail_clear(f);
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
 	}
 	if (rc < 0) {
-		gl_fail_give(&f, err);
 		gl_exec_copy_done(pfd, dir);
 		close(pfd);
 		return -1;
@@ -508,9 +502,9 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 		launch_undo(&l, true);
 		return -1;
 	}
+	struct gl_fail f = {0};
 	if (!unconfined && !(x->off & GL_OFF_ROOT)) {
 		x->fail_binding = "minimal_root";
-		struct gl_fail f = {0};
 		int rc = gl_exec_root(x, &l.root, l.p.hosts, x->state_dir ? l.p.state : NULL, items, nitem,
 				      &f);
 		if (rc < 0) {
@@ -554,8 +548,8 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 		return gl_err(err, "exec copy: clone3: %s%s", strerror(e),
 			      e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
 	}
-	if (launch_observe(x, pid, pfd, status_r, chan_ino, unconfined, dir, err) < 0)
-		return -1;
+	if (launch_observe(x, pid, pfd, status_r, chan_ino, unconfined, dir, &f) < 0)
+		return gl_fail_give(&f, err);
 	*pidfd = pfd;
 	*scratch = dir;
 	x->fail_binding = NULL;
@@ -567,18 +561,16 @@ int gl_exec_copy(struct gl_exec *x, const struct gl_exec_item *items, size_t nit
 		 struct gl_fail *f)
 {
 	char *err = NULL;
-	if (launch(x, items, nitem, hosts, nhost, chan, pidfd, scratch, false, &err) == 0)
-		return 0;
-	return gl_fail_take(f, GL_E_LAUNCH, err);
+	int rc = launch(x, items, nitem, hosts, nhost, chan, pidfd, scratch, false, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_LAUNCH, err);
 }
 
 int gl_exec_launch_unconfined(struct gl_exec *x, const char *const *hosts, size_t nhost,
 			      int chan, int *pidfd, char **scratch, struct gl_fail *f)
 {
 	char *err = NULL;
-	if (launch(x, NULL, 0, hosts, nhost, chan, pidfd, scratch, true, &err) == 0)
-		return 0;
-	return gl_fail_take(f, GL_E_LAUNCH, err);
+	int rc = launch(x, NULL, 0, hosts, nhost, chan, pidfd, scratch, true, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_LAUNCH, err);
 }
 
 int gl_exec_session_start(struct gl_exec *x, const char *const *hosts, size_t nhost,

@@ -215,7 +215,8 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct 
 			continue;
 		if (r <= 0) {
 			*missing = "exec";
-			return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "exec copy: no exec observed within the time limit");
+			return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+				       "exec copy: no exec observed within the time limit");
 		}
 		ssize_t n = read(fd, (char *)&m + got, sizeof m - got);
 		if (n < 0 && errno == EINTR)
@@ -228,7 +229,8 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct 
 		return 0;
 	*missing = "exec";
 	if (got != sizeof m || m.step <= XS_OK || m.step > XS_ROOT)
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "exec copy: malformed status from the launch child");
+		return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+			       "exec copy: malformed status from the launch child");
 	*missing = step_missing[m.step];
 	const char *hint = m.step == XS_USERNS ? " (user namespaces disabled or exhausted)"
 			   : m.step == XS_LANDLOCK ? " (Landlock unavailable)"
@@ -245,13 +247,15 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct 
  * file on /etc/hosts, its workspace writable on GL_WORKSPACE_DIR, and the
  * files and directories of its view, each the inode the broker read. */
 int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts,
-		 const char *state, const struct gl_exec_item *items, size_t nitem, struct gl_fail *f)
+		 const char *state, const struct gl_exec_item *items, size_t nitem,
+		 struct gl_fail *f)
 {
 	if (gl_root_add_system(r, f) < 0)
 		return -1;
 	for (size_t i = 0; i < x->npaths; i++) {
 		bool dev = !strcmp(x->paths[i], "/dev/null") || !strcmp(x->paths[i], "/dev/urandom");
-		if ((dev ? gl_root_add_dev(r, x->paths[i], f) : gl_root_add_bind(r, x->paths[i], f)) < 0)
+		int rc = dev ? gl_root_add_dev(r, x->paths[i], f) : gl_root_add_bind(r, x->paths[i], f);
+		if (rc < 0)
 			return -1;
 	}
 	if (gl_root_add_bind(r, x->target_path, f) < 0 ||

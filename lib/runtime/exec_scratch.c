@@ -33,7 +33,8 @@ char *gl_exec_scratch_make(const struct gl_exec *x, const char *const *hosts, si
 	}
 	char *dir = gl_xasprintf("%s/copy.XXXXXX", base);
 	if (!mkdtemp(dir)) {
-		gl_fail(f, GL_E_LAUNCH, "exec copy: scratch directory under %s: %s", base, strerror(errno));
+		gl_fail(f, GL_E_LAUNCH, "exec copy: scratch directory under %s: %s", base,
+			strerror(errno));
 		free(dir);
 		return NULL;
 	}

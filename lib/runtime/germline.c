@@ -259,11 +259,11 @@ static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g
 		    (last && !strncmp(e->path, last, ll) && e->path[ll] == '/'))
 			continue;
 		if (e->kind != GL_ROOT_BIND && e->kind != GL_ROOT_BIND_RW && e->kind != GL_ROOT_DEV)
-			return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
-				       "minimal root: %s beneath /tmp is not a bind mount", e->path);
+			return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: %s beneath /tmp is "
+				       "not a bind mount", e->path);
 		if (k == GL_SCRATCH_NESTED_MAX)
-			return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
-				       "minimal root: more than %d mounts beneath /tmp", GL_SCRATCH_NESTED_MAX);
+			return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: more than %d mounts "
+				       "beneath /tmp", GL_SCRATCH_NESTED_MAX);
 		g->scratch_under[k++] = gl_xstrdup(last = e->path);
 	}
 	return 0;

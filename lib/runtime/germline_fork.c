@@ -106,7 +106,8 @@ ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *n
 		for (int i = 0; i < *nfds; i++)
 			close(fds[i]);
 		*nfds = 0;
-		return gl_fail(f, GL_E_GERMLINE, "oversized or truncated control message from the germline");
+		return gl_fail(f, GL_E_GERMLINE,
+			       "oversized or truncated control message from the germline");
 	}
 	buf[n] = 0;
 	return n;

@@ -214,7 +214,8 @@ int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *
 	const char *code = "launch";
 	if (launch_release(L, spec, release, g, ev, ids, &err, &code) == 0)
 		return 0;
-	return gl_fail_take(f, gl_code_from_name(code), err); /* rejected, bootstrap_failed, launch, io */
+	/* rejected, bootstrap_failed, launch or io */
+	return gl_fail_take(f, gl_code_from_name(code), err);
 }
 
 int gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,

@@ -574,7 +574,8 @@ int gl_receipt_check_pair(jv exited, jv launched, const char *launched_id, struc
 	for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
 		const char *a = gl_json_get_str(exited, same[i]), *b = gl_json_get_str(launched, same[i]);
 		if (!a || !b || strcmp(a, b))
-			return gl_fail(f, GL_E_MISMATCH, "%s differs between the exit and the launch", same[i]);
+			return gl_fail(f, GL_E_MISMATCH, "%s differs between the exit and the launch",
+				       same[i]);
 	}
 	int64_t t_l, t_e, la;
 	if (gl_time_parse(gl_json_get_str(launched, "at"), &t_l) < 0 ||

@@ -442,8 +442,8 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		 * often a runtime such as V8 that reserves gigabytes it never
 		 * touches): RLIMIT_DATA, private writable memory, bounds it. */
 		if (gl_cg_set_rlimit(pid, RLIMIT_DATA, (uint64_t)l->memory_mb << 20) < 0)
-			return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_DATA failed: %s",
-				       cg->why ? cg->why : "?", strerror(errno));
+			return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_DATA "
+				       "failed: %s", cg->why ? cg->why : "?", strerror(errno));
 		cc->mem = "rlimit_data";
 	}
 	if (!cc->mem) {
@@ -454,8 +454,8 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		uint64_t m = cc->as_base + ((uint64_t)l->memory_mb << 20);
 		if (!cc->as_base || gl_cg_set_rlimit(pid, RLIMIT_AS, m) < 0 ||
 		    gl_cg_set_rlimit(pid, RLIMIT_DATA, m) < 0)
-			return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
-				       cg->why ? cg->why : "?", strerror(errno));
+			return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_AS "
+				       "failed: %s", cg->why ? cg->why : "?", strerror(errno));
 		cc->mem = "rlimit_as";
 	}
 	if (!cc->pids) {
@@ -466,10 +466,10 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		 * uid 0 of another user namespace is bound: initial_userns). */
 		if (gl_cg_host_uid(pid) == 0 && gl_cg_initial_userns())
 			return gl_fail(f, code, "limits: processes: no pids controller (%s), and "
-						 "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
+				       "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
 		cc->nproc_base = NPROC_BASE;
 		if (gl_cg_set_rlimit(pid, RLIMIT_NPROC, (uint64_t)l->pids + NPROC_BASE) < 0)
-			return gl_fail(f, code, "limits: RLIMIT_NPROC of the copy: %s", strerror(errno));
+			return gl_fail_errno(f, code, "limits: RLIMIT_NPROC of the copy");
 		cc->pids = "rlimit_nproc";
 	}
 	return 0;

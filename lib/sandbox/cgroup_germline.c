@@ -45,7 +45,8 @@ int gl_cg_bound_pidfd(struct gl_cg *cg, const struct gl_limits *l, int pidfd, bo
 		p = strstr(info, "\nPid:");
 	long pid = p ? strtol(p + 5, NULL, 10) : 0;
 	if (pid <= 0)
-		return gl_fail(f, exec ? GL_E_LAUNCH : GL_E_GERMLINE, "limits: the copy's pid is unknown");
+		return gl_fail(f, exec ? GL_E_LAUNCH : GL_E_GERMLINE,
+			       "limits: the copy's pid is unknown");
 	return gl_cg_bound_copy(cg, l, (pid_t)pid, exec, cc, f);
 }
 
@@ -88,7 +89,7 @@ int gl_cg_bound_launch(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, b
 			      gl_cg_put(p, "cgroup.procs", a);
 		}
 		if (rc)
-			return gl_fail(f, code, "limits: the germline's cgroup: %s", strerror(errno));
+			return gl_fail_errno(f, code, "limits: the germline's cgroup");
 		return 0;
 	}
 	/* No controller: rlimits of the launch child, inherited by the
@@ -99,13 +100,13 @@ int gl_cg_bound_launch(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, b
 	 * for them by an unprivileged broker. */
 	if (gl_cg_host_uid(pid) == 0 && gl_cg_initial_userns())
 		return gl_fail(f, code, "limits: processes: no pids controller (%s), and "
-					 "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
+			       "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
 	if (gl_cg_set_rlimit(pid, RLIMIT_AS, mem + ((uint64_t)GL_CG_AS_SLACK_MB << 20)) < 0 ||
 	    gl_cg_set_rlimit(pid, RLIMIT_DATA, mem) < 0)
 		return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
 			       cg->why ? cg->why : "?", strerror(errno));
 	if (gl_cg_set_rlimit(pid, RLIMIT_NPROC, (uint64_t)l->pids + NPROC_BASE) < 0)
-		return gl_fail(f, code, "limits: RLIMIT_NPROC of the germline: %s", strerror(errno));
+		return gl_fail_errno(f, code, "limits: RLIMIT_NPROC of the germline");
 	return 0;
 }
 

@@ -42,7 +42,8 @@ pid_t gl_proc_first_child(pid_t pid);
  * and 3 the channel, no other, no shared writable mapping; the child of
  * INIT (CLONE_PARENT), not of the germline. 0, or -1 with f (germline: the
  * fork is refused). */
-int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, struct gl_fail *f);
+int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino,
+		       struct gl_fail *f);
 
 /* A freshly launched exec copy (lib/runtime/exec.c), after its exec and before it
  * receives anything: its own pid, net, ipc, mount and user namespaces (not

@@ -18,6 +18,10 @@
 
 /* ---- describing a root (before the fork) ------------------------------ */
 
+/* A root that cannot be described refuses the launch before anything ran:
+ * bootstrap_failed, a restriction not installed (SPEC §9). */
+#define root_fail(f, ...) gl_fail((f), GL_E_BOOTSTRAP_FAILED, __VA_ARGS__)
+
 /* Keep the entries sorted by path, so a directory is mounted before
  * anything beneath it (a bind mounted later over its parent would hide it).
  * e's strings are copied. */
@@ -35,10 +39,10 @@ static int insert(struct gl_root *r, const struct gl_root_entry *e, struct gl_fa
 		r->n--;
 	}
 	if (r->n == GL_ROOT_MAX)
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: more than %d entries", GL_ROOT_MAX);
+		return root_fail(f, "minimal root: more than %d entries", GL_ROOT_MAX);
 	if (e->path[0] != '/' || strlen(e->path) >= PATH_MAX - 64 ||
 	    (e->target && strlen(e->target) >= PATH_MAX) || (e->src && strlen(e->src) >= PATH_MAX))
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: bad or too long path");
+		return root_fail(f, "minimal root: bad or too long path");
 	memmove(&r->e[i + 1], &r->e[i], (r->n - i) * sizeof r->e[0]);
 	r->e[i] = *e;
 	r->e[i].path = gl_xstrdup(e->path);
@@ -83,28 +87,29 @@ int gl_root_add_bind(struct gl_root *r, const char *path, struct gl_fail *f)
 	char real[PATH_MAX];
 	if (!realpath(path, real))
 		return errno == ENOENT || errno == ENOTDIR ? 0
-							    : gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: %s: %s", path,
-								     strerror(errno));
+							    : root_fail(f, "minimal root: %s: %s", path,
+									strerror(errno));
 	struct stat st;
 	if (stat(real, &st) < 0)
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: %s: %s", real, strerror(errno));
+		return root_fail(f, "minimal root: %s: %s", real, strerror(errno));
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: %s is neither a file nor a directory", real);
+		return root_fail(f, "minimal root: %s is neither a file nor a directory", real);
 	if (!strcmp(real, "/"))
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: refusing to bind the host's root");
+		return root_fail(f, "minimal root: refusing to bind the host's root");
 	if (add(r, GL_ROOT_BIND, real, NULL, S_ISDIR(st.st_mode), f) < 0)
 		return -1;
 	return strcmp(real, path) ? add_last_link(r, path, f) : 0;
 }
 
-int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, bool rw, struct gl_fail *f)
+int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, bool rw,
+			struct gl_fail *f)
 {
 	char real[PATH_MAX];
 	struct stat st;
 	if (!realpath(src, real) || stat(real, &st) < 0)
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: %s: %s", src, strerror(errno));
+		return root_fail(f, "minimal root: %s: %s", src, strerror(errno));
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: %s is neither a file nor a directory", real);
+		return root_fail(f, "minimal root: %s is neither a file nor a directory", real);
 	struct gl_root_entry e = {.kind = rw ? GL_ROOT_BIND_RW : GL_ROOT_BIND, .path = (char *)dst,
 				  .src = real, .dir = S_ISDIR(st.st_mode)};
 	return insert(r, &e, f);
@@ -122,14 +127,14 @@ int gl_root_add_fd_at(struct gl_root *r, int fd, const char *at, struct gl_fail 
 	ssize_t n = readlink(link, path, sizeof path - 1);
 	struct stat st;
 	if (n <= 0 || fstat(fd, &st) < 0)
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: item descriptor: %s", strerror(errno));
+		return root_fail(f, "minimal root: item descriptor: %s", strerror(errno));
 	path[n] = 0;
 	if (path[0] != '/' || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: an item is neither a file nor a directory");
+		return root_fail(f, "minimal root: an item is neither a file nor a directory");
 	if (!strcmp(path, "/"))
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: refusing to bind the host's root");
+		return root_fail(f, "minimal root: refusing to bind the host's root");
 	if (at && (at[0] != '/' || !strcmp(at, "/")))
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: an item's place is not an absolute path");
+		return root_fail(f, "minimal root: an item's place is not an absolute path");
 	struct gl_root_entry e = {.kind = GL_ROOT_BIND, .path = at ? (char *)at : path,
 				  .src = at ? path : NULL, .dir = S_ISDIR(st.st_mode),
 				  .check = true, .dev = st.st_dev, .ino = st.st_ino};
@@ -140,14 +145,14 @@ int gl_root_add_dev(struct gl_root *r, const char *path, struct gl_fail *f)
 {
 	struct stat st;
 	if (lstat(path, &st) < 0 || !S_ISCHR(st.st_mode))
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: %s is not a character device", path);
+		return root_fail(f, "minimal root: %s is not a character device", path);
 	return add(r, GL_ROOT_DEV, path, NULL, false, f);
 }
 
 int gl_root_add_tmpfs(struct gl_root *r, const char *path, const char *options, struct gl_fail *f)
 {
 	if (strlen(options) >= 128)
-		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: tmpfs options too long");
+		return root_fail(f, "minimal root: tmpfs options too long");
 	/* replaces an empty directory planned there (insert) */
 	return add(r, GL_ROOT_SCRATCH, path, options, true, f);
 }

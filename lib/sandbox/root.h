@@ -63,7 +63,8 @@ struct gl_root {
 int gl_root_add_bind(struct gl_root *r, const char *path, struct gl_fail *f);
 /* Bind src (resolved) at dst (absolute, clean; created in the root), read-only
  * or, with rw, writable (an exec copy's workspace). */
-int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, bool rw, struct gl_fail *f);
+int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, bool rw,
+			struct gl_fail *f);
 /* Bind, read-only at its own path, the file or directory the broker opened
  * as fd (an item of an exec copy's view): the child opens the path again
  * with no symlink and refuses another inode. */

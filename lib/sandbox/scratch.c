@@ -346,8 +346,9 @@ int gl_scratch_mount(struct gl_scratch *s, int copy_pidfd, pid_t copy, pid_t ger
 	 * of every later copy (A1): refused, the copy is killed. */
 	unsigned long long c = mnt_ns(copy), g = mnt_ns(germline);
 	if (!c || !g || c == g)
-		return gl_fail(f, GL_E_GERMLINE, "copy: %s", !c || !g ? "its mount namespace cannot be read"
-							       : "shares the germline's mount namespace");
+		return gl_fail(f, GL_E_GERMLINE, "copy: %s",
+			       !c || !g ? "its mount namespace cannot be read"
+					: "shares the germline's mount namespace");
 	if (s->sock < 0)
 		return gl_fail(f, GL_E_GERMLINE, "copy: scratch /tmp: no mount helper");
 	char opts[96];
