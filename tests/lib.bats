@@ -100,6 +100,10 @@ unit_ok() {
   unit_ok cgroup_v2_test
 }
 
+@test "fail: lib/sandbox and lib/runtime fill a struct gl_fail with their callers' code (bootstrap_failed, germline_check, germline, launch, mismatch, rejected) and detail; empty on success (runfail_test)" {
+  unit_ok runfail_test
+}
+
 @test "fail: every enum gl_code has SPEC's name and an exit status; the record's detail is sanitised; every code of SPEC §3/§6 and docs/gl-run.md has a value (fail_test)" {
   local spec=
   for s in "${GL_SPEC:-}" "$GL_ROOT/../shared/SPEC.md" "$GL_ROOT/../../shared/SPEC.md"; do

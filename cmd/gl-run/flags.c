@@ -186,15 +186,12 @@ static void open_receipts(const struct opts *o, struct gl_receipts *rc)
 	struct stat st;
 	if (stat(o->receipts, &st) < 0 || !S_ISDIR(st.st_mode))
 		gl_die(GL_EXIT_USAGE, "--receipts %s: not a directory", o->receipts);
-	char *kerr = NULL;
-	enum gl_key_status ks = gl_receipts_load_key(rc, o->host_key, &kerr);
-	if (ks == GL_KEY_BAD_PASSPHRASE) {
-		autofail struct gl_fail f = {0};
-		gl_fail_set(&f, GL_R_BAD_PASSPHRASE, "%s", kerr);
-		exit(gl_fail_report(&f));
-	}
+	autofail struct gl_fail kf = {0};
+	enum gl_key_status ks = gl_receipts_load_key(rc, o->host_key, &kf);
+	if (ks == GL_KEY_BAD_PASSPHRASE)
+		exit(gl_fail_report(&kf)); /* bad_passphrase */
 	if (ks != GL_KEY_OK)
-		gl_die(GL_EXIT_USAGE, "--host-key %s", kerr);
+		gl_die(GL_EXIT_USAGE, "--host-key %s", gl_fail_detail(&kf));
 }
 
 /* The flags' combinations, in the order gl-run has always checked them. */

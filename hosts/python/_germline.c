@@ -268,10 +268,10 @@ static int germline_setup(struct germline *g, const char *prof)
 	}
 	/* The copy's filter, compiled once here; each copy installs it with
 	 * one prctl (no allocation in the child). */
-	char *err = NULL;
-	if (gl_seccomp_build(GL_FILTER_COPY, &g->bpf, &err) < 0) {
-		PyErr_Format(PyExc_RuntimeError, "germline: %s", err ? err : "seccomp");
-		free(err);
+	struct gl_fail f = {0};
+	if (gl_seccomp_build(GL_FILTER_COPY, &g->bpf, &f) < 0) {
+		PyErr_Format(PyExc_RuntimeError, "germline: %s", f.detail ? f.detail : "seccomp");
+		gl_fail_clear(&f);
 		return -1;
 	}
 	/* No code but this loop runs in the germline from here on (SPEC §10):

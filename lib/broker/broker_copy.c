@@ -39,12 +39,9 @@ jv gl_broker_check_germline(struct run *r, struct gl_germline *gm)
 	}
 	/* exec checks nothing here: each copy is a verified launch, checked
 	 * by gl_proc_check_exec after it */
-	char *err = NULL;
-	if (gl_runtime_check(rt, &err) < 0) {
-		jv out = gl_broker_refuse("germline_check", "%s", err);
-		free(err);
-		return out;
-	}
+	autofail struct gl_fail f = {0};
+	if (gl_runtime_check(rt, &f) < 0)
+		return gl_broker_refuse("germline_check", "%s", gl_fail_detail(&f));
 	return jv_invalid();
 }
 
@@ -76,7 +73,10 @@ static int spawn_copy(struct run *r, struct gl_germline *gm, const int sp[2], ch
 			     .broker_sock = sp[0]};
 	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
 	gm->lane = r->b->lane; /* this call's copy number (gl-run --jobs) */
-	int rc = gl_runtime_spawn(rt, &s, &cp, err);
+	struct gl_fail f = {0};
+	int rc = gl_runtime_spawn(rt, &s, &cp, &f);
+	if (rc < 0)
+		gl_fail_give(&f, err);
 	free(items);
 	r->pidfd = cp.pidfd;
 	r->scratch = cp.scratch;
@@ -172,8 +172,9 @@ static int exec_bound(struct gl_germline *gm, int pidfd, char **err)
 		*err = gl_xstrdup("limits: the exec copy's pid is unknown");
 		return -1;
 	}
-	if (gl_cg_bound_copy(gm->cg, &gm->lim, (pid_t)pid, true, &gm->cc, err) < 0)
-		return -1;
+	struct gl_fail f = {0};
+	if (gl_cg_bound_copy(gm->cg, &gm->lim, (pid_t)pid, true, &gm->cc, &f) < 0)
+		return gl_fail_give(&f, err);
 	gm->enf.limits_memory = gm->cc.mem;
 	gm->enf.limits_pids = gm->cc.pids;
 	gm->enf.limits_cpu = gm->cc.cpu;

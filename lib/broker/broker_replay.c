@@ -70,7 +70,10 @@ static int spawn_run(struct run *r, struct gl_runtime *rt, const struct gl_repla
 			     .chan = sp[1],
 			     .broker_sock = sp[0]};
 	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
-	int rc = gl_runtime_spawn(rt, &s, &cp, err);
+	struct gl_fail f = {0};
+	int rc = gl_runtime_spawn(rt, &s, &cp, &f);
+	if (rc < 0)
+		gl_fail_give(&f, err);
 	free(hosts);
 	r->pidfd = cp.pidfd;
 	r->scratch = cp.scratch;
@@ -97,7 +100,9 @@ int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 	 * verified launch. */
 	struct gl_runtime *rt = gl_germline_runtime(g);
 	*err = NULL;
-	if (gl_runtime_check(rt, err) < 0) {
+	struct gl_fail f = {0};
+	if (gl_runtime_check(rt, &f) < 0) {
+		gl_fail_give(&f, err);
 		gl_broker_run_free(&r, g);
 		return -1;
 	}

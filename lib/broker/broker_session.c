@@ -109,8 +109,9 @@ int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc
 	 * the confined process starts from a data-free image (runtime exec has
 	 * no germline to check). */
 	*err = NULL;
-	if (gl_runtime_check(rt, err) < 0)
-		return -1;
+	struct gl_fail f = {0};
+	if (gl_runtime_check(rt, &f) < 0)
+		return gl_fail_give(&f, err);
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
 		*err = gl_xasprintf("socketpair: %s", strerror(errno));
@@ -125,7 +126,9 @@ int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc
 		gl_cg_session_limits(&keep, &g->lim);
 	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
 	int rc = gl_runtime_spawn(rt, &(struct gl_spawn){.chan = sp[1], .broker_sock = sp[0]}, &cp,
-				  err);
+				  &f);
+	if (rc < 0)
+		gl_fail_give(&f, err);
 	g->lim = keep;
 	p->pidfd = cp.pidfd;
 	p->scratch = cp.scratch;
@@ -142,7 +145,8 @@ int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc
 		if (!one_call)
 			gl_cg_session_limits(&g->lim, &lim);
 		struct gl_cg_copy cc;
-		if (g->cg && gl_cg_bound_pidfd(g->cg, &lim, p->pidfd, true, &cc, err) < 0) {
+		if (g->cg && gl_cg_bound_pidfd(g->cg, &lim, p->pidfd, true, &cc, &f) < 0) {
+			gl_fail_give(&f, err);
 			close(sp[0]);
 			gl_runtime_end(rt, &cp);
 			p->pidfd = -1;

@@ -13,13 +13,13 @@
  * record refused as a "mismatch". */
 static jv pair(jv rec, jv exited, jv launched, const char *id)
 {
-	autofree char *perr = NULL;
+	autofail struct gl_fail pf = {0};
 	jv chk = gl_json_get(rec, "checks");
-	if (gl_receipt_check_pair(exited, launched, id, &perr) < 0) {
+	if (gl_receipt_check_pair(exited, launched, id, &pf) < 0) {
 		rec = jv_object_set(rec, jv_string("ok"), jv_false());
 		rec = jv_object_set(rec, jv_string("error"), jv_string("mismatch"));
 		rec = jv_object_set(rec, jv_string("failed"), jv_string("closes_launch"));
-		rec = jv_object_set(rec, jv_string("detail"), jv_string(perr));
+		rec = jv_object_set(rec, jv_string("detail"), jv_string(gl_fail_detail(&pf)));
 		jv_free(chk);
 		return rec;
 	}

@@ -117,7 +117,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 				      .tmp_mb = x->lim.tmp_mb,
 				      .cg = x->cg,
 				      .limits = &x->lim};
-	char *why = NULL;
+	autofail struct gl_fail why = {0};
 	enum gl_launch_step st = GL_LAUNCH_OK;
 	if (gl_replay_is_exec(x)) { /* each run a verified launch (lib/replay/replay_exec.c) */
 		if (gl_replay_exec_open(x, code, err) < 0) {
@@ -129,8 +129,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	}
 	if (st != GL_LAUNCH_OK) {
 		*code = "launch";
-		gl_err(err, "%s: %s", gl_launch_step_name(st), why ? why : "failed");
-		free(why);
+		gl_err(err, "%s: %s", gl_launch_step_name(st), why.detail ? why.detail : "failed");
 		stop(x);
 		return NULL;
 	}

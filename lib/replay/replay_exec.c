@@ -75,11 +75,10 @@ int gl_replay_exec_open(struct gl_replay *x, const char **code, char **err)
 	x->g.pid = x->g.pidfd = x->g.ctl = -1;
 	x->g.exec = gl_xcalloc(1, sizeof *x->g.exec);
 	autofree char *host = gl_xasprintf("%s/gl-exec-host", x->host_dir);
-	char *why = NULL;
+	autofail struct gl_fail why = {0};
 	if (gl_exec_open(x->g.exec, x->release_dir, x->manifest, host, x->home, &why) < 0) {
 		*code = x->g.exec->fail_rejected ? "hash" : "launch";
-		gl_err(err, "%s", why ? why : "verified launch failed");
-		free(why);
+		gl_err(err, "%s", why.detail ? why.detail : "verified launch failed");
 		free(x->g.exec);
 		x->g.exec = NULL;
 		return -1;

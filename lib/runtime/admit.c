@@ -203,12 +203,12 @@ static enum gl_admit_status admit_files(struct gl_admit *a, jv files, size_t see
 	return st;
 }
 
-enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256, const char *entry,
-				   struct gl_admit *a, char **err)
+/* gl_admit_open's steps, the words in *err. */
+static enum gl_admit_status admit_open(const char *releases_dir, const char *sha256,
+				       const char *entry, struct gl_admit *a, char **err)
 {
 	memset(a, 0, sizeof *a);
 	a->dirfd = -1;
-	*err = NULL;
 	if (!gl_sha256_hex_ok(sha256, strlen(sha256)))
 		return gl_err(err, "not a release SHA-256"), GL_ADMIT_NO_RECORD;
 	autofree char *rpath = gl_xasprintf("%s/%s.json", releases_dir, sha256);
@@ -236,9 +236,18 @@ enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256,
 	return st;
 }
 
-enum gl_admit_status gl_admit_recheck(const struct gl_admit *a, char **err)
+enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256, const char *entry,
+				   struct gl_admit *a, struct gl_fail *f)
 {
-	*err = NULL;
+	char *err = NULL;
+	enum gl_admit_status st = admit_open(releases_dir, sha256, entry, a, &err);
+	if (st != GL_ADMIT_OK)
+		gl_fail_take(f, GL_E_REJECTED, err);
+	return st;
+}
+
+enum gl_admit_status gl_admit_recheck(const struct gl_admit *a, struct gl_fail *why)
+{
 	for (size_t i = 0; i < a->n; i++) {
 		const struct gl_admit_file *f = &a->f[i];
 		struct stat held, now;
@@ -248,8 +257,8 @@ enum gl_admit_status gl_admit_recheck(const struct gl_admit *a, char **err)
 			    held.st_dev == now.st_dev && held.st_ino == now.st_ino;
 		if (!same || gl_sha256_fd_hex(f->fd, h) < 0 || strcmp(h, f->sha256)) {
 			autofree char *s = gl_sanitize(f->rel, strlen(f->rel));
-			gl_err(err, "%s changed during the launch (%s)", s,
-			       same ? "its bytes differ" : "the path names another file now");
+			gl_fail_set(why, GL_E_REJECTED, "%s changed during the launch (%s)", s,
+				    same ? "its bytes differ" : "the path names another file now");
 			return !strcmp(f->rel, "manifest.json") ? GL_ADMIT_MANIFEST
 			       : !strcmp(f->rel, a->target)     ? GL_ADMIT_TARGET
 								: GL_ADMIT_TREE;

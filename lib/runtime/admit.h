@@ -20,6 +20,8 @@
 #include <jv.h>
 #include <stddef.h>
 
+#include "core/fail.h"
+
 #define GL_ADMIT_FILES_MAX 20000 /* files of one release tree */
 
 struct gl_admit_file {
@@ -51,11 +53,11 @@ const char *gl_admit_binding(enum gl_admit_status s);
 
 /* Verify releases_dir/<sha256>/ against releases_dir/<sha256>.json, the
  * entry being the manifest's python module name. On GL_ADMIT_OK a owns the
- * descriptors; otherwise a is empty and *err (malloc'd) names the file. */
+ * descriptors; otherwise a is empty and f (rejected) names the file. */
 enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256, const char *entry,
-				   struct gl_admit *a, char **err);
+				   struct gl_admit *a, struct gl_fail *f);
 /* Again, from the retained descriptors, after initialisation (see above). */
-enum gl_admit_status gl_admit_recheck(const struct gl_admit *a, char **err);
+enum gl_admit_status gl_admit_recheck(const struct gl_admit *a, struct gl_fail *f);
 void gl_admit_close(struct gl_admit *a);
 
 #endif

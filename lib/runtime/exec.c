@@ -136,8 +136,9 @@ static int verify_tree(struct gl_exec *x, const char *release_dir, jv manifest, 
 	jv_free(e0j);
 	x->fail_binding = "tree";
 	autoclose int root = open(x->release_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct gl_fail f = {0};
 	int rc = root < 0 ? gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno))
-			  : gl_exec_tree_record(x, root, files, e0rel, err);
+		 : gl_exec_tree_record(x, root, files, e0rel, &f) < 0 ? gl_fail_give(&f, err) : 0;
 	jv_free(files);
 	return rc;
 }
@@ -266,8 +267,9 @@ static int build_enforcement(struct gl_exec *x, char **err)
 	x->enf.net_enforced = x->enf.fs_enforced;
 	x->enf.scoped_enforced = x->enf.fs_enforced;
 	x->fail_binding = "seccomp";
-	if (gl_seccomp_build(GL_FILTER_EXEC, &x->bpf, err) < 0)
-		return -1;
+	struct gl_fail f = {0};
+	if (gl_seccomp_build(GL_FILTER_EXEC, &x->bpf, &f) < 0)
+		return gl_fail_give(&f, err);
 	gl_bpf_sha256(&x->bpf, x->enf.seccomp_filter_sha256);
 	x->enf.seccomp_enforced = !(x->off & GL_OFF_SECCOMP);
 	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
@@ -275,10 +277,10 @@ static int build_enforcement(struct gl_exec *x, char **err)
 	return 0;
 }
 
-int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
-		 const char *home, char **err)
+/* gl_exec_open's steps, the words in *err. */
+static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
+			const char *host_path, const char *home, char **err)
 {
-	*err = NULL;
 	memset(x, 0, sizeof *x);
 	x->rt.ops = &gl_exec_ops;
 	x->target_fd = x->host_fd = -1;
@@ -302,6 +304,14 @@ int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const 
 	}
 	x->fail_binding = NULL;
 	return 0;
+}
+
+int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
+		 const char *home, struct gl_fail *f)
+{
+	char *err = NULL; /* a file changed since install, or a restriction unavailable (SPEC §9) */
+	return open_release(x, release_dir, manifest, host_path, home, &err) == 0 ? 0
+	       : gl_fail_take(f, x->fail_rejected ? GL_E_REJECTED : GL_E_BOOTSTRAP_FAILED, err);
 }
 
 void gl_exec_close(struct gl_exec *x)
@@ -373,8 +383,9 @@ static int launch_prep(struct gl_exec *x, struct launch *l, int ch, const char *
 		       size_t nhost, bool unconfined, char **err)
 {
 	x->fail_binding = "scratch";
-	if (!(l->dir = gl_exec_scratch_make(x, hosts, nhost, err)))
-		return -1;
+	struct gl_fail f = {0};
+	if (!(l->dir = gl_exec_scratch_make(x, hosts, nhost, &f)))
+		return gl_fail_give(&f, err);
 	x->fail_binding = "landlock";
 	l->p = (struct gl_exec_prep){.chan = ch, .devnull = -1, .status_w = -1, .ruleset = -1,
 				     .target = x->target_fd, .host = x->host_fd, .parent = getpid(),
@@ -429,15 +440,15 @@ static int launch_rules(struct gl_exec *x, struct launch *l, const struct gl_exe
 }
 
 /* After the clone: the tree re-checked, the exec observed, the copy
- * checked through /proc. 0, or -1 with *err (the copy is then ended). */
+ * checked through /proc. 0, or -1 with f (the copy is then ended). */
 static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, uint64_t chan_ino,
-			  bool unconfined, char *dir, char **err)
+			  bool unconfined, char *dir, struct gl_fail *f)
 {
 	/* The tree is re-checked while the child sets itself up on the other
 	 * CPU: gl-exec-host starts the target only once it has the call
 	 * message, which is sent only after this returns 0, so nothing of the
 	 * release runs before the check has passed. */
-	if (gl_exec_tree_unchanged(x, err) < 0) {
+	if (gl_exec_tree_unchanged(x, f) < 0) {
 		gl_exec_copy_done(pfd, dir);
 		close(pfd);
 		x->fail_rejected = true; /* a file changed since it was verified */
@@ -445,7 +456,7 @@ static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, ui
 		return -1;
 	}
 	int rc = gl_exec_child_status(status_r, gl_mono_ns() + (int64_t)EXEC_TIMEOUT_MS * 1000000,
-				      &x->fail_binding, err);
+				      &x->fail_binding, f);
 	if (rc == 0)
 		x->fail_binding = "proc_check"; /* the exec was observed */
 	/* The check of a forked copy (lib/sandbox/proc.c), once the host is up: its
@@ -453,15 +464,15 @@ static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, ui
 	 * so a descriptor or mapping finding is re-read for up to 500 ms (the
 	 * host runs only our code until it has the call message). */
 	for (int tries = 0; rc == 0 && !unconfined; tries++) {
-		if (gl_proc_check_exec((pid_t)pid, chan_ino, 0, err) == 0)
+		if (gl_proc_check_exec((pid_t)pid, chan_ino, 0, f) == 0)
 			break;
-		if (tries >= 250 || !(strstr(*err, "descriptor") || strstr(*err, "fd ") ||
-				      strstr(*err, "mapping"))) {
+		const char *d = gl_fail_detail(f);
+		if (tries >= 250 ||
+		    !(strstr(d, "descriptor") || strstr(d, "fd ") || strstr(d, "mapping"))) {
 			rc = -1;
 			break;
 		}
-		free(*err);
-		*err = NULL;
+		gl_fail_clear(f);
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
 	}
@@ -492,11 +503,13 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 		launch_undo(&l, true);
 		return -1;
 	}
+	struct gl_fail f = {0};
 	if (!unconfined && !(x->off & GL_OFF_ROOT)) {
 		x->fail_binding = "minimal_root";
 		int rc = gl_exec_root(x, &l.root, l.p.hosts, x->state_dir ? l.p.state : NULL, items, nitem,
-				   err);
+				      &f);
 		if (rc < 0) {
+			gl_fail_give(&f, err);
 			if (rc == -2)
 				x->fail_binding = "workspace";
 			launch_undo(&l, true);
@@ -536,8 +549,8 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 		return gl_err(err, "exec copy: clone3: %s%s", strerror(e),
 			      e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
 	}
-	if (launch_observe(x, pid, pfd, status_r, chan_ino, unconfined, dir, err) < 0)
-		return -1;
+	if (launch_observe(x, pid, pfd, status_r, chan_ino, unconfined, dir, &f) < 0)
+		return gl_fail_give(&f, err);
 	*pidfd = pfd;
 	*scratch = dir;
 	x->fail_binding = NULL;
@@ -546,24 +559,28 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 
 int gl_exec_copy(struct gl_exec *x, const struct gl_exec_item *items, size_t nitem,
 		 const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
-		 char **err)
+		 struct gl_fail *f)
 {
-	return launch(x, items, nitem, hosts, nhost, chan, pidfd, scratch, false, err);
+	char *err = NULL;
+	int rc = launch(x, items, nitem, hosts, nhost, chan, pidfd, scratch, false, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_LAUNCH, err);
 }
 
 int gl_exec_launch_unconfined(struct gl_exec *x, const char *const *hosts, size_t nhost,
-			      int chan, int *pidfd, char **scratch, char **err)
+			      int chan, int *pidfd, char **scratch, struct gl_fail *f)
 {
-	return launch(x, NULL, 0, hosts, nhost, chan, pidfd, scratch, true, err);
+	char *err = NULL;
+	int rc = launch(x, NULL, 0, hosts, nhost, chan, pidfd, scratch, true, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_LAUNCH, err);
 }
 
 int gl_exec_session_start(struct gl_exec *x, const char *const *hosts, size_t nhost,
-			  struct gl_session_proc *p, char **err)
+			  struct gl_session_proc *p, struct gl_fail *f)
 {
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-		return gl_err(err, "socketpair: %s", strerror(errno));
+		return gl_fail_errno(f, GL_E_LAUNCH, "socketpair");
 	/* the call's destinations and every one the manifest declares */
 	size_t nd = strv_len(x->declared);
 	const char **h = gl_xcalloc(nhost + nd + 1, sizeof *h);
@@ -571,7 +588,7 @@ int gl_exec_session_start(struct gl_exec *x, const char *const *hosts, size_t nh
 		h[i] = hosts[i];
 	for (size_t i = 0; i < nd; i++)
 		h[nhost + i] = x->declared[i];
-	int rc = gl_exec_launch_unconfined(x, h, nhost + nd, sp[1], &p->pidfd, &p->scratch, err);
+	int rc = gl_exec_launch_unconfined(x, h, nhost + nd, sp[1], &p->pidfd, &p->scratch, f);
 	free(h);
 	if (rc < 0) {
 		close(sp[0]);

@@ -76,10 +76,12 @@ struct gl_exec {
  * against the install record (<release_dir>.json "files"; a file changed,
  * added or missing refuses), open and hash entry[0] and host_path, build
  * the seccomp filter and the argv/env of the copies. manifest is
- * borrowed. 0, or -1 with *err (malloc'd) naming what failed, e.g.
- * "verified launch: node_modules/x/dist/index.js changed after install". */
+ * borrowed. 0, or -1 with f naming what failed, e.g. "verified launch:
+ * node_modules/x/dist/index.js changed after install": rejected when
+ * x->fail_rejected (a file not as installed), else bootstrap_failed (a
+ * restriction unavailable; SPEC §9). */
 int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
-		 const char *home, char **err);
+		 const char *home, struct gl_fail *f);
 void gl_exec_close(struct gl_exec *x);
 
 /* Launch one copy (Algorithm 1 line 9 for an exec release): items are the
@@ -87,10 +89,11 @@ void gl_exec_close(struct gl_exec *x);
  * is), hosts the declared destinations (they resolve to the relay). chan is the
  * copy's end of its channel (closed here). Returns 0 with the copy's
  * pidfd and *scratch (malloc'd, or NULL: the caller removes it with
- * gl_exec_scratch_remove once the copy is gone), or -1 with *err. */
+ * gl_exec_scratch_remove once the copy is gone), or -1 with f (launch;
+ * x->fail_rejected and x->fail_binding say which receipt it is). */
 int gl_exec_copy(struct gl_exec *x, const struct gl_exec_item *items, size_t nitem,
 		 const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
-		 char **err);
+		 struct gl_fail *f);
 
 /* The Sig+Pin / Sig+IFC baseline for an exec release (gl-run --mode sigpin
  * or sigifc; docs/exec.md): the same verified launch of gl-exec-host, which
@@ -99,11 +102,11 @@ int gl_exec_copy(struct gl_exec *x, const struct gl_exec_item *items, size_t nit
  * mount namespaces (hosts resolve to the relay on 127.0.0.1:80); no PID or
  * IPC namespace, no Landlock, no seccomp, no no_new_privs. */
 int gl_exec_launch_unconfined(struct gl_exec *x, const char *const *hosts, size_t nhost,
-			      int chan, int *pidfd, char **scratch, char **err);
+			      int chan, int *pidfd, char **scratch, struct gl_fail *f);
 /* The same as a session process of lib/broker/broker_session.c (gl_session_stop
- * stops it). 0, or -1 with *err. */
+ * stops it). 0, or -1 with f (launch). */
 int gl_exec_session_start(struct gl_exec *x, const char *const *hosts, size_t nhost,
-			  struct gl_session_proc *p, char **err);
+			  struct gl_session_proc *p, struct gl_fail *f);
 
 /* After the broker is done with a copy: kill it with its descendants,
  * reap it (the broker is its parent) and remove its scratch directory

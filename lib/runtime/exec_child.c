@@ -203,7 +203,7 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 	child_fail(sfd, XS_EXEC);
 }
 
-int gl_exec_child_status(int fd, int64_t deadline, const char **missing, char **err)
+int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct gl_fail *f)
 {
 	struct status_msg m;
 	size_t got = 0;
@@ -215,7 +215,8 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, char **
 			continue;
 		if (r <= 0) {
 			*missing = "exec";
-			return gl_err(err, "exec copy: no exec observed within the time limit");
+			return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+				       "exec copy: no exec observed within the time limit");
 		}
 		ssize_t n = read(fd, (char *)&m + got, sizeof m - got);
 		if (n < 0 && errno == EINTR)
@@ -228,14 +229,15 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, char **
 		return 0;
 	*missing = "exec";
 	if (got != sizeof m || m.step <= XS_OK || m.step > XS_ROOT)
-		return gl_err(err, "exec copy: malformed status from the launch child");
+		return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+			       "exec copy: malformed status from the launch child");
 	*missing = step_missing[m.step];
 	const char *hint = m.step == XS_USERNS ? " (user namespaces disabled or exhausted)"
 			   : m.step == XS_LANDLOCK ? " (Landlock unavailable)"
 			   : m.step == XS_RELAY && m.err == EACCES ? " (port 80 needs the copy's own user namespace)"
 							       : "";
-	return gl_err(err, "exec copy: launch failed at %s: %s%s", step_name[m.step], strerror(m.err),
-		      hint);
+	return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "exec copy: launch failed at %s: %s%s",
+		       step_name[m.step], strerror(m.err), hint);
 }
 
 /* ---- before the clone ---------------------------------------------------- */
@@ -245,17 +247,19 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, char **
  * file on /etc/hosts, its workspace writable on GL_WORKSPACE_DIR, and the
  * files and directories of its view, each the inode the broker read. */
 int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts,
-		 const char *state, const struct gl_exec_item *items, size_t nitem, char **err)
+		 const char *state, const struct gl_exec_item *items, size_t nitem,
+		 struct gl_fail *f)
 {
-	if (gl_root_add_system(r, err) < 0)
+	if (gl_root_add_system(r, f) < 0)
 		return -1;
 	for (size_t i = 0; i < x->npaths; i++) {
 		bool dev = !strcmp(x->paths[i], "/dev/null") || !strcmp(x->paths[i], "/dev/urandom");
-		if ((dev ? gl_root_add_dev(r, x->paths[i], err) : gl_root_add_bind(r, x->paths[i], err)) < 0)
+		int rc = dev ? gl_root_add_dev(r, x->paths[i], f) : gl_root_add_bind(r, x->paths[i], f);
+		if (rc < 0)
 			return -1;
 	}
-	if (gl_root_add_bind(r, x->target_path, err) < 0 ||
-	    gl_root_add_bind_at(r, hosts, "/etc/hosts", false, err) < 0)
+	if (gl_root_add_bind(r, x->target_path, f) < 0 ||
+	    gl_root_add_bind_at(r, hosts, "/etc/hosts", false, f) < 0)
 		return -1;
 	/* /tmp and the workspace: tmpfs mounts of their bounds, so the quota
 	 * holds while the copy writes (issue 15; gl-exec-host restores the
@@ -263,7 +267,7 @@ int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts,
 	char opts[96] = "mode=0700";
 	if (!gl_scratch_off())
 		gl_scratch_options(opts, sizeof opts, x->tmp_mb ? x->tmp_mb : GL_LIMITS_DEFAULT.tmp_mb);
-	if (gl_root_add_tmpfs(r, GL_SCRATCH_DIR, opts, err) < 0)
+	if (gl_root_add_tmpfs(r, GL_SCRATCH_DIR, opts, f) < 0)
 		return -1;
 	if (!gl_scratch_off())
 		gl_scratch_options(opts, sizeof opts,
@@ -272,16 +276,15 @@ int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts,
 #ifdef GL_TESTING
 	bind = getenv("GL_TEST_WORKSPACE_SOURCE") != NULL; /* a failing bind */
 #endif
-	char *werr = NULL;
-	if (state && !bind && gl_root_add_tmpfs(r, GL_WORKSPACE_DIR, opts, err) < 0)
+	if (state && !bind && gl_root_add_tmpfs(r, GL_WORKSPACE_DIR, opts, f) < 0)
 		return -1;
-	if (state && bind && gl_root_add_bind_at(r, state, GL_WORKSPACE_DIR, true, &werr) < 0) {
-		gl_err(err, "exec copy: launch failed at workspace bind mount: %s", werr);
-		free(werr);
+	if (state && bind && gl_root_add_bind_at(r, state, GL_WORKSPACE_DIR, true, f) < 0) {
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED, "exec copy: launch failed at workspace bind mount: %s",
+			gl_fail_detail(f));
 		return -2; /* named as the workspace's own step (receipts: "workspace") */
 	}
 	for (size_t i = 0; i < nitem; i++)
-		if (gl_root_add_fd_at(r, items[i].fd, items[i].at, err) < 0)
+		if (gl_root_add_fd_at(r, items[i].fd, items[i].at, f) < 0)
 			return -1;
 	return 0;
 }

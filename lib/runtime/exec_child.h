@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/fail.h"
 #include "core/util.h"
 
 struct gl_bpf;
@@ -37,20 +38,22 @@ struct gl_exec_prep {
 GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p);
 
 /* The parent's side of the status pipe: 0 once the exec was observed (the
- * pipe closed with nothing written), else -1 with *err naming the step
- * that failed and *missing its receipt name ("landlock", "workspace", …). */
-int gl_exec_child_status(int fd, int64_t deadline, const char **missing, char **err);
+ * pipe closed with nothing written), else -1 with f naming the step
+ * that failed (bootstrap_failed: a restriction not installed, SPEC §9) and
+ * *missing its receipt name ("landlock", "workspace", …). */
+int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct gl_fail *f);
 
 /* An exec copy's minimal root, built before the clone (lib/sandbox/root.h;
  * docs/sandbox.md "The germline contained"): the Landlock allowlist bound
  * read-only, the copy's hosts file on /etc/hosts, its workspace on
  * GL_WORKSPACE_DIR (when state is not NULL), /tmp, and the files and
- * directories of its view, each the inode the broker read. 0, -1 with
- * *err, or -2: the workspace's own bind failed (receipts: "workspace"). */
+ * directories of its view, each the inode the broker read. 0, -1 with f
+ * (bootstrap_failed), or -2: the workspace's own bind failed (receipts:
+ * "workspace"). */
 struct gl_exec;
 struct gl_exec_item;
 struct gl_root;
 int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts, const char *state,
-		 const struct gl_exec_item *items, size_t nitem, char **err);
+		 const struct gl_exec_item *items, size_t nitem, struct gl_fail *f);
 
 #endif

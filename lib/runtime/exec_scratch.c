@@ -24,16 +24,17 @@
 #endif
 
 char *gl_exec_scratch_make(const struct gl_exec *x, const char *const *hosts, size_t nhost,
-			   char **err)
+			   struct gl_fail *f)
 {
 	autofree char *base = gl_xasprintf("%s/scratch", x->home);
 	if (gl_mkdir_p(base, 0700) < 0) {
-		gl_err(err, "exec copy: %s: %s", base, strerror(errno));
+		gl_fail(f, GL_E_LAUNCH, "exec copy: %s: %s", base, strerror(errno));
 		return NULL;
 	}
 	char *dir = gl_xasprintf("%s/copy.XXXXXX", base);
 	if (!mkdtemp(dir)) {
-		gl_err(err, "exec copy: scratch directory under %s: %s", base, strerror(errno));
+		gl_fail(f, GL_E_LAUNCH, "exec copy: scratch directory under %s: %s", base,
+			strerror(errno));
 		free(dir);
 		return NULL;
 	}
@@ -53,7 +54,7 @@ char *gl_exec_scratch_make(const struct gl_exec *x, const char *const *hosts, si
 		close(fd);
 	free(b.data);
 	if (rc < 0 || mkdir(sp, 0700) < 0) {
-		gl_err(err, "exec copy: %s: %s", dir, strerror(errno));
+		gl_fail(f, GL_E_LAUNCH, "exec copy: %s: %s", dir, strerror(errno));
 		gl_exec_scratch_remove(dir);
 		return NULL;
 	}
@@ -146,18 +147,18 @@ static struct gl_exec *exec_of(struct gl_runtime *rt)
 
 /* Algorithm 1 line 8 has nothing to check: no process outlives a copy;
  * each copy is checked by gl_proc_check_exec after its launch. */
-static int exec_check(struct gl_runtime *rt, char **err)
+static int exec_check(struct gl_runtime *rt, struct gl_fail *f)
 {
 	(void)rt;
-	*err = NULL;
+	(void)f;
 	return 0;
 }
 
 static int exec_spawn(struct gl_runtime *rt, const struct gl_spawn *s, struct gl_copy *c,
-		      char **err)
+		      struct gl_fail *f)
 {
 	return gl_exec_copy(exec_of(rt), s->items, s->nitem, s->hosts, s->nhost, s->chan,
-			    &c->pidfd, &c->scratch, err);
+			    &c->pidfd, &c->scratch, f);
 }
 
 static int exec_end(struct gl_runtime *rt, struct gl_copy *c)

@@ -8,8 +8,8 @@
 
 /* A copy's scratch directory GL_HOME/scratch/copy.XXXXXX with its hosts
  * file (every name of hosts resolves to the relay) and an empty state
- * directory. malloc'd, or NULL with *err. */
+ * directory. malloc'd, or NULL with f (launch). */
 char *gl_exec_scratch_make(const struct gl_exec *x, const char *const *hosts, size_t nhost,
-			   char **err);
+			   struct gl_fail *f);
 
 #endif

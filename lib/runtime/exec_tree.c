@@ -114,7 +114,7 @@ static int walk_dir(struct walk *w, int dirfd, const char *rel)
 }
 
 /* Has any file of the verified tree changed since gl_exec_open? */
-int gl_exec_tree_unchanged(const struct gl_exec *x, char **err)
+static int unchanged(const struct gl_exec *x, char **err)
 {
 	autoclose int root = open(x->release_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
@@ -140,8 +140,14 @@ int gl_exec_tree_unchanged(const struct gl_exec *x, char **err)
 	return 0;
 }
 
-int gl_exec_tree_record(struct gl_exec *x, int root, jv files, const char *target_rel,
-			char **err)
+int gl_exec_tree_unchanged(const struct gl_exec *x, struct gl_fail *f)
+{
+	char *err = NULL;
+	return unchanged(x, &err) == 0 ? 0 : gl_fail_take(f, GL_E_REJECTED, err);
+}
+
+/* gl_exec_tree_record's walk, the words in *err. */
+static int record(struct gl_exec *x, int root, jv files, const char *target_rel, char **err)
 {
 	struct walk w = {.x = x, .files = files, .target = target_rel, .err = err};
 	if (walk_dir(&w, root, "") < 0)
@@ -151,6 +157,14 @@ int gl_exec_tree_record(struct gl_exec *x, int root, jv files, const char *targe
 		return gl_err(err, "verified launch: %zu installed files are missing",
 			      want - (w.seen < want ? w.seen : want));
 	return 0;
+}
+
+int gl_exec_tree_record(struct gl_exec *x, int root, jv files, const char *target_rel,
+			struct gl_fail *f)
+{
+	char *err = NULL;
+	return record(x, root, files, target_rel, &err) == 0 ? 0
+							     : gl_fail_take(f, GL_E_REJECTED, err);
 }
 
 void gl_exec_tree_free(struct gl_exec *x)

@@ -13,15 +13,15 @@
  * every path there must be found; anything else refuses the tree. A hash
  * mismatch sets x->fail_binding ("manifest_sha256", "target_sha256" for
  * target_rel — entry[0] inside the release, or NULL — else "tree"); x's
- * manifest_sha256 is filled. 0, or -1 with *err naming the file. Borrows
- * files. */
+ * manifest_sha256 is filled. 0, or -1 with f (rejected) naming the file.
+ * Borrows files. */
 int gl_exec_tree_record(struct gl_exec *x, int root, jv files, const char *target_rel,
-			char **err);
+			struct gl_fail *f);
 
 /* Has any recorded file or directory changed (device, inode, size, mtime,
- * ctime) since gl_exec_tree_record? 0 when none has, else -1 with *err
- * naming it. */
-int gl_exec_tree_unchanged(const struct gl_exec *x, char **err);
+ * ctime) since gl_exec_tree_record? 0 when none has, else -1 with f
+ * (rejected) naming it. */
+int gl_exec_tree_unchanged(const struct gl_exec *x, struct gl_fail *f);
 
 /* Free what gl_exec_tree_record recorded. */
 void gl_exec_tree_free(struct gl_exec *x);

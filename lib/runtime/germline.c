@@ -150,8 +150,10 @@ static void launch_cleanup(struct launch_prep *p)
 	gl_bpf_free(&p->bpf);
 }
 
+/* SPEC §9: a restriction not installed before the exec is bootstrap_failed;
+ * after it (the release's own import failed) the launch failed. msg consumed. */
 static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep *p,
-				       enum gl_launch_step step, char **err, char *msg)
+				       enum gl_launch_step step, struct gl_fail *f, char *msg)
 {
 	launch_cleanup(p);
 	gl_root_free(&p->root);
@@ -194,7 +196,7 @@ static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep
 		gl_cg_germline_end(g->launch_cg, g->launch_cg_pid);
 		g->launch_cg = NULL;
 	}
-	*err = msg;
+	gl_fail_take(f, g->exec_observed ? GL_E_LAUNCH : GL_E_BOOTSTRAP_FAILED, msg);
 	return step;
 }
 
@@ -207,7 +209,10 @@ static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g
 	p->go_r = -1;
 	if (spec->cg) {
 		bool grouped = false;
-		int rc = gl_cg_bound_launch(spec->cg, spec->limits, g->pid, &grouped, msg);
+		struct gl_fail f = {0};
+		int rc = gl_cg_bound_launch(spec->cg, spec->limits, g->pid, &grouped, &f);
+		if (rc < 0)
+			gl_fail_give(&f, msg);
 		if (grouped) {
 			g->launch_cg = spec->cg;
 			g->launch_cg_pid = g->pid;
@@ -232,7 +237,7 @@ static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g
  * tmp_mb, writable under Landlock (lib/sandbox/scratch.h). With GL_TEST_SCRATCH_OFF
  * it is unbounded and shared by every copy. */
 static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g,
-			struct launch_prep *p, int abi, char **err)
+			struct launch_prep *p, int abi, struct gl_fail *f)
 {
 	g->tmp_mb = spec->tmp_mb ? spec->tmp_mb : GL_LIMITS_DEFAULT.tmp_mb;
 	g->scratch = !gl_scratch_off();
@@ -240,7 +245,7 @@ static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g
 	if (g->scratch)
 		gl_scratch_options(opts, sizeof opts, g->tmp_mb);
 	p->scratch_abi = p->ruleset >= 0 ? abi : 0;
-	if (gl_root_add_tmpfs(&p->root, GL_SCRATCH_DIR, opts, err) < 0)
+	if (gl_root_add_tmpfs(&p->root, GL_SCRATCH_DIR, opts, f) < 0)
 		return -1;
 	/* binds beneath /tmp (a GL_HOME there), the outermost ones: each
 	 * copy's tmpfs would hide them (gl_scratch_mount binds them again) */
@@ -254,10 +259,11 @@ static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g
 		    (last && !strncmp(e->path, last, ll) && e->path[ll] == '/'))
 			continue;
 		if (e->kind != GL_ROOT_BIND && e->kind != GL_ROOT_BIND_RW && e->kind != GL_ROOT_DEV)
-			return gl_err(err, "minimal root: %s beneath /tmp is not a bind mount", e->path);
+			return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: %s beneath /tmp is "
+				       "not a bind mount", e->path);
 		if (k == GL_SCRATCH_NESTED_MAX)
-			return gl_err(err, "minimal root: more than %d mounts beneath /tmp",
-				      GL_SCRATCH_NESTED_MAX);
+			return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "minimal root: more than %d mounts "
+				       "beneath /tmp", GL_SCRATCH_NESTED_MAX);
 		g->scratch_under[k++] = gl_xstrdup(last = e->path);
 	}
 	return 0;
@@ -350,20 +356,20 @@ static enum gl_launch_step prepare_root(const struct gl_launch_spec *spec, struc
 {
 	if (p->off & GL_OFF_ROOT)
 		return GL_LAUNCH_OK;
-	char *rerr = NULL;
-	int rc = gl_root_add_system(&p->root, &rerr);
+	struct gl_fail f = {0};
+	int rc = gl_root_add_system(&p->root, &f);
 	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = gl_root_add_bind(&p->root, list[i], &rerr);
+		rc = gl_root_add_bind(&p->root, list[i], &f);
 	if (rc == 0)
-		rc = gl_root_add_bind(&p->root, spec->interpreter, &rerr);
+		rc = gl_root_add_bind(&p->root, spec->interpreter, &f);
 	if (rc == 0)
-		rc = gl_root_add_dev(&p->root, "/dev/null", &rerr);
+		rc = gl_root_add_dev(&p->root, "/dev/null", &f);
 	if (rc == 0)
-		rc = gl_root_add_dev(&p->root, "/dev/urandom", &rerr);
+		rc = gl_root_add_dev(&p->root, "/dev/urandom", &f);
 	if (rc == 0)
-		rc = root_scratch(spec, g, p, g->enf.landlock_abi, &rerr);
+		rc = root_scratch(spec, g, p, g->enf.landlock_abi, &f);
 	if (rc < 0) {
-		*err = rerr;
+		gl_fail_give(&f, err);
 		return GL_LAUNCH_ROOT;
 	}
 	return GL_LAUNCH_OK;
@@ -381,14 +387,14 @@ static enum gl_launch_step prepare_seccomp(struct gl_germline *g, struct launch_
 #endif
 	if (p->off & GL_OFF_SECCOMP)
 		return GL_LAUNCH_OK;
-	char *serr = NULL;
-	if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, &serr) < 0) {
-		*err = serr;
+	struct gl_fail f = {0};
+	if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, &f) < 0) {
+		gl_fail_give(&f, err);
 		return GL_LAUNCH_SECCOMP;
 	}
 	struct gl_bpf copy;
-	if (gl_seccomp_build(GL_FILTER_COPY, &copy, &serr) < 0) {
-		*err = serr;
+	if (gl_seccomp_build(GL_FILTER_COPY, &copy, &f) < 0) {
+		gl_fail_give(&f, err);
 		return GL_LAUNCH_SECCOMP;
 	}
 	gl_bpf_sha256(&copy, g->enf.seccomp_filter_sha256);
@@ -489,11 +495,10 @@ static enum gl_launch_step handshake(struct gl_germline *g, const struct timespe
 {
 	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
 	int fds[1], nfds;
-	char *msg = NULL;
-	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, fds, 0, &nfds, deadline, &msg);
+	autofail struct gl_fail f = {0};
+	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, fds, 0, &nfds, deadline, &f);
 	if (n < 0) {
-		*err = gl_xasprintf("handshake: %s", msg);
-		free(msg);
+		*err = gl_xasprintf("handshake: %s", gl_fail_detail(&f));
 		return GL_LAUNCH_HANDSHAKE;
 	}
 	if (n == 0) {
@@ -505,8 +510,10 @@ static enum gl_launch_step handshake(struct gl_germline *g, const struct timespe
 	if (op && !strcmp(op, "ready") && jv_object_length(jv_copy(v)) == 1) {
 		jv_free(v);
 		if (g->scratch && gl_scratch_start(g->pidfd, (const char *const *)g->scratch_under,
-						   &g->mounter, err) < 0)
+						   &g->mounter, &f) < 0) {
+			gl_fail_give(&f, err);
 			return GL_LAUNCH_ROOT;
+		}
 		return GL_LAUNCH_OK;
 	}
 	if (op && !strcmp(op, "error")) {
@@ -535,9 +542,8 @@ static void launch_init_handle(struct gl_germline *g)
  * through launch_fail: prepare, pipes and arguments, clone, bound, the
  * exec observed, the handshake. */
 enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
-				       char **err)
+				       struct gl_fail *f)
 {
-	*err = NULL;
 	launch_init_handle(g);
 	struct launch_prep p = {.interp = -1, .ctl_child = -1, .devnull = -1, .status_w = -1,
 				.ruleset = -1, .parent_pidfd = -1, .go_r = -1, .go_w = -1,
@@ -545,7 +551,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	/* Absolute, resolved once: the germline runs in the release dir. */
 	char interp_real[PATH_MAX], release_real[PATH_MAX], host_real[PATH_MAX];
 	if (!realpath(spec->release_dir, release_real) || !realpath(spec->host_dir, host_real))
-		return launch_fail(g, &p, GL_LAUNCH_OPEN_INTERPRETER, err,
+		return launch_fail(g, &p, GL_LAUNCH_OPEN_INTERPRETER, f,
 				   gl_xasprintf("release or host directory: %s", strerror(errno)));
 	struct gl_launch_spec rs = *spec;
 #ifdef GL_TESTING
@@ -559,33 +565,33 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	char *msg = NULL;
 	enum gl_launch_step step = launch_prepare(spec, g, &p, interp_real, &msg);
 	if (step != GL_LAUNCH_OK)
-		return launch_fail(g, &p, step, err, msg);
+		return launch_fail(g, &p, step, f, msg);
 	autoclose int status_r = -1;
 	if (launch_pipes(&p, &status_r, &msg) < 0)
-		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, err, msg);
+		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, f, msg);
 	autofree char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
 	struct import_args ia = {0};
 	gl_launch_import_args(spec, g, &ia);
 	autofree char *prof = spec->profile ? gl_xasprintf("GL_PROFILE=%s", spec->profile) : NULL;
 	gl_launch_args(spec, g, &p, &ia, script, prof);
 	if ((step = launch_clone(g, &p, &msg)) != GL_LAUNCH_OK)
-		return launch_fail(g, &p, step, err, msg);
+		return launch_fail(g, &p, step, f, msg);
 	/* Bounded before it runs the release's import (issue 15, paper §III) */
 	if (bound_launch(spec, g, &p, &msg) < 0)
-		return launch_fail(g, &p, GL_LAUNCH_LIMITS, err, msg);
+		return launch_fail(g, &p, GL_LAUNCH_LIMITS, f, msg);
 	launch_cleanup(&p); /* our copies of the child's descriptors */
 
 	struct timespec deadline;
 	gl_ctl_deadline_in(&deadline, LAUNCH_TIMEOUT_MS);
 	step = read_status(status_r, &deadline, &p.root, &msg);
 	if (step != GL_LAUNCH_OK)
-		return launch_fail(g, &p, step, err, msg);
+		return launch_fail(g, &p, step, f, msg);
 	gl_root_free(&p.root);
 	g->exec_observed = true; /* SPEC §9: every restriction installed, the exec seen */
 	/* The status pipe's EOF came after the init closed its end, which it
 	 * does right after forking the germline: the germline is its child. */
 	g->gpid = g->has_init ? gl_proc_first_child(g->pid) : g->pid;
 	if ((step = handshake(g, &deadline, &msg)) != GL_LAUNCH_OK)
-		return launch_fail(g, &p, step, err, msg);
+		return launch_fail(g, &p, step, f, msg);
 	return GL_LAUNCH_OK;
 }

@@ -151,22 +151,25 @@ struct gl_runtime *gl_germline_runtime(struct gl_germline *g);
 
 /* Verified launch of a germline (SPEC §9, §10). On success *g is filled and
  * the host has reported that the entry module is imported. On failure
- * returns the step that failed and *err (malloc'd) says why; nothing is
- * left running. */
+ * returns the step that failed and f says why (bootstrap_failed before the
+ * exec was observed, launch after: g->exec_observed); nothing is left
+ * running. */
 enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
-				       char **err);
+				       struct gl_fail *f);
 
 /* G1–G3 through /proc before every fork (paper §IV-D, A2, Table XII):
  * G1 one thread; G2 no descriptor but the control socket, /dev/null and
  * read-only regular files; G3 no shared writable mapping.
- * 0, or -1 with *err naming the check, e.g. "G2: fd 5 is a pipe". */
-int gl_germline_check(const struct gl_germline *g, char **err);
+ * 0, or -1 with f (germline_check) naming the check, e.g. "G2: fd 5 is a
+ * pipe". */
+int gl_germline_check(const struct gl_germline *g, struct gl_fail *f);
 
 /* Ask the germline to fork one copy (Algorithm 1 line 9): the copy is PID 1
  * of fresh PID, network and IPC namespaces, confined (sandbox.h) before it
  * runs any release code, and talks to the broker only on copy_sock (its
  * end is passed with SCM_RIGHTS and closed here). Returns 0 with the
- * copy's pidfd (the broker's handle for kill and wait), or -1 with *err.
+ * copy's pidfd (the broker's handle for kill and wait), or -1 with f
+ * (germline).
  * Before returning 0 the broker has checked the copy from outside through
  * /proc (lib/sandbox/proc.c: its own namespaces, no_new_privs, two seccomp
  * filters, no capability, fds 0-2 /dev/null and 3 the channel, no shared
@@ -178,7 +181,7 @@ int gl_germline_check(const struct gl_germline *g, char **err);
  * the next launch replaces it. An {"op":"error"} answer (clone failed)
  * leaves the germline running. */
 int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
-		     char **err);
+		     struct gl_fail *f);
 
 
 /* ---- the pool (gl-run --pool; docs/performance.md "The pool") ------------
@@ -190,9 +193,10 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
  * at a time (A1). Its twin inputs come with the call message as always. */
 
 /* Fill the pool if it is empty: await a retired copy, check the germline
- * (G1–G3) and fork one copy. 0, or -1 with *err (the germline may then be
- * killed, as by gl_germline_fork; the next call reports it). */
-int gl_germline_prefork(struct gl_germline *g, char **err);
+ * (G1–G3) and fork one copy. 0, or -1 with f (germline_check, or germline:
+ * the germline may then be killed, as by gl_germline_fork; the next call
+ * reports it). */
+int gl_germline_prefork(struct gl_germline *g, struct gl_fail *f);
 
 /* Take the pooled copy: true with *sock (the broker's end of its channel)
  * and *pidfd, both owned by the caller; false when the pool is empty or

@@ -1,6 +1,7 @@
 /* germline_fork.c — the broker's side of the fork protocol (docs/design/
- * run.md): fork requests (Algorithm 1 line 9), the copy check, kill and
- * wait (A1, O3), and stopping a germline. See germline.h. */
+ * run.md): the control messages, fork requests (Algorithm 1 line 9), the
+ * copy check, kill and wait (A1, O3), and stopping a germline. The pool of
+ * pre-forked copies is germline_pool.c. See germline.h. */
 #define _GNU_SOURCE
 #include "runtime/germline.h"
 
@@ -66,17 +67,16 @@ int gl_ctl_wait_readable(int fd, const struct timespec *deadline)
 
 /* One control message (SOCK_SEQPACKET) within the deadline; fds[] gets the
  * descriptors attached (at most maxfds; more, or a truncated message, is an
- * error and closes them all). Returns the length, 0 on EOF, -1 with *err. */
+ * error and closes them all). Returns the length, 0 on EOF, -1 with f. */
 ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *nfds,
-			const struct timespec *deadline, char **err)
+		    const struct timespec *deadline, struct gl_fail *f)
 {
 	*nfds = 0;
 	int r = gl_ctl_wait_readable(ctl, deadline);
-	if (r <= 0) {
-		*err = gl_xstrdup(r == 0 ? "no answer from the germline within the time limit"
-					 : "control socket: poll failed");
-		return -1;
-	}
+	if (r <= 0)
+		return gl_fail(f, GL_E_GERMLINE, "%s",
+			       r == 0 ? "no answer from the germline within the time limit"
+				      : "control socket: poll failed");
 	union {
 		char b[CMSG_SPACE(sizeof(int) * 8)];
 		struct cmsghdr align;
@@ -88,10 +88,8 @@ ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *n
 	do
 		n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		*err = gl_xasprintf("control socket: %s", strerror(errno));
-		return -1;
-	}
+	if (n < 0)
+		return gl_fail_errno(f, GL_E_GERMLINE, "control socket");
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -108,8 +106,8 @@ ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *n
 		for (int i = 0; i < *nfds; i++)
 			close(fds[i]);
 		*nfds = 0;
-		*err = gl_xstrdup("oversized or truncated control message from the germline");
-		return -1;
+		return gl_fail(f, GL_E_GERMLINE,
+			       "oversized or truncated control message from the germline");
 	}
 	buf[n] = 0;
 	return n;
@@ -219,8 +217,6 @@ static int pidfd_is(int fd, pid_t pid, pid_t number, pid_t *host, bool *fixed)
 	return (n >= 2 && lv[n - 2] == (long)pid) || lv[n - 1] == (long)pid;
 }
 
-static void pool_drop(struct gl_germline *g);
-
 /* The copy's private scratch /tmp (lib/sandbox/scratch.h, SPEC §5), mounted before
  * it runs any release code. A failure kills the copy and the germline
  * (a copy in the germline's mount namespace is the germline's doing). */
@@ -228,11 +224,10 @@ static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, char **err
 {
 	if (!g->scratch)
 		return 0;
-	char *msg = NULL;
-	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &msg) == 0)
+	autofail struct gl_fail f = {0};
+	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &f) == 0)
 		return 0;
-	*err = gl_xasprintf("fork: %s", msg);
-	free(msg);
+	*err = gl_xasprintf("fork: %s", gl_fail_detail(&f));
 	gl_copy_kill(pidfd);
 	germline_kill(g);
 	return -1;
@@ -241,8 +236,9 @@ static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, char **err
 /* The copy host joins its bound; its mechanisms go to g->enf. */
 static int bound_copy(struct gl_germline *g, pid_t host, char **err)
 {
-	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, err) < 0)
-		return -1;
+	struct gl_fail f = {0};
+	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, &f) < 0)
+		return gl_fail_give(&f, err);
 	g->enf.limits_memory = g->cc.mem;
 	g->enf.limits_pids = g->cc.pids;
 	g->enf.limits_cpu = g->cc.cpu;
@@ -279,11 +275,11 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 	gl_ctl_deadline_in(&deadline, FORK_TIMEOUT_MS);
 	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
 	int fd = -1, nfds = 0;
-	char *msg = NULL;
-	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd, 1, &nfds, &deadline, &msg);
+	autofail struct gl_fail f = {0};
+	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd, 1, &nfds, &deadline, &f);
 	if (n <= 0) {
-		*err = n < 0 ? gl_xasprintf("fork: %s", msg) : gl_xstrdup("fork: the germline exited");
-		free(msg);
+		*err = n < 0 ? gl_xasprintf("fork: %s", gl_fail_detail(&f))
+			     : gl_xstrdup("fork: the germline exited");
 		germline_kill(g);
 		return -1;
 	}
@@ -303,13 +299,12 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 	jv_free(v);
 	if (ok) {
 		int fd2 = -1, nfds2 = 0;
-		n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd2, 1, &nfds2, &deadline, &msg);
+		n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd2, 1, &nfds2, &deadline, &f);
 		if (fd2 >= 0)
 			close(fd2);
 		jv w = n > 0 ? gl_ctl_parse(buf, (size_t)n, &op) : jv_invalid();
 		ok = n > 0 && nfds2 == 0 && op && !strcmp(op, "idle") && jv_object_length(jv_copy(w)) == 1;
 		jv_free(w);
-		free(msg);
 	}
 	if (ok)
 		return 0;
@@ -330,15 +325,14 @@ static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed,
 #ifdef GL_TESTING
 	check = !gl_launch_test.no_copy_check;
 #endif
-	char *msg = NULL;
+	autofail struct gl_fail f = {0};
 	if (check && g->has_init && !fixed) {
 		*err = gl_xasprintf("fork: copy: its number in the germline's PID namespace is not %d "
 				    "(a growing number would count earlier copies' processes)",
 				    GL_COPY_PID + (int)g->lane);
-	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &msg) < 0 ||
-			     gl_proc_check_quiet(g->gpid, &msg) < 0)) {
-		*err = gl_xasprintf("fork: %s", msg);
-		free(msg);
+	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &f) < 0 ||
+			     gl_proc_check_quiet(g->gpid, &f) < 0)) {
+		*err = gl_xasprintf("fork: %s", gl_fail_detail(&f));
 	} else {
 		return 0;
 	}
@@ -354,11 +348,10 @@ static int check_again(struct gl_germline *g, char **err)
 {
 	if (!gl_live_on())
 		return 0;
-	char *msg = NULL;
-	if (gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &msg) == 0)
+	autofail struct gl_fail f = {0};
+	if (gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &f) == 0)
 		return 0;
-	*err = gl_xasprintf("germline_check: %s", msg);
-	free(msg);
+	*err = gl_xasprintf("germline_check: %s", gl_fail_detail(&f));
 	return -1;
 }
 
@@ -399,16 +392,15 @@ static int fork_checked(struct gl_germline *g, int *sock, int *pidfd_out, char *
 
 /* Line 9 (the caller checked G1–G3 first, line 8): one copy forked by the
  * germline, checked, given its scratch and bound, then let run. */
-int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+static int fork_copy(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
 		     char **err)
 {
-	*err = NULL;
 	*copy_pidfd = -1;
 	autoclose int sock = copy_sock; /* closed here whatever happens */
 	/* One copy of this call at a time (A1): the last one has ended, and a
 	 * pooled copy nobody took is not left beside this one. */
 	gl_germline_settle(g);
-	pool_drop(g);
+	gl_germline_pool_drop(g);
 	autoclose int pidfd = -1;
 	gl_live_fork_lock();
 	int rc = fork_checked(g, &sock, &pidfd, err);
@@ -429,6 +421,15 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	}
 	*copy_pidfd = gl_steal_fd(&pidfd);
 	return 0;
+}
+
+int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
+		     struct gl_fail *f)
+{
+	char *err = NULL;
+	if (fork_copy(g, copy_sock, broker_sock, copy_pidfd, &err) == 0)
+		return 0;
+	return gl_fail_take(f, GL_E_GERMLINE, err);
 }
 
 void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
@@ -455,83 +456,6 @@ void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)
 	gl_germline_stop(g);
 }
 
-/* ---- the pool (germline.h) ------------------------------------------------ */
-
-static void pool_drop(struct gl_germline *g)
-{
-	if (!g->pooled)
-		return;
-	g->pooled = false;
-	close(g->pool_sock);
-	gl_copy_kill(g->pool_pidfd);
-	close(g->pool_pidfd);
-}
-
-int gl_germline_prefork(struct gl_germline *g, char **err)
-{
-	*err = NULL;
-	gl_germline_settle(g);
-	if (g->pooled || g->ctl < 0) /* full, or no germline (an exec runtime's ctl is -1) */
-		return 0;
-	if (gl_germline_check(g, err) < 0) /* line 8, before this fork as before any */
-		return -1;
-	int sp[2], pidfd;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-		*err = gl_xasprintf("socketpair: %s", strerror(errno));
-		return -1;
-	}
-	g->no_register = true; /* the worker that takes it registers it */
-	int rc = gl_germline_fork(g, sp[1], sp[0], &pidfd, err);
-	g->no_register = false;
-	if (rc < 0) {
-		close(sp[0]);
-		return -1;
-	}
-	g->pool_sock = sp[0];
-	g->pool_pidfd = pidfd;
-	g->pool_cc = g->cc;
-	g->pooled = true;
-	return 0;
-}
-
-bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd)
-{
-	if (!g->pooled)
-		return false;
-	/* A pidfd is readable once its process has exited: a copy that died
-	 * while it waited (its own at-fork code, the OOM killer) is dropped. */
-	struct pollfd pf = {.fd = g->pool_pidfd, .events = POLLIN};
-	if (poll(&pf, 1, 0) != 0) {
-		pool_drop(g);
-		return false;
-	}
-	g->pooled = false;
-	g->cc = g->pool_cc;
-	*sock = g->pool_sock;
-	*pidfd = g->pool_pidfd;
-	return true;
-}
-
-void gl_copy_retire(struct gl_germline *g, int copy_pidfd)
-{
-	gl_germline_settle(g);
-	if (copy_pidfd < 0)
-		return;
-	if (syscall(SYS_pidfd_send_signal, copy_pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
-		gl_warn_errno("cannot kill a copy");
-	g->retired_pidfd = copy_pidfd;
-	g->retiring = true;
-}
-
-void gl_germline_settle(struct gl_germline *g)
-{
-	if (!g->retiring)
-		return;
-	g->retiring = false;
-	gl_copy_kill(g->retired_pidfd); /* killed already: this is the wait */
-	close(g->retired_pidfd);
-}
-
 /* ---- the python runtime's seam (lib/runtime/runtime.h) ---------------------- */
 
 static struct gl_germline *germline_of(struct gl_runtime *rt)
@@ -542,21 +466,21 @@ static struct gl_germline *germline_of(struct gl_runtime *rt)
 /* Algorithm 1 line 8, G1–G3 (paper §IV-D, A2). */
 /* G1–G3 (line 8). With gl-run --jobs under the fork lock: a copy another
  * worker forks is in the shared table before G1 can see it. */
-static int germline_check(struct gl_runtime *rt, char **err)
+static int germline_check(struct gl_runtime *rt, struct gl_fail *f)
 {
 	const struct gl_germline *g = germline_of(rt);
 	gl_live_fork_lock();
-	int rc = gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, err);
+	int rc = gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, f);
 	gl_live_fork_unlock();
 	return rc;
 }
 
 /* Line 9: a fork from the germline; its scratch dies with it. */
 static int germline_spawn(struct gl_runtime *rt, const struct gl_spawn *s, struct gl_copy *c,
-			  char **err)
+			  struct gl_fail *f)
 {
 	c->scratch = NULL;
-	return gl_germline_fork(germline_of(rt), s->chan, s->broker_sock, &c->pidfd, err);
+	return gl_germline_fork(germline_of(rt), s->chan, s->broker_sock, &c->pidfd, f);
 }
 
 /* Line 27: the copy with its descendants (A1, O3); the germline's init
@@ -572,7 +496,7 @@ static void germline_stop(struct gl_runtime *rt)
 {
 	struct gl_germline *g = germline_of(rt);
 	gl_germline_settle(g);
-	pool_drop(g);
+	gl_germline_pool_drop(g);
 	if (g->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, g->pidfd, SIGKILL, NULL, 0);
 	else if (g->pid > 0)

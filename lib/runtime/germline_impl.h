@@ -1,5 +1,6 @@
-/* germline_impl.h — internals shared by lib/runtime/germline.c (launch) and
- * lib/runtime/germline_fork.c (fork requests, kill, stop); not an interface. */
+/* germline_impl.h — internals shared by lib/runtime/germline.c (launch),
+ * lib/runtime/germline_fork.c (fork requests, kill, stop) and
+ * lib/runtime/germline_pool.c (the pool); not an interface. */
 #ifndef GL_GERMLINE_IMPL_H
 #define GL_GERMLINE_IMPL_H
 
@@ -18,9 +19,13 @@ int gl_ctl_wait_readable(int fd, const struct timespec *deadline);
 /* One control message (SOCK_SEQPACKET) within the deadline, into buf
  * (NUL-terminated; cap includes the NUL); the descriptors attached go to
  * fds[0..maxfds). More descriptors than that, or a truncated message, is an
- * error and closes them all. Returns the length, 0 on EOF, -1 with *err. */
+ * error and closes them all. Returns the length, 0 on EOF, -1 with f
+ * (germline; the caller names the step). */
 ssize_t gl_ctl_recv(int ctl, char *buf, size_t cap, int *fds, int maxfds, int *nfds,
-		    const struct timespec *deadline, char **err);
+		    const struct timespec *deadline, struct gl_fail *f);
+/* A pooled copy nobody took, killed and closed (lib/runtime/germline_pool.c). */
+struct gl_germline;
+void gl_germline_pool_drop(struct gl_germline *g);
 /* Parse a control message: an object (else jv_invalid()); *op its "op" string or NULL. */
 jv gl_ctl_parse(const char *buf, size_t n, const char **op);
 /* The "detail" of an {"op":"error"} message, sanitized and capped (malloc'd). Borrows v. */

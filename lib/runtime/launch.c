@@ -38,10 +38,9 @@ static int write_receipt(const struct gl_launcher *L, struct gl_launch_ev *ev, c
 		return 0;
 	}
 	char id[65];
-	char *err = NULL;
-	if (gl_receipt_write(L->rc, ev, state, extra, id, &err) < 0) {
-		char *detail = gl_xasprintf("cannot write a receipt: %s", err ? err : "?");
-		free(err);
+	autofail struct gl_fail f = {0};
+	if (gl_receipt_write(L->rc, ev, state, extra, id, &f) < 0) {
+		char *detail = gl_xasprintf("cannot write a receipt: %s", f.detail ? f.detail : "?");
 		if (L->rc->lost)
 			L->rc->lost(detail);
 		free(detail);
@@ -81,13 +80,13 @@ static int receipt_lost(char **err, const char **code)
 static int admit(const struct gl_launcher *L, const struct gl_launch_spec *spec,
 		 struct gl_launch_ev *ev, struct gl_admit *a, jv *ids, char **err, const char **code)
 {
-	char *aerr = NULL;
-	enum gl_admit_status as = gl_admit_open(L->releases_dir, ev->release, spec->entry, a, &aerr);
+	autofail struct gl_fail af = {0};
+	enum gl_admit_status as = gl_admit_open(L->releases_dir, ev->release, spec->entry, a, &af);
 	if (as != GL_ADMIT_OK) {
+		const char *aerr = af.detail;
 		int w = write_receipt(L, ev, "rejected", why(gl_admit_binding(as), aerr), ids);
 		*err = gl_xasprintf("release refused at admission (%s): %s", gl_admit_binding(as), aerr);
 		*code = "rejected";
-		free(aerr);
 		if (w < 0) {
 			free(*err);
 			return receipt_lost(err, code);
@@ -156,29 +155,28 @@ static int init_failed(const struct gl_launcher *L, const struct gl_germline *g,
 static int readmit(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,
 		   struct gl_admit *a, jv *ids, char **err, const char **code)
 {
-	char *aerr = NULL;
-	enum gl_admit_status as = gl_admit_recheck(a, &aerr);
+	autofail struct gl_fail af = {0};
+	enum gl_admit_status as = gl_admit_recheck(a, &af);
 	gl_admit_close(a);
 	if (as == GL_ADMIT_OK)
 		return 0;
+	const char *aerr = af.detail;
 	int c;
 	bool stopped;
 	gl_germline_end(g, &c, &stopped);
 	if (write_receipt(L, ev, "exited",
-			  exited_fields(why(gl_admit_binding(as), aerr), c, stopped, ev), ids) < 0) {
-		free(aerr);
+			  exited_fields(why(gl_admit_binding(as), aerr), c, stopped, ev), ids) < 0)
 		return receipt_lost(err, code);
-	}
 	*err = gl_xasprintf("release refused after initialisation (%s): %s", gl_admit_binding(as),
 			    aerr);
 	*code = "rejected";
-	free(aerr);
 	return -1;
 }
 
-int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *spec,
-		      const char *release, struct gl_germline *g, struct gl_launch_ev *ev, jv *ids,
-		      char **err, const char **code)
+/* gl_launch_release's steps, the words in *err and the code's name in *code. */
+static int launch_release(const struct gl_launcher *L, const struct gl_launch_spec *spec,
+			  const char *release, struct gl_germline *g, struct gl_launch_ev *ev,
+			  jv *ids, char **err, const char **code)
 {
 	gl_launch_ev_init(ev, release);
 	struct gl_admit a;
@@ -187,8 +185,9 @@ int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *
 	struct gl_launch_spec s = *spec;
 	s.min_landlock_abi = L->profile->min_landlock_abi;
 	s.profile = strcmp(L->profile->name, "full") ? L->profile->name : NULL;
-	autofree char *lerr = NULL;
-	enum gl_launch_step st = gl_germline_launch(&s, g, &lerr);
+	autofail struct gl_fail lf = {0};
+	enum gl_launch_step st = gl_germline_launch(&s, g, &lf);
+	const char *lerr = lf.detail; /* NULL when it launched */
 	memcpy(ev->interpreter_sha256, g->interpreter_sha256, 65);
 	ev->enf = &g->enf;
 	int rc;
@@ -205,6 +204,18 @@ int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *
 	}
 	gl_admit_close(&a);
 	return rc;
+}
+
+int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *spec,
+		      const char *release, struct gl_germline *g, struct gl_launch_ev *ev, jv *ids,
+		      struct gl_fail *f)
+{
+	char *err = NULL;
+	const char *code = "launch";
+	if (launch_release(L, spec, release, g, ev, ids, &err, &code) == 0)
+		return 0;
+	/* rejected, bootstrap_failed, launch or io */
+	return gl_fail_take(f, gl_code_from_name(code), err);
 }
 
 int gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,

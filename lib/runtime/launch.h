@@ -35,13 +35,13 @@ int gl_launch_reject(const struct gl_launcher *L, const char *release, const cha
 
 /* Admission, launch and receipts. On success g is up and ev (which the
  * caller keeps with g) holds the launch's bindings. Ids of the receipts
- * written are appended to *ids. -1 with *err (malloc'd) and *code
- * ("rejected" or "bootstrap_failed", or "launch" when the release's own
- * initialisation failed after an enforced exec; "io" when a receipt
- * could not be written, the germline then stopped). */
+ * written are appended to *ids. -1 with f: rejected or bootstrap_failed,
+ * or launch when the release's own initialisation failed after an
+ * enforced exec; io when a receipt could not be written, the germline
+ * then stopped. */
 int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *spec,
 		      const char *release, struct gl_germline *g, struct gl_launch_ev *ev, jv *ids,
-		      char **err, const char **code);
+		      struct gl_fail *f);
 
 /* Stop g (if it is still alive) and write its "exited" receipt. */
 int gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,

@@ -29,22 +29,24 @@ const struct gl_profile *gl_profile_find(const char *name)
 	return NULL;
 }
 
-enum gl_key_status gl_receipts_load_key(struct gl_receipts *r, const char *arg, char **err)
+enum gl_key_status gl_receipts_load_key(struct gl_receipts *r, const char *arg, struct gl_fail *f)
 {
-	autofail struct gl_fail hf = {0}; /* issue 18: sign/ returns its failure */
-	if (gl_keys_harden(&hf) < 0) {
-		*err = gl_fail_steal(&hf);
+	if (gl_keys_harden(f) < 0) { /* issue 18: sign/ returns its failure */
+		f->code = GL_E_IO;
 		return GL_KEY_IO;
 	}
-	enum gl_key_status st = gl_key_load(arg, GL_KEY_SECRET, &r->key, err);
-	if (st != GL_KEY_OK)
+	char *err = NULL;
+	enum gl_key_status st = gl_key_load(arg, GL_KEY_SECRET, &r->key, &err);
+	if (st != GL_KEY_OK) {
+		gl_fail_take(f, st == GL_KEY_BAD_PASSPHRASE ? GL_E_BAD_PASSPHRASE : GL_E_IO, err);
 		return st;
+	}
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t a = (uintptr_t)r->key.sk & ~(uintptr_t)(pg - 1);
 	uintptr_t b = ((uintptr_t)r->key.sk + 64 + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
 	if (madvise((void *)a, b - a, MADV_WIPEONFORK) < 0) {
 		gl_key_free(&r->key);
-		return gl_err(err, "MADV_WIPEONFORK: %s", strerror(errno)), GL_KEY_IO;
+		return gl_fail_errno(f, GL_E_IO, "MADV_WIPEONFORK"), GL_KEY_IO;
 	}
 	return GL_KEY_OK;
 }
@@ -98,7 +100,7 @@ static jv enf_fields(jv o, const struct gl_enforcement *e)
 }
 
 int gl_receipt_write(const struct gl_receipts *r, struct gl_launch_ev *ev, const char *state,
-		     jv extra, char id_out[65], char **err)
+		     jv extra, char id_out[65], struct gl_fail *f)
 {
 	char at[21];
 	int64_t now = gl_now();
@@ -120,10 +122,10 @@ int gl_receipt_write(const struct gl_receipts *r, struct gl_launch_ev *ev, const
 	else
 		jv_free(extra);
 	autobuf struct gl_buf b = {0};
-	struct gl_fail cf = {0};
-	if (gl_canon_dump(&b, s, &cf) < 0) {
+	if (gl_canon_dump(&b, s, f) < 0) {
 		jv_free(s);
-		return gl_fail_give(&cf, err);
+		f->code = GL_E_IO; /* the launch is refused as "io" (launch.c) */
+		return -1;
 	}
 	unsigned char h[32];
 	gl_sha256(h, (const unsigned char *)b.data, b.len);
@@ -132,13 +134,12 @@ int gl_receipt_write(const struct gl_receipts *r, struct gl_launch_ev *ev, const
 		memcpy(ev->launched_id, id_out, 65);
 		ev->launched_at = now;
 	}
-	autofail struct gl_fail f = {0}; /* issue 18: sign/ reports a struct gl_fail */
-	jv doc = gl_tuf_sign(s, &r->key, 1, &f);
+	jv doc = gl_tuf_sign(s, &r->key, 1, f);
 	autofree char *path = gl_xasprintf("%s/%s.json", r->dir, id_out);
-	int rc = jv_is_valid(doc) ? gl_tuf_write(path, doc, &f) : -1; /* temporary file, fsync, rename */
+	int rc = jv_is_valid(doc) ? gl_tuf_write(path, doc, f) : -1; /* temporary file, fsync, rename */
 	jv_free(doc);
 	if (rc < 0)
-		*err = gl_fail_steal(&f);
+		f->code = GL_E_IO;
 	return rc;
 }
 
@@ -561,25 +562,26 @@ jv gl_receipt_verify(const char *buf, size_t len, const unsigned char host_pk[32
 	return jv_object_set(out, jv_string("unchecked"), unchecked);
 }
 
-int gl_receipt_check_pair(jv exited, jv launched, const char *launched_id, char **err)
+int gl_receipt_check_pair(jv exited, jv launched, const char *launched_id, struct gl_fail *f)
 {
 	const char *same[] = {"launch", "release", "target_sha256", "interpreter_sha256",
 			      "manifest_sha256", "tree_sha256", "profile", "seccomp_filter_sha256"};
 	if (strcmp(gl_json_get_str(launched, "state"), "fully_enforced"))
-		return gl_err(err, "the launch receipt is %s, not fully_enforced",
-			      gl_json_get_str(launched, "state"));
+		return gl_fail(f, GL_E_MISMATCH, "the launch receipt is %s, not fully_enforced",
+			       gl_json_get_str(launched, "state"));
 	const char *closes = gl_json_get_str(exited, "closes");
 	if (!closes || strcmp(closes, launched_id))
-		return gl_err(err, "closes names another launch receipt");
+		return gl_fail(f, GL_E_MISMATCH, "closes names another launch receipt");
 	for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
 		const char *a = gl_json_get_str(exited, same[i]), *b = gl_json_get_str(launched, same[i]);
 		if (!a || !b || strcmp(a, b))
-			return gl_err(err, "%s differs between the exit and the launch", same[i]);
+			return gl_fail(f, GL_E_MISMATCH, "%s differs between the exit and the launch",
+				       same[i]);
 	}
 	int64_t t_l, t_e, la;
 	if (gl_time_parse(gl_json_get_str(launched, "at"), &t_l) < 0 ||
 	    gl_time_parse(gl_json_get_str(exited, "at"), &t_e) < 0 ||
 	    gl_json_get_int(exited, "launched_at", &la) < 0 || t_e < t_l || la != t_l)
-		return gl_err(err, "the exit is not after the launch it closes");
+		return gl_fail(f, GL_E_MISMATCH, "the exit is not after the launch it closes");
 	return 0;
 }

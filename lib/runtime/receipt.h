@@ -59,8 +59,8 @@ struct gl_receipts {
 /* Load the host key (its passphrase from GL_PASSPHRASE, else the terminal,
  * as gl-sign) into r->key, harden the process (lib/sign/keys.h) and mark the
  * secret's pages MADV_WIPEONFORK, so that no launch child ever holds it.
- * The lib/sign/keys.h status; *err on failure. */
-enum gl_key_status gl_receipts_load_key(struct gl_receipts *r, const char *arg, char **err);
+ * The lib/sign/keys.h status; f on failure (bad_passphrase, else io). */
+enum gl_key_status gl_receipts_load_key(struct gl_receipts *r, const char *arg, struct gl_fail *f);
 
 /* What one launch binds; filled as the launch proceeds. */
 struct gl_launch_ev {
@@ -76,9 +76,9 @@ void gl_launch_ev_init(struct gl_launch_ev *ev, const char *release);
 
 /* Write one receipt of state for ev. extra (consumed; jv_null() for none)
  * holds the state's own fields ("binding", "missing", "exit", …). id_out
- * (65 bytes) receives its id. 0, or -1 with *err. */
+ * (65 bytes) receives its id. 0, or -1 with f (io). */
 int gl_receipt_write(const struct gl_receipts *r, struct gl_launch_ev *ev, const char *state,
-		     jv extra, char id_out[65], char **err);
+		     jv extra, char id_out[65], struct gl_fail *f);
 
 /* What a failed launch step is missing, for bootstrap_failed ("landlock",
  * "landlock_network", "landlock_scope", "seccomp", "user_namespace",
@@ -105,7 +105,7 @@ jv gl_receipt_verify(const char *buf, size_t len, const unsigned char host_pk[32
 		     const struct gl_receipt_expect *x, int64_t now, jv *body);
 /* An exited receipt and the launch receipt it closes (verified bodies,
  * borrowed, with the launch's id): same launch, release and bindings, and
- * not earlier. 0, or -1 with *err. */
-int gl_receipt_check_pair(jv exited, jv launched, const char *launched_id, char **err);
+ * not earlier. 0, or -1 with f (mismatch). */
+int gl_receipt_check_pair(jv exited, jv launched, const char *launched_id, struct gl_fail *f);
 
 #endif

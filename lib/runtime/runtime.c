@@ -92,10 +92,9 @@ struct gl_runtime *gl_germline_runtime(struct gl_germline *g)
 	return &g->rt;
 }
 
-int gl_germline_check(const struct gl_germline *g, char **err)
+int gl_germline_check(const struct gl_germline *g, struct gl_fail *f)
 {
-	*err = NULL;
-	return gl_runtime_check(gl_germline_runtime((struct gl_germline *)g), err);
+	return gl_runtime_check(gl_germline_runtime((struct gl_germline *)g), f);
 }
 
 void gl_germline_stop(struct gl_germline *g)

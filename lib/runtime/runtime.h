@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/fail.h"
 #include "release/manifest.h"
 
 /* What a launch installed; copied into result records ("enforcement",
@@ -71,10 +72,13 @@ struct gl_copy {
 struct gl_runtime;
 struct gl_runtime_ops {
 	const char *name; /* "python", "exec" */
-	/* Algorithm 1 line 8: the runtime is still data-free. 0, or -1 with *err. */
-	int (*check)(struct gl_runtime *rt, char **err);
-	/* Line 9: one confined copy. 0 with *c, or -1 with *err. */
-	int (*spawn)(struct gl_runtime *rt, const struct gl_spawn *s, struct gl_copy *c, char **err);
+	/* Algorithm 1 line 8: the runtime is still data-free. 0, or -1 with f
+	 * (germline_check). */
+	int (*check)(struct gl_runtime *rt, struct gl_fail *f);
+	/* Line 9: one confined copy. 0 with *c, or -1 with f (germline for a
+	 * fork, launch for a launch). */
+	int (*spawn)(struct gl_runtime *rt, const struct gl_spawn *s, struct gl_copy *c,
+		     struct gl_fail *f);
 	/* Line 27: the copy and its descendants are gone (A1), its scratch
 	 * removed (c->scratch freed, NULL). Does not close c->pidfd. The copy's
 	 * wait status if this process reaped it (exec), else -1. */
@@ -111,14 +115,14 @@ const struct gl_runtime_ops *gl_runtime_ops_for(enum gl_runtime_kind kind);
  * launch). lib/runtime/runtime.c. */
 bool gl_runtime_forks(const struct gl_runtime *rt);
 
-static inline int gl_runtime_check(struct gl_runtime *rt, char **err)
+static inline int gl_runtime_check(struct gl_runtime *rt, struct gl_fail *f)
 {
-	return rt->ops->check(rt, err);
+	return rt->ops->check(rt, f);
 }
 static inline int gl_runtime_spawn(struct gl_runtime *rt, const struct gl_spawn *s,
-				   struct gl_copy *c, char **err)
+				   struct gl_copy *c, struct gl_fail *f)
 {
-	return rt->ops->spawn(rt, s, c, err);
+	return rt->ops->spawn(rt, s, c, f);
 }
 static inline int gl_runtime_end(struct gl_runtime *rt, struct gl_copy *c)
 {

@@ -1,18 +1,18 @@
-/* cgroup.c — per-copy resource bounds: the cgroup pool, the rlimit
- * fallback, and how the broker tells which bound a copy reached. See
- * cgroup.h and docs/sandbox.md "Resource limits". */
+/* cgroup.c — per-copy resource bounds: the cgroup pool (its delegation,
+ * slots and set-up) and the rlimit fallback. How the broker tells which
+ * bound a copy reached, and a slot's drain after it, are cgroup_reached.c;
+ * the germline's own bound cgroup_germline.c. See cgroup.h and
+ * docs/sandbox.md "Resource limits". */
 #define _GNU_SOURCE
 #include "sandbox/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -26,16 +26,6 @@
 
 #define CGROUP_SUPER_MAGIC_ 0x27e0eb
 #define CGROUP2_SUPER_MAGIC_ 0x63677270
-
-/* PIDFD_GET_INFO (Linux 6.15): a copy's exit code through its pidfd, though
- * the copy is the germline init's child, not ours. */
-struct gl_pidfd_info {
-	uint64_t mask, cgroupid;
-	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-	int32_t exit_code;
-};
-#define GL_PIDFD_GET_INFO _IOWR(0xFF, 11, struct gl_pidfd_info)
-#define GL_PIDFD_INFO_EXIT (1UL << 3)
 
 /* ---- small file helpers ---------------------------------------------------- */
 
@@ -69,7 +59,7 @@ uint64_t gl_cg_get_key(const char *dir, const char *file, const char *key)
 	return 0;
 }
 
-static char *slot_dir(const char *base, int i)
+char *gl_cg_slot_dir(const char *base, int i)
 {
 	return gl_xasprintf("%s/c%d", base, i);
 }
@@ -181,7 +171,7 @@ static char *make_base(const char *parent, bool v2)
 	if (v2 && gl_cg_put(base, "cgroup.subtree_control", "+memory +pids") < 0)
 		goto fail;
 	for (int i = 0; i < GL_CG_SLOTS; i++) {
-		autofree char *d = slot_dir(base, i);
+		autofree char *d = gl_cg_slot_dir(base, i);
 		if (mkdir(d, 0755) < 0 && errno != EEXIST)
 			goto fail;
 	}
@@ -295,8 +285,8 @@ static int cg_grow_locked(struct gl_cg *cg)
 		errno = EBUSY;
 		return -1;
 	}
-	autofree char *m = slot_dir(cg->mem_base, (int)cg->nslots);
-	autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, (int)cg->nslots) : NULL;
+	autofree char *m = gl_cg_slot_dir(cg->mem_base, (int)cg->nslots);
+	autofree char *p = cg->pids_base ? gl_cg_slot_dir(cg->pids_base, (int)cg->nslots) : NULL;
 	if ((mkdir(m, 0755) < 0 && errno != EEXIST) || (p && mkdir(p, 0755) < 0 && errno != EEXIST))
 		return -1;
 	cg->nslots++;
@@ -331,8 +321,8 @@ static int cg_place(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, stru
 				return -1;
 			i = (int)cg->nslots - 1;
 		}
-		autofree char *m = slot_dir(cg->mem_base, i);
-		autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, i) : NULL;
+		autofree char *m = gl_cg_slot_dir(cg->mem_base, i);
+		autofree char *p = cg->pids_base ? gl_cg_slot_dir(cg->pids_base, i) : NULL;
 		/* gl-run --jobs: a slot another worker claimed is busy even while
 		 * empty (its copy is still to be drained; lib/sandbox/live.h) */
 		if (!gl_live_slot_claim((unsigned)i))
@@ -396,7 +386,7 @@ bool gl_cg_initial_userns(void)
 }
 
 /* A "\nVmXxx:" field of /proc/PID/status in bytes, or 0. */
-static uint64_t vm_field(pid_t pid, const char *field)
+uint64_t gl_cg_vm_field(pid_t pid, const char *field)
 {
 	char p[64];
 	snprintf(p, sizeof p, "/proc/%ld/status", (long)pid);
@@ -423,8 +413,10 @@ int gl_cg_set_rlimit(pid_t pid, int res, uint64_t v)
 }
 
 int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, bool exec,
-		     struct gl_cg_copy *cc, char **err)
+		     struct gl_cg_copy *cc, struct gl_fail *f)
 {
+	/* the refusal of the copy: a fork's (germline) or a launch's */
+	enum gl_code code = exec ? GL_E_LAUNCH : GL_E_GERMLINE;
 	memset(cc, 0, sizeof *cc);
 	cc->slot = -1;
 	cc->pid = pid;
@@ -437,33 +429,33 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 	/* one mechanism for every copy of this gl-run ("enforcement" is the
 	 * plan's): a slot that cannot be had refuses the copy */
 	if (cg->kind != GL_CG_NONE && cg_place(cg, l, pid, cc) < 0)
-		return gl_err(err, "limits: no free per-copy cgroup: %s", strerror(errno));
+		return gl_fail(f, code, "limits: no free per-copy cgroup: %s", strerror(errno));
 	if (cg->kind != GL_CG_NONE)
 		cc->mem = cc->pids = kind;
 	/* CPU time: per process; soft = hard, since the copy is PID 1 of its
 	 * namespace and ignores SIGXCPU; the kernel's SIGKILL is final. */
 	if (gl_cg_set_rlimit(pid, RLIMIT_CPU, l->cpu_s) < 0)
-		return gl_err(err, "limits: RLIMIT_CPU of the copy: %s", strerror(errno));
+		return gl_fail(f, code, "limits: RLIMIT_CPU of the copy: %s", strerror(errno));
 	cc->cpu = "rlimit_cpu";
 	if (!cc->mem && exec) {
 		/* An exec copy's target is a fresh exec (a new address space,
 		 * often a runtime such as V8 that reserves gigabytes it never
 		 * touches): RLIMIT_DATA, private writable memory, bounds it. */
 		if (gl_cg_set_rlimit(pid, RLIMIT_DATA, (uint64_t)l->memory_mb << 20) < 0)
-			return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_DATA failed: %s",
-				      cg->why ? cg->why : "?", strerror(errno));
+			return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_DATA "
+				       "failed: %s", cg->why ? cg->why : "?", strerror(errno));
 		cc->mem = "rlimit_data";
 	}
 	if (!cc->mem) {
 		/* RLIMIT_AS counts address space, and the copy starts with the
 		 * germline's (libraries, arenas, shared copy-on-write): the copy
 		 * may map memory_mb more than it had when forked. */
-		cc->as_base = vm_field(pid, "\nVmSize:");
+		cc->as_base = gl_cg_vm_field(pid, "\nVmSize:");
 		uint64_t m = cc->as_base + ((uint64_t)l->memory_mb << 20);
 		if (!cc->as_base || gl_cg_set_rlimit(pid, RLIMIT_AS, m) < 0 ||
 		    gl_cg_set_rlimit(pid, RLIMIT_DATA, m) < 0)
-			return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
-				      cg->why ? cg->why : "?", strerror(errno));
+			return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_AS "
+				       "failed: %s", cg->why ? cg->why : "?", strerror(errno));
 		cc->mem = "rlimit_as";
 	}
 	if (!cc->pids) {
@@ -473,131 +465,12 @@ int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, boo
 		 * root, so a root broker without a pids controller refuses (a
 		 * uid 0 of another user namespace is bound: initial_userns). */
 		if (gl_cg_host_uid(pid) == 0 && gl_cg_initial_userns())
-			return gl_err(err, "limits: processes: no pids controller (%s), and "
-					   "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
+			return gl_fail(f, code, "limits: processes: no pids controller (%s), and "
+				       "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
 		cc->nproc_base = NPROC_BASE;
 		if (gl_cg_set_rlimit(pid, RLIMIT_NPROC, (uint64_t)l->pids + NPROC_BASE) < 0)
-			return gl_err(err, "limits: RLIMIT_NPROC of the copy: %s", strerror(errno));
+			return gl_fail_errno(f, code, "limits: RLIMIT_NPROC of the copy");
 		cc->pids = "rlimit_nproc";
 	}
 	return 0;
 }
-
-/* ---- which bound was reached ------------------------------------------------ */
-
-/* Tasks of pid and its descendants (threads included), at most cap. */
-static int tree_tasks(pid_t pid, int cap)
-{
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%ld/task", (long)pid);
-	DIR *d = opendir(p);
-	if (!d)
-		return 0;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < cap) {
-		if (e->d_name[0] == '.')
-			continue;
-		n++;
-		char cp[320];
-		snprintf(cp, sizeof cp, "/proc/%ld/task/%s/children", (long)pid, e->d_name);
-		autofree char *s = NULL;
-		size_t len;
-		if (gl_read_file_capped(cp, 1 << 20, &s, &len) < 0)
-			continue;
-		for (char *q = s; *q && n < cap;) {
-			long c = strtol(q, &q, 10);
-			if (c <= 0)
-				break;
-			n += tree_tasks((pid_t)c, cap - n);
-		}
-	}
-	closedir(d);
-	return n;
-}
-
-
-/* The copy's exit status once it is gone (waiting briefly: it closed its
- * channel as it died), or -1. */
-static int exit_code(int pidfd)
-{
-	if (pidfd < 0)
-		return -1;
-	struct pollfd pf = {.fd = pidfd, .events = POLLIN};
-	if (poll(&pf, 1, 2000) != 1)
-		return -1;
-	/* An exec copy is the broker's child: its status, left for its reaper */
-	siginfo_t si = {0};
-	if (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
-		return si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
-	/* The exit code is the pidfd's once the copy is reaped (by the
-	 * germline's init, at its own pace): readable a moment after exit. */
-	for (int t = 0; t < 200; t++) {
-		struct gl_pidfd_info info = {.mask = GL_PIDFD_INFO_EXIT};
-		if (ioctl(pidfd, GL_PIDFD_GET_INFO, &info) < 0 && errno != ESRCH)
-			return -1;
-		if (info.mask & GL_PIDFD_INFO_EXIT)
-			return info.exit_code;
-		usleep(10000);
-	}
-	return -1;
-}
-
-const char *gl_cg_reached(const struct gl_cg *cg, const struct gl_cg_copy *cc, bool alive,
-			  int pidfd)
-{
-	if (cg->off || !cc->mem)
-		return NULL;
-	if (cc->slot >= 0) {
-		autofree char *m = slot_dir(cg->mem_base, cc->slot);
-		autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, cc->slot) : NULL;
-		bool v2 = cg->kind == GL_CG_V2;
-		if (gl_cg_get_key(m, v2 ? "memory.events" : "memory.oom_control", "oom_kill") > cc->oom0)
-			return "memory";
-		if (gl_cg_get_key(v2 ? m : p, "pids.events", "max") > cc->max0)
-			return "pids";
-	}
-	int st = alive ? -1 : exit_code(pidfd);
-	if (st >= 0 && WIFSIGNALED(st) && (WTERMSIG(st) == SIGKILL || WTERMSIG(st) == SIGXCPU))
-		return "cpu"; /* the only SIGKILL of the kernel's here: RLIMIT_CPU's hard limit */
-	if (st < 0 && !strcmp(cc->mem, "rlimit_as") &&
-	    vm_field(cc->pid, "\nVmPeak:") >= cc->as_base + ((uint64_t)cc->lim.memory_mb << 20) / 8 * 7)
-		return "memory"; /* an allocation met RLIMIT_AS */
-	if (st < 0 && !strcmp(cc->pids, "rlimit_nproc") &&
-	    tree_tasks(cc->pid, (int)cc->lim.pids + 1) >= (int)cc->lim.pids)
-		return "pids"; /* the tree is at RLIMIT_NPROC */
-	return NULL;
-}
-
-void gl_cg_drain(const struct gl_cg *cg, struct gl_cg_copy *cc)
-{
-	if (cc->slot < 0)
-		return;
-	autofree char *m = slot_dir(cg->mem_base, cc->slot);
-	autofree char *p = cg->pids_base ? slot_dir(cg->pids_base, cc->slot) : NULL;
-	if (cg->kind == GL_CG_V2)
-		gl_cg_put(m, "cgroup.kill", "1");
-	/* v1 has no cgroup.kill: kill every task until the group is empty
-	 * (a PID-1 copy's descendants die with it, so this is a check). */
-	for (int t = 0; t < 500; t++) {
-		int a = gl_cg_procs(m, true), b = p ? gl_cg_procs(p, true) : 0;
-		if (a <= 0 && b <= 0)
-			break;
-		usleep(2000);
-	}
-	gl_live_slot_release((unsigned)cc->slot);
-	cc->slot = -1;
-}
-
-void gl_cg_reclaim(struct gl_cg *cg, pid_t owner)
-{
-	if (!gl_live_on() || cg->kind == GL_CG_NONE || cg->off)
-		return;
-	unsigned n = gl_live_nslots() > cg->nslots ? gl_live_nslots() : cg->nslots;
-	for (unsigned i = 0; i < n; i++)
-		if (gl_live_slot_owned(i, owner)) {
-			struct gl_cg_copy cc = {.slot = (int)i};
-			gl_cg_drain(cg, &cc);
-		}
-}
-

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/fail.h"
 #include "release/bounds.h"
 
 #define GL_CG_SLOTS 4 /* copies bounded at once: the running one, a retiring one, a pooled one */
@@ -69,11 +70,11 @@ void gl_cg_open(struct gl_cg *cg);
 void gl_cg_close(struct gl_cg *cg);
 
 /* Bound the copy pid (alive, not yet started; exec: an exec copy, whose
- * release target starts only with the call message) by lim. 0, or -1 with *err
- * when no mechanism can bound its memory and processes (the caller kills
- * the copy and refuses: fail closed). */
+ * release target starts only with the call message) by lim. 0, or -1 with f
+ * (germline, or launch for an exec copy) when no mechanism can bound its
+ * memory and processes (the caller kills the copy and refuses: fail closed). */
 int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *lim, pid_t pid, bool exec,
-		     struct gl_cg_copy *cc, char **err);
+		     struct gl_cg_copy *cc, struct gl_fail *f);
 
 /* Which bound the copy reached: "memory", "pids", "cpu" or NULL. alive: the
  * copy has not been killed yet (its process tree can still be counted);
@@ -100,7 +101,7 @@ void gl_cg_session_limits(const struct gl_limits *copy, struct gl_limits *sessio
 /* gl_cg_bound_copy of the process a pidfd refers to (its pid from
  * /proc/self/fdinfo). */
 int gl_cg_bound_pidfd(struct gl_cg *cg, const struct gl_limits *lim, int pidfd, bool exec,
-		      struct gl_cg_copy *cc, char **err);
+		      struct gl_cg_copy *cc, struct gl_fail *f);
 
 /* Bound a germline's launch child pid (the init of its PID namespace, or
  * the germline itself with GL_OFF_PIDNS) by the germline's bound
@@ -108,11 +109,11 @@ int gl_cg_bound_pidfd(struct gl_cg *cg, const struct gl_limits *lim, int pidfd, 
  * release: the launch holds the child until this returns. A group g<pid>
  * beside the slots (*grouped: made, gl_cg_germline_end removes it), else
  * RLIMIT_AS of the bound plus GL_CG_AS_SLACK_MB, RLIMIT_DATA of the bound,
- * RLIMIT_NPROC of the copies' (cgroup.c says why). 0, or -1 with *err: the
- * caller stops the child (fail closed). */
+ * RLIMIT_NPROC of the copies' (cgroup.c says why). 0, or -1 with f
+ * (bootstrap_failed): the caller stops the child (fail closed). */
 #define GL_CG_AS_SLACK_MB 256 /* address space an interpreter maps but does not touch */
 int gl_cg_bound_launch(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, bool *grouped,
-		       char **err);
+		       struct gl_fail *f);
 /* After a failed launch of pid: the bound its group reached, "memory",
  * "pids", or NULL (none, or rlimits: the release saw ENOMEM or EAGAIN). */
 const char *gl_cg_launch_reached(const struct gl_cg *cg, pid_t pid);

@@ -34,7 +34,7 @@ void gl_cg_session_limits(const struct gl_limits *l, struct gl_limits *s)
 }
 
 int gl_cg_bound_pidfd(struct gl_cg *cg, const struct gl_limits *l, int pidfd, bool exec,
-		      struct gl_cg_copy *cc, char **err)
+		      struct gl_cg_copy *cc, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
@@ -45,8 +45,9 @@ int gl_cg_bound_pidfd(struct gl_cg *cg, const struct gl_limits *l, int pidfd, bo
 		p = strstr(info, "\nPid:");
 	long pid = p ? strtol(p + 5, NULL, 10) : 0;
 	if (pid <= 0)
-		return gl_err(err, "limits: the copy's pid is unknown");
-	return gl_cg_bound_copy(cg, l, (pid_t)pid, exec, cc, err);
+		return gl_fail(f, exec ? GL_E_LAUNCH : GL_E_GERMLINE,
+			       "limits: the copy's pid is unknown");
+	return gl_cg_bound_copy(cg, l, (pid_t)pid, exec, cc, f);
 }
 
 /* The germline's group g<pid> in base (v1: one per hierarchy). */
@@ -59,8 +60,9 @@ static char *germline_dir(const char *base, pid_t pid)
  * it is bounded before the exec, the launch's child waiting for the go
  * byte until this returns (lib/runtime/germline_child.c). */
 int gl_cg_bound_launch(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, bool *grouped,
-		       char **err)
+		       struct gl_fail *f)
 {
+	enum gl_code code = GL_E_BOOTSTRAP_FAILED; /* before the release's exec (SPEC §9) */
 	*grouped = false;
 	if (cg->off)
 		return 0;
@@ -87,7 +89,7 @@ int gl_cg_bound_launch(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, b
 			      gl_cg_put(p, "cgroup.procs", a);
 		}
 		if (rc)
-			return gl_err(err, "limits: the germline's cgroup: %s", strerror(errno));
+			return gl_fail_errno(f, code, "limits: the germline's cgroup");
 		return 0;
 	}
 	/* No controller: rlimits of the launch child, inherited by the
@@ -97,14 +99,14 @@ int gl_cg_bound_launch(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, b
 	 * the germline's is theirs: a lower hard limit could not be raised
 	 * for them by an unprivileged broker. */
 	if (gl_cg_host_uid(pid) == 0 && gl_cg_initial_userns())
-		return gl_err(err, "limits: processes: no pids controller (%s), and "
-				   "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
+		return gl_fail(f, code, "limits: processes: no pids controller (%s), and "
+			       "RLIMIT_NPROC does not bind root", cg->why ? cg->why : "?");
 	if (gl_cg_set_rlimit(pid, RLIMIT_AS, mem + ((uint64_t)GL_CG_AS_SLACK_MB << 20)) < 0 ||
 	    gl_cg_set_rlimit(pid, RLIMIT_DATA, mem) < 0)
-		return gl_err(err, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
-			      cg->why ? cg->why : "?", strerror(errno));
+		return gl_fail(f, code, "limits: memory: no cgroup (%s) and RLIMIT_AS failed: %s",
+			       cg->why ? cg->why : "?", strerror(errno));
 	if (gl_cg_set_rlimit(pid, RLIMIT_NPROC, (uint64_t)l->pids + NPROC_BASE) < 0)
-		return gl_err(err, "limits: RLIMIT_NPROC of the germline: %s", strerror(errno));
+		return gl_fail_errno(f, code, "limits: RLIMIT_NPROC of the germline");
 	return 0;
 }
 

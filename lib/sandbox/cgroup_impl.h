@@ -1,4 +1,4 @@
-/* cgroup_impl.h — helpers shared by lib/sandbox/cgroup.c and lib/sandbox/cgroup_germline.c
+/* cgroup_impl.h — helpers shared by lib/sandbox/cgroup.c, cgroup_reached.c and cgroup_germline.c
  * (not an interface: see cgroup.h). */
 #ifndef GL_CGROUP_IMPL_H
 #define GL_CGROUP_IMPL_H
@@ -22,5 +22,9 @@ long gl_cg_host_uid(pid_t pid);
 bool gl_cg_initial_userns(void);
 /* soft = hard = v, or pid's lower hard limit (an operator's ulimit). */
 int gl_cg_set_rlimit(pid_t pid, int res, uint64_t v);
+/* Slot i's directory under base (malloc'd). */
+char *gl_cg_slot_dir(const char *base, int i);
+/* A "\nVmXxx:" field of /proc/PID/status in bytes, or 0. */
+uint64_t gl_cg_vm_field(pid_t pid, const char *field);
 
 #endif

@@ -194,10 +194,10 @@ static int check_signals(pid_t pid, const char *check, char **err)
 	return 0;
 }
 
-int gl_proc_check_quiet(pid_t germline, char **err)
+int gl_proc_check_quiet(pid_t germline, struct gl_fail *f)
 {
-	*err = NULL;
-	return check_signals(germline, "G1", err);
+	char *err = NULL;
+	return check_signals(germline, "G1", &err) == 0 ? 0 : gl_fail_take(f, GL_E_GERMLINE, err);
 }
 
 /* G2 for one descriptor. ctl_ino == 0: no socket is allowed at fd >= 4. */
@@ -341,9 +341,9 @@ static int check_maps(pid_t pid, const char *check, char **err)
 	return 0;
 }
 
-int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, char **err)
+/* gl_proc_check_germline's checks, the words in *err. */
+static int germline_checks(pid_t init, pid_t pid, uint64_t ctl_ino, char **err)
 {
-	*err = NULL;
 	if (pid <= 0)
 		return gl_err(err, "G1: the germline has exited");
 	if (check_threads(pid, "germline", err) < 0 ||
@@ -361,6 +361,13 @@ int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, char **err)
 	    check_maps(pid, "G3", err) < 0)
 		return -1;
 	return 0;
+}
+
+int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = germline_checks(init, pid, ctl_ino, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_GERMLINE_CHECK, err);
 }
 
 /* ---- the copy check ------------------------------------------------------ */
@@ -406,9 +413,9 @@ static int same_file(pid_t a, int fa, pid_t b, int fb)
 	return r == 0;
 }
 
-int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, char **err)
+/* gl_proc_check_copy's checks, the words in *err. */
+static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, char **err)
 {
-	*err = NULL;
 	/* Its 0-2 are its own /dev/null, not open file descriptions shared
 	 * with the germline (their flags and owner would be a channel). */
 	for (int i = 0; i <= 2; i++)
@@ -470,9 +477,17 @@ int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
 	return 0;
 }
 
-int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, char **err)
+int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino,
+		       struct gl_fail *f)
 {
-	*err = NULL;
+	char *err = NULL;
+	int rc = copy_checks(copy, germline, init, chan_ino, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_GERMLINE, err);
+}
+
+/* gl_proc_check_exec's checks, the words in *err. */
+static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, char **err)
+{
 	static const char *const fresh[] = {"pid", "net", "ipc", "mnt", "user"};
 	for (size_t i = 0; i < 5; i++) {
 		char a[64], b[64];
@@ -533,4 +548,11 @@ int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, char 
 	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != chan_ino)
 		return gl_err(err, "exec copy: fd 3 is not its channel");
 	return 0;
+}
+
+int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = exec_checks(copy, chan_ino, listen_ino, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_LAUNCH, err);
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/fail.h"
+
 /* Most descriptors, threads or children looked at before refusing. */
 #define GL_PROC_MAX_FDS 1024
 /* Largest /proc/P/maps or /proc/P/smaps read. */
@@ -21,12 +23,14 @@
  * of a namespace whose init is INIT (INIT == P: no init, GL_TESTING's
  * GL_OFF_PIDNS): G1 one thread and no live process in the namespace but
  * the two (init's children: the germline and zombies), every blockable
- * signal blocked; G2 descriptors (0-2 the host's /dev/null); G3 mappings. */
-int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, char **err);
+ * signal blocked; G2 descriptors (0-2 the host's /dev/null); G3 mappings.
+ * 0, or -1 with f (germline_check) naming the check and what it found. */
+int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, struct gl_fail *f);
 
 /* After a fork, while the copy waits for its 'g': the germline is still at
- * rest (every blockable signal blocked). */
-int gl_proc_check_quiet(pid_t germline, char **err);
+ * rest (every blockable signal blocked). 0, or -1 with f (germline: the
+ * fork is refused). */
+int gl_proc_check_quiet(pid_t germline, struct gl_fail *f);
 
 /* The first child of P (the germline of an init), or -1. */
 pid_t gl_proc_first_child(pid_t pid);
@@ -36,16 +40,18 @@ pid_t gl_proc_first_child(pid_t pid);
  * no_new_privs, the germline's and its own seccomp filters, no capability,
  * descriptors 0–2 its own /dev/null (not the germline's open files: kcmp)
  * and 3 the channel, no other, no shared writable mapping; the child of
- * INIT (CLONE_PARENT), not of the germline. */
-int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, char **err);
+ * INIT (CLONE_PARENT), not of the germline. 0, or -1 with f (germline: the
+ * fork is refused). */
+int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino,
+		       struct gl_fail *f);
 
 /* A freshly launched exec copy (lib/runtime/exec.c), after its exec and before it
  * receives anything: its own pid, net, ipc, mount and user namespaces (not
  * the broker's), no_new_privs, a seccomp filter, no capability, descriptors
  * 0–2 /dev/null, 3 the channel (inode chan_ino), 4 the relay's listening
  * socket (listen_ino; 0: any socket, it was made inside), 5 the retained target (read-only), no other, no
- * shared writable mapping. */
-int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, char **err);
+ * shared writable mapping. 0, or -1 with f (launch: the copy is refused). */
+int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struct gl_fail *f);
 
 /* The inode of a socket descriptor, or 0. */
 uint64_t gl_proc_socket_ino(int fd);

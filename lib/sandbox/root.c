@@ -18,10 +18,14 @@
 
 /* ---- describing a root (before the fork) ------------------------------ */
 
+/* A root that cannot be described refuses the launch before anything ran:
+ * bootstrap_failed, a restriction not installed (SPEC §9). */
+#define root_fail(f, ...) gl_fail((f), GL_E_BOOTSTRAP_FAILED, __VA_ARGS__)
+
 /* Keep the entries sorted by path, so a directory is mounted before
  * anything beneath it (a bind mounted later over its parent would hide it).
  * e's strings are copied. */
-static int insert(struct gl_root *r, const struct gl_root_entry *e, char **err)
+static int insert(struct gl_root *r, const struct gl_root_entry *e, struct gl_fail *f)
 {
 	size_t i = 0;
 	while (i < r->n && strcmp(r->e[i].path, e->path) < 0)
@@ -35,10 +39,10 @@ static int insert(struct gl_root *r, const struct gl_root_entry *e, char **err)
 		r->n--;
 	}
 	if (r->n == GL_ROOT_MAX)
-		return gl_err(err, "minimal root: more than %d entries", GL_ROOT_MAX);
+		return root_fail(f, "minimal root: more than %d entries", GL_ROOT_MAX);
 	if (e->path[0] != '/' || strlen(e->path) >= PATH_MAX - 64 ||
 	    (e->target && strlen(e->target) >= PATH_MAX) || (e->src && strlen(e->src) >= PATH_MAX))
-		return gl_err(err, "minimal root: bad or too long path");
+		return root_fail(f, "minimal root: bad or too long path");
 	memmove(&r->e[i + 1], &r->e[i], (r->n - i) * sizeof r->e[0]);
 	r->e[i] = *e;
 	r->e[i].path = gl_xstrdup(e->path);
@@ -49,16 +53,16 @@ static int insert(struct gl_root *r, const struct gl_root_entry *e, char **err)
 }
 
 static int add(struct gl_root *r, enum gl_root_kind kind, const char *path, const char *target,
-	       bool dir, char **err)
+	       bool dir, struct gl_fail *f)
 {
 	struct gl_root_entry e = {.kind = kind, .path = (char *)path, .target = (char *)target,
 				  .dir = dir};
-	return insert(r, &e, err);
+	return insert(r, &e, f);
 }
 
 /* path's last component is a symlink while its directory has none: the
  * link as the host has it (e.g. /usr/bin/python3 -> python3.11). */
-static int add_last_link(struct gl_root *r, const char *path, char **err)
+static int add_last_link(struct gl_root *r, const char *path, struct gl_fail *f)
 {
 	struct stat st;
 	if (lstat(path, &st) < 0 || !S_ISLNK(st.st_mode))
@@ -75,84 +79,85 @@ static int add_last_link(struct gl_root *r, const char *path, char **err)
 	if (n <= 0)
 		return 0;
 	link[n] = 0;
-	return add(r, GL_ROOT_SYMLINK, path, link, false, err);
+	return add(r, GL_ROOT_SYMLINK, path, link, false, f);
 }
 
-int gl_root_add_bind(struct gl_root *r, const char *path, char **err)
+int gl_root_add_bind(struct gl_root *r, const char *path, struct gl_fail *f)
 {
 	char real[PATH_MAX];
 	if (!realpath(path, real))
 		return errno == ENOENT || errno == ENOTDIR ? 0
-							    : gl_err(err, "minimal root: %s: %s", path,
-								     strerror(errno));
+							    : root_fail(f, "minimal root: %s: %s", path,
+									strerror(errno));
 	struct stat st;
 	if (stat(real, &st) < 0)
-		return gl_err(err, "minimal root: %s: %s", real, strerror(errno));
+		return root_fail(f, "minimal root: %s: %s", real, strerror(errno));
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return gl_err(err, "minimal root: %s is neither a file nor a directory", real);
+		return root_fail(f, "minimal root: %s is neither a file nor a directory", real);
 	if (!strcmp(real, "/"))
-		return gl_err(err, "minimal root: refusing to bind the host's root");
-	if (add(r, GL_ROOT_BIND, real, NULL, S_ISDIR(st.st_mode), err) < 0)
+		return root_fail(f, "minimal root: refusing to bind the host's root");
+	if (add(r, GL_ROOT_BIND, real, NULL, S_ISDIR(st.st_mode), f) < 0)
 		return -1;
-	return strcmp(real, path) ? add_last_link(r, path, err) : 0;
+	return strcmp(real, path) ? add_last_link(r, path, f) : 0;
 }
 
-int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, bool rw, char **err)
+int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, bool rw,
+			struct gl_fail *f)
 {
 	char real[PATH_MAX];
 	struct stat st;
 	if (!realpath(src, real) || stat(real, &st) < 0)
-		return gl_err(err, "minimal root: %s: %s", src, strerror(errno));
+		return root_fail(f, "minimal root: %s: %s", src, strerror(errno));
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return gl_err(err, "minimal root: %s is neither a file nor a directory", real);
+		return root_fail(f, "minimal root: %s is neither a file nor a directory", real);
 	struct gl_root_entry e = {.kind = rw ? GL_ROOT_BIND_RW : GL_ROOT_BIND, .path = (char *)dst,
 				  .src = real, .dir = S_ISDIR(st.st_mode)};
-	return insert(r, &e, err);
+	return insert(r, &e, f);
 }
 
-int gl_root_add_fd(struct gl_root *r, int fd, char **err)
+int gl_root_add_fd(struct gl_root *r, int fd, struct gl_fail *f)
 {
-	return gl_root_add_fd_at(r, fd, NULL, err);
+	return gl_root_add_fd_at(r, fd, NULL, f);
 }
 
-int gl_root_add_fd_at(struct gl_root *r, int fd, const char *at, char **err)
+int gl_root_add_fd_at(struct gl_root *r, int fd, const char *at, struct gl_fail *f)
 {
 	char link[64], path[PATH_MAX];
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, path, sizeof path - 1);
 	struct stat st;
 	if (n <= 0 || fstat(fd, &st) < 0)
-		return gl_err(err, "minimal root: item descriptor: %s", strerror(errno));
+		return root_fail(f, "minimal root: item descriptor: %s", strerror(errno));
 	path[n] = 0;
 	if (path[0] != '/' || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
-		return gl_err(err, "minimal root: an item is neither a file nor a directory");
+		return root_fail(f, "minimal root: an item is neither a file nor a directory");
 	if (!strcmp(path, "/"))
-		return gl_err(err, "minimal root: refusing to bind the host's root");
+		return root_fail(f, "minimal root: refusing to bind the host's root");
 	if (at && (at[0] != '/' || !strcmp(at, "/")))
-		return gl_err(err, "minimal root: an item's place is not an absolute path");
+		return root_fail(f, "minimal root: an item's place is not an absolute path");
 	struct gl_root_entry e = {.kind = GL_ROOT_BIND, .path = at ? (char *)at : path,
 				  .src = at ? path : NULL, .dir = S_ISDIR(st.st_mode),
 				  .check = true, .dev = st.st_dev, .ino = st.st_ino};
-	return insert(r, &e, err);
+	return insert(r, &e, f);
 }
 
-int gl_root_add_dev(struct gl_root *r, const char *path, char **err)
+int gl_root_add_dev(struct gl_root *r, const char *path, struct gl_fail *f)
 {
 	struct stat st;
 	if (lstat(path, &st) < 0 || !S_ISCHR(st.st_mode))
-		return gl_err(err, "minimal root: %s is not a character device", path);
-	return add(r, GL_ROOT_DEV, path, NULL, false, err);
+		return root_fail(f, "minimal root: %s is not a character device", path);
+	return add(r, GL_ROOT_DEV, path, NULL, false, f);
 }
 
-int gl_root_add_tmpfs(struct gl_root *r, const char *path, const char *options, char **err)
+int gl_root_add_tmpfs(struct gl_root *r, const char *path, const char *options, struct gl_fail *f)
 {
 	if (strlen(options) >= 128)
-		return gl_err(err, "minimal root: tmpfs options too long");
+		return root_fail(f, "minimal root: tmpfs options too long");
 	/* replaces an empty directory planned there (insert) */
-	return add(r, GL_ROOT_SCRATCH, path, options, true, err);
+	return add(r, GL_ROOT_SCRATCH, path, options, true, f);
 }
 
-int gl_root_add_system(struct gl_root *r, char **err)
+int gl_root_add_system(struct gl_root *r, struct gl_fail *f)
 {
 	static const char *const tops[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
 	for (size_t i = 0; i < sizeof tops / sizeof *tops; i++) {
@@ -164,11 +169,11 @@ int gl_root_add_system(struct gl_root *r, char **err)
 		if (n <= 0)
 			continue;
 		link[n] = 0;
-		if (add(r, GL_ROOT_SYMLINK, tops[i], link, false, err) < 0)
+		if (add(r, GL_ROOT_SYMLINK, tops[i], link, false, f) < 0)
 			return -1;
 	}
-	if (add(r, GL_ROOT_DIR, "/dev", NULL, true, err) < 0 ||
-	    add(r, GL_ROOT_DIR, "/tmp", NULL, true, err) < 0)
+	if (add(r, GL_ROOT_DIR, "/dev", NULL, true, f) < 0 ||
+	    add(r, GL_ROOT_DIR, "/tmp", NULL, true, f) < 0)
 		return -1;
 	return 0;
 }

@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/fail.h"
+
 enum gl_root_kind {
 	GL_ROOT_BIND,    /* read-only, nosuid, nodev bind of a host file or directory */
 	GL_ROOT_BIND_RW, /* a writable one (an exec copy's workspace: its own scratch) */
@@ -56,28 +58,30 @@ struct gl_root {
  * real path is what is bound; a symlink on the way is added as one when it
  * is one of the top-level directories of a merged-/usr system). A path
  * that does not exist is skipped (as the Landlock allowlist skips it).
- * 0, or -1 with *err (malloc'd). */
-int gl_root_add_bind(struct gl_root *r, const char *path, char **err);
+ * 0, or -1 with f (bootstrap_failed: the minimal root cannot be built, a
+ * restriction not installed; SPEC §9). The same for each gl_root_add_*. */
+int gl_root_add_bind(struct gl_root *r, const char *path, struct gl_fail *f);
 /* Bind src (resolved) at dst (absolute, clean; created in the root), read-only
  * or, with rw, writable (an exec copy's workspace). */
-int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, bool rw, char **err);
+int gl_root_add_bind_at(struct gl_root *r, const char *src, const char *dst, bool rw,
+			struct gl_fail *f);
 /* Bind, read-only at its own path, the file or directory the broker opened
  * as fd (an item of an exec copy's view): the child opens the path again
  * with no symlink and refuses another inode. */
-int gl_root_add_fd(struct gl_root *r, int fd, char **err);
+int gl_root_add_fd(struct gl_root *r, int fd, struct gl_fail *f);
 /* The same, bound at `at` (absolute, clean) instead of its own path: what
  * gl-replay gives an exec copy (an item's contents from the witness or
  * --items, at the item's path; lib/replay/replay_exec.c). at NULL: its own path. */
-int gl_root_add_fd_at(struct gl_root *r, int fd, const char *at, char **err);
+int gl_root_add_fd_at(struct gl_root *r, int fd, const char *at, struct gl_fail *f);
 /* The device node at path (a character device), bound without nodev. */
-int gl_root_add_dev(struct gl_root *r, const char *path, char **err);
+int gl_root_add_dev(struct gl_root *r, const char *path, struct gl_fail *f);
 /* A fresh tmpfs (nosuid, nodev, noexec) on path with the given mount
  * options (e.g. "mode=0700,size=64m"): a scratch /tmp, an exec workspace. */
-int gl_root_add_tmpfs(struct gl_root *r, const char *path, const char *options, char **err);
+int gl_root_add_tmpfs(struct gl_root *r, const char *path, const char *options, struct gl_fail *f);
 /* The host's own symlinks among /bin, /sbin, /lib, /lib32, /lib64, /libx32
  * (merged /usr), so that the ELF interpreter and ld.so.cache paths
  * resolve; and the empty directories /tmp and /dev. */
-int gl_root_add_system(struct gl_root *r, char **err);
+int gl_root_add_system(struct gl_root *r, struct gl_fail *f);
 void gl_root_free(struct gl_root *r);
 
 /* Steps of gl_root_enter, for the launch child's status report. */

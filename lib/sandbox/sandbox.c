@@ -285,10 +285,10 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
 	return add_state_rules(ctx, err);
 }
 
-int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, char **err)
+/* gl_seccomp_build's steps, the words in *err. */
+static int compile_filter(enum gl_filter which, struct gl_bpf *out, char **err)
 {
 	*out = (struct gl_bpf){0};
-	*err = NULL;
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
 		*err = gl_xstrdup("seccomp_init failed");
@@ -328,6 +328,13 @@ int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, char **err)
 	out->insns = buf;
 	out->len = len;
 	return 0;
+}
+
+int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = compile_filter(which, out, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_BOOTSTRAP_FAILED, err);
 }
 
 void gl_bpf_free(struct gl_bpf *b)

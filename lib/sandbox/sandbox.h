@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fail.h"
+
 /* The lowest Landlock ABI the profile accepts: 6 scopes abstract unix
  * sockets and signals (A1). Below it a launch fails closed. */
 #define GL_LANDLOCK_ABI_REQUIRED 6
@@ -93,8 +95,9 @@ enum gl_filter {
 	 * allows TCP connect to port 80 only. socketpair stays AF_UNIX. */
 	GL_FILTER_EXEC,
 };
-/* Build a filter; 0, or -1 with *err (malloc'd). */
-int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, char **err);
+/* Build a filter; 0, or -1 with f (bootstrap_failed: seccomp, a restriction
+ * not installed; SPEC §9). */
+int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, struct gl_fail *f);
 void gl_bpf_free(struct gl_bpf *b);
 /* SHA-256 of the exported program (what receipts call seccomp_filter_sha256). */
 void gl_bpf_sha256(const struct gl_bpf *b, char out[65]);

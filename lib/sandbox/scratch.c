@@ -261,8 +261,9 @@ GL_NORETURN static void mounter(const char *const *nested)
 	}
 }
 
-/* One reply of the mounter: 0, or -1 with *err. */
-static int await_reply(struct gl_scratch *s, const char *what, char **err)
+/* One reply of the mounter: 0, or -1 with f (code). */
+static int await_reply(struct gl_scratch *s, const char *what, enum gl_code code,
+		       struct gl_fail *f)
 {
 	int32_t m[2] = {0, 0};
 	ssize_t n;
@@ -270,20 +271,21 @@ static int await_reply(struct gl_scratch *s, const char *what, char **err)
 		n = recv(s->sock, m, sizeof m, 0);
 	while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)sizeof m)
-		return gl_err(err, "%s: the mount helper is gone", what);
+		return gl_fail(f, code, "%s: the mount helper is gone", what);
 	if (m[0] == 0)
 		return 0;
 	int step = m[0] > 0 && m[0] <= H_BACK ? m[0] : 0;
-	return gl_err(err, "%s: %s: %s", what, helper_step_name[step], strerror(m[1]));
+	return gl_fail(f, code, "%s: %s: %s", what, helper_step_name[step], strerror(m[1]));
 }
 
-int gl_scratch_start(int init_pidfd, const char *const *nested, struct gl_scratch *s, char **err)
+int gl_scratch_start(int init_pidfd, const char *const *nested, struct gl_scratch *s,
+		     struct gl_fail *f)
 {
 	s->pid = -1;
 	s->sock = -1;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		return gl_err(err, "scratch: socketpair: %s", strerror(errno));
+		return gl_fail_errno(f, GL_E_LAUNCH, "scratch: socketpair");
 	/* The raw syscall runs no at-fork handler; the child makes syscalls only. */
 	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 	if (pid == 0) {
@@ -304,11 +306,11 @@ int gl_scratch_start(int init_pidfd, const char *const *nested, struct gl_scratc
 	close(sp[1]);
 	if (pid < 0) {
 		close(sp[0]);
-		return gl_err(err, "scratch: fork: %s", strerror(e));
+		return gl_fail(f, GL_E_LAUNCH, "scratch: fork: %s", strerror(e));
 	}
 	s->pid = pid;
 	s->sock = sp[0];
-	if (await_reply(s, "scratch: the germline's /tmp read-only", err) < 0) {
+	if (await_reply(s, "scratch: the germline's /tmp read-only", GL_E_LAUNCH, f) < 0) {
 		gl_scratch_stop(s);
 		return -1;
 	}
@@ -338,16 +340,17 @@ static unsigned long long mnt_ns(pid_t pid)
 }
 
 int gl_scratch_mount(struct gl_scratch *s, int copy_pidfd, pid_t copy, pid_t germline,
-		     unsigned tmp_mb, char **err)
+		     unsigned tmp_mb, struct gl_fail *f)
 {
 	/* A copy in the germline's own mount namespace would get the tmpfs
 	 * of every later copy (A1): refused, the copy is killed. */
 	unsigned long long c = mnt_ns(copy), g = mnt_ns(germline);
 	if (!c || !g || c == g)
-		return gl_err(err, "copy: %s", !c || !g ? "its mount namespace cannot be read"
-							: "shares the germline's mount namespace");
+		return gl_fail(f, GL_E_GERMLINE, "copy: %s",
+			       !c || !g ? "its mount namespace cannot be read"
+					: "shares the germline's mount namespace");
 	if (s->sock < 0)
-		return gl_err(err, "copy: scratch /tmp: no mount helper");
+		return gl_fail(f, GL_E_GERMLINE, "copy: scratch /tmp: no mount helper");
 	char opts[96];
 	gl_scratch_options(opts, sizeof opts, tmp_mb);
 	union {
@@ -368,6 +371,6 @@ int gl_scratch_mount(struct gl_scratch *s, int copy_pidfd, pid_t copy, pid_t ger
 		n = sendmsg(s->sock, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)iov.iov_len)
-		return gl_err(err, "copy: scratch /tmp: the mount helper is gone");
-	return await_reply(s, "copy: scratch /tmp", err);
+		return gl_fail(f, GL_E_GERMLINE, "copy: scratch /tmp: the mount helper is gone");
+	return await_reply(s, "copy: scratch /tmp", GL_E_GERMLINE, f);
 }

@@ -31,6 +31,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "core/fail.h"
+
 #define GL_SCRATCH_DIR "/tmp"
 
 /* Add to ruleset the scratch rights — read, write, make and remove files,
@@ -62,8 +64,10 @@ struct gl_scratch {
 /* Start it (init_pidfd: a pidfd of the germline's init, in its user and
  * mount namespaces; nested as below, borrowed for the helper's life): it
  * makes the germline's /tmp read-only first (unless gl_scratch_off()).
- * 0, or -1 with *err (malloc'd) and nothing left running. */
-int gl_scratch_start(int init_pidfd, const char *const *nested, struct gl_scratch *s, char **err);
+ * 0, or -1 with f (launch: the germline is refused) and nothing left
+ * running. */
+int gl_scratch_start(int init_pidfd, const char *const *nested, struct gl_scratch *s,
+		     struct gl_fail *f);
 void gl_scratch_stop(struct gl_scratch *s);
 
 /* A fresh tmpfs of tmp_mb MiB on the copy's /tmp, and the minimal root's
@@ -71,9 +75,9 @@ void gl_scratch_stop(struct gl_scratch *s);
  * GL_HOME in /tmp) bound again, read-only as they were, on it. copy is the
  * copy's pid here, germline the germline's: the copy's mount namespace must
  * not be the germline's (else the tmpfs would be every later copy's).
- * 0, or -1 with *err (malloc'd). */
+ * 0, or -1 with f (germline: the fork is refused). */
 int gl_scratch_mount(struct gl_scratch *s, int copy_pidfd, pid_t copy, pid_t germline,
-		     unsigned tmp_mb, char **err);
+		     unsigned tmp_mb, struct gl_fail *f);
 #define GL_SCRATCH_NESTED_MAX 32
 
 /* The tmpfs mount options of a scratch of tmp_mb MiB (size, nr_inodes,

@@ -84,8 +84,11 @@ static int start_unconfined(struct gl_session *s, struct gl_resident *r, const s
 	}
 	if (gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) == &gl_exec_ops) {
 		/* launched unconfined by the exec runtime, which ends it */
+		struct gl_fail f = {0};
 		rc = gl_exec_session_start(r->g.exec, (const char *const *)c->dest, c->ndest, &r->sp,
-					   &err);
+					   &f);
+		if (rc < 0)
+			gl_fail_give(&f, &err);
 		if (rc == 0)
 			r->sp.rt = gl_germline_runtime(&r->g);
 	} else {

@@ -143,9 +143,11 @@ static int open_exec(struct gl_session *s, const struct gl_resident *r, const ch
 	g->pid = g->pidfd = g->ctl = -1;
 	g->exec = gl_xcalloc(1, sizeof *g->exec);
 	autofree char *host = gl_xasprintf("%s/gl-exec-host", s->host_dir);
-	if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, err) < 0) {
+	struct gl_fail f = {0};
+	if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, &f) < 0) {
+		*code = gl_code_name(f.code); /* rejected or bootstrap_failed */
+		gl_fail_give(&f, err);
 		gl_launch_exec_refused(&s->launcher, r->release, g->exec, *err, &s->ids);
-		*code = g->exec->fail_rejected ? "rejected" : "bootstrap_failed";
 		free(g->exec);
 		g->exec = NULL;
 		return -1;
@@ -167,8 +169,11 @@ int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct 
 	 * reaches it through gl_germline_runtime */
 	if (gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) == &gl_exec_ops)
 		return open_exec(s, r, dir, g, err, code);
-	if (gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, err, code) < 0)
-		return -1;
+	struct gl_fail f = {0};
+	if (gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, &f) < 0) {
+		*code = gl_code_name(f.code); /* rejected, bootstrap_failed, launch or io */
+		return gl_fail_give(&f, err);
+	}
 	/* its copies' bounds: the policy's for this release name (lib/release/bounds.h) */
 	g->cg = &s->cg;
 	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
@@ -262,13 +267,13 @@ void gl_session_idle(struct gl_session *s)
 		return;
 	for (size_t i = 0; i < s->nres; i++) {
 		struct gl_resident *r = &s->res[i];
-		char *err = NULL;
+		struct gl_fail f = {0};
 		/* A failure here (the germline no longer passes G1–G3, or is gone)
 		 * is met again, and reported, by the next call's own fork. The pool
 		 * is a germline's (paper §VI): exec copies are each launched. */
 		if (r->up && !r->refused && gl_runtime_forks(gl_germline_runtime(&r->g)) &&
-		    gl_germline_prefork(&r->g, &err) < 0)
-			free(err);
+		    gl_germline_prefork(&r->g, &f) < 0)
+			gl_fail_clear(&f);
 	}
 }
 

@@ -1,7 +1,7 @@
 /* germline_drive — a test driver for germline.h (tests/sandbox.bats).
  *
- * It compiles lib/sandbox/sandbox.c, lib/sandbox/proc.c, lib/runtime/germline.c, lib/runtime/germline_child.c and
- * lib/runtime/germline_fork.c itself with GL_TESTING defined, so the switches that
+ * It compiles lib/sandbox/sandbox.c, lib/sandbox/proc.c, lib/runtime/germline.c, lib/runtime/germline_child.c,
+ * lib/runtime/germline_fork.c and lib/runtime/germline_pool.c itself with GL_TESTING defined, so the switches that
  * turn mechanisms off (for the reference runs of Table XII) exist in this
  * program only: the linker takes these definitions and never pulls the
  * archive's, and libgermline.a (hence gl-run) is built without them.
@@ -30,6 +30,7 @@
 #include "runtime/germline.c"
 #include "runtime/germline_allow.c"
 #include "runtime/germline_fork.c"
+#include "runtime/germline_pool.c"
 #include "runtime/germline_child.c"
 #include "sandbox/scratch.c"
 
@@ -184,11 +185,10 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 	}
 	gl_buf_printf(o, "{\"action\":\"call\"");
 	out_str(o, "function", fn);
-	char *err = NULL;
+	autofail struct gl_fail err = {0};
 	if (gcheck && gl_germline_check(g, &err) < 0) {
 		gl_buf_adds(o, ",\"ok\":false,\"error\":\"germline_check\"");
-		out_str(o, "detail", err);
-		free(err);
+		out_str(o, "detail", gl_fail_detail(&err));
 		return emit(o);
 	}
 	int sv[2];
@@ -198,8 +198,7 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 	int pidfd;
 	if (gl_germline_fork(g, sv[1], sv[0], &pidfd, &err) < 0) {
 		gl_buf_adds(o, ",\"ok\":false,\"error\":\"fork\"");
-		out_str(o, "detail", err);
-		free(err);
+		out_str(o, "detail", gl_fail_detail(&err));
 		return emit(o);
 	}
 	struct gl_buf call = {0};
@@ -344,15 +343,15 @@ int main(int argc, char **argv)
 	 * counted and killed. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	struct gl_germline g;
-	char *err = NULL;
+	autofail struct gl_fail err = {0};
 	struct gl_buf o = {0};
 	enum gl_launch_step step = gl_germline_launch(&spec, &g, &err);
 	gl_buf_printf(&o, "{\"action\":\"launch\",\"ok\":%s,\"step\":\"%s\"",
 		      step == GL_LAUNCH_OK ? "true" : "false", gl_launch_step_name(step));
-	if (err)
-		out_str(&o, "error", err);
+	if (err.detail)
+		out_str(&o, "error", err.detail);
 	emit(&o);
-	free(err);
+	gl_fail_clear(&err);
 	int rc = step == GL_LAUNCH_OK ? 0 : 1;
 	for (; !rc && i < argc; i++) {
 		if (!strcmp(argv[i], "info"))
@@ -364,7 +363,7 @@ int main(int argc, char **argv)
 			int ok = gl_germline_check(&g, &err) == 0;
 			gl_buf_printf(&o, ",\"ok\":%s", ok ? "true" : "false");
 			if (!ok)
-				out_str(&o, "detail", err), free(err);
+				out_str(&o, "detail", gl_fail_detail(&err)), gl_fail_clear(&err);
 			emit(&o);
 		} else
 			do_call(&g, argv[i], gcheck, &o);
