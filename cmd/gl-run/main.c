@@ -79,8 +79,9 @@ int main(int argc, char **argv)
 
 	struct gl_policy pol;
 	char *err = NULL;
-	if (gl_policy_load(&pol, o.policy, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "policy %s", err);
+	struct gl_fail f = {0};
+	if (gl_policy_load(&pol, o.policy, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "policy %s", gl_fail_detail(&f));
 	s.pol = s.broker.pol = &pol;
 	s.damp_path = o.damp;
 	if (s.damp_path && gl_session_damp_check(&s, &err) < 0)
