@@ -87,10 +87,9 @@ static int verify_archive(struct gl_replay *x, const char *want, const char **co
 	struct gl_archive_limits lim;
 	gl_archive_limits_default(&lim);
 	jv files = jv_invalid();
-	char *why = NULL;
-	enum gl_archive_status st =
-	    fd < 0 ? GL_ARCHIVE_IO : gl_archive_extract(fd, dest, &lim, &files, &why);
-	if (st == GL_ARCHIVE_OK) {
+	autofail struct gl_fail why = {0};
+	enum gl_code st = fd < 0 ? GL_E_IO : gl_archive_extract(fd, dest, &lim, &files, &why);
+	if (st == GL_E_OK) {
 		/* the install record an exec launch verifies the tree against */
 		autofree char *rec = gl_xasprintf("%s.json", dest);
 		autobuf struct gl_buf b = {0};
@@ -102,10 +101,8 @@ static int verify_archive(struct gl_replay *x, const char *want, const char **co
 		return 0;
 	}
 	jv_free(files);
-	*code = st == GL_ARCHIVE_UNSAFE ? "unsafe_archive" : "io";
-	gl_err(err, "%s: %s", x->archive, why ? why : strerror(errno));
-	free(why);
-	return -1;
+	*code = st == GL_E_UNSAFE_ARCHIVE ? "unsafe_archive" : "io";
+	return gl_err(err, "%s: %s", x->archive, why.detail ? why.detail : strerror(errno));
 }
 
 /* --release DIR (SPEC §7): the regular file "*.tar.gz" in DIR whose SHA-256

@@ -35,9 +35,11 @@ enum gl_key_status gl_receipts_load_key(struct gl_receipts *r, const char *arg, 
 		*err = gl_fail_steal(&hf);
 		return GL_KEY_IO;
 	}
-	enum gl_key_status st = gl_key_load(arg, GL_KEY_SECRET, &r->key, err);
-	if (st != GL_KEY_OK)
-		return st;
+	enum gl_code kc = gl_key_load(arg, GL_KEY_SECRET, &r->key, &hf);
+	if (kc != GL_E_OK) {
+		*err = gl_fail_steal(&hf);
+		return kc == GL_E_BAD_PASSPHRASE ? GL_KEY_BAD_PASSPHRASE : GL_KEY_IO;
+	}
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t a = (uintptr_t)r->key.sk & ~(uintptr_t)(pg - 1);
 	uintptr_t b = ((uintptr_t)r->key.sk + 64 + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);

@@ -163,6 +163,7 @@ void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k)
 	k->state = GL_CALL_DONE;
 	const struct gl_call *c = &k->c;
 	char *err = NULL;
+	autofail struct gl_fail rf = {0};
 	const char *why;
 	int sup;
 	if ((sup = gl_session_suppressed(s, c->release, &err)) != 0) {
@@ -172,9 +173,10 @@ void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k)
 		    k->out, sup > 0 ? "suppressed" : "damp",
 		    jv_string(sup > 0 ? "the release is suppressed by the dampening state (gl-damp)"
 				      : err));
-	} else if (gl_releases_get(s->rel, c->release, &k->manifest, &err) != GL_MANIFEST_OK) {
-		gl_launch_reject(&s->launcher, c->release, "release", err, &s->ids);
-		k->out = gl_session_refusal(k->out, "unknown_release", jv_string(err));
+	} else if (gl_releases_get(s->rel, c->release, &k->manifest, &rf) != GL_E_OK) {
+		/* a bad manifest too is unknown_release here, as before */
+		gl_launch_reject(&s->launcher, c->release, "release", rf.detail, &s->ids);
+		k->out = gl_session_refusal(k->out, "unknown_release", jv_string(rf.detail));
 	} else if ((why = unsupported(s, k->manifest))) {
 		k->out = gl_session_refusal(k->out, "unsupported_runtime", jv_string(why));
 	} else if (gl_session_baseline(s)) {

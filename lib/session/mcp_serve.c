@@ -123,7 +123,9 @@ static void *reader_main(void *arg)
 	struct gl_mcp_io *io = arg;
 	for (;;) {
 		struct queued x = {.in = {.msg = jv_invalid()}};
-		x.in.st = gl_rpc_read(&io->rd, -1, GL_RPC_LINE_MAX, &x.in.msg, &x.in.kind, &x.in.err);
+		struct gl_fail f = {0};
+		x.in.st = gl_rpc_read(&io->rd, -1, GL_RPC_LINE_MAX, &x.in.msg, &x.in.kind, &f);
+		x.in.err = f.detail; /* NULL when the line was read; x owns it */
 		if (x.in.st == GL_RPC_EOF || x.in.st == GL_RPC_IO || x.in.st == GL_RPC_DEADLINE) {
 			jv_free(x.in.msg);
 			free(x.in.err);
@@ -425,11 +427,10 @@ int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_rel
 			      release, rec, strerror(errno));
 	jv m = jv_invalid();
 	char *why = NULL;
-	if (gl_releases_get(rel, release, &m, &why) != GL_MANIFEST_OK) {
-		int r = gl_err(err, "--serve-mcp: release %s: %s/manifest.json: %s", release, dir, why);
-		free(why);
-		return r;
-	}
+	autofail struct gl_fail rf = {0};
+	if (gl_releases_get(rel, release, &m, &rf) != GL_E_OK)
+		return gl_err(err, "--serve-mcp: release %s: %s/manifest.json: %s", release, dir,
+			      gl_fail_detail(&rf));
 	if (gl_manifest_runtime(m) == GL_RT_UNKNOWN || gl_manifest_protocol(m) == GL_PROTO_UNKNOWN)
 		return gl_err(err, "--serve-mcp: release %s: %s/manifest.json: a runtime or protocol "
 				   "gl-run does not run",

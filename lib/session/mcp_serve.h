@@ -49,7 +49,8 @@ int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_rel
 		       const struct gl_policy *pol, const char *const *state,
 		       bool check_read_paths, const char *release, char **err);
 
-/* One message as gl_rpc_read gave it (st, kind, msg and err owned). */
+/* One message as gl_rpc_read gave it (st, kind, msg and err owned; err is
+ * the detail of its struct gl_fail, NULL when none). */
 struct gl_mcp_in {
 	enum gl_rpc_status st;
 	enum gl_rpc_kind kind;

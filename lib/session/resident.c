@@ -235,9 +235,10 @@ jv gl_session_tools(struct gl_session *s, const char *release, char **code, char
 	jv manifest = jv_invalid();
 	char *err = NULL;
 	*code = NULL;
-	if (gl_releases_get(s->rel, release, &manifest, &err) != GL_MANIFEST_OK) {
-		*code = gl_xstrdup("unknown_release");
-		*detail = err;
+	struct gl_fail rf = {0};
+	if (gl_releases_get(s->rel, release, &manifest, &rf) != GL_E_OK) {
+		*code = gl_xstrdup("unknown_release"); /* a bad manifest too, as before */
+		*detail = gl_fail_steal(&rf);
 		return jv_invalid();
 	}
 	jv tools = jv_null();
