@@ -435,8 +435,6 @@ enum gl_code gl_archive_extract(int fd, const char *dest, const struct gl_archiv
 	/* err may be NULL (a refusal libarchive gave no words for): f's
 	 * detail stays NULL, so the caller can tell */
 	enum gl_code code = rc == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO;
-	free(f->detail);
-	f->detail = err;
-	f->code = code;
+	gl_fail_put(f, code, err);
 	return code;
 }
