@@ -366,16 +366,10 @@ static jv run_tries(struct gl_replay *x, struct gl_germline *g, const struct gl_
 			jv seq = jv_invalid();
 			const char *how = NULL;
 			bool lost = false;
-			char *err = NULL;
-			if (gl_broker_replay(g, which ? cin : pin, &seq, &how, &lost, &err) < 0) {
-				/* a failed launch refuses the run; a fork that failed
-				 * lost the germline, else G1–G3 refused it */
-				bool forks = gl_runtime_forks(gl_germline_runtime(g));
-				jv out = failure(w->id, !forks ? "launch"
-							: lost ? "germline"
-							       : "germline_check",
-						 "%s", err);
-				free(err);
+			autofail struct gl_fail f = {0};
+			if (gl_broker_replay(g, which ? cin : pin, &seq, &how, &lost, &f) < 0) {
+				/* launch, germline or germline_check (lib/broker/broker.h) */
+				jv out = failure(w->id, gl_code_name(f.code), "%s", gl_fail_detail(&f));
 				stop(x);
 				return out;
 			}

@@ -103,16 +103,13 @@ int gl_replay_discover(struct gl_replay *x, double deadline_s, const char **code
 		return 0;
 	jv tools;
 	bool lost = false;
-	char *why = NULL;
-	enum gl_mcp_discovery d =
-	    gl_mcp_discover(&x->g, x->manifest, deadline_s, &tools, &lost, &why);
+	autofail struct gl_fail why = {0};
+	enum gl_code d = gl_mcp_discover(&x->g, x->manifest, deadline_s, &tools, &lost, &why);
 	jv_free(tools);
-	if (d == GL_MCP_DISCOVERY_OK)
+	if (d == GL_E_OK)
 		return 0;
-	*code = d == GL_MCP_DISCOVERY_CHANGED ? GL_ERR_DISCOVERY : "launch";
-	gl_err(err, "%s", why ? why : "discovery failed");
-	free(why);
-	return -1;
+	*code = d == GL_E_DISCOVERY_CHANGED ? GL_ERR_DISCOVERY : "launch";
+	return gl_err(err, "%s", why.detail ? why.detail : "discovery failed");
 }
 
 /* ---- item contents from --items DIR ------------------------------------ */

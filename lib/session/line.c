@@ -146,7 +146,12 @@ static void germline_prepare(struct gl_session *s, struct gl_session_call *k)
 {
 	const char *code = "launch";
 	char *err = NULL;
-	k->r = gl_session_germline(s, k->c.release, k->manifest, &err, &code);
+	struct gl_fail f = {0};
+	k->r = gl_session_germline(s, k->c.release, k->manifest, &f);
+	if (!k->r) {
+		code = gl_code_name(f.code);
+		err = f.detail; /* taken */
+	}
 	if (!k->r || gl_session_mcp_ready(s, k->r, &code, &err) < 0) {
 		k->out = gl_session_refusal(k->out, code, jv_string(err));
 		free(err);
@@ -162,11 +167,11 @@ void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k)
 	ids_in(s, k);
 	k->state = GL_CALL_DONE;
 	const struct gl_call *c = &k->c;
-	char *err = NULL;
 	autofail struct gl_fail rf = {0};
 	const char *why;
 	int sup;
-	if ((sup = gl_session_suppressed(s, c->release, &err)) != 0) {
+	if ((sup = gl_session_suppressed(s, c->release, &rf)) != 0) {
+		const char *err = gl_fail_detail(&rf); /* damp */
 		gl_launch_reject(&s->launcher, c->release, sup > 0 ? "suppressed" : "damp",
 				 sup > 0 ? "suppressed by the dampening state" : err, &s->ids);
 		k->out = gl_session_refusal(
@@ -188,7 +193,6 @@ void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k)
 	} else {
 		germline_prepare(s, k);
 	}
-	free(err);
 	ids_out(s, k);
 }
 
