@@ -166,9 +166,9 @@ int main(int argc, char **argv)
 		bad_usage(gl_xasprintf("--mode must be germline or nosplit, not '%s'", mode_name));
 
 	struct gl_policy pol;
-	char *err = NULL;
-	if (gl_policy_load(&pol, policy_path, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "policy %s", err);
+	struct gl_fail f = {0};
+	if (gl_policy_load(&pol, policy_path, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "policy %s", gl_fail_detail(&f));
 
 	autofree char *home = gl_home(), *dir = NULL;
 	if (releases) {

@@ -99,11 +99,11 @@ static int parse_flags(int argc, char **argv, struct gl_replay *x, struct gl_pol
 			else
 				gl_die(GL_EXIT_USAGE, "--release %s: not a file or directory", v);
 		} else if ((v = gl_flag_value(argc, argv, &i, "--policy", usage))) {
-			char *err = NULL;
+			struct gl_fail f = {0};
 			if (x->pol)
 				bad_usage("--policy given twice");
-			if (gl_policy_load(pol, v, &err) < 0)
-				gl_die(GL_EXIT_USAGE, "--policy %s", err);
+			if (gl_policy_load(pol, v, &f) < 0)
+				gl_die(GL_EXIT_USAGE, "--policy %s", gl_fail_detail(&f));
 			x->pol = pol;
 		} else if ((v = gl_flag_value(argc, argv, &i, "--log", usage))) {
 			*log_path = v;

@@ -78,23 +78,23 @@ int main(int argc, char **argv)
 	check_flags(&o, &s, &rc);
 
 	struct gl_policy pol;
-	char *err = NULL;
-	if (gl_policy_load(&pol, o.policy, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "policy %s", err);
+	struct gl_fail f = {0};
+	if (gl_policy_load(&pol, o.policy, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "policy %s", gl_fail_detail(&f));
 	s.pol = s.broker.pol = &pol;
 	s.damp_path = o.damp;
-	if (s.damp_path && gl_session_damp_check(&s, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "--damp %s", err);
-	if (gl_session_places(&s, o.releases, o.receipts, o.host_key, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "%s", err);
+	if (s.damp_path && gl_session_damp_check(&s, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "--damp %s", gl_fail_detail(&f));
+	if (gl_session_places(&s, o.releases, o.receipts, o.host_key, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
 	rc.mode = s.mode_name;
 	/* --serve-mcp fails fast, before its first message and before any
 	 * slot exists (issue 17): an agent host shows this stderr line, with
 	 * the path, instead of an error at the first tools/list */
 	if (o.serve_mcp &&
 	    gl_mcp_serve_check(o.releases ? NULL : s.broker.home, s.releases_dir, s.rel, &pol,
-			       s.state, !gl_session_baseline(&s), o.serve_release, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "%s", err);
+			       s.state, !gl_session_baseline(&s), o.serve_release, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
 	gl_session_start(&s);
 	bool ok = o.serve_mcp ? gl_serve_mcp(&s, o.serve_release, o.consumer, o.jobs_given ? o.jobs : 1) == 0 : run_lines(&s, &o);
 	gl_session_end(&s);

@@ -219,8 +219,9 @@ static int call_envelope(struct serve *v, jv params, struct gl_buf *line, int *c
 	free(lc);
 	free(ld);
 	jv schema = jv_is_valid(list) && !schema_off() ? input_schema(list, name) : jv_invalid();
-	char *why = NULL;
-	if (jv_is_valid(schema) && gl_schema_check(schema, args, "arguments", &why) < 0) {
+	autofail struct gl_fail f = {0};
+	if (jv_is_valid(schema) && gl_schema_check(schema, args, "arguments", &f) < 0) {
+		const char *why = gl_fail_detail(&f);
 		jv_free(schema);
 		jv_free(args);
 		warn_call(name, "refused", "bad_args", why);
@@ -230,7 +231,6 @@ static int call_envelope(struct serve *v, jv params, struct gl_buf *line, int *c
 		*message = gl_xasprintf("germline: bad_args: %s", why);
 		*data = JV_OBJECT(jv_string("error"), jv_string("bad_args"), jv_string("detail"),
 				  jv_string(why));
-		free(why);
 		return -1;
 	}
 	jv_free(schema);

@@ -30,15 +30,12 @@ static void ring_free(void)
 static struct gl_keys load_keys(struct strv list, enum gl_key_need need)
 {
 	struct gl_keys out;
-	autofree char *err = NULL;
-	enum gl_key_status st = gl_keyring_load(&ring, list.v, list.n, need, &out, &err);
-	if (st == GL_KEY_BAD_PASSPHRASE) {
-		autofail struct gl_fail f = {0};
-		gl_fail_set(&f, GL_R_BAD_PASSPHRASE, "%s", err);
+	autofail struct gl_fail f = {0};
+	enum gl_code st = gl_keyring_load(&ring, list.v, list.n, need, &out, &f);
+	if (st == GL_E_BAD_PASSPHRASE)
 		exit(gl_fail_report(&f));
-	}
-	if (st != GL_KEY_OK)
-		gl_die(GL_EXIT_USAGE, "%s", err);
+	if (st != GL_E_OK)
+		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
 	return out;
 }
 
@@ -56,11 +53,11 @@ static int cmd_keygen(struct args *a)
 {
 	struct gl_key k;
 	memset(&k, 0, sizeof k);
-	autofree char *err = NULL;
-	enum gl_key_status st = gl_key_generate(a->pos[0], a->no_passphrase, a->force, &k, &err);
+	autofail struct gl_fail f = {0};
+	enum gl_code st = gl_key_generate(a->pos[0], a->no_passphrase, a->force, &k, &f);
 	gl_key_free(&k);
-	if (st != GL_KEY_OK)
-		gl_die(GL_EXIT_USAGE, "%s", err);
+	if (st != GL_E_OK)
+		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
 	autofree char *kp = NULL, *pp = NULL;
 	gl_key_paths(a->pos[0], &kp, &pp);
 	jv o = jv_object_set(jv_object(), jv_string("ok"), jv_true());

@@ -137,12 +137,12 @@ static int cmd_receipt(int argc, char **argv)
 	if (sodium_init() < 0)
 		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
 	struct gl_key k = {0};
-	char *err = NULL;
-	if (gl_key_load(host, GL_KEY_PUBLIC, &k, &err) != GL_KEY_OK)
-		gl_die(GL_EXIT_USAGE, "--host %s", err);
+	struct gl_fail f = {0};
+	if (gl_key_load(host, GL_KEY_PUBLIC, &k, &f) != GL_E_OK)
+		gl_die(GL_EXIT_USAGE, "--host %s", gl_fail_detail(&f));
 	jv recs[256];
-	if (gl_receipt_set_verify(files, nf, k.pk, &x, gl_now(), recs, &err) < 0)
-		gl_die(GL_EXIT_USAGE, "%s", err);
+	if (gl_receipt_set_verify(files, nf, k.pk, &x, gl_now(), recs, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
 	bool all_ok = true;
 	for (size_t i = 0; i < nf; i++) {
 		all_ok &= gl_json_get_bool(recs[i], "ok", 0) == 1;

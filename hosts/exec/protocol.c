@@ -51,9 +51,9 @@ static jv await_response(struct io *io, int64_t id, struct end *e)
 		memmove(io->out.data, nl + 1, io->out.len - n - 1);
 		io->out.len -= n + 1;
 		enum gl_rpc_kind kind;
-		char *err = NULL;
-		if (!jv_is_valid(v) || gl_rpc_validate(v, &kind, &err) < 0) {
-			free(err);
+		struct gl_fail f = {0};
+		if (!jv_is_valid(v) || gl_rpc_validate(v, &kind, &f) < 0) {
+			gl_fail_clear(&f);
 			jv_free(v);
 			continue; /* not JSON-RPC: e.g. a stray log line; skipped */
 		}

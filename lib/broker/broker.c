@@ -216,19 +216,18 @@ static jv begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t 
 {
 	const struct gl_plan_group *g = &r->plan->group[r->gi];
 	const struct gl_call *c = r->c;
-	char *err = NULL;
+	autofail struct gl_fail f = {0};
 	jv out = gl_broker_check_germline(r, gm); /* line 8 */
 	if (jv_is_valid(out))
 		return out;
 	if (r->stateless) {
 		gl_slot_none(&r->slot); /* line 10's σ is empty: no slot is read */
-	} else if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &err) < 0) {
+	} else if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &f) < 0) {
 		/* The reason may quote what a copy of an earlier call stored (a
 		 * key): the operator's stderr gets it, the record a fixed text
 		 * (SPEC §6; docs/gl-run.md "Field labels"). */
-		autofree char *q = gl_sanitize(err, strlen(err));
+		autofree char *q = gl_sanitize(gl_fail_detail(&f), strlen(gl_fail_detail(&f)));
 		gl_warn("%s", q);
-		free(err);
 		gl_slot_free(&r->slot);
 		return gl_broker_refuse("bad_slot", "the state slot of this call's horizon cannot "
 						    "be read (gl-run's stderr says why)");
@@ -337,7 +336,6 @@ static enum outcome serve(struct run *r, struct gl_msg *result)
  * moved into *result). */
 static jv answer(struct run *r, struct gl_msg *m, struct gl_msg *result, enum outcome *o)
 {
-	char *err = NULL;
 	/* One depth limit along the pipeline (lib/json/json.h; SPEC §2): a
 	 * value every later reader would not take never enters. The check
 	 * comes before the modes part ways, so the copy sees the same answer
@@ -373,9 +371,9 @@ static jv answer(struct run *r, struct gl_msg *m, struct gl_msg *result, enum ou
 		return JV_OBJECT(jv_string("type"), jv_string("ok")); /* acknowledged, dropped */
 	if (m->type == GL_MSG_STATE_PUT) {
 		/* Line 23: σ[key] ← (v, L), always in the copy's own slot. */
-		if (gl_slot_put(&r->slot, m->key, jv_copy(m->value), &r->L, &err) < 0) {
-			*o = gl_broker_protocol(r, "state_put: %s", err);
-			free(err);
+		autofail struct gl_fail f = {0};
+		if (gl_slot_put(&r->slot, m->key, jv_copy(m->value), &r->L, &f) < 0) {
+			*o = gl_broker_protocol(r, "state_put: %s", gl_fail_detail(&f));
 			return jv_invalid();
 		}
 		return JV_OBJECT(jv_string("type"), jv_string("ok"));
@@ -397,9 +395,8 @@ static jv germline_effect(struct run *r, const struct gl_msg *m, enum outcome *o
 {
 	const struct gl_plan_group *g = &r->plan->group[r->gi];
 	struct gl_http_req req;
-	char *err = NULL;
-	if (gl_http_req_init(&req, m, &err) < 0) {
-		free(err);
+	autofail struct gl_fail f = {0};
+	if (gl_http_req_init(&req, m, &f) < 0) {
 		gl_broker_tally(&r->denied, r->gi, NULL);
 		gl_http_req_free(&req);
 		struct gl_http_req none = {.msg = m};
@@ -512,12 +509,10 @@ static void end_group(struct run *r, struct gl_germline *gm, int from, enum outc
 		      const struct gl_msg *result, jv *results)
 {
 	const struct gl_plan_group *g = &r->plan->group[r->gi];
-	char *err = NULL;
+	autofail struct gl_fail f = {0};
 	gl_broker_witnesses(r, gm, from);
-	if (o == COPY_RESULT && gl_slot_commit(&r->slot, &err) < 0) {
-		gl_warn("%s", err); /* the value stands; the state write is lost */
-		free(err);
-	}
+	if (o == COPY_RESULT && gl_slot_commit(&r->slot, &f) < 0)
+		gl_warn("%s", gl_fail_detail(&f)); /* the value stands; the state write is lost */
 	if (o != COPY_RESULT)
 		gl_warn("copy %zu of %zu: %s", r->gi + 1, r->plan->ngroup, gl_broker_outcome_name[o]);
 	/* SPEC §6: what this copy chose (its requests, denied names, how it

@@ -97,9 +97,9 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
  * stdin/stdout on /dev/null, stderr the broker's, the channel on fd 3,
  * every other descriptor closed, killed when the broker dies. It imports
  * the entry module and serves calls (hosts/python/germline_host.py
- * --session). 0, or -1 with *err. */
+ * --session). 0, or -1 with f (launch). */
 int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_session_proc *p,
-				 char **err);
+				 struct gl_fail *f);
 
 /* Fork a confined session process from germline g (after G1–G3): a copy,
  * kept for later calls. It is bounded (SPEC §4 limits; lib/sandbox/cgroup.h) when
@@ -108,11 +108,11 @@ int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_se
  * process, which serves every call of the session and keeps what they
  * leave) by gl_cg_session_limits: the germline's memory, the copies'
  * pids, and no CPU-time limit, which would add up over the session (each
- * call has its deadline). 0, or -1 with *err (*germline_lost set when the
- * germline failed). */
+ * call has its deadline). 0, or -1 with f: germline (*germline_lost set:
+ * the germline failed) or germline_check (G1–G3 refused it, or the launch
+ * of an exec copy failed). */
 int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
-		    bool *germline_lost,
-		    char **err);
+		    bool *germline_lost, struct gl_fail *f);
 
 /* Kill p (with its descendants where it is a copy) and close it. */
 void gl_session_stop(struct gl_session_proc *p);
@@ -167,9 +167,10 @@ struct gl_replay_in {
  * a fork, or for runtime exec one verified launch with in->files;
  * docs/witness.md). Returns 0 with *outcome ("ok",
  * "deadline", "crash" or "protocol") and *seq (owned) the digests (hex) of
- * the copy's requests to d in order; -1 with *err (malloc'd) when the
- * germline fails its check (G1–G3) or a fork (*germline_lost set). */
-int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
-		     const char **outcome, bool *germline_lost, char **err);
+ * the copy's requests to d in order; -1 with f when the germline fails its
+ * check (G1–G3: germline_check) or a fork (germline, *germline_lost set),
+ * or the verified launch of an exec run fails (launch). */
+int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq, const char **outcome,
+		     bool *germline_lost, struct gl_fail *f);
 
 #endif

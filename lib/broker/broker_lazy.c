@@ -20,10 +20,9 @@ static jv probe_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 {
 	(void)o;
 	struct gl_http_req req;
-	char *err = NULL;
+	autofail struct gl_fail f = {0};
 	size_t who = r->plan->ngroup;
-	if (gl_http_req_init(&req, m, &err) < 0) {
-		free(err);
+	if (gl_http_req_init(&req, m, &f) < 0) {
 		gl_broker_tally(&r->denied, who, NULL);
 		gl_http_req_free(&req);
 		return gl_broker_denied();

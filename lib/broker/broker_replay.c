@@ -23,9 +23,8 @@ static jv replay_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 	(void)o;
 	struct gl_replay_in *in = r->replay;
 	struct gl_http_req req;
-	char *err = NULL;
-	if (gl_http_req_init(&req, m, &err) < 0) {
-		free(err);
+	autofail struct gl_fail f = {0};
+	if (gl_http_req_init(&req, m, &f) < 0) {
 		gl_http_req_free(&req);
 		return gl_broker_denied();
 	}
@@ -84,8 +83,9 @@ static int spawn_run(struct run *r, struct gl_runtime *rt, const struct gl_repla
  * outcome is one of the four a witness compares (docs/witness.md). */
 const struct mode gl_mode_replay = {.name = "replay", .effect = replay_effect};
 
-int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
-		     const char **outcome, bool *germline_lost, char **err)
+/* gl_broker_replay, its words in *err. */
+static int broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
+			 const char **outcome, bool *germline_lost, char **err)
 {
 	struct gl_broker b = {.deadline_s = in->deadline_s};
 	struct run r;
@@ -134,4 +134,19 @@ int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
 	r.replay_seq = jv_invalid();
 	gl_broker_run_free(&r, g);
 	return 0;
+}
+
+int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq, const char **outcome,
+		     bool *germline_lost, struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = broker_replay(g, in, seq, outcome, germline_lost, &err);
+	if (rc == 0)
+		return 0;
+	/* a failed launch (runtime exec) refuses the run; a fork that failed
+	 * lost the germline, else G1–G3 refused it */
+	bool forks = gl_runtime_forks(gl_germline_runtime(g));
+	return gl_fail_put(f, !forks ? GL_E_LAUNCH
+				     : *germline_lost ? GL_E_GERMLINE : GL_E_GERMLINE_CHECK,
+			   err);
 }

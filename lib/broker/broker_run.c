@@ -65,18 +65,16 @@ jv gl_broker_denied(void)
 jv gl_broker_deliver(struct run *r, struct gl_http_req *req, bool *no_time)
 {
 	struct gl_http_reply rep;
-	char *err = NULL;
+	autofail struct gl_fail f = {0};
 	const char *route = gl_policy_route(r->b->pol, req->host);
-	enum gl_http_status st = gl_http_deliver(req, route, r->deadline, &rep, &err);
+	enum gl_http_status st = gl_http_deliver(req, route, r->deadline, &rep, &f);
 	if (st == GL_HTTP_NO_TIME) {
-		free(err);
 		*no_time = true;
 		return jv_invalid();
 	}
 	if (st != GL_HTTP_OK) {
 		autofree char *q = gl_sanitize(req->host, strlen(req->host));
-		gl_warn("request to %s: %s", q, err);
-		free(err);
+		gl_warn("request to %s: %s", q, gl_fail_detail(&f));
 		return JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("status"),
 				 jv_number(502), jv_string("headers"),
 				 JV_ARRAY(JV_ARRAY(jv_string("X-Germline"), jv_string("unreachable"))),
@@ -194,15 +192,14 @@ jv gl_broker_lock_slots(struct run *r)
 		hz[gi] = &plan->group[gi].horizon;
 	double t = r->b->deadline_s > 0 ? r->b->deadline_s : GL_BROKER_DEADLINE_DEFAULT;
 	int64_t wait = (int64_t)(t * 1e9) * (int64_t)plan->ngroup;
-	char *err = NULL;
+	autofail struct gl_fail f = {0};
 	int rc = gl_slot_lock(&r->locks, r->b->home, r->c->release, hz, plan->ngroup,
-			      gl_mono_ns() + wait, &err);
+			      gl_mono_ns() + wait, &f);
 	int e = errno;
 	jv out = jv_invalid();
 	if (rc < 0) {
-		autofree char *q = gl_sanitize(err, strlen(err));
+		autofree char *q = gl_sanitize(gl_fail_detail(&f), strlen(gl_fail_detail(&f)));
 		gl_warn("%s", q);
-		free(err);
 		struct gl_labels all = {0};
 		for (size_t gi = 0; gi < plan->ngroup; gi++)
 			gl_broker_join(&all, hz[gi]);

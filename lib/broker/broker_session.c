@@ -37,8 +37,9 @@
 
 /* ---- processes -------------------------------------------------------------- */
 
-int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_session_proc *p,
-				 char **err)
+/* gl_session_launch_unconfined, its words in *err. */
+static int launch_unconfined(const struct gl_launch_spec *spec, struct gl_session_proc *p,
+			     char **err)
 {
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 	/* The interpreter is opened once and run from that descriptor, as a
@@ -99,8 +100,9 @@ int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_se
 	return 0;
 }
 
-int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
-		    bool *germline_lost, char **err)
+/* gl_session_fork, its words in *err. */
+static int session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
+			bool *germline_lost, char **err)
 {
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 	struct gl_runtime *rt = gl_germline_runtime(g);
@@ -181,9 +183,8 @@ void gl_session_stop(struct gl_session_proc *p)
 static jv session_effect(struct run *r, const struct gl_msg *m, enum outcome *o, bool any_host)
 {
 	struct gl_http_req req;
-	char *err = NULL;
-	if (gl_http_req_init(&req, m, &err) < 0) {
-		free(err);
+	autofail struct gl_fail f = {0};
+	if (gl_http_req_init(&req, m, &f) < 0) {
 		gl_broker_tally(&r->denied, 0, NULL);
 		gl_http_req_free(&req);
 		return gl_broker_denied();
@@ -309,4 +310,22 @@ jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 	r.sock = -1;
 	gl_broker_run_free(&r, NULL);
 	return out;
+}
+
+int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_session_proc *p,
+				 struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = launch_unconfined(spec, p, &err);
+	return rc == 0 ? 0 : gl_fail_put(f, GL_E_LAUNCH, err);
+}
+
+int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
+		    bool *germline_lost, struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = session_fork(g, one_call, p, germline_lost, &err);
+	if (rc == 0)
+		return 0;
+	return gl_fail_put(f, *germline_lost ? GL_E_GERMLINE : GL_E_GERMLINE_CHECK, err);
 }

@@ -91,12 +91,14 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 		    .import_twin = gm->import_twinned ? &gm->import_twin : NULL,
 		    .caps = &r->b->witness_caps, /* bounded evidence (issue 15) */
 		};
-		char *path = NULL, *err = NULL, sha[65];
+		char *path = NULL, sha[65];
 		bool too_large = false;
-		if (gl_witness_save(r->b->home, &in, &path, sha, &too_large, &err) == 0) {
+		autofail struct gl_fail f = {0};
+		if (gl_witness_save(r->b->home, &in, &path, sha, &too_large, &f) == 0) {
 			trig = jv_object_set(trig, jv_string("witness"), jv_string(path));
 			trig = jv_object_set(trig, jv_string("witness_sha256"), jv_string(sha));
 		} else {
+			const char *err = gl_fail_detail(&f);
 			gl_warn("witness %s: %s", in.id, err);
 			trig = jv_object_set(trig, jv_string("witness"), jv_null());
 			/* a fixed text for too_large (its size is the copies') */
@@ -104,7 +106,6 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 					     jv_string(too_large ? GL_WITNESS_TOO_LARGE_TEXT : err));
 		}
 		free(path);
-		free(err);
 		jv_free(in.served.group);
 		jv_free(in.comparing.group);
 		r->triggers = jv_array_set(r->triggers, t, trig);

@@ -95,7 +95,7 @@ void gl_http_digest(struct gl_http_req *req)
 	gl_sha256_final(&st, req->digest);
 }
 
-int gl_http_req_init(struct gl_http_req *req, const struct gl_msg *msg, char **err)
+int gl_http_req_init(struct gl_http_req *req, const struct gl_msg *msg, struct gl_fail *f)
 {
 	memset(req, 0, sizeof *req);
 	req->msg = msg;
@@ -105,12 +105,12 @@ int gl_http_req_init(struct gl_http_req *req, const struct gl_msg *msg, char **e
 	/* No default scheme, no guessing: the tool names a whole URL. */
 	CURLUcode uc = curl_url_set(req->url, CURLUPART_URL, msg->url, 0);
 	if (uc != CURLUE_OK)
-		return gl_err(err, "URL refused by curl: %s", curl_url_strerror(uc));
+		return gl_fail(f, GL_E_BAD_DESTINATION, "URL refused by curl: %s", curl_url_strerror(uc));
 	char *scheme = NULL, *host = NULL, *zone = NULL;
 	if (curl_url_get(req->url, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(req->url, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
 		curl_free(scheme);
-		return gl_err(err, "URL has no scheme or host");
+		return gl_fail(f, GL_E_BAD_DESTINATION, "URL has no scheme or host");
 	}
 	req->http = !strcmp(scheme, "http") || !strcmp(scheme, "https");
 	curl_free(scheme);
@@ -130,10 +130,10 @@ int gl_http_req_init(struct gl_http_req *req, const struct gl_msg *msg, char **e
 	if (!req->host)
 		gl_die(GL_EXIT_USAGE, "out of memory");
 	if (uc != CURLUE_OK || zoned || !gl_host_ok(req->host, strlen(req->host)))
-		return gl_err(err, "URL host is not a host name or IP literal");
+		return gl_fail(f, GL_E_BAD_DESTINATION, "URL host is not a host name or IP literal");
 	char *norm = NULL;
 	if (curl_url_get(req->url, CURLUPART_URL, &norm, 0) != CURLUE_OK)
-		return gl_err(err, "URL cannot be re-serialised");
+		return gl_fail(f, GL_E_BAD_DESTINATION, "URL cannot be re-serialised");
 	req->norm_url = gl_xstrdup(norm);
 	curl_free(norm);
 	for (size_t i = 0; i < msg->nheader; i++)
@@ -248,13 +248,13 @@ static void set_method(CURL *h, const struct gl_msg *m)
 }
 
 enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
-				    int64_t deadline, struct gl_http_reply *out, char **err)
+				    int64_t deadline, struct gl_http_reply *out, struct gl_fail *f)
 {
 	memset(out, 0, sizeof *out);
 	out->headers = jv_invalid();
 	int64_t left_ms = (deadline - gl_mono_ns()) / 1000000;
 	if (left_ms <= 0) {
-		gl_err(err, "the copy's budget is spent");
+		gl_fail_set(f, GL_E_DEADLINE, "the copy's budget is spent");
 		return GL_HTTP_NO_TIME;
 	}
 	out->headers = jv_array();
@@ -262,7 +262,7 @@ enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
 	const struct gl_msg *m = req->msg;
 	CURL *h = curl_unusable ? NULL : curl_easy_init();
 	if (!h) {
-		gl_err(err, "libcurl: cannot create a handle");
+		gl_fail_set(f, GL_E_FETCH, "libcurl: cannot create a handle");
 		gl_http_reply_free(out);
 		return GL_HTTP_FAILED;
 	}
@@ -299,14 +299,15 @@ enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
 	CURLcode rc = curl_easy_perform(h);
 	enum gl_http_status st = GL_HTTP_OK;
 	if (s.too_big || rc == CURLE_FILESIZE_EXCEEDED) {
-		gl_err(err, "response body larger than %u bytes", GL_HTTP_BODY_MAX);
+		gl_fail_set(f, GL_E_OVERSIZED, "response body larger than %u bytes",
+			    GL_HTTP_BODY_MAX);
 		st = GL_HTTP_TOO_BIG;
 	} else if (rc == CURLE_OPERATION_TIMEDOUT && timeout < GL_HTTP_TIMEOUT_MS) {
 		/* The copy's budget, not the per-request cap, ended the wait. */
-		gl_err(err, "the copy's budget ran out during the request");
+		gl_fail_set(f, GL_E_DEADLINE, "the copy's budget ran out during the request");
 		st = GL_HTTP_NO_TIME;
 	} else if (rc != CURLE_OK) {
-		gl_err(err, "%s", *ebuf ? ebuf : curl_easy_strerror(rc));
+		gl_fail_set(f, GL_E_FETCH, "%s", *ebuf ? ebuf : curl_easy_strerror(rc));
 		st = GL_HTTP_FAILED;
 	} else {
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);

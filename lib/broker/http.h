@@ -40,10 +40,11 @@ struct gl_http_req {
 	unsigned char digest[32];  /* see gl_http_digest */
 };
 
-/* Parse msg's URL (msg borrowed; it must outlive req). 0, or -1 with *err
- * (malloc'd) when curl's URL API refuses it or the host is no host name
- * (gl_host_ok after lowercasing). On success the digest is computed too. */
-int gl_http_req_init(struct gl_http_req *req, const struct gl_msg *msg, char **err);
+/* Parse msg's URL (msg borrowed; it must outlive req). 0, or -1 with f
+ * (bad_destination) when curl's URL API refuses it or the host is no host
+ * name (gl_host_ok after lowercasing). On success the digest is computed
+ * too. */
+int gl_http_req_init(struct gl_http_req *req, const struct gl_msg *msg, struct gl_fail *f);
 void gl_http_req_free(struct gl_http_req *req);
 
 /* The request digest the tripwire compares (Algorithm 1 lines 19–20):
@@ -71,9 +72,11 @@ enum gl_http_status {
 
 /* Deliver req. route is "addr:port" from the policy or NULL; deadline is
  * the copy's absolute budget (gl_mono_ns scale). On GL_HTTP_OK *out is
- * filled (free with gl_http_reply_free); otherwise *err (malloc'd) says why. */
+ * filled (free with gl_http_reply_free); otherwise f says why (the status
+ * is what the broker acts on; f's code is deadline for GL_HTTP_NO_TIME,
+ * oversized for GL_HTTP_TOO_BIG, fetch for GL_HTTP_FAILED). */
 enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
-				    int64_t deadline, struct gl_http_reply *out, char **err);
+				    int64_t deadline, struct gl_http_reply *out, struct gl_fail *f);
 void gl_http_reply_free(struct gl_http_reply *r);
 
 /* curl_global_init once per process (not thread-safe; call from main). If it

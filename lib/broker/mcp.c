@@ -117,13 +117,17 @@ static int compare(jv manifest, jv tools, char **err)
 	return r;
 }
 
-enum gl_mcp_discovery gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s,
-				      jv *tools, bool *germline_lost, char **err)
+/* gl_mcp_discover, its words in *err; a failure is GL_E_GERMLINE_CHECK. */
+static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
+			     bool *germline_lost, char **err)
 {
 	*tools = jv_invalid();
 	struct gl_session_proc p;
-	if (gl_session_fork(g, true, &p, germline_lost, err) < 0)
-		return GL_MCP_DISCOVERY_FAILED;
+	autofail struct gl_fail ff = {0};
+	if (gl_session_fork(g, true, &p, germline_lost, &ff) < 0) {
+		*err = gl_fail_steal(&ff);
+		return GL_E_GERMLINE_CHECK;
+	}
 	int64_t deadline = gl_mono_ns() + (int64_t)(deadline_s * 1e9);
 	struct gl_twin tw;
 	gl_twin_new(&tw);
@@ -132,7 +136,7 @@ enum gl_mcp_discovery gl_mcp_discover(struct gl_germline *g, jv manifest, double
 	gl_callmsg(&msg, GL_MCP_DISCOVERY_FN, args, NULL, 0, state, &tw);
 	jv_free(args);
 	jv_free(state);
-	enum gl_mcp_discovery out = GL_MCP_DISCOVERY_FAILED;
+	enum gl_code out = GL_E_GERMLINE_CHECK;
 	enum gl_msg_status st = gl_msg_write(p.sock, deadline, msg.data, msg.len);
 	if (st == GL_MSG_OK)
 		st = gl_msg_read(p.sock, deadline, &in);
@@ -155,16 +159,28 @@ enum gl_mcp_discovery gl_mcp_discover(struct gl_germline *g, jv manifest, double
 							       : jv_invalid();
 		if (compare(manifest, t, err) < 0) {
 			jv_free(t);
-			out = GL_MCP_DISCOVERY_CHANGED;
+			out = GL_E_DISCOVERY_CHANGED;
 		} else {
 			*tools = t;
-			out = GL_MCP_DISCOVERY_OK;
+			out = GL_E_OK;
 		}
 	}
 	gl_msg_free(&m);
 done:
 	gl_session_stop(&p);
 	return out;
+}
+
+enum gl_code gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
+			     bool *germline_lost, struct gl_fail *f)
+{
+	char *err = NULL;
+	enum gl_code c = discover(g, manifest, deadline_s, tools, germline_lost, &err);
+	if (c == GL_E_GERMLINE_CHECK && *germline_lost)
+		c = GL_E_GERMLINE;
+	if (c != GL_E_OK)
+		gl_fail_put(f, c, err);
+	return c;
 }
 
 jv gl_mcp_tools_list(jv manifest, jv tools)

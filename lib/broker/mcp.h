@@ -21,23 +21,22 @@
 #include <jv.h>
 #include <stdbool.h>
 
+#include "core/fail.h"
 #include "runtime/germline.h"
 
 #define GL_MCP_DISCOVERY_FN "tools/list"
 #define GL_MCP_TOOLS_MAX 1024           /* tools one server may list */
 #define GL_ERR_DISCOVERY "discovery_changed"
 
-enum gl_mcp_discovery {
-	GL_MCP_DISCOVERY_OK,      /* *tools set */
-	GL_MCP_DISCOVERY_CHANGED, /* the list differs: *err names the difference */
-	GL_MCP_DISCOVERY_FAILED,  /* no answer (*err; *germline_lost if the fork failed) */
-};
-
 /* Run the discovery check of the manifest (borrowed) on germline g, within
- * deadline_s seconds. On GL_MCP_DISCOVERY_OK *tools (owned) is the server's
- * tools array, each element an object with a string "name". */
-enum gl_mcp_discovery gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s,
-				      jv *tools, bool *germline_lost, char **err);
+ * deadline_s seconds. GL_E_OK: *tools (owned) is the server's tools array,
+ * each element an object with a string "name". Otherwise f says why:
+ * GL_E_DISCOVERY_CHANGED (the list differs: f names the difference, SPEC
+ * §11), GL_E_GERMLINE (the fork failed: *germline_lost set) or
+ * GL_E_GERMLINE_CHECK (G1–G3 refused the germline, or the discovery copy
+ * gave no answer). */
+enum gl_code gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
+			     bool *germline_lost, struct gl_fail *f);
 
 /* The MCP tools/list result for a release: one tool per function of the
  * signed manifest (borrowed), in name order, each with the description,

@@ -17,7 +17,8 @@
 #include "json/msg.h"
 #include "core/util.h"
 
-int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], char **err)
+/* gl_slot_horizon_id, its words in *err. */
+static int horizon_id(const struct gl_labels *horizon, char out[65], char **err)
 {
 	jv a = gl_labels_to_jv(horizon); /* sorted and unique already */
 	autobuf struct gl_buf b = {0};
@@ -77,14 +78,15 @@ static int check_entries(jv doc, struct gl_labels *label, char **err)
 	return r;
 }
 
-int gl_slot_open(struct gl_slot *s, const char *home, const char *release,
-		 const struct gl_labels *horizon, char **err)
+/* gl_slot_open, its words in *err. */
+static int slot_open(struct gl_slot *s, const char *home, const char *release,
+		     const struct gl_labels *horizon, char **err)
 {
 	memset(s, 0, sizeof *s);
 	s->entries = jv_object();
 	s->puts = jv_object();
 	char id[65];
-	if (gl_slot_horizon_id(horizon, id, err) < 0)
+	if (horizon_id(horizon, id, err) < 0)
 		return -1;
 	s->dir = gl_xasprintf("%s/slots/%s", home, release);
 	s->path = gl_xasprintf("%s/%s.json", s->dir, id);
@@ -129,8 +131,9 @@ jv gl_slot_view(const struct gl_slot *s)
 	return out;
 }
 
-int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
-		char **err)
+/* gl_slot_put, its words in *err. */
+static int slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
+		    char **err)
 {
 	if (!s->path) { /* gl_slot_none: no write ever lands */
 		jv_free(value);
@@ -241,9 +244,10 @@ static long lock_pause_ms(void)
 	return ms < 0 || ms > 10000 ? 0 : ms;
 }
 
-int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
-		 const struct gl_labels *const *horizons, size_t n, int64_t deadline_ns,
-		 char **err)
+/* gl_slot_lock, its words in *err. */
+static int slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
+		     const struct gl_labels *const *horizons, size_t n, int64_t deadline_ns,
+		     char **err)
 {
 	memset(L, 0, sizeof *L);
 #ifdef GL_TESTING
@@ -256,7 +260,7 @@ int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
 	L->id = gl_xcalloc(n, sizeof *L->id);
 	L->fd = gl_xcalloc(n, sizeof *L->fd);
 	for (size_t i = 0; i < n; i++)
-		if (gl_slot_horizon_id(horizons[i], L->id[i], err) < 0) {
+		if (horizon_id(horizons[i], L->id[i], err) < 0) {
 			free(L->id);
 			free(L->fd);
 			memset(L, 0, sizeof *L);
@@ -316,7 +320,8 @@ void gl_slot_unlock(struct gl_slot_locks *L)
 
 /* ---- commit -------------------------------------------------------------- */
 
-int gl_slot_commit(struct gl_slot *s, char **err)
+/* gl_slot_commit, its words in *err. */
+static int slot_commit(struct gl_slot *s, char **err)
 {
 	if (!s->path || jv_object_length(jv_copy(s->puts)) == 0)
 		return 0;
@@ -385,4 +390,49 @@ void gl_slot_free(struct gl_slot *s)
 	jv_free(s->puts);
 	gl_labels_free(&s->label);
 	memset(s, 0, sizeof *s);
+}
+
+int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = horizon_id(horizon, out, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_BAD_SLOT, err);
+}
+
+int gl_slot_open(struct gl_slot *s, const char *home, const char *release,
+		 const struct gl_labels *horizon, struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = slot_open(s, home, release, horizon, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_BAD_SLOT, err);
+}
+
+int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
+		struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = slot_put(s, key, value, L, &err);
+	/* the copy asked for more than a slot holds: it broke the protocol */
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_PROTOCOL, err);
+}
+
+int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
+		 const struct gl_labels *const *horizons, size_t n, int64_t deadline_ns,
+		 struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = slot_lock(L, home, release, horizons, n, deadline_ns, &err);
+	if (rc == 0)
+		return 0;
+	int e = errno; /* kept for the caller, as before */
+	gl_fail_take(f, e == ETIMEDOUT ? GL_E_SLOT_BUSY : GL_E_BAD_SLOT, err);
+	errno = e;
+	return -1;
+}
+
+int gl_slot_commit(struct gl_slot *s, struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = slot_commit(s, &err);
+	return rc == 0 ? 0 : gl_fail_take(f, GL_E_IO, err);
 }

@@ -63,15 +63,15 @@ struct gl_slot_locks {
 };
 
 /* SHA-256 hex (65 bytes with NUL) of the canonical JSON of the horizon.
- * 0, or -1 with *err (a tag canonical JSON refuses). */
-int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], char **err);
+ * 0, or -1 with f (bad_slot: a tag canonical JSON refuses). */
+int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], struct gl_fail *f);
 
 /* Open and read the slot of (release, horizon) under home. A missing file
  * is the empty slot. A file that is unreadable, too large, not JSON or of
- * the wrong shape is refused (never silently reset): -1 with *err
- * (malloc'd) naming the file. Release with gl_slot_free either way. */
+ * the wrong shape is refused (never silently reset): -1 with f (bad_slot)
+ * naming the file. Release with gl_slot_free either way. */
 int gl_slot_open(struct gl_slot *s, const char *home, const char *release,
-		 const struct gl_labels *horizon, char **err);
+		 const struct gl_labels *horizon, struct gl_fail *f);
 
 /* The slot of a call whose function keeps no state ("state": "none",
  * gl_manifest_stateless; issue 19): empty, with no file, so nothing is
@@ -84,24 +84,25 @@ void gl_slot_none(struct gl_slot *s);
  * with this copy's own writes so far applied on top. */
 jv gl_slot_view(const struct gl_slot *s);
 
-/* σ[key] ← (value, L) (Algorithm 1 line 23). Consumes value. -1 with *err
- * when the slot would exceed GL_SLOT_MAX or GL_SLOT_ENTRIES_MAX, or is
- * gl_slot_none's. */
+/* σ[key] ← (value, L) (Algorithm 1 line 23). Consumes value. -1 with f
+ * (protocol: the copy asked too much) when the slot would exceed
+ * GL_SLOT_MAX or GL_SLOT_ENTRIES_MAX, or is gl_slot_none's. */
 int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
-		char **err);
+		struct gl_fail *f);
 
 /* Lock the slots of release for the n horizons, all or none: their ids
  * deduplicated and taken in ascending order, the one order every process
  * uses, so two calls that each need several slots never wait for each other
  * in a cycle (no deadlock). A slot held by another process is waited for
  * until deadline_ns (gl_mono_ns scale), never longer: then -1 with errno
- * ETIMEDOUT and *err naming the slot. Other failures: -1, errno, *err.
+ * ETIMEDOUT and f (slot_busy) naming the slot. Other failures: -1, errno,
+ * f (bad_slot).
  * Under GL_TESTING, GL_TEST_SLOTLOCK_OFF=1 takes no lock (the switch that
  * shows the lost update, tests/concurrency.bats). Free with gl_slot_unlock
  * either way. */
 int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
 		 const struct gl_labels *const *horizons, size_t n, int64_t deadline_ns,
-		 char **err);
+		 struct gl_fail *f);
 
 /* Is s (opened under the same home and release) one of the slots L holds? */
 bool gl_slot_locks_held(const struct gl_slot_locks *L, const struct gl_slot *s);
@@ -111,8 +112,8 @@ void gl_slot_unlock(struct gl_slot_locks *L);
 
 /* Apply this copy's writes to the file: lock (unless s->held), re-read,
  * merge, write atomically, unlock. Nothing to do when the copy wrote
- * nothing. 0, or -1 with *err. */
-int gl_slot_commit(struct gl_slot *s, char **err);
+ * nothing. 0, or -1 with f (io). */
+int gl_slot_commit(struct gl_slot *s, struct gl_fail *f);
 
 void gl_slot_free(struct gl_slot *s);
 

@@ -45,7 +45,7 @@ static void pair_all(jv *recs, const jv *bodies, size_t n)
 }
 
 int gl_receipt_set_verify(const char *const *files, size_t n, const unsigned char host_pk[32],
-			  const struct gl_receipt_expect *x, int64_t now, jv *recs, char **err)
+			  const struct gl_receipt_expect *x, int64_t now, jv *recs, struct gl_fail *f)
 {
 	jv *bodies = gl_xcalloc(n ? n : 1, sizeof *bodies);
 	size_t i = 0;
@@ -54,7 +54,7 @@ int gl_receipt_set_verify(const char *const *files, size_t n, const unsigned cha
 		size_t len = 0;
 		if (gl_read_file_capped(files[i], GL_RECEIPT_MAX + 1, &buf, &len) < 0 &&
 		    errno != EFBIG) {
-			*err = gl_xasprintf("%s: %s", files[i], strerror(errno));
+			gl_fail_errno(f, GL_E_IO, "%s", files[i]);
 			break;
 		}
 		if (!buf)

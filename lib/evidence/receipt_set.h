@@ -9,13 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fail.h"
 #include "runtime/receipt.h"
 
 /* Verify files[0..n) (each read capped: one byte over GL_RECEIPT_MAX tells
  * "too large" without reading it all) against x at now; recs[i] (owned)
- * gets file i's record, with "file". 0, or -1 with *err (malloc'd; recs
- * then holds nothing) when a file cannot be read. */
+ * gets file i's record, with "file". 0, or -1 with f (io; recs then
+ * holds nothing) when a file cannot be read. */
 int gl_receipt_set_verify(const char *const *files, size_t n, const unsigned char host_pk[32],
-			  const struct gl_receipt_expect *x, int64_t now, jv *recs, char **err);
+			  const struct gl_receipt_expect *x, int64_t now, jv *recs,
+			  struct gl_fail *f);
 
 #endif

@@ -77,10 +77,10 @@ struct gl_witness_in {
 /* Build the record and write it atomically (mode 0600) to
  * home/witnesses/<id>.json, its slots as snapshots, within the caps
  * (lib/evidence/witness_store.h). 0 with *path (malloc'd) and the SHA-256 of the
- * file's bytes, or -1 with *err (and *too_large when the witness alone is
- * over the per-witness cap: nothing written). */
-int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path,
-		    char sha256[65], bool *too_large, char **err);
+ * file's bytes, or -1 with f: too_large (and *too_large) when the witness
+ * alone is over the per-witness cap (nothing written), else io. */
+int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path, char sha256[65],
+		    bool *too_large, struct gl_fail *f);
 
 /* A witness read back and validated. Strings and arrays point into doc. */
 struct gl_witness_grp {

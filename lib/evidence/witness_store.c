@@ -270,10 +270,11 @@ static int write_snapshots(const char *dir, const struct gl_witness_snap *snap, 
 	return 0;
 }
 
-int gl_witness_store(const char *home, const char *id, const char *release, const char *rec,
-		     size_t len, const struct gl_witness_snap *snap, size_t nsnap,
-		     const struct gl_witness_caps *caps_in, char **path, bool *too_large,
-		     char **err)
+/* gl_witness_store, its words in *err. */
+static int witness_store(const char *home, const char *id, const char *release, const char *rec,
+			 size_t len, const struct gl_witness_snap *snap, size_t nsnap,
+			 const struct gl_witness_caps *caps_in, char **path, bool *too_large,
+			 char **err)
 {
 	struct gl_witness_caps caps = {
 	    .total = caps_in && caps_in->total ? caps_in->total
@@ -408,4 +409,17 @@ int gl_witness_snapshot_load(const char *witness_path, const char *home, const c
 	}
 	*slot = v;
 	return 0;
+}
+
+int gl_witness_store(const char *home, const char *id, const char *release, const char *rec,
+		     size_t len, const struct gl_witness_snap *snap, size_t nsnap,
+		     const struct gl_witness_caps *caps_in, char **path, bool *too_large,
+		     struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc =
+	    witness_store(home, id, release, rec, len, snap, nsnap, caps_in, path, too_large, &err);
+	if (rc == 0)
+		return 0;
+	return gl_fail_take(f, *too_large ? GL_E_TOO_LARGE : GL_E_IO, err);
 }

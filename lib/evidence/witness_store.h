@@ -58,12 +58,12 @@ bool gl_witness_inline(void);
 
 /* Write record rec (len bytes) as home/witnesses/<id>.json with its .idx
  * and the snapshots it names, pruning first (above). 0 with *path
- * (malloc'd); -1 with *err; *too_large set when the witness alone exceeds
- * the per-witness cap (nothing written then). */
+ * (malloc'd); -1 with f: too_large (*too_large set) when the witness alone
+ * exceeds the per-witness cap (nothing written then), else io. */
 int gl_witness_store(const char *home, const char *id, const char *release, const char *rec,
 		     size_t len, const struct gl_witness_snap *snap, size_t nsnap,
 		     const struct gl_witness_caps *caps, char **path, bool *too_large,
-		     char **err);
+		     struct gl_fail *f);
 
 /* gl-replay found the witness at witness_path an item witness: mark it
  * verified (<id>.verified) when it is a record of home/witnesses, so that

@@ -176,8 +176,9 @@ static void snapshot(jv slot, struct gl_buf *b, struct gl_witness_snap *s)
 	s->len = b->len;
 }
 
-int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path,
-		    char sha256[65], bool *too_large, char **err)
+/* gl_witness_save, its words in *err. */
+static int witness_save(const char *home, const struct gl_witness_in *in, char **path,
+			char sha256[65], bool *too_large, char **err)
 {
 	autobuf struct gl_buf b = {0}, s0 = {0}, s1 = {0};
 	struct gl_witness_snap snap[2];
@@ -201,9 +202,12 @@ int gl_witness_save(const char *home, const struct gl_witness_in *in, char **pat
 			*too_large = true;
 			return gl_err(err, "%s", GL_WITNESS_TOO_LARGE_TEXT);
 		}
+		autofail struct gl_fail sf = {0};
 		if (gl_witness_store(home, in->id, in->release, b.data, b.len, snap, 2, in->caps,
-				     &p, too_large, err) < 0)
+				     &p, too_large, &sf) < 0) {
+			*err = gl_fail_steal(&sf);
 			return -1;
+		}
 	} else {
 		if (gl_mkdir_p(dir, 0700) < 0)
 			return gl_err(err, "%s: %s", dir, strerror(errno));
@@ -219,4 +223,14 @@ int gl_witness_save(const char *home, const struct gl_witness_in *in, char **pat
 	gl_hex(h, 32, sha256);
 	*path = p;
 	return 0;
+}
+
+int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path, char sha256[65],
+		    bool *too_large, struct gl_fail *f)
+{
+	char *err = NULL;
+	int rc = witness_save(home, in, path, sha256, too_large, &err);
+	if (rc == 0)
+		return 0;
+	return gl_fail_take(f, *too_large ? GL_E_TOO_LARGE : GL_E_IO, err);
 }

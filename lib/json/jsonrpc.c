@@ -136,7 +136,8 @@ static int valid_id(jv id, int allow_null)
 	return d == floor(d) && fabs(d) <= 9007199254740991.0;
 }
 
-int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, char **err)
+/* gl_rpc_validate's checks, the words in *err. */
+static int validate(jv v, enum gl_rpc_kind *kind, char **err)
 {
 	if (jv_get_kind(v) == JV_KIND_ARRAY)
 		return gl_err(err, "a batch (array); MCP 2025-06-18 has no batches");
@@ -210,12 +211,16 @@ int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, char **err)
 	return 0;
 }
 
+int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, struct gl_fail *f)
+{
+	char *err = NULL;
+	return validate(v, kind, &err) == 0 ? 0 : gl_fail_take(f, GL_E_BAD_RECORD, err);
+}
+
 enum gl_rpc_status gl_rpc_read(struct gl_rpc_reader *r, int64_t deadline, size_t cap, jv *msg,
-			       enum gl_rpc_kind *kind, char **err)
+			       enum gl_rpc_kind *kind, struct gl_fail *f)
 {
 	*msg = jv_invalid();
-	if (err)
-		*err = NULL;
 	if (!cap)
 		cap = GL_RPC_LINE_MAX;
 	struct gl_buf line = {0};
@@ -232,8 +237,8 @@ enum gl_rpc_status gl_rpc_read(struct gl_rpc_reader *r, int64_t deadline, size_t
 		if (i < line.len)
 			break; /* not blank */
 	}
-	if (st == GL_RPC_TOO_LONG && err)
-		*err = gl_xasprintf("a line above %zu bytes", cap);
+	if (st == GL_RPC_TOO_LONG)
+		gl_fail_set(f, GL_E_TOO_LONG, "a line above %zu bytes", cap);
 	if (st != GL_RPC_OK) {
 		free(line.data);
 		return st;
@@ -242,17 +247,12 @@ enum gl_rpc_status gl_rpc_read(struct gl_rpc_reader *r, int64_t deadline, size_t
 	free(line.data);
 	if (!jv_is_valid(v)) {
 		jv m = jv_invalid_get_msg(v);
-		if (err)
-			*err = gl_xstrdup(jv_get_kind(m) == JV_KIND_STRING ? jv_string_value(m) : "invalid JSON");
+		gl_fail_set(f, GL_E_BAD_JSON, "%s",
+			    jv_get_kind(m) == JV_KIND_STRING ? jv_string_value(m) : "invalid JSON");
 		jv_free(m);
 		return GL_RPC_PARSE;
 	}
-	char *verr = NULL;
-	if (gl_rpc_validate(v, kind, &verr) != 0) {
-		if (err)
-			*err = verr;
-		else
-			free(verr);
+	if (gl_rpc_validate(v, kind, f) != 0) {
 		*msg = v;
 		return GL_RPC_INVALID;
 	}

@@ -22,6 +22,7 @@
 #include <jv.h>
 #include <stdint.h>
 
+#include "core/fail.h"
 #include "core/util.h"
 
 /* Default cap of one message line. */
@@ -70,21 +71,21 @@ void gl_rpc_reader_init(struct gl_rpc_reader *r, int fd);
  * default GL_RPC_LINE_MAX), before the absolute deadline (gl_mono_ns()
  * scale; -1 waits for ever). A trailing '\r' is dropped. On GL_RPC_OK,
  * *msg is the owned, validated message and *kind says which of the four it
- * is. On GL_RPC_PARSE / GL_RPC_INVALID / GL_RPC_TOO_LONG, *err (malloc'd,
- * when err is not NULL) says what is wrong, the line is consumed and the
+ * is. On GL_RPC_PARSE / GL_RPC_INVALID / GL_RPC_TOO_LONG, f (bad_json /
+ * bad_record / too_long, SPEC §2) says what is wrong, the line is consumed and the
  * next call reads the next one; on GL_RPC_INVALID *msg holds the parsed
  * value, so the caller can echo a usable id (else *msg is jv_invalid()). */
 enum gl_rpc_status gl_rpc_read(struct gl_rpc_reader *r, int64_t deadline, size_t cap, jv *msg,
-			       enum gl_rpc_kind *kind, char **err);
+			       enum gl_rpc_kind *kind, struct gl_fail *f);
 
 /* Is v (borrowed) one valid JSON-RPC 2.0 message? 0 with *kind, or -1
- * with *err (malloc'd). Checks: an object; "jsonrpc":"2.0"; no member
+ * with f (bad_record). Checks: an object; "jsonrpc":"2.0"; no member
  * outside the kind's; id a string or an integer within ±(2^53−1) (MCP
  * forbids null ids on requests; an error response may carry null);
  * method a non-empty string of at most GL_RPC_METHOD_MAX bytes; params an
  * object or array; exactly one of result / error; error.code an integer,
  * error.message a string. */
-int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, char **err);
+int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, struct gl_fail *f);
 
 /* Builders. Each consumes its jv arguments and returns an owned message.
  * params / data may be jv_null() to leave the member out. */

@@ -16,7 +16,7 @@ struct ctx {
 	char path[GL_SCHEMA_PATH_MAX + 8];
 	size_t len;
 	long work;
-	char **err;
+	struct gl_fail *f;
 };
 
 /* Does v have JSON Schema type t? false for a name outside type_names. */
@@ -42,7 +42,7 @@ static bool has_type(const char *t, jv v)
 	return false;
 }
 
-/* "path: what" into *err (the path is ours, built from sanitised names). */
+/* "path: what" into f, bad_args (the path is ours, built from sanitised names). */
 static int fail(struct ctx *c, const char *fmt, ...) GL_PRINTF(2, 3);
 static int fail(struct ctx *c, const char *fmt, ...)
 {
@@ -53,7 +53,7 @@ static int fail(struct ctx *c, const char *fmt, ...)
 		gl_die(GL_EXIT_USAGE, "out of memory");
 	va_end(ap);
 	autofree char *safe = gl_sanitize(what, strnlen(what, 200));
-	return gl_err(c->err, "%.*s: %s", (int)c->len, c->path, safe);
+	return gl_fail(c->f, GL_E_BAD_ARGS, "%.*s: %s", (int)c->len, c->path, safe);
 }
 
 /* Push ".name", "[\"name\"]" or "[i]" onto the path; returns the length
@@ -260,9 +260,9 @@ static int check(struct ctx *c, jv schema, jv v, int depth)
 	return r;
 }
 
-int gl_schema_check(jv schema, jv value, const char *root, char **err)
+int gl_schema_check(jv schema, jv value, const char *root, struct gl_fail *f)
 {
-	struct ctx c = {.err = err};
+	struct ctx c = {.f = f};
 	snprintf(c.path, sizeof c.path, "%.64s", root ? root : "value");
 	c.len = strlen(c.path);
 	return check(&c, schema, value, 0);

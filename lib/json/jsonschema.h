@@ -30,14 +30,16 @@
 
 #include <jv.h>
 
+#include "core/fail.h"
+
 #define GL_SCHEMA_DEPTH_MAX 32
 #define GL_SCHEMA_WORK_MAX 100000
 #define GL_SCHEMA_PATH_MAX 256 /* bytes of the path an error names */
 
-/* Is value valid under schema? 0, or -1 with *err (malloc'd, sanitised)
+/* Is value valid under schema? 0, or -1 with f (bad_args; sanitised)
  * naming the first offending field from root, e.g. "arguments.path:
  * expected string", "arguments: missing required property \"path\"",
  * "arguments.paths[2]: expected string". */
-int gl_schema_check(jv schema, jv value, const char *root, char **err);
+int gl_schema_check(jv schema, jv value, const char *root, struct gl_fail *f);
 
 #endif

@@ -487,16 +487,14 @@ int gl_call_read(struct gl_call *c, jv env, const struct gl_policy *p, struct gl
 		return -1;
 
 	jv m;
-	autofree char *why = NULL;
-	switch (gl_releases_get(rel, c->release, &m, &why)) {
-	case GL_MANIFEST_MISSING:
+	autofail struct gl_fail why = {0};
+	enum gl_code rc = gl_releases_get(rel, c->release, &m, &why);
+	if (rc == GL_E_UNKNOWN_RELEASE)
 		return fail(e, GL_ERR_UNKNOWN_RELEASE, "release %s is not installed (%s)",
-			    c->release, why);
-	case GL_MANIFEST_BAD:
-		return fail(e, GL_ERR_BAD_MANIFEST, "release %s: %s", c->release, why);
-	case GL_MANIFEST_OK:
-		break;
-	}
+			    c->release, gl_fail_detail(&why));
+	if (rc != GL_E_OK)
+		return fail(e, GL_ERR_BAD_MANIFEST, "release %s: %s", c->release,
+			    gl_fail_detail(&why));
 	jv sd = gl_json_get(m, "state_dir");
 	c->workspace = jv_get_kind(sd) == JV_KIND_TRUE;
 	jv_free(sd);

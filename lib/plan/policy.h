@@ -77,10 +77,7 @@ int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_
 
 /* Read path (at most GL_POLICY_MAX bytes) and parse it; errors name path:
  * -1 with f (io when unreadable, usage when malformed). */
-int gl_policy_load_f(struct gl_policy *p, const char *path, struct gl_fail *f);
-/* gl_policy_load_f with the message in *err (malloc'd): the form cmd/ still
- * calls (issue 18: NAME_f is the struct gl_fail form). */
-int gl_policy_load(struct gl_policy *p, const char *path, char **err);
+int gl_policy_load(struct gl_policy *p, const char *path, struct gl_fail *f);
 
 void gl_policy_free(struct gl_policy *p);
 

@@ -83,12 +83,12 @@ struct gl_releases;
 struct gl_releases *gl_releases_new(const char *dir);
 void gl_releases_free(struct gl_releases *r);
 /* The manifest of release sha (which must satisfy gl_sha256_hex_ok). On
- * GL_MANIFEST_OK *m is borrowed from the cache: valid until the next
+ * GL_E_OK *m is borrowed from the cache: valid until the next
  * gl_releases_get (the cache holds 4096 manifests; past that the last one
- * read is kept alone) — jv_copy it to keep it longer. Otherwise *err is a
- * malloc'd reason. Failures are not cached: a release installed while the
- * process runs is found by the next call. */
-enum gl_manifest_status gl_releases_get(struct gl_releases *r, const char *sha, jv *m,
-					char **err);
+ * read is kept alone) — jv_copy it to keep it longer. Otherwise f says why:
+ * GL_E_UNKNOWN_RELEASE (not installed, or sha malformed) or
+ * GL_E_BAD_MANIFEST (SPEC §4). Failures are not cached: a release installed
+ * while the process runs is found by the next call. */
+enum gl_code gl_releases_get(struct gl_releases *r, const char *sha, jv *m, struct gl_fail *f);
 
 #endif

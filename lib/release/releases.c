@@ -73,34 +73,32 @@ static void grow(struct gl_releases *r)
 	free(old);
 }
 
-enum gl_manifest_status gl_releases_get(struct gl_releases *r, const char *sha, jv *m,
-					char **err)
+enum gl_code gl_releases_get(struct gl_releases *r, const char *sha, jv *m, struct gl_fail *f)
 {
-	*err = NULL;
-	if (!gl_sha256_hex_ok(sha, strlen(sha))) { /* never a path from anything else */
-		*err = gl_xstrdup("not a SHA-256 in 64 lowercase hex digits");
-		return GL_MANIFEST_MISSING;
-	}
+	if (!gl_sha256_hex_ok(sha, strlen(sha))) /* never a path from anything else */
+		return gl_fail_set(f, GL_E_UNKNOWN_RELEASE,
+				   "not a SHA-256 in 64 lowercase hex digits");
 	size_t i = slot_of(r, sha);
 	if (r->slot[i].sha[0]) {
 		*m = r->slot[i].m;
-		return GL_MANIFEST_OK;
+		return GL_E_OK;
 	}
 	autofree char *dir = gl_xasprintf("%s/%s", r->dir, sha);
 	jv got;
 	enum gl_manifest_status st = gl_manifest_read(dir, &got);
 	if (st != GL_MANIFEST_OK) {
 		jv msg = jv_invalid_get_msg(got);
-		*err = gl_xstrdup(jv_string_value(msg));
+		gl_fail_set(f, st == GL_MANIFEST_MISSING ? GL_E_UNKNOWN_RELEASE : GL_E_BAD_MANIFEST,
+			    "%s", jv_string_value(msg));
 		jv_free(msg);
-		return st;
+		return f->code;
 	}
 	if (r->used >= CACHE_MAX) {
 		/* Full: park it where the next uncached lookup replaces it. */
 		jv_free(r->spill);
 		r->spill = got;
 		*m = got;
-		return GL_MANIFEST_OK;
+		return GL_E_OK;
 	}
 	if ((r->used + 1) * 2 > r->cap) {
 		grow(r);
@@ -111,5 +109,5 @@ enum gl_manifest_status gl_releases_get(struct gl_releases *r, const char *sha, 
 	r->slot[i].m = got;
 	r->used++;
 	*m = got;
-	return GL_MANIFEST_OK;
+	return GL_E_OK;
 }

@@ -71,6 +71,17 @@ static void read_paths(struct gl_replay *x)
 	jv_free(rp);
 }
 
+/* f's code and detail into *code and *err (the steps below keep that
+ * form; a NULL detail stays NULL). -1. */
+static int back(struct gl_fail *f, const char **code, char **err)
+{
+	*code = gl_code_name(f->code);
+	*err = f->detail;
+	f->detail = NULL;
+	gl_fail_clear(f);
+	return -1;
+}
+
 /* The verified release's germline, launched as gl-run launches it, its
  * import under the witness's import twin itw (A2, A4: the image the call's
  * copies were forked from; NULL for a version 1 witness: the real clock,
@@ -82,8 +93,9 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	if (x->up && !strcmp(x->release, sha) && same_import(&x->g, itw))
 		return &x->g;
 	stop(x);
-	if (gl_replay_release_verify(x, sha, code, err) < 0)
-		return NULL;
+	struct gl_fail f = {0};
+	if (gl_replay_release_verify(x, sha, &f) < 0)
+		return back(&f, code, err), NULL;
 	x->manifest = gl_manifest_load(x->release_dir);
 	const char *rt = gl_json_get_str(x->manifest, "runtime");
 	const char *proto = gl_json_get_str(x->manifest, "protocol");
@@ -120,7 +132,8 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	autofail struct gl_fail why = {0};
 	enum gl_launch_step st = GL_LAUNCH_OK;
 	if (gl_replay_is_exec(x)) { /* each run a verified launch (lib/replay/replay_exec.c) */
-		if (gl_replay_exec_open(x, code, err) < 0) {
+		if (gl_replay_exec_open(x, &f) < 0) {
+			back(&f, code, err);
 			stop(x);
 			return NULL;
 		}
@@ -137,7 +150,8 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	/* its copies' bounds (lib/sandbox/cgroup.h), as gl-run's launch() sets them */
 	x->g.cg = x->cg;
 	x->g.lim = x->lim;
-	if (gl_replay_discover(x, GL_BROKER_DEADLINE_DEFAULT, code, err) < 0) {
+	if (gl_replay_discover(x, GL_BROKER_DEADLINE_DEFAULT, &f) < 0) {
+		back(&f, code, err);
 		stop(x);
 		return NULL;
 	}
@@ -305,8 +319,10 @@ static const char *contents(const struct gl_replay *x, const struct gl_witness *
 		/* a directory item's contents in a call message are empty; the
 		 * directory itself comes from --items (lib/replay/replay_exec.c) */
 		r->b64[i] = w->dir[i] ? "" : w->item[i].b64;
-		if (!r->b64[i])
-			r->b64[i] = r->own[i] = gl_replay_item_file(x, w->item[i].name, &code, err);
+		struct gl_fail f = {0};
+		if (!r->b64[i] &&
+		    !(r->b64[i] = r->own[i] = gl_replay_item_file(x, w->item[i].name, &f)))
+			back(&f, &code, err);
 	}
 	return code;
 }
@@ -365,16 +381,10 @@ static jv run_tries(struct gl_replay *x, struct gl_germline *g, const struct gl_
 			jv seq = jv_invalid();
 			const char *how = NULL;
 			bool lost = false;
-			char *err = NULL;
-			if (gl_broker_replay(g, which ? cin : pin, &seq, &how, &lost, &err) < 0) {
-				/* a failed launch refuses the run; a fork that failed
-				 * lost the germline, else G1–G3 refused it */
-				bool forks = gl_runtime_forks(gl_germline_runtime(g));
-				jv out = failure(w->id, !forks ? "launch"
-							: lost ? "germline"
-							       : "germline_check",
-						 "%s", err);
-				free(err);
+			autofail struct gl_fail f = {0};
+			if (gl_broker_replay(g, which ? cin : pin, &seq, &how, &lost, &f) < 0) {
+				/* launch, germline or germline_check (lib/broker/broker.h) */
+				jv out = failure(w->id, gl_code_name(f.code), "%s", gl_fail_detail(&f));
 				stop(x);
 				return out;
 			}
@@ -403,14 +413,17 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	/* An exec run reads W's (probe) or V(d)'s (control) files at their
 	 * paths, as gl-run's copies did. */
 	bool launches = g && !gl_runtime_forks(gl_germline_runtime(g));
-	if (launches && gl_replay_make_tmp(x, &err) < 0) {
-		code = "io";
+	struct gl_fail f = {0};
+	if (launches && gl_replay_make_tmp(x, &f) < 0) {
+		back(&f, &code, &err); /* io */
 		g = NULL;
 	}
 	if (g && launches &&
-	    (gl_replay_exec_files(x, &w, r.b64, w.comparing.view, &r.pf, &code, &err) < 0 ||
-	     gl_replay_exec_files(x, &w, r.b64, w.served.view, &r.cf, &code, &err) < 0))
+	    (gl_replay_exec_files(x, &w, r.b64, w.comparing.view, &r.pf, &f) < 0 ||
+	     gl_replay_exec_files(x, &w, r.b64, w.served.view, &r.cf, &f) < 0)) {
+		back(&f, &code, &err);
 		g = NULL;
+	}
 	if (!g && code)
 		out = failure(who, code, "%s", err);
 	jv fn = g ? gl_manifest_function(x->manifest, w.function) : jv_invalid();

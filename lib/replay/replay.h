@@ -82,24 +82,23 @@ bool gl_replay_runtimes_off(void);
 bool gl_replay_is_exec(const struct gl_replay *x);
 
 /* x->g for the verified exec release in x->release_dir (x->manifest).
- * 0, or -1 with *code ("hash": the tree is not the install record's;
- * "launch") and *err. */
-int gl_replay_exec_open(struct gl_replay *x, const char **code, char **err);
+ * 0, or -1 with f (hash: the tree is not the install record's; launch). */
+int gl_replay_exec_open(struct gl_replay *x, struct gl_fail *f);
 
 /* The discovery check of an mcp-stdio release on x->g (0 for any other
- * protocol). -1 with *code (GL_ERR_DISCOVERY or "launch") and *err. */
-int gl_replay_discover(struct gl_replay *x, double deadline_s, const char **code, char **err);
+ * protocol). -1 with f (discovery_changed or launch). */
+int gl_replay_discover(struct gl_replay *x, double deadline_s, struct gl_fail *f);
 
 /* The contents (base64, owned) of item name from --items DIR: DIR/name for
  * a name without '/', DIR/<path> for a name with one (an absolute name's
- * leading '/' dropped), resolved beneath DIR. NULL with *code
- * ("missing_item", "bad_item") and *err. */
-char *gl_replay_item_file(const struct gl_replay *x, const char *name, const char **code,
-			  char **err);
+ * leading '/' dropped), resolved beneath DIR. NULL with f (missing_item,
+ * bad_item). */
+char *gl_replay_item_file(const struct gl_replay *x, const char *name, struct gl_fail *f);
 
 /* The files an exec run of view (item names, borrowed) reads: each path
  * item's contents (b64, per witness item) in a private file bound at its
- * path, each directory item from --items DIR. */
+ * path, each directory item from --items DIR. 0, or -1 with f
+ * (unreplayable, missing_item, bad_item, io). */
 struct gl_exec_item;
 struct gl_witness;
 struct gl_replay_files {
@@ -108,19 +107,18 @@ struct gl_replay_files {
 	char **tmp;
 	size_t n;
 };
-int gl_replay_exec_files(struct gl_replay *x, const struct gl_witness *w,
-			 const char *const *b64, jv view, struct gl_replay_files *f,
-			 const char **code, char **err);
+int gl_replay_exec_files(struct gl_replay *x, const struct gl_witness *w, const char *const *b64,
+			 jv view, struct gl_replay_files *out, struct gl_fail *f);
 void gl_replay_files_free(struct gl_replay_files *f);
 
 /* ---- the release's bytes (lib/replay/replay_release.c) ---- */
 
 /* The release sha verified (archive or installed tree); x->release_dir set.
- * 0, or -1 with *code and *err. */
-int gl_replay_release_verify(struct gl_replay *x, const char *sha, const char **code,
-			     char **err);
-/* x->tmp, the private temporary directory, created once. 0, or -1 with *err. */
-int gl_replay_make_tmp(struct gl_replay *x, char **err);
+ * 0, or -1 with f (hash, unknown_release, unsafe_archive, io). */
+int gl_replay_release_verify(struct gl_replay *x, const char *sha, struct gl_fail *f);
+/* x->tmp, the private temporary directory, created once. 0, or -1 with f
+ * (io). */
+int gl_replay_make_tmp(struct gl_replay *x, struct gl_fail *f);
 
 /* Does an error code mean the witness cannot be replayed here (the
  * verdict is then unverified, weight W: gl_replay_as_unverified)? */

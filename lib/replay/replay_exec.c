@@ -69,7 +69,8 @@ bool gl_replay_is_exec(const struct gl_replay *x)
 /* Runtime exec: no germline; the release verified and its executables
  * retained as gl-run's launch does (lib/session/resident.c), every run then
  * one verified launch (gl_exec_copy). */
-int gl_replay_exec_open(struct gl_replay *x, const char **code, char **err)
+/* gl_replay_exec_open, its words in *code and *err. */
+static int exec_open(struct gl_replay *x, const char **code, char **err)
 {
 	memset(&x->g, 0, sizeof x->g);
 	x->g.pid = x->g.pidfd = x->g.ctl = -1;
@@ -96,22 +97,20 @@ int gl_replay_exec_open(struct gl_replay *x, const char **code, char **err)
  * tools/list, which must name the signed manifest's functions. A release
  * that passed it under gl-run and fails it here tells replay from a real
  * session: the replay is impossible (unverified). */
-int gl_replay_discover(struct gl_replay *x, double deadline_s, const char **code, char **err)
+/* gl_replay_discover, its words in *code and *err. */
+static int discover(struct gl_replay *x, double deadline_s, const char **code, char **err)
 {
 	if (gl_manifest_protocol(x->manifest) != GL_PROTO_MCP_STDIO)
 		return 0;
 	jv tools;
 	bool lost = false;
-	char *why = NULL;
-	enum gl_mcp_discovery d =
-	    gl_mcp_discover(&x->g, x->manifest, deadline_s, &tools, &lost, &why);
+	autofail struct gl_fail why = {0};
+	enum gl_code d = gl_mcp_discover(&x->g, x->manifest, deadline_s, &tools, &lost, &why);
 	jv_free(tools);
-	if (d == GL_MCP_DISCOVERY_OK)
+	if (d == GL_E_OK)
 		return 0;
-	*code = d == GL_MCP_DISCOVERY_CHANGED ? GL_ERR_DISCOVERY : "launch";
-	gl_err(err, "%s", why ? why : "discovery failed");
-	free(why);
-	return -1;
+	*code = d == GL_E_DISCOVERY_CHANGED ? GL_ERR_DISCOVERY : "launch";
+	return gl_err(err, "%s", why.detail ? why.detail : "discovery failed");
 }
 
 /* ---- item contents from --items DIR ------------------------------------ */
@@ -150,8 +149,9 @@ static int open_beneath(const char *dir, const char *rel, bool want_dir)
 	return (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
 }
 
-char *gl_replay_item_file(const struct gl_replay *x, const char *name, const char **code,
-			  char **err)
+/* gl_replay_item_file, its words in *code and *err. */
+static char *item_file(const struct gl_replay *x, const char *name, const char **code,
+		       char **err)
 {
 	autofree char *q = gl_quote(name, strlen(name));
 	if (!x->items_dir) {
@@ -312,9 +312,9 @@ static int one_file(struct gl_replay *x, const struct gl_witness *w, size_t i, c
 	return 0;
 }
 
-int gl_replay_exec_files(struct gl_replay *x, const struct gl_witness *w,
-			 const char *const *b64, jv view, struct gl_replay_files *f,
-			 const char **code, char **err)
+/* gl_replay_exec_files, its words in *code and *err. */
+static int exec_files(struct gl_replay *x, const struct gl_witness *w, const char *const *b64,
+		      jv view, struct gl_replay_files *f, const char **code, char **err)
 {
 	*f = (struct gl_replay_files){0};
 	size_t cap = w->nitem ? w->nitem : 1;
@@ -374,4 +374,41 @@ jv gl_replay_as_unverified(jv out, const struct gl_witness *w)
 	out = jv_object_set(out, jv_string("destination"), jv_string(w->destination));
 	out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
 	return jv_object_set(out, jv_string("weight"), jv_number(GL_REPLAY_WEIGHT_W));
+}
+
+/* The struct gl_fail forms (replay.h): the code each step named. */
+int gl_replay_exec_open(struct gl_replay *x, struct gl_fail *f)
+{
+	const char *code = "launch";
+	char *err = NULL;
+	return exec_open(x, &code, &err) == 0 ? 0 : gl_fail_named(f, code, GL_E_LAUNCH, err);
+}
+
+int gl_replay_discover(struct gl_replay *x, double deadline_s, struct gl_fail *f)
+{
+	const char *code = "launch";
+	char *err = NULL;
+	if (discover(x, deadline_s, &code, &err) == 0)
+		return 0;
+	return gl_fail_named(f, code, GL_E_LAUNCH, err);
+}
+
+char *gl_replay_item_file(const struct gl_replay *x, const char *name, struct gl_fail *f)
+{
+	const char *code = "bad_item";
+	char *err = NULL;
+	char *b64 = item_file(x, name, &code, &err);
+	if (!b64)
+		gl_fail_named(f, code, GL_E_BAD_ITEM, err);
+	return b64;
+}
+
+int gl_replay_exec_files(struct gl_replay *x, const struct gl_witness *w, const char *const *b64,
+			 jv view, struct gl_replay_files *out, struct gl_fail *f)
+{
+	const char *code = "io";
+	char *err = NULL;
+	if (exec_files(x, w, b64, view, out, &code, &err) == 0)
+		return 0;
+	return gl_fail_named(f, code, GL_E_IO, err);
 }

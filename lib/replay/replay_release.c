@@ -42,7 +42,8 @@ static int hash_fd(int fd, unsigned char out[32], int copy_to)
 	return 0;
 }
 
-int gl_replay_make_tmp(struct gl_replay *x, char **err)
+/* gl_replay_make_tmp, its words in *err. */
+static int make_tmp(struct gl_replay *x, char **err)
 {
 	if (x->tmp)
 		return 0;
@@ -65,7 +66,7 @@ static int verify_archive(struct gl_replay *x, const char *want, const char **co
 			  char **err)
 {
 	*code = "io";
-	if (gl_replay_make_tmp(x, err) < 0)
+	if (make_tmp(x, err) < 0)
 		return -1;
 	autofree char *copy = gl_xasprintf("%s/release.tar.gz", x->tmp);
 	if (!x->archive_sha[0]) {
@@ -88,10 +89,9 @@ static int verify_archive(struct gl_replay *x, const char *want, const char **co
 	struct gl_archive_limits lim;
 	gl_archive_limits_default(&lim);
 	jv files = jv_invalid();
-	char *why = NULL;
-	enum gl_archive_status st =
-	    fd < 0 ? GL_ARCHIVE_IO : gl_archive_extract(fd, dest, &lim, &files, &why);
-	if (st == GL_ARCHIVE_OK) {
+	autofail struct gl_fail why = {0};
+	enum gl_code st = fd < 0 ? GL_E_IO : gl_archive_extract(fd, dest, &lim, &files, &why);
+	if (st == GL_E_OK) {
 		/* the install record an exec launch verifies the tree against */
 		autofree char *rec = gl_xasprintf("%s.json", dest);
 		autobuf struct gl_buf b = {0};
@@ -103,10 +103,8 @@ static int verify_archive(struct gl_replay *x, const char *want, const char **co
 		return 0;
 	}
 	jv_free(files);
-	*code = st == GL_ARCHIVE_UNSAFE ? "unsafe_archive" : "io";
-	gl_err(err, "%s: %s", x->archive, why ? why : strerror(errno));
-	free(why);
-	return -1;
+	*code = st == GL_E_UNSAFE_ARCHIVE ? "unsafe_archive" : "io";
+	return gl_err(err, "%s: %s", x->archive, why.detail ? why.detail : strerror(errno));
 }
 
 /* --release DIR (SPEC §7): the regular file "*.tar.gz" in DIR whose SHA-256
@@ -237,8 +235,7 @@ static int verify_installed(struct gl_replay *x, const char *sha, char **err)
  * sha), hashed as copied and extracted once; else the installed tree
  * against its install record. Sets x->release_dir. 0, or -1 with *code
  * ("hash", "unknown_release", "unsafe_archive", "io") and *err. */
-int gl_replay_release_verify(struct gl_replay *x, const char *sha, const char **code,
-			     char **err)
+static int release_verify(struct gl_replay *x, const char *sha, const char **code, char **err)
 {
 	if (x->archive_dir && pick_archive(x, sha, err) < 0) {
 		*code = "hash";
@@ -255,4 +252,19 @@ int gl_replay_release_verify(struct gl_replay *x, const char *sha, const char **
 	x->release_dir = x->archive ? gl_xasprintf("%s/%s", x->tmp, sha)
 				    : gl_xasprintf("%s/releases/%s", x->home, sha);
 	return 0;
+}
+
+int gl_replay_make_tmp(struct gl_replay *x, struct gl_fail *f)
+{
+	char *err = NULL;
+	return make_tmp(x, &err) == 0 ? 0 : gl_fail_put(f, GL_E_IO, err);
+}
+
+int gl_replay_release_verify(struct gl_replay *x, const char *sha, struct gl_fail *f)
+{
+	const char *code = "io";
+	char *err = NULL;
+	if (release_verify(x, sha, &code, &err) == 0)
+		return 0;
+	return gl_fail_named(f, code, GL_E_IO, err);
 }

@@ -35,11 +35,10 @@ enum gl_key_status gl_receipts_load_key(struct gl_receipts *r, const char *arg, 
 		f->code = GL_E_IO;
 		return GL_KEY_IO;
 	}
-	char *err = NULL;
-	enum gl_key_status st = gl_key_load(arg, GL_KEY_SECRET, &r->key, &err);
-	if (st != GL_KEY_OK) {
-		gl_fail_take(f, st == GL_KEY_BAD_PASSPHRASE ? GL_E_BAD_PASSPHRASE : GL_E_IO, err);
-		return st;
+	enum gl_code kc = gl_key_load(arg, GL_KEY_SECRET, &r->key, f);
+	if (kc != GL_E_OK) { /* the callers know these two (gl-run's exit and hint) */
+		f->code = kc == GL_E_BAD_PASSPHRASE ? GL_E_BAD_PASSPHRASE : GL_E_IO;
+		return kc == GL_E_BAD_PASSPHRASE ? GL_KEY_BAD_PASSPHRASE : GL_KEY_IO;
 	}
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t a = (uintptr_t)r->key.sk & ~(uintptr_t)(pg - 1);

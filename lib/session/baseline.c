@@ -19,6 +19,16 @@ static jv fail(const char *code, char *detail)
 	return out;
 }
 
+/* fail of f's code and detail (f cleared). */
+static jv fail_f(struct gl_fail *f)
+{
+	const char *code = gl_code_name(f->code);
+	char *detail = f->detail;
+	f->detail = NULL;
+	gl_fail_clear(f);
+	return fail(code, detail);
+}
+
 /* Fresh+IFC: a germline launched for this call (a verified launch), one
  * confined copy with every item, both gone before the next call: no state
  * survives, items of one call share a process. */
@@ -29,13 +39,12 @@ static jv run_fresh(struct gl_session *s, const struct gl_resident *r, const str
 	struct gl_launch_ev ev;
 	struct gl_session_proc p;
 	bool lost = false;
-	const char *code = "launch";
-	char *err = NULL;
-	if (gl_session_launch(s, r, &g, &ev, &err, &code) < 0)
-		return fail(code, err);
-	if (gl_session_fork(&g, true, &p, &lost, &err) < 0) {
+	struct gl_fail f = {0};
+	if (gl_session_launch(s, r, &g, &ev, &f) < 0)
+		return fail_f(&f);
+	if (gl_session_fork(&g, true, &p, &lost, &f) < 0) { /* germline or germline_check */
 		gl_launch_end(&s->launcher, &g, &ev, &s->ids);
-		return fail(lost ? "germline" : "germline_check", err);
+		return fail_f(&f);
 	}
 	jv res = gl_broker_session_call(&s->broker, s->run, &p, c, plan);
 	gl_session_stop(&p);
@@ -48,23 +57,21 @@ static jv run_fresh(struct gl_session *s, const struct gl_resident *r, const str
  * with *out the refusal. */
 static int start_confined(struct gl_session *s, struct gl_resident *r, jv *out)
 {
-	char *err = NULL;
+	struct gl_fail f = {0};
 	if (!r->up) {
-		const char *code = "launch";
-		if (gl_session_room(s, r, &err, &code) < 0 ||
-		    gl_session_launch(s, r, &r->g, &r->ev, &err, &code) < 0) {
-			*out = fail(code, err);
+		if (gl_session_room(s, r, &f) < 0 || gl_session_launch(s, r, &r->g, &r->ev, &f) < 0) {
+			*out = fail_f(&f);
 			return -1;
 		}
 		r->up = true;
 	}
 	bool lost = false;
-	if (gl_session_fork(&r->g, false, &r->sp, &lost, &err) < 0) {
+	if (gl_session_fork(&r->g, false, &r->sp, &lost, &f) < 0) {
 		if (lost) {
 			gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 			r->up = false;
 		}
-		*out = fail(lost ? "germline" : "germline_check", err);
+		*out = fail_f(&f); /* germline or germline_check */
 		return -1;
 	}
 	return 0;
@@ -75,45 +82,39 @@ static int start_confined(struct gl_session *s, struct gl_resident *r, jv *out)
 static int start_unconfined(struct gl_session *s, struct gl_resident *r, const struct gl_call *c,
 			    jv *out)
 {
-	char *err = NULL;
-	const char *code = "launch";
+	struct gl_fail f = {0};
 	int rc;
-	if (gl_session_room(s, r, &err, &code) < 0) {
-		*out = fail(code, err);
+	if (gl_session_room(s, r, &f) < 0) {
+		*out = fail_f(&f);
 		return -1;
 	}
 	if (gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) == &gl_exec_ops) {
 		/* launched unconfined by the exec runtime, which ends it */
-		struct gl_fail f = {0};
 		rc = gl_exec_session_start(r->g.exec, (const char *const *)c->dest, c->ndest, &r->sp,
 					   &f);
-		if (rc < 0)
-			gl_fail_give(&f, &err);
 		if (rc == 0)
 			r->sp.rt = gl_germline_runtime(&r->g);
 	} else {
 		autofree char *dir = NULL;
 		struct gl_launch_spec spec = gl_session_launch_spec(s, r, &dir);
-		rc = gl_session_launch_unconfined(&spec, &r->sp, &err);
+		rc = gl_session_launch_unconfined(&spec, &r->sp, &f);
 	}
 	if (rc < 0)
-		*out = fail("launch", err);
+		*out = fail("launch", f.detail); /* takes the detail */
 	return rc;
 }
 
 jv gl_session_baseline_prepare(struct gl_session *s, const struct gl_call *c, jv manifest,
 			       struct gl_resident **rp)
 {
-	char *err = NULL;
-	const char *rcode = "launch";
-	struct gl_resident *r = *rp = gl_session_resident(s, c->release, manifest, &err, &rcode);
+	struct gl_fail f = {0};
+	struct gl_resident *r = *rp = gl_session_resident(s, c->release, manifest, &f);
 	if (!r)
-		return fail(rcode, err);
+		return fail_f(&f);
 	if (gl_runtime_ops_for(gl_manifest_runtime(manifest)) == &gl_exec_ops && !r->up) {
 		/* the verified release (lib/runtime/exec.h) */
-		const char *code = "launch";
-		if (gl_session_launch(s, r, &r->g, &r->ev, &err, &code) < 0)
-			return fail(code, err);
+		if (gl_session_launch(s, r, &r->g, &r->ev, &f) < 0)
+			return fail_f(&f);
 		r->up = true;
 	}
 	jv out = jv_invalid();

@@ -65,11 +65,9 @@ static void job_keys(const struct gl_jobs *J, struct job *jb)
 	size_t nid = 0;
 	for (size_t g = 0; g < ng; g++) {
 		char id[65];
-		char *err = NULL;
-		if (gl_slot_horizon_id(&k->plan.group[g].horizon, id, &err) < 0) {
-			free(err); /* the broker refuses it; the release key orders it */
-			continue;
-		}
+		autofail struct gl_fail f = {0};
+		if (gl_slot_horizon_id(&k->plan.group[g].horizon, id, &f) < 0)
+			continue; /* the broker refuses it; the release key orders it */
 		if (slots)
 			jb->keys[jb->nkeys++] = gl_xasprintf("h:%s/%s", k->c.release, id);
 		ids[nid++] = gl_xstrdup(id);

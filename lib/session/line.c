@@ -146,7 +146,12 @@ static void germline_prepare(struct gl_session *s, struct gl_session_call *k)
 {
 	const char *code = "launch";
 	char *err = NULL;
-	k->r = gl_session_germline(s, k->c.release, k->manifest, &err, &code);
+	struct gl_fail f = {0};
+	k->r = gl_session_germline(s, k->c.release, k->manifest, &f);
+	if (!k->r) {
+		code = gl_code_name(f.code);
+		err = f.detail; /* taken */
+	}
 	if (!k->r || gl_session_mcp_ready(s, k->r, &code, &err) < 0) {
 		k->out = gl_session_refusal(k->out, code, jv_string(err));
 		free(err);
@@ -162,19 +167,21 @@ void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k)
 	ids_in(s, k);
 	k->state = GL_CALL_DONE;
 	const struct gl_call *c = &k->c;
-	char *err = NULL;
+	autofail struct gl_fail rf = {0};
 	const char *why;
 	int sup;
-	if ((sup = gl_session_suppressed(s, c->release, &err)) != 0) {
+	if ((sup = gl_session_suppressed(s, c->release, &rf)) != 0) {
+		const char *err = gl_fail_detail(&rf); /* damp */
 		gl_launch_reject(&s->launcher, c->release, sup > 0 ? "suppressed" : "damp",
 				 sup > 0 ? "suppressed by the dampening state" : err, &s->ids);
 		k->out = gl_session_refusal(
 		    k->out, sup > 0 ? "suppressed" : "damp",
 		    jv_string(sup > 0 ? "the release is suppressed by the dampening state (gl-damp)"
 				      : err));
-	} else if (gl_releases_get(s->rel, c->release, &k->manifest, &err) != GL_MANIFEST_OK) {
-		gl_launch_reject(&s->launcher, c->release, "release", err, &s->ids);
-		k->out = gl_session_refusal(k->out, "unknown_release", jv_string(err));
+	} else if (gl_releases_get(s->rel, c->release, &k->manifest, &rf) != GL_E_OK) {
+		/* a bad manifest too is unknown_release here, as before */
+		gl_launch_reject(&s->launcher, c->release, "release", rf.detail, &s->ids);
+		k->out = gl_session_refusal(k->out, "unknown_release", jv_string(rf.detail));
 	} else if ((why = unsupported(s, k->manifest))) {
 		k->out = gl_session_refusal(k->out, "unsupported_runtime", jv_string(why));
 	} else if (gl_session_baseline(s)) {
@@ -186,7 +193,6 @@ void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k)
 	} else {
 		germline_prepare(s, k);
 	}
-	free(err);
 	ids_out(s, k);
 }
 

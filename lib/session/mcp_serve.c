@@ -123,7 +123,9 @@ static void *reader_main(void *arg)
 	struct gl_mcp_io *io = arg;
 	for (;;) {
 		struct queued x = {.in = {.msg = jv_invalid()}};
-		x.in.st = gl_rpc_read(&io->rd, -1, GL_RPC_LINE_MAX, &x.in.msg, &x.in.kind, &x.in.err);
+		struct gl_fail f = {0};
+		x.in.st = gl_rpc_read(&io->rd, -1, GL_RPC_LINE_MAX, &x.in.msg, &x.in.kind, &f);
+		x.in.err = f.detail; /* NULL when the line was read; x owns it */
 		if (x.in.st == GL_RPC_EOF || x.in.st == GL_RPC_IO || x.in.st == GL_RPC_DEADLINE) {
 			jv_free(x.in.msg);
 			free(x.in.err);
@@ -406,36 +408,37 @@ static const char *not_dir(const char *path)
 
 int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_releases *rel,
 		       const struct gl_policy *pol, const char *const *state,
-		       bool check_read_paths, const char *release, char **err)
+		       bool check_read_paths, const char *release, struct gl_fail *f)
 {
 	const char *no;
 	if (home && (no = not_dir(home)))
-		return gl_err(err, "GL_HOME %s: %s", home, no);
+		return gl_fail(f, GL_E_USAGE, "GL_HOME %s: %s", home, no);
 	if (home && (no = not_dir(releases_dir)))
-		return gl_err(err, "GL_HOME %s holds no releases directory: %s: %s", home,
-			      releases_dir, no);
+		return gl_fail(f, GL_E_USAGE, "GL_HOME %s holds no releases directory: %s: %s",
+			       home, releases_dir, no);
 	autofree char *dir = gl_xasprintf("%s/%s", releases_dir, release);
 	autofree char *rec = gl_xasprintf("%s.json", dir);
 	if ((no = not_dir(dir)))
-		return gl_err(err, "--serve-mcp: release %s is not installed: %s: %s "
-				   "(gl-verify install)",
-			      release, dir, no);
+		return gl_fail(f, GL_E_USAGE,
+			       "--serve-mcp: release %s is not installed: %s: %s (gl-verify install)",
+			       release, dir, no);
 	if (access(rec, R_OK) < 0)
-		return gl_err(err, "--serve-mcp: release %s has no verified install record: %s: %s",
-			      release, rec, strerror(errno));
+		return gl_fail(f, GL_E_USAGE,
+			       "--serve-mcp: release %s has no verified install record: %s: %s",
+			       release, rec, strerror(errno));
 	jv m = jv_invalid();
 	char *why = NULL;
-	if (gl_releases_get(rel, release, &m, &why) != GL_MANIFEST_OK) {
-		int r = gl_err(err, "--serve-mcp: release %s: %s/manifest.json: %s", release, dir, why);
-		free(why);
-		return r;
-	}
+	autofail struct gl_fail rf = {0};
+	if (gl_releases_get(rel, release, &m, &rf) != GL_E_OK)
+		return gl_fail(f, GL_E_USAGE, "--serve-mcp: release %s: %s/manifest.json: %s",
+			       release, dir, gl_fail_detail(&rf));
 	if (gl_manifest_runtime(m) == GL_RT_UNKNOWN || gl_manifest_protocol(m) == GL_PROTO_UNKNOWN)
-		return gl_err(err, "--serve-mcp: release %s: %s/manifest.json: a runtime or protocol "
-				   "gl-run does not run",
-			      release, dir);
+		return gl_fail(f, GL_E_USAGE,
+			       "--serve-mcp: release %s: %s/manifest.json: a runtime or protocol "
+			       "gl-run does not run",
+			       release, dir);
 	if (check_read_paths && gl_readpaths_check(pol, state, m, &why) < 0) {
-		int r = gl_err(err, "--serve-mcp: release %s: %s", release, why);
+		int r = gl_fail(f, GL_E_USAGE, "--serve-mcp: release %s: %s", release, why);
 		free(why);
 		return r;
 	}

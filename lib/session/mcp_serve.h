@@ -43,13 +43,14 @@ struct gl_releases;
  * is release installed there (its tree and the verified install record
  * gl-verify wrote), its manifest readable, its runtime and protocol ones
  * gl-run runs, and (check_read_paths) its read_paths granted by pol
- * (lib/plan/readpaths.h; state: the host's state paths)? 0, or -1 with *err
- * naming what is wrong and its path. */
+ * (lib/plan/readpaths.h; state: the host's state paths)? 0, or -1 with f
+ * (usage: gl-run exits 2) naming what is wrong and its path. */
 int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_releases *rel,
 		       const struct gl_policy *pol, const char *const *state,
-		       bool check_read_paths, const char *release, char **err);
+		       bool check_read_paths, const char *release, struct gl_fail *f);
 
-/* One message as gl_rpc_read gave it (st, kind, msg and err owned). */
+/* One message as gl_rpc_read gave it (st, kind, msg and err owned; err is
+ * the detail of its struct gl_fail, NULL when none). */
 struct gl_mcp_in {
 	enum gl_rpc_status st;
 	enum gl_rpc_kind kind;

@@ -27,8 +27,9 @@ static struct gl_resident *admitted(struct gl_resident *r, char **err, const cha
 	return NULL;
 }
 
-struct gl_resident *gl_session_resident(struct gl_session *s, const char *release, jv manifest,
-					char **err, const char **code)
+/* gl_session_resident, its words in *err and *code. */
+static struct gl_resident *resident(struct gl_session *s, const char *release, jv manifest,
+				    char **err, const char **code)
 {
 	for (size_t i = 0; i < s->nres; i++)
 		if (!strcmp(s->res[i].release, release)) {
@@ -88,8 +89,8 @@ static void evict(struct gl_session *s, struct gl_resident *r)
 	}
 }
 
-int gl_session_room(struct gl_session *s, const struct gl_resident *r, char **err,
-		    const char **code)
+/* gl_session_room, its words in *err and *code. */
+static int room(struct gl_session *s, const struct gl_resident *r, char **err, const char **code)
 {
 	if (gl_session_is_resident(r))
 		return 0;
@@ -160,8 +161,9 @@ static int open_exec(struct gl_session *s, const struct gl_resident *r, const ch
 	return 0;
 }
 
-int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct gl_germline *g,
-		      struct gl_launch_ev *ev, char **err, const char **code)
+/* gl_session_launch, its words in *err and *code. */
+static int launch(struct gl_session *s, const struct gl_resident *r, struct gl_germline *g,
+		  struct gl_launch_ev *ev, char **err, const char **code)
 {
 	autofree char *dir = NULL;
 	struct gl_launch_spec spec = gl_session_launch_spec(s, r, &dir);
@@ -180,18 +182,57 @@ int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct 
 	return 0;
 }
 
-struct gl_resident *gl_session_germline(struct gl_session *s, const char *release, jv manifest,
-					char **err, const char **code)
+/* gl_session_germline, its words in *err and *code. */
+static struct gl_resident *germline(struct gl_session *s, const char *release, jv manifest,
+				    char **err, const char **code)
 {
-	struct gl_resident *r = gl_session_resident(s, release, manifest, err, code);
+	struct gl_resident *r = resident(s, release, manifest, err, code);
 	if (!r || r->up)
 		return r;
 	/* a python germline is a resident process (an exec release is not) */
 	bool proc = gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) != &gl_exec_ops;
-	if ((proc && gl_session_room(s, r, err, code) < 0) ||
-	    gl_session_launch(s, r, &r->g, &r->ev, err, code) < 0)
+	if ((proc && room(s, r, err, code) < 0) || launch(s, r, &r->g, &r->ev, err, code) < 0)
 		return NULL;
 	r->up = true;
+	return r;
+}
+
+/* The struct gl_fail forms (session_impl.h): the code is the one the step
+ * named ("launch" when it named none), the detail its words (NULL: none). */
+struct gl_resident *gl_session_resident(struct gl_session *s, const char *release, jv manifest,
+					struct gl_fail *f)
+{
+	char *err = NULL;
+	const char *code = "launch";
+	struct gl_resident *r = resident(s, release, manifest, &err, &code);
+	if (!r)
+		gl_session_fail(f, code, err);
+	return r;
+}
+
+int gl_session_room(struct gl_session *s, const struct gl_resident *r, struct gl_fail *f)
+{
+	char *err = NULL;
+	const char *code = "launch";
+	return room(s, r, &err, &code) == 0 ? 0 : gl_session_fail(f, code, err);
+}
+
+int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct gl_germline *g,
+		      struct gl_launch_ev *ev, struct gl_fail *f)
+{
+	char *err = NULL;
+	const char *code = "launch";
+	return launch(s, r, g, ev, &err, &code) == 0 ? 0 : gl_session_fail(f, code, err);
+}
+
+struct gl_resident *gl_session_germline(struct gl_session *s, const char *release, jv manifest,
+					struct gl_fail *f)
+{
+	char *err = NULL;
+	const char *code = "launch";
+	struct gl_resident *r = germline(s, release, manifest, &err, &code);
+	if (!r)
+		gl_session_fail(f, code, err);
 	return r;
 }
 
@@ -211,27 +252,27 @@ int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, const char
 		return 0;
 	bool lost = false;
 	jv tools;
-	char *err = NULL;
-	switch (gl_mcp_discover(&r->g, r->manifest, s->broker.deadline_s, &tools, &lost, &err)) {
-	case GL_MCP_DISCOVERY_OK:
+	struct gl_fail f = {0};
+	enum gl_code dc =
+	    gl_mcp_discover(&r->g, r->manifest, s->broker.deadline_s, &tools, &lost, &f);
+	if (dc == GL_E_OK) {
 		jv_free(r->tools);
 		r->tools = tools;
 		r->discovered = true;
 		return 0;
-	case GL_MCP_DISCOVERY_CHANGED:
-		r->refused = err;
+	}
+	if (dc == GL_E_DISCOVERY_CHANGED) {
+		r->refused = gl_fail_steal(&f);
 		*code = GL_ERR_DISCOVERY;
-		*detail = gl_xstrdup(err);
+		*detail = gl_xstrdup(r->refused);
 		return -1;
-	case GL_MCP_DISCOVERY_FAILED:
-		break;
 	}
 	if (lost) {
 		gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 		r->up = false;
 	}
-	*code = lost ? "germline" : "germline_check";
-	*detail = err;
+	*code = gl_code_name(dc); /* germline (lost) or germline_check */
+	*detail = gl_fail_steal(&f);
 	return -1;
 }
 
@@ -240,15 +281,21 @@ jv gl_session_tools(struct gl_session *s, const char *release, char **code, char
 	jv manifest = jv_invalid();
 	char *err = NULL;
 	*code = NULL;
-	if (gl_releases_get(s->rel, release, &manifest, &err) != GL_MANIFEST_OK) {
-		*code = gl_xstrdup("unknown_release");
-		*detail = err;
+	struct gl_fail rf = {0};
+	if (gl_releases_get(s->rel, release, &manifest, &rf) != GL_E_OK) {
+		*code = gl_xstrdup("unknown_release"); /* a bad manifest too, as before */
+		*detail = gl_fail_steal(&rf);
 		return jv_invalid();
 	}
 	jv tools = jv_null();
 	if (gl_manifest_protocol(manifest) == GL_PROTO_MCP_STDIO && !gl_session_baseline(s)) {
 		const char *c = "launch";
-		struct gl_resident *r = gl_session_germline(s, release, manifest, &err, &c);
+		struct gl_fail f = {0};
+		struct gl_resident *r = gl_session_germline(s, release, manifest, &f);
+		if (!r) {
+			c = gl_code_name(f.code);
+			err = f.detail; /* NULL: no words, as before */
+		}
 		if (!r || gl_session_mcp_ready(s, r, &c, &err) < 0) {
 			*code = gl_xstrdup(c);
 			*detail = err;

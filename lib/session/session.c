@@ -46,45 +46,43 @@ bool gl_session_baseline(const struct gl_session *s)
 
 /* The file is re-read when it changed, so a gl-damp running alongside
  * takes effect at once (SPEC §7). Fail closed when it cannot be read. */
-int gl_session_suppressed(struct gl_session *s, const char *release, char **err)
+int gl_session_suppressed(struct gl_session *s, const char *release, struct gl_fail *f)
 {
 	if (!s->damp_path)
 		return 0;
 	struct stat st = {0};
-	if (stat(s->damp_path, &st) < 0 && errno != ENOENT) {
-		*err = gl_xasprintf("%s: %s", s->damp_path, strerror(errno));
-		return -1;
-	}
+	if (stat(s->damp_path, &st) < 0 && errno != ENOENT)
+		return gl_fail_errno(f, GL_E_DAMP, "%s", s->damp_path);
 	if (!s->damp || st.st_ino != s->damp_st.st_ino || st.st_size != s->damp_st.st_size ||
 	    st.st_mtim.tv_sec != s->damp_st.st_mtim.tv_sec ||
 	    st.st_mtim.tv_nsec != s->damp_st.st_mtim.tv_nsec) {
 		gl_damp_free(s->damp);
-		struct gl_fail f = {0};
-		s->damp = gl_damp_load(s->damp_path, &f);
-		if (!s->damp) {
-			*err = gl_fail_steal(&f);
-			return -1;
-		}
+		s->damp = gl_damp_load(s->damp_path, f);
+		if (!s->damp) /* its detail under the code gl-run refuses a call with */
+			return gl_fail_take(f, GL_E_DAMP, gl_fail_steal(f));
 		s->damp_st = st;
 	}
 	return gl_damp_is_suppressed(s->damp, release) ? 1 : 0;
 }
 
-int gl_session_damp_check(struct gl_session *s, char **err)
+int gl_session_fail(struct gl_fail *f, const char *code, char *detail)
 {
-	return gl_session_suppressed(s, "", err) < 0 ? -1 : 0;
+	return gl_fail_named(f, code, GL_E_LAUNCH, detail);
+}
+
+int gl_session_damp_check(struct gl_session *s, struct gl_fail *f)
+{
+	return gl_session_suppressed(s, "", f) < 0 ? -1 : 0;
 }
 
 int gl_session_places(struct gl_session *s, const char *releases, const char *receipts,
-		      const char *host_key, char **err)
+		      const char *host_key, struct gl_fail *f)
 {
 	char *home = s->own[0] = gl_home(); /* first: it exits when no home is set */
 	s->host_dir = s->own[2] = gl_host_dir();
 	struct stat st;
-	if (releases && (stat(releases, &st) < 0 || !S_ISDIR(st.st_mode))) {
-		*err = gl_xasprintf("--releases %s: not a directory", releases);
-		return -1;
-	}
+	if (releases && (stat(releases, &st) < 0 || !S_ISDIR(st.st_mode)))
+		return gl_fail(f, GL_E_USAGE, "--releases %s: not a directory", releases);
 	char *dir = s->own[1] = releases ? gl_xstrdup(releases) : gl_xasprintf("%s/releases", home);
 	s->broker.home = home;
 	s->releases_dir = s->launcher.releases_dir = dir;

@@ -64,19 +64,19 @@ int gl_session_mode(struct gl_session *s, const char *name);
 /* Is s's mode a baseline (fresh, confined, sigifc, sigpin)? */
 bool gl_session_baseline(const struct gl_session *s);
 
-/* Read the dampening state once (s->damp_path set): 0, or -1 with *err
- * (malloc'd) when it cannot be read (gl-run refuses to start). */
-int gl_session_damp_check(struct gl_session *s, char **err);
+/* Read the dampening state once (s->damp_path set): 0, or -1 with f (damp)
+ * when it cannot be read (gl-run refuses to start). */
+int gl_session_damp_check(struct gl_session *s, struct gl_fail *f);
 
 /* The session's places: GL_HOME (slots, witnesses), the releases (in
  * releases, else GL_HOME/releases), the host's Python side, and the host
  * state that no read path nor item path may reach (lib/plan/readpaths.h,
  * lib/broker/itempath.h): GL_HOME, the releases, the damp state, the
  * receipts directory, the host key as given and its secret file (each
- * NULL when not used). 0, or -1 with *err (malloc'd) when releases is not
- * a directory. */
+ * NULL when not used). 0, or -1 with f (usage) when releases is not a
+ * directory. */
 int gl_session_places(struct gl_session *s, const char *releases, const char *receipts,
-		      const char *host_key, char **err);
+		      const char *host_key, struct gl_fail *f);
 
 /* The slots (lib/sandbox/cgroup.h) and the resident registry, before any
  * call. */

@@ -22,11 +22,11 @@ struct gl_resident {
 	unsigned busy;             /* calls in flight on it (gl-run --jobs): never evicted then */
 };
 
-/* The resident record of a release (created on first use). NULL with
- * *err and *code when there are too many ("launch") or its read_paths are
- * not granted ("read_paths"). */
+/* The resident record of a release (created on first use). NULL with f
+ * when there are too many (launch) or its read_paths are not granted
+ * (read_paths). */
 struct gl_resident *gl_session_resident(struct gl_session *s, const char *release, jv manifest,
-					char **err, const char **code);
+					struct gl_fail *f);
 
 /* Does r hold a persistent process (a python germline, or the confined,
  * sigifc or sigpin process)? Those are what --max-resident counts; an
@@ -37,25 +37,25 @@ bool gl_session_is_resident(const struct gl_resident *r);
 /* Room for r's persistent process before it is started: 0 at once when r
  * already holds one (a resident hit); else, with s->max_resident releases
  * resident, the least recently used idle one (busy 0) is stopped as at the
- * session's end. -1 with *err and *code ("launch", the detail naming
- * --max-resident) when every resident is busy: never more than K. */
-int gl_session_room(struct gl_session *s, const struct gl_resident *r, char **err,
-		    const char **code);
+ * session's end. -1 with f (launch, the detail naming --max-resident) when
+ * every resident is busy: never more than K. */
+int gl_session_room(struct gl_session *s, const struct gl_resident *r, struct gl_fail *f);
 
 /* What a launch of r's release needs; *dir (malloc'd) holds release_dir. */
 struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
 					     const struct gl_resident *r, char **dir);
 
 /* A verified launch of r's release into g, admitted and receipted
- * (lib/runtime/launch.h). 0, or -1 with *err and *code ("rejected",
- * "bootstrap_failed", "launch"). */
+ * (lib/runtime/launch.h). 0, or -1 with f (rejected, bootstrap_failed,
+ * launch, io). */
 int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct gl_germline *g,
-		      struct gl_launch_ev *ev, char **err, const char **code);
+		      struct gl_launch_ev *ev, struct gl_fail *f);
 
 /* The germline of a release, launched on first use (and again after it
- * was lost). NULL with *err and *code when the launch fails. */
+ * was lost). NULL with f when the launch fails (gl_session_resident's,
+ * gl_session_room's and gl_session_launch's codes). */
 struct gl_resident *gl_session_germline(struct gl_session *s, const char *release, jv manifest,
-					char **err, const char **code);
+					struct gl_fail *f);
 
 /* An mcp-stdio release's discovery check (SPEC §11; lib/broker/mcp.h),
  * once per germline, before its first call: 0 when r may serve calls,
@@ -74,8 +74,12 @@ jv gl_session_baseline_run(struct gl_session *s, const struct gl_call *c,
 			   const struct gl_plan *plan, struct gl_resident *r);
 
 /* Is the release suppressed by the dampening state (re-read when it
- * changed)? 1, 0, or -1 with *err (fail closed). */
-int gl_session_suppressed(struct gl_session *s, const char *release, char **err);
+ * changed)? 1, 0, or -1 with f (damp: fail closed). */
+int gl_session_suppressed(struct gl_session *s, const char *release, struct gl_fail *f);
+
+/* Fill f from a step's code name (SPEC's; an unknown one is launch) and
+ * detail (consumed; NULL stays NULL: "no words"). Returns -1. */
+int gl_session_fail(struct gl_fail *f, const char *code, char *detail);
 
 /* The record's "enforcement" object (owned) for e. */
 jv gl_session_enforcement(const struct gl_enforcement *e);

@@ -424,12 +424,18 @@ out:
 	return GL_ARCHIVE_OK;
 }
 
-enum gl_archive_status gl_archive_extract(int fd, const char *dest,
-					  const struct gl_archive_limits *lim, jv *files,
-					  char **err)
+enum gl_code gl_archive_extract(int fd, const char *dest, const struct gl_archive_limits *lim,
+				jv *files, struct gl_fail *f)
 {
 	struct gl_ar_locale s = gl_ar_utf8_enter();
-	enum gl_archive_status rc = extract(fd, dest, lim, files, err);
+	char *err = NULL;
+	enum gl_archive_status rc = extract(fd, dest, lim, files, &err);
 	gl_ar_utf8_leave(&s);
-	return rc;
+	if (rc == GL_ARCHIVE_OK)
+		return GL_E_OK;
+	/* err may be NULL (a refusal libarchive gave no words for): f's
+	 * detail stays NULL, so the caller can tell */
+	enum gl_code code = rc == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO;
+	gl_fail_put(f, code, err);
+	return code;
 }

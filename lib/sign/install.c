@@ -152,15 +152,13 @@ static enum gl_code extract(int fd, const char *dest, const char *target, jv *fi
 	struct gl_archive_limits lim;
 	if (gl_archive_limits_env(&lim, f) < 0)
 		return f->code; /* a usage error: exit 2, the line as it was (SPEC §2) */
-	autofree char *err = NULL;
 	*files = jv_invalid();
-	enum gl_archive_status s = gl_archive_extract(fd, dest, &lim, files, &err);
-	if (s == GL_ARCHIVE_OK)
+	enum gl_code s = gl_archive_extract(fd, dest, &lim, files, f);
+	if (s == GL_E_OK)
 		return GL_E_OK;
 	jv_free(*files);
 	*files = jv_invalid();
-	return gl_fail_set(f, s == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO, "%s: %s",
-			   target, err ? err : "extraction failed");
+	return gl_fail_set(f, s, "%s: %s", target, f->detail ? f->detail : "extraction failed");
 }
 
 struct target {

@@ -5,8 +5,8 @@
 
 #include "sign/keyring.h"
 
-enum gl_key_status gl_keyring_load(struct gl_keyring *ring, const char *const *args, size_t n,
-				   enum gl_key_need need, struct gl_keys *out, char **err)
+enum gl_code gl_keyring_load(struct gl_keyring *ring, const char *const *args, size_t n,
+			     enum gl_key_need need, struct gl_keys *out, struct gl_fail *f)
 {
 	struct gl_key *ks = gl_xcalloc(n, sizeof *ks);
 	for (size_t i = 0; i < n; i++) {
@@ -16,8 +16,8 @@ enum gl_key_status gl_keyring_load(struct gl_keyring *ring, const char *const *a
 			j++;
 		if (j == ring->n) {
 			struct gl_key k;
-			enum gl_key_status st = gl_key_load(args[i], need, &k, err);
-			if (st != GL_KEY_OK) {
+			enum gl_code st = gl_key_load(args[i], need, &k, f);
+			if (st != GL_E_OK) {
 				free(ks);
 				*out = (struct gl_keys){NULL, 0};
 				return st;
@@ -30,7 +30,7 @@ enum gl_key_status gl_keyring_load(struct gl_keyring *ring, const char *const *a
 		ks[i] = ring->k[j];
 	}
 	*out = (struct gl_keys){ks, n};
-	return GL_KEY_OK;
+	return GL_E_OK;
 }
 
 void gl_keyring_free(struct gl_keyring *ring)

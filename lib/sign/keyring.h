@@ -19,10 +19,10 @@ struct gl_keyring {
 /* Load each of args[0..n) with need into *out, a shallow array (free
  * out->k, never the keys: the ring owns them); an argument already loaded
  * (with its secret when need is GL_KEY_SECRET) is taken from the ring.
- * GL_KEY_OK, or the status of the first that failed with *err (malloc'd;
- * never a secret) and nothing in *out. */
-enum gl_key_status gl_keyring_load(struct gl_keyring *ring, const char *const *args, size_t n,
-				   enum gl_key_need need, struct gl_keys *out, char **err);
+ * GL_E_OK, or the code of the first that failed (keys.h) with f (never a
+ * secret) and nothing in *out. */
+enum gl_code gl_keyring_load(struct gl_keyring *ring, const char *const *args, size_t n,
+			     enum gl_key_need need, struct gl_keys *out, struct gl_fail *f);
 
 /* Wipe and free every key of the ring. */
 void gl_keyring_free(struct gl_keyring *ring);

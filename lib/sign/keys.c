@@ -198,18 +198,27 @@ static char *plain_key_text(const unsigned char *seed, const unsigned char pk[32
 	return t;
 }
 
+/* gl_passphrase, its words in *err. */
+static enum gl_code ask(const char *what, int confirm, char *pass, char **err)
+{
+	struct gl_fail f = {0};
+	enum gl_code c = gl_passphrase(what, confirm, pass, &f);
+	if (c != GL_E_OK)
+		*err = gl_fail_steal(&f);
+	return c;
+}
+
 /* The encrypted key file text for seed/pk (no secret in it). */
-static enum gl_key_status encrypted_key_text(const char *what, const unsigned char *seed,
-					     const unsigned char pk[32], struct gl_buf *out,
-					     char **err)
+static enum gl_code encrypted_key_text(const char *what, const unsigned char *seed,
+				       const unsigned char pk[32], struct gl_buf *out, char **err)
 {
 	autolocked char *pass = gl_locked(GL_PASS_MAX + 1);
-	enum gl_key_status st = gl_passphrase(what, 1, pass, err);
-	if (st != GL_KEY_OK)
+	enum gl_code st = ask(what, 1, pass, err);
+	if (st != GL_E_OK)
 		return st;
 	if (!*pass) {
 		*err = gl_xstrdup("empty passphrase (use --no-passphrase for an unencrypted key)");
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	unsigned char salt[crypto_pwhash_SALTBYTES], nonce[crypto_secretbox_NONCEBYTES];
 	unsigned char ct[32 + crypto_secretbox_MACBYTES];
@@ -221,7 +230,7 @@ static enum gl_key_status encrypted_key_text(const char *what, const unsigned ch
 	if (crypto_pwhash(key, crypto_secretbox_KEYBYTES, pass, strlen(pass), salt, ops, mem,
 			  crypto_pwhash_ALG_ARGON2ID13) != 0) {
 		*err = gl_xstrdup("argon2id: out of memory");
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	crypto_secretbox_easy(ct, seed, 32, nonce, key);
 	char hs[2 * sizeof salt + 1], hn[2 * sizeof nonce + 1], hc[2 * sizeof ct + 1];
@@ -239,18 +248,19 @@ static enum gl_key_status encrypted_key_text(const char *what, const unsigned ch
 	autofail struct gl_fail cf = {0};
 	gl_canon_dump(out, o, &cf); /* cannot fail: ASCII strings and integers */
 	jv_free(o);
-	return GL_KEY_OK;
+	return GL_E_OK;
 }
 
-enum gl_key_status gl_key_generate(const char *prefix, int plain, int force, struct gl_key *k,
-				   char **err)
+/* gl_key_generate, its words in *err. */
+static enum gl_code key_generate(const char *prefix, int plain, int force, struct gl_key *k,
+				 char **err)
 {
 	autofree char *keypath = NULL, *pubpath = NULL;
 	gl_key_paths(prefix, &keypath, &pubpath);
 	if (!force && (access(keypath, F_OK) == 0 || access(pubpath, F_OK) == 0)) {
 		*err = gl_xasprintf("%s exists (use --force to replace it)",
 				    access(keypath, F_OK) == 0 ? keypath : pubpath);
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	autolocked unsigned char *seed = gl_locked(32);
 	unsigned char *sk = gl_locked(crypto_sign_SECRETKEYBYTES);
@@ -264,49 +274,49 @@ enum gl_key_status gl_key_generate(const char *prefix, int plain, int force, str
 		size_t len;
 		autolocked char *text = plain_key_text(seed, k->pk, &len);
 		if (write_new_file(keypath, text, len, 0600, force, err) < 0)
-			return GL_KEY_IO;
+			return GL_E_IO;
 	} else {
 		autobuf struct gl_buf text = {0};
-		enum gl_key_status st = encrypted_key_text(keypath, seed, k->pk, &text, err);
-		if (st != GL_KEY_OK)
+		enum gl_code st = encrypted_key_text(keypath, seed, k->pk, &text, err);
+		if (st != GL_E_OK)
 			return st;
 		if (write_new_file(keypath, text.data, text.len, 0600, force, err) < 0)
-			return GL_KEY_IO;
+			return GL_E_IO;
 	}
 	autobuf struct gl_buf pub = {0};
 	autofail struct gl_fail cf = {0};
 	jv po = gl_pubkey_json(k->pk);
 	gl_canon_dump(&pub, po, &cf); /* cannot fail: ASCII strings only */
 	jv_free(po);
-	return write_new_file(pubpath, pub.data, pub.len, 0644, force, err) < 0 ? GL_KEY_IO
-										: GL_KEY_OK;
+	return write_new_file(pubpath, pub.data, pub.len, 0644, force, err) < 0 ? GL_E_IO
+										: GL_E_OK;
 }
 
 /* Read a key file (at most GL_KEY_FILE_MAX bytes) into locked memory. */
-static enum gl_key_status read_locked(const char *path, char **out, size_t *len, char **err)
+static enum gl_code read_locked(const char *path, char **out, size_t *len, char **err)
 {
 	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		*err = gl_xasprintf("%s: %s", path, strerror(errno));
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > GL_KEY_FILE_MAX) {
 		*err = gl_xasprintf("%s: not a key file (a regular file of at most %u bytes)", path,
 				    GL_KEY_FILE_MAX);
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	char *buf = gl_locked(GL_KEY_FILE_MAX + 2);
 	ssize_t n = gl_read_full(fd, buf, GL_KEY_FILE_MAX + 1);
 	if (n < 0 || n > GL_KEY_FILE_MAX) {
 		sodium_free(buf);
 		*err = gl_xasprintf("%s: %s", path, n < 0 ? strerror(errno) : "file too large");
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	buf[n] = 0;
 	*out = buf;
 	*len = (size_t)n;
-	return GL_KEY_OK;
+	return GL_E_OK;
 }
 
 /* Decode n secret bytes from exactly 2n hex digits with libsodium's
@@ -348,7 +358,7 @@ static int is_zero_hex64(const char *s)
 }
 
 /* Decrypt the "encrypted" object of a key file into seed. */
-static enum gl_key_status decrypt_seed(const char *path, jv enc, unsigned char *seed, char **err)
+static enum gl_code decrypt_seed(const char *path, jv enc, unsigned char *seed, char **err)
 {
 	static const char *const fields[] = {"kdf",  "opslimit", "memlimit",
 					     "salt", "nonce",	 "ciphertext"};
@@ -363,37 +373,37 @@ static enum gl_key_status decrypt_seed(const char *path, jv enc, unsigned char *
 	    hex_field(enc, "nonce", nonce, sizeof nonce) < 0 ||
 	    hex_field(enc, "ciphertext", ct, sizeof ct) < 0) {
 		*err = gl_xasprintf("%s: malformed \"encrypted\" object", path);
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	if (ops < (int64_t)crypto_pwhash_OPSLIMIT_MIN || (uint64_t)ops > OPS_MAX ||
 	    mem < (int64_t)crypto_pwhash_MEMLIMIT_MIN || (uint64_t)mem > MEM_MAX) {
 		*err =
 		    gl_xasprintf("%s: argon2id limits out of bounds (opslimit %lld, memlimit %lld)",
 				 path, (long long)ops, (long long)mem);
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	autolocked char *pass = gl_locked(GL_PASS_MAX + 1);
-	enum gl_key_status st = gl_passphrase(path, 0, pass, err);
-	if (st != GL_KEY_OK)
+	enum gl_code st = ask(path, 0, pass, err);
+	if (st != GL_E_OK)
 		return st;
 	autolocked unsigned char *key = gl_locked(crypto_secretbox_KEYBYTES);
 	if (crypto_pwhash(key, crypto_secretbox_KEYBYTES, pass, strlen(pass), salt,
 			  (unsigned long long)ops, (size_t)mem,
 			  crypto_pwhash_ALG_ARGON2ID13) != 0) {
 		*err = gl_xstrdup("argon2id: out of memory");
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	if (crypto_secretbox_open_easy(seed, ct, sizeof ct, nonce, key) != 0) {
 		*err = gl_xasprintf("%s: wrong passphrase or damaged key file", path);
-		return GL_KEY_BAD_PASSPHRASE;
+		return GL_E_BAD_PASSPHRASE;
 	}
-	return GL_KEY_OK;
+	return GL_E_OK;
 }
 
 /* Check a parsed key file (borrowed) and fill pk; seed_taken says whether
  * take_seed() found a plain seed. */
-static enum gl_key_status check_key_obj(const char *path, jv o, int seed_taken,
-					unsigned char pk[32], char **err)
+static enum gl_code check_key_obj(const char *path, jv o, int seed_taken, unsigned char pk[32],
+				  char **err)
 {
 	jv pubobj = jv_copy(o), kv = gl_json_get(o, "keyval");
 	const char *priv = gl_json_get_str(kv, "private");
@@ -412,15 +422,14 @@ static enum gl_key_status check_key_obj(const char *path, jv o, int seed_taken,
 	if (bad) {
 		*err = gl_xasprintf("%s: not a germline key file (%s)", path,
 				    perr ? perr : "expected keyval.private or \"encrypted\"");
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
-	return GL_KEY_OK;
+	return GL_E_OK;
 }
 
 /* Load a .key file: decrypt it into k->sk when want_secret, else only
  * read its public half (no passphrase asked). */
-static enum gl_key_status load_key_file(const char *path, int want_secret, struct gl_key *k,
-					char **err)
+static enum gl_code load_key_file(const char *path, int want_secret, struct gl_key *k, char **err)
 {
 	struct stat st;
 	if (want_secret && stat(path, &st) == 0 && (st.st_mode & 077))
@@ -428,8 +437,8 @@ static enum gl_key_status load_key_file(const char *path, int want_secret, struc
 			(unsigned)(st.st_mode & 07777));
 	autolocked char *buf = NULL;
 	size_t len;
-	enum gl_key_status s = read_locked(path, &buf, &len, err);
-	if (s != GL_KEY_OK)
+	enum gl_code s = read_locked(path, &buf, &len, err);
+	if (s != GL_E_OK)
 		return s;
 	autolocked unsigned char *seed = gl_locked(32);
 	int taken = take_seed(buf, len, seed);
@@ -441,40 +450,40 @@ static enum gl_key_status load_key_file(const char *path, int want_secret, struc
 				    jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg)
 								       : "bad JSON");
 		jv_free(msg);
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	unsigned char filepk[32];
 	s = check_key_obj(path, o, taken, filepk, err);
-	if (s == GL_KEY_OK && !want_secret) {
+	if (s == GL_E_OK && !want_secret) {
 		jv_free(o);
 		memcpy(k->pk, filepk, 32);
-		return GL_KEY_OK;
+		return GL_E_OK;
 	}
-	if (s == GL_KEY_OK && !taken) {
+	if (s == GL_E_OK && !taken) {
 		jv enc = gl_json_get(o, "encrypted");
 		s = decrypt_seed(path, enc, seed, err);
 		jv_free(enc);
 	}
 	jv_free(o);
-	if (s != GL_KEY_OK)
+	if (s != GL_E_OK)
 		return s;
 	k->sk = gl_locked(crypto_sign_SECRETKEYBYTES);
 	crypto_sign_seed_keypair(k->pk, k->sk, seed);
 	if (sodium_memcmp(k->pk, filepk, 32) != 0) {
 		*err = gl_xasprintf("%s: keyval.public does not match the private key", path);
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
-	return GL_KEY_OK;
+	return GL_E_OK;
 }
 
 /* The public key from a .pub file, or from a .key file's public half. */
-static enum gl_key_status load_public(const char *path, struct gl_key *k, char **err)
+static enum gl_code load_public(const char *path, struct gl_key *k, char **err)
 {
 	autofree char *buf = NULL;
 	size_t len;
 	if (gl_read_file_capped(path, GL_KEY_FILE_MAX, &buf, &len) < 0) {
 		*err = gl_xasprintf("%s: %s", path, strerror(errno));
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	jv o = gl_json_parse(buf, len);
 	autofail struct gl_fail pf = {0};
@@ -484,17 +493,18 @@ static enum gl_key_status load_public(const char *path, struct gl_key *k, char *
 	if (bad) {
 		*err = gl_xasprintf("%s: not a public key file (%s)", path,
 				    perr ? perr : "invalid JSON");
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
-	return GL_KEY_OK;
+	return GL_E_OK;
 }
 
-enum gl_key_status gl_key_load(const char *arg, enum gl_key_need need, struct gl_key *k, char **err)
+/* gl_key_load, its words in *err. */
+static enum gl_code key_load(const char *arg, enum gl_key_need need, struct gl_key *k, char **err)
 {
 	memset(k, 0, sizeof *k);
 	if (sodium_init() < 0) {
 		*err = gl_xstrdup("libsodium failed to initialise");
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	autofree char *keypath = NULL, *pubpath = NULL;
 	gl_key_paths(arg, &keypath, &pubpath);
@@ -509,18 +519,38 @@ enum gl_key_status gl_key_load(const char *arg, enum gl_key_need need, struct gl
 		path = access(pubpath, F_OK) == 0 || named_pub ? pubpath : keypath;
 	if (need == GL_KEY_SECRET && named_pub) {
 		*err = gl_xasprintf("%s: a public key cannot sign; give the .key", arg);
-		return GL_KEY_IO;
+		return GL_E_IO;
 	}
 	k->path = gl_xstrdup(path);
-	enum gl_key_status s;
+	enum gl_code s;
 	if (path == keypath)
 		s = load_key_file(path, need != GL_KEY_PUBLIC, k, err);
 	else
 		s = load_public(path, k, err);
-	if (s != GL_KEY_OK) {
+	if (s != GL_E_OK) {
 		gl_key_free(k);
 		return s;
 	}
 	gl_keyid(k->pk, k->keyid);
-	return GL_KEY_OK;
+	return GL_E_OK;
+}
+
+enum gl_code gl_key_generate(const char *prefix, int plain, int force, struct gl_key *k,
+			     struct gl_fail *f)
+{
+	char *err = NULL;
+	enum gl_code c = key_generate(prefix, plain, force, k, &err);
+	if (c != GL_E_OK)
+		gl_fail_take(f, c, err);
+	return c;
+}
+
+enum gl_code gl_key_load(const char *arg, enum gl_key_need need, struct gl_key *k,
+			 struct gl_fail *f)
+{
+	char *err = NULL;
+	enum gl_code c = key_load(arg, need, k, &err);
+	if (c != GL_E_OK)
+		gl_fail_take(f, c, err);
+	return c;
 }

@@ -22,11 +22,17 @@
 #define GL_KEY_FILE_MAX 4096u
 #define GL_KEYID_HEX 65 /* 64 hex + NUL */
 
+/* The functions below return an enum gl_code: GL_E_OK; GL_E_IO (a missing,
+ * unreadable or malformed file, one that exists, no GL_PASSPHRASE and no
+ * terminal: exit 2, SPEC §2); GL_E_BAD_PASSPHRASE (secretbox refused: the
+ * refusal "bad_passphrase", exit 1). enum gl_key_status is the same three
+ * (and the no-passphrase case) for gl_receipts_load_key (lib/runtime/
+ * receipt.h), which still returns it. */
 enum gl_key_status {
 	GL_KEY_OK = 0,
-	GL_KEY_IO,	       /* missing/unreadable/malformed file, or exists: exit 2 */
-	GL_KEY_BAD_PASSPHRASE, /* secretbox refused: refusal "bad_passphrase", exit 1 */
-	GL_KEY_NO_PASSPHRASE,  /* no GL_PASSPHRASE and no terminal: exit 2 with a hint */
+	GL_KEY_IO,
+	GL_KEY_BAD_PASSPHRASE,
+	GL_KEY_NO_PASSPHRASE,
 };
 
 struct gl_key {
@@ -58,13 +64,14 @@ void gl_key_paths(const char *arg, char **keypath, char **pubpath);
 
 /* Generate a key pair into prefix.key (mode 0600, never replacing an
  * existing file unless force) and prefix.pub. Encrypted under a passphrase
- * unless plain. Fills k (public part only). *err malloc'd on failure. */
-enum gl_key_status gl_key_generate(const char *prefix, int plain, int force, struct gl_key *k,
-				   char **err);
+ * unless plain. Fills k (public part only). f filled on failure. */
+enum gl_code gl_key_generate(const char *prefix, int plain, int force, struct gl_key *k,
+			     struct gl_fail *f);
 
-/* Load a key named by arg. *err malloc'd on failure (never holds secrets). */
-enum gl_key_status gl_key_load(const char *arg, enum gl_key_need need, struct gl_key *k,
-			       char **err);
+/* Load a key named by arg. f filled on failure (its detail never holds a
+ * secret). */
+enum gl_code gl_key_load(const char *arg, enum gl_key_need need, struct gl_key *k,
+			 struct gl_fail *f);
 
 /* Wipe and free k's secret and path. */
 void gl_key_free(struct gl_key *k);

@@ -85,17 +85,18 @@ static int tty_read(int fd, const char *prompt, char *out, char **err)
 }
 
 /* Prompt on /dev/tty (echo off), twice when confirm. */
-static enum gl_key_status tty_passphrase(const char *what, int confirm, char *out, char **err)
+static enum gl_code tty_passphrase(const char *what, int confirm, char *out, char **err)
 {
 	autoclose int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
+		/* exit 2 with this hint (no passphrase is a usage error, SPEC §2) */
 		*err = gl_xstrdup("no passphrase: set GL_PASSPHRASE or run on a terminal "
 				  "(CI keys: gl-sign keygen --no-passphrase)");
-		return GL_KEY_NO_PASSPHRASE;
+		return GL_E_IO;
 	}
 	if (tcgetattr(fd, &tty_saved) < 0) {
 		*err = gl_xasprintf("/dev/tty: %s", strerror(errno));
-		return GL_KEY_NO_PASSPHRASE;
+		return GL_E_IO;
 	}
 	struct termios t = tty_saved;
 	t.c_lflag &= (tcflag_t)~ECHO;
@@ -121,15 +122,19 @@ static enum gl_key_status tty_passphrase(const char *what, int confirm, char *ou
 	tty_fd = -1;
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		signal(sigs[i], SIG_DFL);
-	return rc == 0 ? GL_KEY_OK : GL_KEY_IO;
+	return rc == 0 ? GL_E_OK : GL_E_IO;
 }
 
-enum gl_key_status gl_passphrase(const char *what, int confirm, char *out, char **err)
+enum gl_code gl_passphrase(const char *what, int confirm, char *out, struct gl_fail *f)
 {
 	const char *e = take_env_pass();
 	if (e) {
 		strcpy(out, e);
-		return GL_KEY_OK;
+		return GL_E_OK;
 	}
-	return tty_passphrase(what, confirm, out, err);
+	char *err = NULL;
+	enum gl_code c = tty_passphrase(what, confirm, out, &err);
+	if (c != GL_E_OK)
+		gl_fail_take(f, c, err);
+	return c;
 }

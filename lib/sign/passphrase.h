@@ -3,8 +3,7 @@
  *
  * GL_PASSPHRASE is copied once into locked memory, wiped from the
  * environment and used for every key the process opens. Without it and
- * without a terminal, the caller gets GL_KEY_NO_PASSPHRASE and exits 2 with
- * a hint. A signal during the prompt restores the terminal first. */
+ * without a terminal, the caller gets io (SPEC §2: exit 2) with a hint. A signal during the prompt restores the terminal first. */
 #ifndef GL_PASSPHRASE_H
 #define GL_PASSPHRASE_H
 
@@ -15,8 +14,8 @@
 
 /* The passphrase for key file `what` into out (locked memory of
  * GL_PASS_MAX+1 bytes, NUL-terminated); asked twice when confirm. Returns
- * GL_KEY_OK, GL_KEY_IO (e.g. the two differ) or GL_KEY_NO_PASSPHRASE, with
- * *err (malloc'd, never holding the passphrase). */
-enum gl_key_status gl_passphrase(const char *what, int confirm, char *out, char **err);
+ * GL_E_OK, or GL_E_IO (none given and no terminal, or the two differ) with
+ * f (its detail never holds the passphrase). */
+enum gl_code gl_passphrase(const char *what, int confirm, char *out, struct gl_fail *f);
 
 #endif

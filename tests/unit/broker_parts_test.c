@@ -162,7 +162,7 @@ static void test_urls(void)
 	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
 		struct gl_msg m = effect("GET", ok[i].url, "");
 		struct gl_http_req r;
-		char *err = NULL;
+		struct gl_fail err = {0};
 		CHECK(gl_http_req_init(&r, &m, &err) == 0);
 		CHECK(r.host && !strcmp(r.host, ok[i].host));
 		CHECK(r.http == ok[i].http);
@@ -173,9 +173,9 @@ static void test_urls(void)
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct gl_msg m = effect("GET", bad[i], "");
 		struct gl_http_req r;
-		char *err = NULL;
-		CHECK(gl_http_req_init(&r, &m, &err) < 0);
-		free(err);
+		struct gl_fail err = {0};
+		CHECK(gl_http_req_init(&r, &m, &err) < 0 && err.code == GL_E_BAD_DESTINATION);
+		gl_fail_clear(&err);
 		gl_http_req_free(&r);
 		gl_msg_free(&m);
 	}
@@ -185,7 +185,7 @@ static void test_urls(void)
 		      c = effect("POST", "http://h.example/x", "two"),
 		      d = effect("PUT", "http://h.example/x", "one");
 	struct gl_http_req ra, rb, rc, rd;
-	char *err = NULL;
+	struct gl_fail err = {0};
 	CHECK(gl_http_req_init(&ra, &a, &err) == 0 && gl_http_req_init(&rb, &b, &err) == 0 &&
 	      gl_http_req_init(&rc, &c, &err) == 0 && gl_http_req_init(&rd, &d, &err) == 0);
 	CHECK(!memcmp(ra.digest, rb.digest, 32));
@@ -199,7 +199,7 @@ static void test_http(const char *ok_port, const char *redir_port, const char *t
 	autofree char *route = gl_xasprintf("127.0.0.1:%s", ok_port);
 	struct gl_msg m = effect("POST", "http://ocr.example/ocr", "invoice 42");
 	struct gl_http_req r;
-	char *err = NULL;
+	struct gl_fail err = {0};
 	CHECK(gl_http_req_init(&r, &m, &err) == 0);
 	struct gl_http_reply rep;
 	/* routed: the Host header stays ocr.example, the body is echoed */
@@ -208,8 +208,9 @@ static void test_http(const char *ok_port, const char *redir_port, const char *t
 	CHECK(rep.body.len > 0 && memmem(rep.body.data, rep.body.len, "invoice 42", 10));
 	gl_http_reply_free(&rep);
 	/* no time left: nothing is sent */
-	CHECK(gl_http_deliver(&r, route, gl_mono_ns() - 1, &rep, &err) == GL_HTTP_NO_TIME);
-	free(err);
+	CHECK(gl_http_deliver(&r, route, gl_mono_ns() - 1, &rep, &err) == GL_HTTP_NO_TIME &&
+	      err.code == GL_E_DEADLINE);
+	gl_fail_clear(&err);
 	gl_http_req_free(&r);
 	gl_msg_free(&m);
 	/* a redirect comes back as the reply; its target gets nothing */
@@ -226,8 +227,9 @@ static void test_http(const char *ok_port, const char *redir_port, const char *t
 	/* without a route the name does not resolve: a failure, not a crash */
 	m = effect("GET", "http://unrouted.invalid/", "");
 	CHECK(gl_http_req_init(&r, &m, &err) == 0);
-	CHECK(gl_http_deliver(&r, NULL, soon(5000), &rep, &err) == GL_HTTP_FAILED);
-	free(err);
+	CHECK(gl_http_deliver(&r, NULL, soon(5000), &rep, &err) == GL_HTTP_FAILED &&
+	      err.code == GL_E_FETCH);
+	gl_fail_clear(&err);
 	gl_http_req_free(&r);
 	gl_msg_free(&m);
 }
@@ -239,9 +241,9 @@ static void test_slots(const char *tmp)
 	const char *hr_only[] = {"hr"};
 	struct gl_labels L = {hr_only, 1};
 	char id[65], id0[65];
-	char *herr = NULL;
+	struct gl_fail herr = {0};
 	CHECK(gl_slot_horizon_id(&horizon, id, &herr) == 0);
-	CHECK(gl_slot_horizon_id(&none, id0, &herr) == 0 && !herr);
+	CHECK(gl_slot_horizon_id(&none, id0, &herr) == 0 && !herr.detail);
 	CHECK(strcmp(id, id0) != 0 && strlen(id) == 64);
 	/* id of [] is SHA-256("[]") */
 	unsigned char h[32];
@@ -251,7 +253,7 @@ static void test_slots(const char *tmp)
 	CHECK(!strcmp(id0, want));
 	const char *rel = "0000000000000000000000000000000000000000000000000000000000000000";
 	struct gl_slot s;
-	char *err = NULL;
+	struct gl_fail err = {0};
 	CHECK(gl_slot_open(&s, tmp, rel, &horizon, &err) == 0);
 	CHECK(s.label.n == 0);
 	CHECK(gl_slot_put(&s, "note", jv_string("salary 9000"), &L, &err) == 0);
@@ -273,8 +275,9 @@ static void test_slots(const char *tmp)
 	/* a corrupt slot is refused, not reset */
 	autofree char *path = gl_xasprintf("%s/slots/%s/%s.json", tmp, rel, id);
 	CHECK(gl_atomic_write(path, "{\"k\":1}", 7, 0600) == 0);
-	CHECK(gl_slot_open(&s, tmp, rel, &horizon, &err) < 0 && err);
-	free(err);
+	CHECK(gl_slot_open(&s, tmp, rel, &horizon, &err) < 0 && err.code == GL_E_BAD_SLOT &&
+	      err.detail);
+	gl_fail_clear(&err);
 	gl_slot_free(&s);
 }
 

@@ -22,9 +22,10 @@ static int kind_of(const char *text)
 		return -2;
 	}
 	enum gl_rpc_kind k;
-	char *err = NULL;
-	int r = gl_rpc_validate(v, &k, &err);
-	free(err);
+	struct gl_fail f = {0};
+	int r = gl_rpc_validate(v, &k, &f);
+	CHECK(r == 0 ? f.code == GL_E_OK : f.code == GL_E_BAD_RECORD && f.detail);
+	gl_fail_clear(&f);
 	jv_free(v);
 	return r < 0 ? -1 : (int)k;
 }
@@ -66,24 +67,25 @@ static void reader(void)
 	gl_rpc_reader_init(&r, p[0]);
 	jv m;
 	enum gl_rpc_kind k;
-	char *err = NULL;
-	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &err) == GL_RPC_OK && k == GL_RPC_REQUEST);
+	struct gl_fail f = {0};
+	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &f) == GL_RPC_OK && k == GL_RPC_REQUEST);
 	jv_free(m);
-	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &err) == GL_RPC_PARSE && err);
-	free(err);
-	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &err) == GL_RPC_INVALID && jv_is_valid(m));
-	free(err);
+	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &f) == GL_RPC_PARSE && f.code == GL_E_BAD_JSON);
+	gl_fail_clear(&f);
+	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &f) == GL_RPC_INVALID && jv_is_valid(m) &&
+	      f.code == GL_E_BAD_RECORD);
+	gl_fail_clear(&f);
 	jv_free(m);
-	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &err) == GL_RPC_TOO_LONG);
-	free(err);
-	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &err) == GL_RPC_OK && k == GL_RPC_NOTIFICATION);
+	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &f) == GL_RPC_TOO_LONG && f.code == GL_E_TOO_LONG);
+	gl_fail_clear(&f);
+	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &f) == GL_RPC_OK && k == GL_RPC_NOTIFICATION);
 	jv_free(m);
 	/* The partial line waits: the deadline ends the wait. */
-	CHECK(gl_rpc_read(&r, gl_mono_ns() + 50000000, 64, &m, &k, &err) == GL_RPC_DEADLINE);
-	free(err);
+	CHECK(gl_rpc_read(&r, gl_mono_ns() + 50000000, 64, &m, &k, &f) == GL_RPC_DEADLINE);
+	gl_fail_clear(&f);
 	close(p[1]);
-	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &err) == GL_RPC_EOF); /* partial dropped */
-	free(err);
+	CHECK(gl_rpc_read(&r, -1, 64, &m, &k, &f) == GL_RPC_EOF); /* partial dropped */
+	gl_fail_clear(&f);
 	close(p[0]);
 }
 

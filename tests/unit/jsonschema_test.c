@@ -20,14 +20,15 @@ static const char *run(const char *schema, const char *value)
 		jv_free(v);
 		return "unparsable test input";
 	}
-	char *err = NULL;
-	int r = gl_schema_check(s, v, "arguments", &err);
+	struct gl_fail f = {0};
+	int r = gl_schema_check(s, v, "arguments", &f);
 	jv_free(s);
 	jv_free(v);
 	if (!r)
 		return NULL;
-	snprintf(last, sizeof last, "%s", err);
-	free(err);
+	CHECK(f.code == GL_E_BAD_ARGS);
+	snprintf(last, sizeof last, "%s", gl_fail_detail(&f));
+	gl_fail_clear(&f);
 	return last;
 }
 

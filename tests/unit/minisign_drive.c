@@ -36,9 +36,9 @@ int main(int argc, char **argv)
 	if (gl_keys_harden(&hf) < 0)
 		return gl_fail_report(&hf);
 	struct gl_key k = {0};
-	autofree char *err = NULL;
-	if (gl_key_load(pos[0], GL_KEY_SECRET, &k, &err) != GL_KEY_OK)
-		gl_die(GL_EXIT_USAGE, "%s", err ? err : "cannot load the key");
+	autofail struct gl_fail kf = {0};
+	if (gl_key_load(pos[0], GL_KEY_SECRET, &k, &kf) != GL_E_OK)
+		gl_die(GL_EXIT_USAGE, "%s", kf.detail ? kf.detail : "cannot load the key");
 	autofail struct gl_fail f = {0};
 	enum gl_code r = gl_minisign_write(&k, pos[1], sig, &f);
 	if (r == GL_E_OK && pubfile)

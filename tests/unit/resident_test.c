@@ -55,22 +55,21 @@ int main(void)
 	hold(&res[2], 30);
 	memset(&res[3], 0, sizeof res[3]); /* the release about to launch */
 	res[3].sp = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
-	char *err = NULL;
-	const char *code = NULL;
+	struct gl_fail f = {0};
 
 	/* off: K = 256 (0 = the default), nothing is stopped */
-	CHECK(gl_session_room(&s, &res[3], &err, &code) == 0);
+	CHECK(gl_session_room(&s, &res[3], &f) == 0);
 	CHECK(alive(&res[0]) && alive(&res[1]) && alive(&res[2]));
 	/* a resident hit needs no room, whatever K is */
 	s.max_resident = 1;
-	CHECK(gl_session_room(&s, &res[2], &err, &code) == 0);
+	CHECK(gl_session_room(&s, &res[2], &f) == 0);
 	CHECK(alive(&res[0]) && alive(&res[1]) && alive(&res[2]));
 
 	/* on: K = 3, the LRU (res[1]) is busy: the next idle one, res[0], goes */
 	s.max_resident = 3;
 	res[1].busy = 1;
 	pid_t was = res[0].sp.pid;
-	CHECK(gl_session_room(&s, &res[3], &err, &code) == 0);
+	CHECK(gl_session_room(&s, &res[3], &f) == 0);
 	CHECK(!res[0].sp.up && alive(&res[1]) && alive(&res[2]));
 	CHECK(kill(was, 0) < 0, "the evicted process %d is still there", (int)was);
 	CHECK(!gl_session_is_resident(&res[0]));
@@ -78,16 +77,15 @@ int main(void)
 	/* K = 2 with res[1] and res[2] both busy: refused, nothing stopped */
 	s.max_resident = 2;
 	res[2].busy = 1;
-	CHECK(gl_session_room(&s, &res[3], &err, &code) == -1);
-	CHECK(code && !strcmp(code, "launch"));
-	CHECK(err && strstr(err, "--max-resident 2"), "detail: %s", err ? err : "(none)");
+	CHECK(gl_session_room(&s, &res[3], &f) == -1);
+	CHECK(f.code == GL_E_LAUNCH);
+	CHECK(f.detail && strstr(f.detail, "--max-resident 2"), "detail: %s", gl_fail_detail(&f));
 	CHECK(alive(&res[1]) && alive(&res[2]));
-	free(err);
-	err = NULL;
+	gl_fail_clear(&f);
 
 	/* one of them idle again: it is stopped */
 	res[2].busy = 0;
-	CHECK(gl_session_room(&s, &res[3], &err, &code) == 0);
+	CHECK(gl_session_room(&s, &res[3], &f) == 0);
 	CHECK(alive(&res[1]) && !res[2].sp.up);
 
 	res[1].busy = 0;
