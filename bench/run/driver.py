@@ -39,6 +39,9 @@ import time
 
 PY = "/usr/bin/python3"
 clock = time.perf_counter
+# GL_BENCH_JOBS=N: the germline sessions run gl-run --jobs N (default: gl-run's
+# own, the online CPUs), to read the dispatcher's worker cost against --jobs 1
+JOBS_ARGS = ["--jobs", os.environ["GL_BENCH_JOBS"]] if os.environ.get("GL_BENCH_JOBS") else []
 
 
 def pct(xs, p):
@@ -129,7 +132,7 @@ class Bench:
         with open(path) as f:
             plan = subprocess.Popen([self.gl_plan, "--policy", self.opt.policy], stdin=f,
                                     stdout=subprocess.PIPE)
-            run = subprocess.Popen([gl_run, "--policy", self.opt.policy],
+            run = subprocess.Popen([gl_run, "--policy", self.opt.policy] + JOBS_ARGS,
                                    stdin=plan.stdout, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, env=env)
             plan.stdout.close()

@@ -4,18 +4,19 @@
  * never threads), everything that changes the session's registry in the
  * main process (lib/session/session.h: read, prepare, finish).
  *
- * Ordering: a call's keys are its release and each horizon its plan's
- * groups use (the slot GL_HOME/slots/<release>/<horizon id> of
- * lib/broker/slots.c). A call whose keys meet those of a call in flight
- * or queued before it waits, so each release's calls, and each slot's
- * read, call and commit, keep their input order; a function whose
- * manifest declares "state": "none" (lib/release/manifest.h, enforced by
- * the broker) reads and writes no slot, so its calls have no horizon key
- * and calls of one slot overlap. The release is always a
- * key: one germline serves one call at a time (its copies' fixed number
- * GL_COPY_PID, its pool and its scratch mounter are one copy's; see
- * docs/design/run.md), and calls to different releases run in parallel.
- * The policy's "concurrency" narrows this (lib/plan/policy.h). Records
+ * Ordering: a call's keys are its release's copy lane ("r:<release>#<lane>",
+ * the lane its input position mod GL_COPY_LANES, whose copies are number
+ * GL_COPY_PID + lane in the germline's PID namespace; the release alone
+ * with --pool and in the confined, sigifc and sigpin baselines) and each
+ * horizon its plan's groups use (the slot GL_HOME/slots/<release>/<horizon
+ * id> of lib/broker/slots.c). A call whose keys meet those of a call in
+ * flight or queued before it waits, so each slot's read, call and commit
+ * keep their input order; a function whose manifest declares "state":
+ * "none" (lib/release/manifest.h, enforced by the broker) reads and writes
+ * no slot, so its calls have no horizon key and calls of one slot overlap.
+ * One germline serves copies of several calls at once (docs/design/run.md
+ * "Workers"), and calls to different releases run in parallel. The
+ * policy's "concurrency" narrows this (lib/plan/policy.h). Records
  * come out in input order (a head that is still running holds the rest,
  * at most GL_JOBS_HELD_PER_JOB × N calls are held: stdin is not read
  * past that), or as they finish with unordered. */
