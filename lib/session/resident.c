@@ -17,28 +17,26 @@
 
 /* A release whose read_paths the policy does not grant is never launched
  * (SPEC §4, §5; lib/plan/readpaths.h; A1, A2: what initialisation and every copy
- * may read is the deployer's choice). NULL with *err and *code then. */
-static struct gl_resident *admitted(struct gl_resident *r, char **err, const char **code)
+ * may read is the deployer's choice). NULL with f (read_paths) then. */
+static struct gl_resident *admitted(struct gl_resident *r, struct gl_fail *f)
 {
 	if (!r->rp_refused)
 		return r;
-	*err = gl_xstrdup(r->rp_refused);
-	*code = GL_ERR_READ_PATHS;
+	gl_fail_set(f, GL_E_READ_PATHS, "%s", r->rp_refused);
 	return NULL;
 }
 
-/* gl_session_resident, its words in *err and *code. */
-static struct gl_resident *resident(struct gl_session *s, const char *release, jv manifest,
-				    char **err, const char **code)
+struct gl_resident *gl_session_resident(struct gl_session *s, const char *release, jv manifest,
+					struct gl_fail *f)
 {
 	for (size_t i = 0; i < s->nres; i++)
 		if (!strcmp(s->res[i].release, release)) {
 			s->res[i].used = ++s->tick; /* a hit's one bookkeeping step */
-			return admitted(&s->res[i], err, code);
+			return admitted(&s->res[i], f);
 		}
 	if (s->nres == GL_SESSION_RELEASES_MAX) {
-		*err = gl_xasprintf("more than %d releases in one session", GL_SESSION_RELEASES_MAX);
-		*code = "launch";
+		gl_fail_set(f, GL_E_LAUNCH, "more than %d releases in one session",
+			    GL_SESSION_RELEASES_MAX);
 		return NULL;
 	}
 	struct gl_resident *r = &s->res[s->nres++];
@@ -60,7 +58,7 @@ static struct gl_resident *resident(struct gl_session *s, const char *release, j
 	char *why = NULL;
 	if (gl_readpaths_check(s->pol, s->state, r->manifest, &why) < 0)
 		r->rp_refused = why;
-	return admitted(r, err, code);
+	return admitted(r, f);
 }
 
 bool gl_session_is_resident(const struct gl_resident *r)
@@ -89,8 +87,7 @@ static void evict(struct gl_session *s, struct gl_resident *r)
 	}
 }
 
-/* gl_session_room, its words in *err and *code. */
-static int room(struct gl_session *s, const struct gl_resident *r, char **err, const char **code)
+int gl_session_room(struct gl_session *s, const struct gl_resident *r, struct gl_fail *f)
 {
 	if (gl_session_is_resident(r))
 		return 0;
@@ -106,12 +103,9 @@ static int room(struct gl_session *s, const struct gl_resident *r, char **err, c
 	}
 	if (up < k)
 		return 0;
-	if (!lru) {
-		*err = gl_xasprintf("--max-resident %u: every resident release has a call in flight",
-				    k);
-		*code = "launch";
-		return -1;
-	}
+	if (!lru)
+		return gl_fail(f, GL_E_LAUNCH,
+			       "--max-resident %u: every resident release has a call in flight", k);
 	evict(s, lru);
 	return 0;
 }
@@ -138,17 +132,16 @@ struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
  * docs/exec.md). Its receipts are per copy, written by the broker
  * (docs/receipts.md); a refusal here is one. */
 static int open_exec(struct gl_session *s, const struct gl_resident *r, const char *dir,
-		     struct gl_germline *g, char **err, const char **code)
+		     struct gl_germline *g, struct gl_fail *f)
 {
 	memset(g, 0, sizeof *g);
 	g->pid = g->pidfd = g->ctl = -1;
 	g->exec = gl_xcalloc(1, sizeof *g->exec);
 	autofree char *host = gl_xasprintf("%s/gl-exec-host", s->host_dir);
-	struct gl_fail f = {0};
-	if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, &f) < 0) {
-		*code = gl_code_name(f.code); /* rejected or bootstrap_failed */
-		gl_fail_give(&f, err);
-		gl_launch_exec_refused(&s->launcher, r->release, g->exec, *err, &s->ids);
+	if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, f) < 0) {
+		/* rejected or bootstrap_failed */
+		gl_launch_exec_refused(&s->launcher, r->release, g->exec, gl_fail_detail(f),
+				       &s->ids);
 		free(g->exec);
 		g->exec = NULL;
 		return -1;
@@ -161,78 +154,35 @@ static int open_exec(struct gl_session *s, const struct gl_resident *r, const ch
 	return 0;
 }
 
-/* gl_session_launch, its words in *err and *code. */
-static int launch(struct gl_session *s, const struct gl_resident *r, struct gl_germline *g,
-		  struct gl_launch_ev *ev, char **err, const char **code)
+int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct gl_germline *g,
+		      struct gl_launch_ev *ev, struct gl_fail *f)
 {
 	autofree char *dir = NULL;
 	struct gl_launch_spec spec = gl_session_launch_spec(s, r, &dir);
 	/* the one choice of a runtime (lib/runtime/runtime.h); the broker then
 	 * reaches it through gl_germline_runtime */
 	if (gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) == &gl_exec_ops)
-		return open_exec(s, r, dir, g, err, code);
-	struct gl_fail f = {0};
-	if (gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, &f) < 0) {
-		*code = gl_code_name(f.code); /* rejected, bootstrap_failed, launch or io */
-		return gl_fail_give(&f, err);
-	}
+		return open_exec(s, r, dir, g, f);
+	/* rejected, bootstrap_failed, launch or io */
+	if (gl_launch_release(&s->launcher, &spec, r->release, g, ev, &s->ids, f) < 0)
+		return -1;
 	/* its copies' bounds: the policy's for this release name (lib/release/bounds.h) */
 	g->cg = &s->cg;
 	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
 	return 0;
 }
 
-/* gl_session_germline, its words in *err and *code. */
-static struct gl_resident *germline(struct gl_session *s, const char *release, jv manifest,
-				    char **err, const char **code)
+struct gl_resident *gl_session_germline(struct gl_session *s, const char *release, jv manifest,
+					struct gl_fail *f)
 {
-	struct gl_resident *r = resident(s, release, manifest, err, code);
+	struct gl_resident *r = gl_session_resident(s, release, manifest, f);
 	if (!r || r->up)
 		return r;
 	/* a python germline is a resident process (an exec release is not) */
 	bool proc = gl_runtime_ops_for(gl_manifest_runtime(r->manifest)) != &gl_exec_ops;
-	if ((proc && room(s, r, err, code) < 0) || launch(s, r, &r->g, &r->ev, err, code) < 0)
+	if ((proc && gl_session_room(s, r, f) < 0) || gl_session_launch(s, r, &r->g, &r->ev, f) < 0)
 		return NULL;
 	r->up = true;
-	return r;
-}
-
-/* The struct gl_fail forms (session_impl.h): the code is the one the step
- * named ("launch" when it named none), the detail its words (NULL: none). */
-struct gl_resident *gl_session_resident(struct gl_session *s, const char *release, jv manifest,
-					struct gl_fail *f)
-{
-	char *err = NULL;
-	const char *code = "launch";
-	struct gl_resident *r = resident(s, release, manifest, &err, &code);
-	if (!r)
-		gl_session_fail(f, code, err);
-	return r;
-}
-
-int gl_session_room(struct gl_session *s, const struct gl_resident *r, struct gl_fail *f)
-{
-	char *err = NULL;
-	const char *code = "launch";
-	return room(s, r, &err, &code) == 0 ? 0 : gl_session_fail(f, code, err);
-}
-
-int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct gl_germline *g,
-		      struct gl_launch_ev *ev, struct gl_fail *f)
-{
-	char *err = NULL;
-	const char *code = "launch";
-	return launch(s, r, g, ev, &err, &code) == 0 ? 0 : gl_session_fail(f, code, err);
-}
-
-struct gl_resident *gl_session_germline(struct gl_session *s, const char *release, jv manifest,
-					struct gl_fail *f)
-{
-	char *err = NULL;
-	const char *code = "launch";
-	struct gl_resident *r = germline(s, release, manifest, &err, &code);
-	if (!r)
-		gl_session_fail(f, code, err);
 	return r;
 }
 

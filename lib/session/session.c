@@ -65,11 +65,6 @@ int gl_session_suppressed(struct gl_session *s, const char *release, struct gl_f
 	return gl_damp_is_suppressed(s->damp, release) ? 1 : 0;
 }
 
-int gl_session_fail(struct gl_fail *f, const char *code, char *detail)
-{
-	return gl_fail_named(f, code, GL_E_LAUNCH, detail);
-}
-
 int gl_session_damp_check(struct gl_session *s, struct gl_fail *f)
 {
 	return gl_session_suppressed(s, "", f) < 0 ? -1 : 0;

@@ -77,10 +77,6 @@ jv gl_session_baseline_run(struct gl_session *s, const struct gl_call *c,
  * changed)? 1, 0, or -1 with f (damp: fail closed). */
 int gl_session_suppressed(struct gl_session *s, const char *release, struct gl_fail *f);
 
-/* Fill f from a step's code name (SPEC's; an unknown one is launch) and
- * detail (consumed; NULL stays NULL: "no words"). Returns -1. */
-int gl_session_fail(struct gl_fail *f, const char *code, char *detail);
-
 /* The record's "enforcement" object (owned) for e. */
 jv gl_session_enforcement(const struct gl_enforcement *e);
 
