@@ -10,6 +10,7 @@
 # fork-and-wait of a warm Python process, and the PSS of a resident germline
 # and a live copy, and prints the tables and the goals' ratios.
 #   GL_BENCH_PASSES (default 3), GL_BENCH_CALLS (200), GL_BENCH_WARMUP (40)
+#   GL_BENCH_JOBS=N: the germline sessions at gl-run --jobs N (default gl-run's, the online CPUs)
 set -euo pipefail
 . "$(dirname "$0")/lib/setup.bash"
 bench_setup run
