@@ -180,3 +180,38 @@ PY
   jq -e '.ok == false and .error == "germline_check"
     and (.detail | test("G1: a process other than the germline lives in its PID namespace"))' o
 }
+
+# threads_run BIN [VAR=VALUE] — at --jobs 2 --unordered: a quick call
+# (lane 0), a copy that keeps 8 threads alive for 3 s (lane 1), then, while
+# they live, four quick calls of the other slot (lanes 2-5: numbers 5-8
+# in the germline's PID namespace); the records' [id, ok, value or detail]
+threads_run() {
+  local T=$THREADS
+  {
+    call_of q0 "$T" quick agent '{}'
+    call_of hold "$T" hold agent '{"threads":8,"sleep":3}'
+    sleep 1.5
+    for i in 2 3 4 5; do call_of "q$i" "$T" quick fin '{}'; done
+  } | env ${2:-GL_NONE=} "$1" --policy "$POLICY" --jobs 2 --unordered 2>e |
+    jq -c '[.id, .ok, (if .ok then .results[0].value else .detail end)]' >o
+  cat o
+}
+call_of() { # ID REL FUNCTION CONSUMER ARGS — one planned call
+  envelope "$1" "$2" "$3" '[]' "$(jq -cn --arg c "$4" --argjson a "$5" '{args:$a,consumers:[$c]}')" |
+    gl-plan --policy "$POLICY"
+}
+
+@test "the pid counter beside live copies: a copy's threads never take another lane's number (the init moves the germline namespace's counter past the lanes); off: the next lanes' forks meet EEXIST" {
+  THREADS=$(install_release "$FIX/releases/jobs-threads")
+  # every thread of a copy has a number in the germline's namespace too
+  # (lib/runtime/germline_child.c skip_copy_numbers); the copies' are fixed
+  threads_run "$GL_BIN/gl-run"
+  [ "$(wc -l <o)" -eq 6 ]
+  jq -se 'all(.[]; .[1] == true) and (map(select(.[0] == "hold"))[0][2] == 8)
+    and ([.[] | select(.[0] | test("^q[2-5]$")) | .[2]] == ["quick","quick","quick","quick"])' o
+  plain_pass || return 0 # the damage is the plain pass's (docs/testing.md)
+  # off: the namespace's counter starts under the lanes; the 8 threads take
+  # the numbers of lanes 2.. and those calls' forks fail closed
+  threads_run "$TBIN/gl-run" GL_TEST_COPY_NUMBERS_OFF=1
+  jq -se '[.[] | select(.[1] == false and (.[2] | test("clone: File exists")))] | length >= 1' o
+}

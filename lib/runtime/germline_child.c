@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -164,6 +165,45 @@ static int mirror_status(int st)
 	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
 }
 
+/* A child that exits at once: its number, or -1. Its own function, so
+ * that no variable of the caller lives across the vfork. */
+static __attribute__((noinline)) pid_t exiting_child(void)
+{
+	pid_t c = vfork();
+	if (c == 0)
+		_exit(0);
+	return c;
+}
+
+/* The germline's PID namespace numbers every process and thread of every
+ * copy too (a copy's own PID namespace is its child). Copies take fixed
+ * numbers there, GL_COPY_PID + lane (clone3's set_tid in
+ * hosts/python/_germline.c clone_copy), so a thread of one live copy must
+ * never be given the number of another lane: with --jobs it would hold
+ * that lane's fork at EEXIST for as long as its copy runs (an MCP server's
+ * reader threads in tests/serve-mcp-jobs.bats). The namespace's counter is
+ * moved past the lanes here, once, before the germline can fork: children
+ * that exit at once (vfork: nothing is copied), each reaped before the
+ * next. The init's memory is no copy's (copies are the germline's forks),
+ * so what it sees here reaches none. Should the counter wrap (pid_max
+ * numbers later), a lane held by a thread fails its fork closed. */
+static void skip_copy_numbers(void)
+{
+#ifdef GL_TESTING
+	if (getenv("GL_TEST_COPY_NUMBERS_OFF")) /* the damage: threads take lanes' numbers */
+		return;
+#endif
+	for (int i = 0; i <= GL_COPY_PID + GL_COPY_LANES; i++) {
+		pid_t c = exiting_child();
+		if (c < 0)
+			return; /* the lanes' forks then fail closed as before */
+		while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+			;
+		if (c >= GL_COPY_PID + GL_COPY_LANES)
+			return;
+	}
+}
+
 /* The init of the germline's PID namespace (PID 1), made by clone with
  * CLONE_NEWUSER|CLONE_NEWPID: sets up the namespaces and the root, forks
  * the germline (PID 2), closes every descriptor and then only reaps —
@@ -192,6 +232,7 @@ void gl_launch_init(const struct launch_prep *p)
 		child_fail(sfd, GL_LAUNCH_FORK, W_NONE);
 	if (pid == 0)
 		germline_child(p, 1);
+	skip_copy_numbers();
 	syscall(SYS_close_range, 0u, ~0u, 0u);
 	prctl(PR_SET_NAME, "gl-init", 0, 0, 0);
 	for (;;) {
