@@ -207,9 +207,12 @@ call_of() { # ID REL FUNCTION CONSUMER ARGS — one planned call
   # (lib/runtime/germline_child.c skip_copy_numbers); the copies' are fixed
   threads_run "$GL_BIN/gl-run"
   [ "$(wc -l <o)" -eq 6 ]
-  jq -se 'all(.[]; .[1] == true) and (map(select(.[0] == "hold"))[0][2] == 8)
+  jq -se 'all(.[]; .[1] == true)
     and ([.[] | select(.[0] | test("^q[2-5]$")) | .[2]] == ["quick","quick","quick","quick"])' o
+  # as nobody (other suites' processes count against RLIMIT_NPROC) the
+  # threads may not all start; as root they do, and the off half is here
   plain_pass || return 0 # the damage is the plain pass's (docs/testing.md)
+  jq -se 'map(select(.[0] == "hold"))[0][2] == 8' o
   # off: the namespace's counter starts under the lanes; the 8 threads take
   # the numbers of lanes 2.. and those calls' forks fail closed
   threads_run "$TBIN/gl-run" GL_TEST_COPY_NUMBERS_OFF=1
