@@ -2,7 +2,7 @@
 # bench/lone.sh (make bench): one call in flight at a time, gl-run --jobs 1
 # against --jobs 2: the latency and CPU a call's worker process adds when
 # nothing runs beside it (issue 19; docs/performance.md "One call alone:
-# what a worker costs"). About a minute.
+# what a worker costs"). About 30 s.
 #   GL_BENCH_CALLS (default 300), GL_BENCH_ROUNDS (3)
 set -euo pipefail
 . "$(dirname "$0")/lib/setup.bash"

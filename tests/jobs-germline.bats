@@ -30,11 +30,13 @@ teardown() {
   release_cleanup
 }
 
-# bump ID REL CONSUMER [ARGS_JSON] — one planned call of bump
-bump() {
-  envelope "$1" "$2" bump '[]' "$(jq -cn --arg c "$3" --argjson a "${4:-{\}}" '{args:$a,consumers:[$c]}')" |
+# call_of ID REL FUNCTION CONSUMER ARGS_JSON — one planned call
+call_of() {
+  envelope "$1" "$2" "$3" '[]' "$(jq -cn --arg c "$4" --argjson a "$5" '{args:$a,consumers:[$c]}')" |
     gl-plan --policy "$POLICY"
 }
+# bump ID REL CONSUMER [ARGS_JSON] — one planned call of bump
+bump() { call_of "$1" "$2" bump "$3" "${4:-{\}}"; }
 ids() { jq -r .id "$1" | paste -sd' '; }
 
 # copies_of PID — the NSpid numbers (in the germline's namespace) of the
@@ -195,10 +197,6 @@ threads_run() {
   } | env ${2:-GL_NONE=} "$1" --policy "$POLICY" --jobs 2 --unordered 2>e |
     jq -c '[.id, .ok, (if .ok then .results[0].value else .detail end)]' >o
   cat o
-}
-call_of() { # ID REL FUNCTION CONSUMER ARGS — one planned call
-  envelope "$1" "$2" "$3" '[]' "$(jq -cn --arg c "$4" --argjson a "$5" '{args:$a,consumers:[$c]}')" |
-    gl-plan --policy "$POLICY"
 }
 
 @test "the pid counter beside live copies: a copy's threads never take another lane's number (the init moves the germline namespace's counter past the lanes); off: the next lanes' forks meet EEXIST" {

@@ -186,7 +186,9 @@ static __attribute__((noinline)) pid_t exiting_child(void)
  * that exit at once (vfork: nothing is copied), each reaped before the
  * next. The init's memory is no copy's (copies are the germline's forks),
  * so what it sees here reaches none. Should the counter wrap (pid_max
- * numbers later), a lane held by a thread fails its fork closed. */
+ * numbers later; a release can force that by starting threads), a lane
+ * held by a thread fails its fork closed: only that release's own calls,
+ * as its germline serves no other release. */
 static void skip_copy_numbers(void)
 {
 #ifdef GL_TESTING
