@@ -183,19 +183,41 @@ PY
     and (.detail | test("G1: a process other than the germline lives in its PID namespace"))' o
 }
 
+# tasks_below PID N — 0 once a descendant of PID has N or more tasks
+tasks_below() {
+  local c
+  for c in $(pgrep -P "$1" 2>/dev/null); do
+    [ "$(ls "/proc/$c/task" 2>/dev/null | wc -l)" -ge "$2" ] && return 0
+    tasks_below "$c" "$2" && return 0
+  done
+  return 1
+}
+
 # threads_run BIN [VAR=VALUE] — at --jobs 2 --unordered: a quick call
-# (lane 0), a copy that keeps 8 threads alive for 3 s (lane 1), then, while
-# they live, four quick calls of the other slot (lanes 2-5: numbers 5-8
-# in the germline's PID namespace); the records' [id, ok, value or detail]
+# (lane 0), a copy that keeps 8 threads alive for 4 s (lane 1), then, once
+# they are seen alive (plain pass: a descendant of gl-run with 9 tasks;
+# as nobody they may not all start, and a pause stands in), four quick
+# calls of the other slot (lanes 2-5: numbers 5-8 in the germline's PID
+# namespace); the records' [id, ok, value or detail]. A fixed pause was
+# not enough: on a loaded machine the threads came after lanes 2-5's
+# forks, and the off half saw no collision (CI of 340e5ca).
 threads_run() {
-  local T=$THREADS
-  {
-    call_of q0 "$T" quick agent '{}'
-    call_of hold "$T" hold agent '{"threads":8,"sleep":3}'
+  local T=$THREADS p i
+  rm -f fifo && mkfifo fifo
+  env ${2:-GL_NONE=} "$1" --policy "$POLICY" --jobs 2 --unordered <fifo >raw 2>e &
+  p=$!
+  exec 4>fifo
+  { call_of q0 "$T" quick agent '{}'; call_of hold "$T" hold agent '{"threads":8,"sleep":4}'; } >&4
+  if plain_pass; then
+    for i in $(seq 300); do tasks_below "$p" 9 && break; sleep 0.05; done
+    tasks_below "$p" 9 || echo "# hold's 8 threads not seen in 15 s"
+  else
     sleep 1.5
-    for i in 2 3 4 5; do call_of "q$i" "$T" quick fin '{}'; done
-  } | env ${2:-GL_NONE=} "$1" --policy "$POLICY" --jobs 2 --unordered 2>e |
-    jq -c '[.id, .ok, (if .ok then .results[0].value else .detail end)]' >o
+  fi
+  for i in 2 3 4 5; do call_of "q$i" "$T" quick fin '{}'; done >&4
+  exec 4>&-
+  wait "$p" || true
+  jq -c '[.id, .ok, (if .ok then .results[0].value else .detail end)]' raw >o
   cat o
 }
 
