@@ -46,19 +46,32 @@ void gl_admit_close(struct gl_admit *a)
 	a->dirfd = -1;
 }
 
+/* A refused admission: its words in *why, code rejected; returns st. */
+static enum gl_admit_status refuse(struct gl_fail *why, enum gl_admit_status st,
+				   const char *fmt, ...) GL_PRINTF(3, 4);
+static enum gl_admit_status refuse(struct gl_fail *why, enum gl_admit_status st,
+				   const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	gl_fail_vset(why, GL_E_REJECTED, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
 /* Count the non-directories under dfd (relative prefix pre) and refuse any
  * that the record (files, borrowed) does not list as a regular file. */
 static enum gl_admit_status walk(int dfd, const char *pre, jv files, int depth, size_t *count,
-				 char **err)
+				 struct gl_fail *why)
 {
 	if (depth > DEPTH_MAX)
-		return gl_err(err, "release tree deeper than %d", DEPTH_MAX), GL_ADMIT_TREE;
+		return refuse(why, GL_ADMIT_TREE, "release tree deeper than %d", DEPTH_MAX);
 	int fd = dup(dfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		return gl_err(err, "%s: %s", *pre ? pre : ".", strerror(errno)), GL_ADMIT_TREE;
+		return refuse(why, GL_ADMIT_TREE, "%s: %s", *pre ? pre : ".", strerror(errno));
 	}
 	rewinddir(d);
 	enum gl_admit_status st = GL_ADMIT_OK;
@@ -69,15 +82,13 @@ static enum gl_admit_status walk(int dfd, const char *pre, jv files, int depth, 
 		autofree char *rel = *pre ? gl_xasprintf("%s/%s", pre, e->d_name) : gl_xstrdup(e->d_name);
 		struct stat sb;
 		if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
-			st = GL_ADMIT_TREE;
-			gl_err(err, "%s: %s", rel, strerror(errno));
+			st = refuse(why, GL_ADMIT_TREE, "%s: %s", rel, strerror(errno));
 		} else if (S_ISDIR(sb.st_mode)) {
 			int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0) {
-				st = GL_ADMIT_TREE;
-				gl_err(err, "%s: %s", rel, strerror(errno));
+				st = refuse(why, GL_ADMIT_TREE, "%s: %s", rel, strerror(errno));
 			} else {
-				st = walk(sub, rel, files, depth + 1, count, err);
+				st = walk(sub, rel, files, depth + 1, count, why);
 				close(sub);
 			}
 		} else {
@@ -85,9 +96,9 @@ static enum gl_admit_status walk(int dfd, const char *pre, jv files, int depth, 
 			bool listed = jv_get_kind(h) == JV_KIND_STRING;
 			jv_free(h);
 			if (!S_ISREG(sb.st_mode) || !listed) {
-				st = GL_ADMIT_TREE;
 				autofree char *s = gl_sanitize(rel, strlen(rel));
-				gl_err(err, "%s: not in the install record (added after install)", s);
+				st = refuse(why, GL_ADMIT_TREE,
+					    "%s: not in the install record (added after install)", s);
 			}
 			(*count)++;
 		}
@@ -116,24 +127,25 @@ static char *entry_file(jv files, const char *entry)
 /* The install record's "files" map (owned, into *files) and its digest,
  * what the receipt binds as tree_sha256. */
 static enum gl_admit_status read_record(const char *rpath, jv *files, char tree_sha256[65],
-					char **err)
+					struct gl_fail *why)
 {
 	autofree char *buf = NULL;
 	size_t len = 0;
 	if (gl_read_file_capped(rpath, RECORD_MAX, &buf, &len) < 0)
-		return gl_err(err, "install record %s: %s", rpath, strerror(errno)),
-		       GL_ADMIT_NO_RECORD;
+		return refuse(why, GL_ADMIT_NO_RECORD, "install record %s: %s", rpath,
+			      strerror(errno));
 	jv rec = gl_json_parse(buf, len);
 	*files = jv_get_kind(rec) == JV_KIND_OBJECT ? gl_json_get(rec, "files") : jv_invalid();
 	jv_free(rec);
 	if (jv_get_kind(*files) != JV_KIND_OBJECT ||
 	    jv_object_length(jv_copy(*files)) > GL_ADMIT_FILES_MAX)
-		return gl_err(err, "install record %s: no \"files\" map", rpath), GL_ADMIT_NO_RECORD;
+		return refuse(why, GL_ADMIT_NO_RECORD, "install record %s: no \"files\" map",
+			      rpath);
 	autobuf struct gl_buf b = {0};
 	autofail struct gl_fail cf = {0};
 	if (gl_canon_dump(&b, *files, &cf) < 0)
-		return gl_err(err, "install record %s: %s", rpath, gl_fail_detail(&cf)),
-		       GL_ADMIT_NO_RECORD;
+		return refuse(why, GL_ADMIT_NO_RECORD, "install record %s: %s", rpath,
+			      gl_fail_detail(&cf));
 	unsigned char h[32];
 	gl_sha256(h, (const unsigned char *)b.data, b.len);
 	gl_hex(h, 32, tree_sha256);
@@ -143,7 +155,7 @@ static enum gl_admit_status read_record(const char *rpath, jv *files, char tree_
 /* One listed file opened beneath a->dirfd, kept open and hashed from its
  * descriptor against want (the record's hash). */
 static enum gl_admit_status admit_file(struct gl_admit *a, struct gl_admit_file *f,
-				       const char *want, char **err)
+				       const char *want, struct gl_fail *why)
 {
 	bool is_manifest = !strcmp(f->rel, "manifest.json");
 	bool is_target = !strcmp(f->rel, a->target);
@@ -157,15 +169,16 @@ static enum gl_admit_status admit_file(struct gl_admit *a, struct gl_admit_file 
 	if (f->fd < 0 || fstat(f->fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
 	    gl_sha256_fd_hex(f->fd, f->sha256) < 0) {
 		autofree char *s = gl_sanitize(f->rel, strlen(f->rel));
-		gl_err(err, "%s: missing or unreadable (%s)", s,
-		       f->fd < 0 ? strerror(errno) : "not a regular file");
-		return GL_ADMIT_TREE;
+		return refuse(why, GL_ADMIT_TREE, "%s: missing or unreadable (%s)", s,
+			      f->fd < 0 ? strerror(errno) : "not a regular file");
 	}
 	if (strcmp(f->sha256, want)) {
 		autofree char *s = gl_sanitize(f->rel, strlen(f->rel));
-		gl_err(err, "%s changed after install: SHA-256 %s, the record says %.64s", s, f->sha256,
-		       want);
-		return is_manifest ? GL_ADMIT_MANIFEST : is_target ? GL_ADMIT_TARGET : GL_ADMIT_TREE;
+		enum gl_admit_status st = is_manifest ? GL_ADMIT_MANIFEST
+					  : is_target ? GL_ADMIT_TARGET
+						      : GL_ADMIT_TREE;
+		return refuse(why, st, "%s changed after install: SHA-256 %s, the record says %.64s",
+			      s, f->sha256, want);
 	}
 	if (is_manifest)
 		memcpy(a->manifest_sha256, f->sha256, 65);
@@ -176,7 +189,8 @@ static enum gl_admit_status admit_file(struct gl_admit *a, struct gl_admit_file 
 
 /* Every file the record lists, admitted in the record's order until one
  * fails; then the counts and the manifest. seen: the walk's count. */
-static enum gl_admit_status admit_files(struct gl_admit *a, jv files, size_t seen, char **err)
+static enum gl_admit_status admit_files(struct gl_admit *a, jv files, size_t seen,
+					struct gl_fail *why)
 {
 	enum gl_admit_status st = GL_ADMIT_OK;
 	size_t n = (size_t)jv_object_length(jv_copy(files));
@@ -187,33 +201,31 @@ static enum gl_admit_status admit_files(struct gl_admit *a, jv files, size_t see
 			struct gl_admit_file *f = &a->f[a->n++];
 			f->rel = gl_xstrdup(jv_string_value(k));
 			st = admit_file(a, f, jv_get_kind(v) == JV_KIND_STRING ? jv_string_value(v) : "",
-					err);
+					why);
 		}
 		jv_free(k);
 		jv_free(v);
 	}
 	if (st == GL_ADMIT_OK && seen != n) {
-		st = GL_ADMIT_TREE;
-		gl_err(err, "release tree holds %zu files, the install record %zu", seen, n);
+		st = refuse(why, GL_ADMIT_TREE,
+			    "release tree holds %zu files, the install record %zu", seen, n);
 	}
 	if (st == GL_ADMIT_OK && !a->manifest_sha256[0]) {
-		st = GL_ADMIT_MANIFEST;
-		gl_err(err, "manifest.json is not in the install record");
+		st = refuse(why, GL_ADMIT_MANIFEST, "manifest.json is not in the install record");
 	}
 	return st;
 }
 
-/* gl_admit_open's steps, the words in *err. */
-static enum gl_admit_status admit_open(const char *releases_dir, const char *sha256,
-				       const char *entry, struct gl_admit *a, char **err)
+enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256, const char *entry,
+				   struct gl_admit *a, struct gl_fail *why)
 {
 	memset(a, 0, sizeof *a);
 	a->dirfd = -1;
 	if (!gl_sha256_hex_ok(sha256, strlen(sha256)))
-		return gl_err(err, "not a release SHA-256"), GL_ADMIT_NO_RECORD;
+		return refuse(why, GL_ADMIT_NO_RECORD, "not a release SHA-256");
 	autofree char *rpath = gl_xasprintf("%s/%s.json", releases_dir, sha256);
 	jv files = jv_invalid();
-	enum gl_admit_status st = read_record(rpath, &files, a->tree_sha256, err);
+	enum gl_admit_status st = read_record(rpath, &files, a->tree_sha256, why);
 	if (st != GL_ADMIT_OK) {
 		jv_free(files);
 		return st;
@@ -222,27 +234,16 @@ static enum gl_admit_status admit_open(const char *releases_dir, const char *sha
 	a->dirfd = open(dpath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	size_t seen = 0;
 	if (a->dirfd < 0) {
-		st = GL_ADMIT_NO_RECORD;
-		gl_err(err, "%s: %s", dpath, strerror(errno));
+		st = refuse(why, GL_ADMIT_NO_RECORD, "%s: %s", dpath, strerror(errno));
 	} else if (!(a->target = entry_file(files, entry))) {
-		st = GL_ADMIT_TARGET;
-		gl_err(err, "the entry module has no file in the install record");
-	} else if ((st = walk(a->dirfd, "", files, 0, &seen, err)) == GL_ADMIT_OK) {
-		st = admit_files(a, files, seen, err);
+		st = refuse(why, GL_ADMIT_TARGET,
+			    "the entry module has no file in the install record");
+	} else if ((st = walk(a->dirfd, "", files, 0, &seen, why)) == GL_ADMIT_OK) {
+		st = admit_files(a, files, seen, why);
 	}
 	jv_free(files);
 	if (st != GL_ADMIT_OK)
 		gl_admit_close(a);
-	return st;
-}
-
-enum gl_admit_status gl_admit_open(const char *releases_dir, const char *sha256, const char *entry,
-				   struct gl_admit *a, struct gl_fail *f)
-{
-	char *err = NULL;
-	enum gl_admit_status st = admit_open(releases_dir, sha256, entry, a, &err);
-	if (st != GL_ADMIT_OK)
-		gl_fail_take(f, GL_E_REJECTED, err);
 	return st;
 }
 

@@ -80,15 +80,15 @@ static size_t strv_len(char *const *v)
 	return n;
 }
 
-static int open_hashed(const char *path, char *real, int *fd, char sha[65], char **err)
+static int open_hashed(const char *path, char *real, int *fd, char sha[65], struct gl_fail *f)
 {
 	if (!realpath(path, real))
-		return gl_err(err, "verified launch: %s: %s", path, strerror(errno));
+		return gl_fail_errno(f, GL_E_REJECTED, "verified launch: %s", path);
 	*fd = open(real, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (*fd < 0 || fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || gl_sha256_fd_hex(*fd, sha) < 0)
-		return gl_err(err, "verified launch: %s: %s", real,
-			      *fd < 0 || errno ? strerror(errno) : "not a regular file");
+		return gl_fail(f, GL_E_REJECTED, "verified launch: %s: %s", real,
+			       *fd < 0 || errno ? strerror(errno) : "not a regular file");
 	return 0;
 }
 
@@ -100,31 +100,32 @@ char *gl_exec_host_path(void)
 
 /* The tree against the install record (archive_extract's "files"), and
  * the tree's digest as lib/runtime/admit.c defines it for receipts. */
-static int verify_tree(struct gl_exec *x, const char *release_dir, jv manifest, char **err)
+static int verify_tree(struct gl_exec *x, const char *release_dir, jv manifest, struct gl_fail *f)
 {
 	char real[PATH_MAX];
 	if (!realpath(release_dir, real))
-		return gl_err(err, "verified launch: %s: %s", release_dir, strerror(errno));
+		return gl_fail_errno(f, GL_E_REJECTED, "verified launch: %s", release_dir);
 	x->release_dir = gl_xstrdup(real);
 	x->fail_rejected = true; /* admission, until the tree is verified */
 	x->fail_binding = "release";
 	autofree char *recpath = gl_xasprintf("%s.json", x->release_dir), *rec = NULL;
 	size_t len;
 	if (gl_read_file_capped(recpath, 256u << 20, &rec, &len) < 0)
-		return gl_err(err, "verified launch: install record %s: %s", recpath, strerror(errno));
+		return gl_fail_errno(f, GL_E_REJECTED, "verified launch: install record %s", recpath);
 	jv r = gl_json_parse(rec, len);
 	jv files = jv_get_kind(r) == JV_KIND_OBJECT ? gl_json_get(r, "files") : jv_invalid();
 	jv_free(r);
 	if (jv_get_kind(files) != JV_KIND_OBJECT) {
 		jv_free(files);
-		return gl_err(err, "verified launch: install record %s has no \"files\"", recpath);
+		return gl_fail(f, GL_E_REJECTED,
+			       "verified launch: install record %s has no \"files\"", recpath);
 	}
 	autobuf struct gl_buf cb = {0};
 	autofail struct gl_fail cf = {0};
 	if (gl_canon_dump(&cb, files, &cf) < 0) {
 		jv_free(files);
-		return gl_err(err, "verified launch: install record %s: %s", recpath,
-			      gl_fail_detail(&cf));
+		return gl_fail(f, GL_E_REJECTED, "verified launch: install record %s: %s", recpath,
+			       gl_fail_detail(&cf));
 	}
 	unsigned char h[32];
 	gl_sha256(h, (const unsigned char *)cb.data, cb.len);
@@ -136,15 +137,14 @@ static int verify_tree(struct gl_exec *x, const char *release_dir, jv manifest, 
 	jv_free(e0j);
 	x->fail_binding = "tree";
 	autoclose int root = open(x->release_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct gl_fail f = {0};
-	int rc = root < 0 ? gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno))
-		 : gl_exec_tree_record(x, root, files, e0rel, &f) < 0 ? gl_fail_give(&f, err) : 0;
+	int rc = root < 0 ? gl_fail_errno(f, GL_E_REJECTED, "verified launch: %s", x->release_dir)
+			  : gl_exec_tree_record(x, root, files, e0rel, f);
 	jv_free(files);
 	return rc;
 }
 
 /* entry[0] (inside the release, or absolute) and gl-exec-host, retained. */
-static int open_binaries(struct gl_exec *x, jv manifest, const char *host_path, char **err)
+static int open_binaries(struct gl_exec *x, jv manifest, const char *host_path, struct gl_fail *f)
 {
 	jv a0 = jv_array_get(gl_json_get(manifest, "entry"), 0);
 	const char *e0 = jv_string_value(a0);
@@ -152,10 +152,10 @@ static int open_binaries(struct gl_exec *x, jv manifest, const char *host_path, 
 	jv_free(a0);
 	char hreal[PATH_MAX];
 	x->fail_binding = "target_sha256";
-	if (open_hashed(tpath, x->target_path, &x->target_fd, x->target_sha256, err) < 0)
+	if (open_hashed(tpath, x->target_path, &x->target_fd, x->target_sha256, f) < 0)
 		return -1;
 	x->fail_binding = "interpreter_sha256";
-	return open_hashed(host_path, hreal, &x->host_fd, x->host_sha256, err);
+	return open_hashed(host_path, hreal, &x->host_fd, x->host_sha256, f);
 }
 
 /* argv of gl-exec-host (PROTOCOL STATE -- entry…) and every declared
@@ -251,13 +251,13 @@ static void build_paths(struct gl_exec *x, jv manifest, const char *twin_js)
 
 /* What every copy will enforce: the Landlock ABI (fail closed below the
  * required one), the seccomp filter, the namespaces. */
-static int build_enforcement(struct gl_exec *x, char **err)
+static int build_enforcement(struct gl_exec *x, struct gl_fail *f)
 {
 	x->fail_binding = "landlock";
 	int abi = gl_landlock_abi();
 	if (abi < GL_LANDLOCK_ABI_REQUIRED)
-		return gl_err(err, "Landlock ABI %d is below the required %d; refusing to run with less",
-			      abi, GL_LANDLOCK_ABI_REQUIRED);
+		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "Landlock ABI %d is below the required %d; "
+			       "refusing to run with less", abi, GL_LANDLOCK_ABI_REQUIRED);
 #ifdef GL_TESTING
 	const char *off = getenv("GL_TEST_EXEC_OFF");
 	x->off = off ? (unsigned)strtoul(off, NULL, 0) : 0;
@@ -267,9 +267,8 @@ static int build_enforcement(struct gl_exec *x, char **err)
 	x->enf.net_enforced = x->enf.fs_enforced;
 	x->enf.scoped_enforced = x->enf.fs_enforced;
 	x->fail_binding = "seccomp";
-	struct gl_fail f = {0};
-	if (gl_seccomp_build(GL_FILTER_EXEC, &x->bpf, &f) < 0)
-		return gl_fail_give(&f, err);
+	if (gl_seccomp_build(GL_FILTER_EXEC, &x->bpf, f) < 0)
+		return -1;
 	gl_bpf_sha256(&x->bpf, x->enf.seccomp_filter_sha256);
 	x->enf.seccomp_enforced = !(x->off & GL_OFF_SECCOMP);
 	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
@@ -277,16 +276,16 @@ static int build_enforcement(struct gl_exec *x, char **err)
 	return 0;
 }
 
-/* gl_exec_open's steps, the words in *err. */
+/* gl_exec_open's steps, the words in *f (its code set by gl_exec_open). */
 static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
-			const char *host_path, const char *home, char **err)
+			const char *host_path, const char *home, struct gl_fail *f)
 {
 	memset(x, 0, sizeof *x);
 	x->rt.ops = &gl_exec_ops;
 	x->target_fd = x->host_fd = -1;
 	x->home = gl_xstrdup(home);
-	if (verify_tree(x, release_dir, manifest, err) < 0 ||
-	    open_binaries(x, manifest, host_path, err) < 0) {
+	if (verify_tree(x, release_dir, manifest, f) < 0 ||
+	    open_binaries(x, manifest, host_path, f) < 0) {
 		gl_exec_close(x);
 		return -1;
 	}
@@ -298,7 +297,7 @@ static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
 	build_env(x, manifest, twin_js);
 	build_paths(x, manifest, twin_js);
 	x->fail_rejected = false; /* admitted: what fails now is a restriction */
-	if (build_enforcement(x, err) < 0) {
+	if (build_enforcement(x, f) < 0) {
 		gl_exec_close(x);
 		return -1;
 	}
@@ -309,9 +308,11 @@ static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
 int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
 		 const char *home, struct gl_fail *f)
 {
-	char *err = NULL; /* a file changed since install, or a restriction unavailable (SPEC §9) */
-	return open_release(x, release_dir, manifest, host_path, home, &err) == 0 ? 0
-	       : gl_fail_take(f, x->fail_rejected ? GL_E_REJECTED : GL_E_BOOTSTRAP_FAILED, err);
+	if (open_release(x, release_dir, manifest, host_path, home, f) == 0)
+		return 0;
+	/* a file changed since install, or a restriction unavailable (SPEC §9) */
+	f->code = x->fail_rejected ? GL_E_REJECTED : GL_E_BOOTSTRAP_FAILED;
+	return -1;
 }
 
 void gl_exec_close(struct gl_exec *x)
@@ -343,13 +344,13 @@ void gl_exec_close(struct gl_exec *x)
  * descriptor opened with no symlink in its path, as the broker read it
  * (lib/broker/broker.c read_path_item): a file item READ_FILE on the file, a
  * directory item (its path ends in '/') READ_FILE|READ_DIR beneath it.
- * 0, or -1 with *err. */
-static int allow_items(int rs, const struct gl_exec_item *items, size_t nitem, char **err)
+ * 0, or -1 with *f. */
+static int allow_items(int rs, const struct gl_exec_item *items, size_t nitem, struct gl_fail *f)
 {
 	for (size_t i = 0; i < nitem; i++)
 		if (gl_landlock_allow_item(rs, items[i].fd, items[i].dir) < 0)
-			return gl_err(err, "exec copy: Landlock rule for item %zu of its view: %s", i + 1,
-				      strerror(errno));
+			return gl_fail_errno(f, GL_E_LAUNCH, "exec copy: Landlock rule for item %zu of "
+					     "its view", i + 1);
 	return 0;
 }
 
@@ -378,14 +379,13 @@ static void launch_undo(struct launch *l, bool scratch_too)
 }
 
 /* The scratch directory (hosts file, state) and what the launch child is
- * given. 0, or -1 with *err. */
+ * given. 0, or -1 with *f. */
 static int launch_prep(struct gl_exec *x, struct launch *l, int ch, const char *const *hosts,
-		       size_t nhost, bool unconfined, char **err)
+		       size_t nhost, bool unconfined, struct gl_fail *f)
 {
 	x->fail_binding = "scratch";
-	struct gl_fail f = {0};
-	if (!(l->dir = gl_exec_scratch_make(x, hosts, nhost, &f)))
-		return gl_fail_give(&f, err);
+	if (!(l->dir = gl_exec_scratch_make(x, hosts, nhost, f)))
+		return -1;
 	x->fail_binding = "landlock";
 	l->p = (struct gl_exec_prep){.chan = ch, .devnull = -1, .status_w = -1, .ruleset = -1,
 				     .target = x->target_fd, .host = x->host_fd, .parent = getpid(),
@@ -403,7 +403,7 @@ static int launch_prep(struct gl_exec *x, struct launch *l, int ch, const char *
 		return 0;
 	l->argv[2] = (char *)GL_WORKSPACE_DIR;
 	if (snprintf(l->p.state, sizeof l->p.state, "%s", l->state) >= (int)sizeof l->p.state)
-		return gl_err(err, "exec copy: %s: path too long", l->state);
+		return gl_fail(f, GL_E_LAUNCH, "exec copy: %s: path too long", l->state);
 #ifdef GL_TESTING
 	const char *bad = getenv("GL_TEST_WORKSPACE_SOURCE"); /* a failing bind */
 	if (bad)
@@ -414,9 +414,9 @@ static int launch_prep(struct gl_exec *x, struct launch *l, int ch, const char *
 
 /* Landlock: the allowlist, the hosts file, exactly the view's item files
  * and directories, and the scratch state directory writable when kept.
- * 0, or -1 with *err. */
+ * 0, or -1 with *f. */
 static int launch_rules(struct gl_exec *x, struct launch *l, const struct gl_exec_item *items,
-			size_t nitem, char **err)
+			size_t nitem, struct gl_fail *f)
 {
 	const char **list = gl_xcalloc(x->npaths + 1, sizeof *list);
 	size_t n = 0;
@@ -434,9 +434,9 @@ static int launch_rules(struct gl_exec *x, struct launch *l, const struct gl_exe
 						GL_EXEC_RELAY_PORT, &bad);
 	free(list);
 	if (l->p.ruleset < 0)
-		return gl_err(err, "exec copy: Landlock ruleset (%s): %s", bad ? bad : "create",
-			      strerror(errno));
-	return allow_items(l->p.ruleset, items, nitem, err);
+		return gl_fail_errno(f, GL_E_LAUNCH, "exec copy: Landlock ruleset (%s)",
+				     bad ? bad : "create");
+	return allow_items(l->p.ruleset, items, nitem, f);
 }
 
 /* After the clone: the tree re-checked, the exec observed, the copy
@@ -486,9 +486,8 @@ static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, ui
 
 static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t nitem,
 		  const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
-		  bool unconfined, char **err)
+		  bool unconfined, struct gl_fail *f)
 {
-	*err = NULL;
 	*pidfd = -1;
 	*scratch = NULL;
 	autoclose int ch = chan;
@@ -496,20 +495,18 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 	x->fail_rejected = false;
 	x->fail_binding = "exec";
 	if (x->target_fd < 0)
-		return gl_err(err, "exec copy: the release is not open");
+		return gl_fail(f, GL_E_LAUNCH, "exec copy: the release is not open");
 	struct launch l = {.p = {.ruleset = -1}};
-	if (launch_prep(x, &l, ch, hosts, nhost, unconfined, err) < 0 ||
-	    (!(x->off & GL_OFF_LANDLOCK) && !unconfined && launch_rules(x, &l, items, nitem, err) < 0)) {
+	if (launch_prep(x, &l, ch, hosts, nhost, unconfined, f) < 0 ||
+	    (!(x->off & GL_OFF_LANDLOCK) && !unconfined && launch_rules(x, &l, items, nitem, f) < 0)) {
 		launch_undo(&l, true);
 		return -1;
 	}
-	struct gl_fail f = {0};
 	if (!unconfined && !(x->off & GL_OFF_ROOT)) {
 		x->fail_binding = "minimal_root";
-		int rc = gl_exec_root(x, &l.root, l.p.hosts, x->state_dir ? l.p.state : NULL, items, nitem,
-				      &f);
+		int rc = gl_exec_root(x, &l.root, l.p.hosts, x->state_dir ? l.p.state : NULL, items,
+				      nitem, f);
 		if (rc < 0) {
-			gl_fail_give(&f, err);
 			if (rc == -2)
 				x->fail_binding = "workspace";
 			launch_undo(&l, true);
@@ -520,7 +517,7 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 	int sp[2] = {-1, -1};
 	x->fail_binding = "descriptors";
 	if (pipe2(sp, O_CLOEXEC) < 0 || (l.p.devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
-		gl_err(err, "exec copy: status pipe: %s", strerror(errno));
+		gl_fail_errno(f, GL_E_LAUNCH, "exec copy: status pipe");
 		if (sp[0] >= 0)
 			close(sp[0]), close(sp[1]);
 		launch_undo(&l, true);
@@ -546,11 +543,11 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 	launch_undo(&l, pid < 0);
 	if (pid < 0) {
 		x->fail_binding = "user_namespace";
-		return gl_err(err, "exec copy: clone3: %s%s", strerror(e),
-			      e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
+		return gl_fail(f, GL_E_LAUNCH, "exec copy: clone3: %s%s", strerror(e),
+			       e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
 	}
-	if (launch_observe(x, pid, pfd, status_r, chan_ino, unconfined, dir, &f) < 0)
-		return gl_fail_give(&f, err);
+	if (launch_observe(x, pid, pfd, status_r, chan_ino, unconfined, dir, f) < 0)
+		return -1;
 	*pidfd = pfd;
 	*scratch = dir;
 	x->fail_binding = NULL;
@@ -561,17 +558,19 @@ int gl_exec_copy(struct gl_exec *x, const struct gl_exec_item *items, size_t nit
 		 const char *const *hosts, size_t nhost, int chan, int *pidfd, char **scratch,
 		 struct gl_fail *f)
 {
-	char *err = NULL;
-	int rc = launch(x, items, nitem, hosts, nhost, chan, pidfd, scratch, false, &err);
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_LAUNCH, err);
+	if (launch(x, items, nitem, hosts, nhost, chan, pidfd, scratch, false, f) == 0)
+		return 0;
+	f->code = GL_E_LAUNCH; /* whatever code the failed step filled */
+	return -1;
 }
 
 int gl_exec_launch_unconfined(struct gl_exec *x, const char *const *hosts, size_t nhost,
 			      int chan, int *pidfd, char **scratch, struct gl_fail *f)
 {
-	char *err = NULL;
-	int rc = launch(x, NULL, 0, hosts, nhost, chan, pidfd, scratch, true, &err);
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_LAUNCH, err);
+	if (launch(x, NULL, 0, hosts, nhost, chan, pidfd, scratch, true, f) == 0)
+		return 0;
+	f->code = GL_E_LAUNCH; /* whatever code the failed step filled */
+	return -1;
 }
 
 int gl_exec_session_start(struct gl_exec *x, const char *const *hosts, size_t nhost,

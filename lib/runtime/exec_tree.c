@@ -33,7 +33,7 @@ struct walk {
 	jv files; /* borrowed: the install record's {"path": sha256} */
 	const char *target; /* entry[0] relative to the release root, or NULL */
 	size_t seen;
-	char **err;
+	struct gl_fail *f;
 };
 
 static void add_file(struct gl_exec *x, const char *rel, const struct stat *st)
@@ -46,19 +46,21 @@ static void add_file(struct gl_exec *x, const char *rel, const struct stat *st)
 }
 
 /* Walk dirfd (relative path rel), hashing every regular file against the
- * record. 0 or -1 with *w->err. */
+ * record. 0 or -1 with *w->f. */
 static int walk_dir(struct walk *w, int dirfd, const char *rel)
 {
 	struct stat st;
 	if (fstat(dirfd, &st) < 0)
-		return gl_err(w->err, "verified launch: %s: %s", rel, strerror(errno));
+		return gl_fail(w->f, GL_E_REJECTED, "verified launch: %s: %s", rel,
+			       strerror(errno));
 	add_file(w->x, rel, &st);
 	int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
 	if (!d) {
 		if (dup >= 0)
 			close(dup);
-		return gl_err(w->err, "verified launch: %s: %s", rel, strerror(errno));
+		return gl_fail(w->f, GL_E_REJECTED, "verified launch: %s: %s", rel,
+			       strerror(errno));
 	}
 	int rc = 0;
 	struct dirent *e;
@@ -67,7 +69,8 @@ static int walk_dir(struct walk *w, int dirfd, const char *rel)
 			continue;
 		autofree char *sub = *rel ? gl_xasprintf("%s/%s", rel, e->d_name) : gl_xstrdup(e->d_name);
 		if (w->x->nfile >= GL_EXEC_FILES_MAX) {
-			rc = gl_err(w->err, "verified launch: more than %d files", GL_EXEC_FILES_MAX);
+			rc = gl_fail(w->f, GL_E_REJECTED, "verified launch: more than %d files",
+				     GL_EXEC_FILES_MAX);
 			break;
 		}
 		autoclose int fd = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -78,12 +81,14 @@ static int walk_dir(struct walk *w, int dirfd, const char *rel)
 		}
 		if (fd < 0 || fstat(fd, &fs) < 0) {
 			autofree char *q = gl_sanitize(sub, strlen(sub));
-			rc = gl_err(w->err, "verified launch: %s: %s", q, strerror(errno));
+			rc = gl_fail(w->f, GL_E_REJECTED, "verified launch: %s: %s", q,
+				     strerror(errno));
 		} else if (S_ISDIR(fs.st_mode)) {
 			rc = walk_dir(w, fd, sub);
 		} else if (!S_ISREG(fs.st_mode)) {
 			autofree char *q = gl_sanitize(sub, strlen(sub));
-			rc = gl_err(w->err, "verified launch: %s is not a regular file", q);
+			rc = gl_fail(w->f, GL_E_REJECTED,
+				     "verified launch: %s is not a regular file", q);
 		} else {
 			const char *want = gl_json_get_str(w->files, sub);
 			char got[65];
@@ -91,16 +96,19 @@ static int walk_dir(struct walk *w, int dirfd, const char *rel)
 			if (!strcmp(sub, "manifest.json") && !want) {
 				/* the manifest is checked by its own hash in the record */
 			} else if (!want) {
-				rc = gl_err(w->err, "verified launch: %s was added after install", q);
+				rc = gl_fail(w->f, GL_E_REJECTED,
+					     "verified launch: %s was added after install", q);
 			} else if (gl_sha256_fd_hex(fd, got) < 0) {
-				rc = gl_err(w->err, "verified launch: %s: %s", q, strerror(errno));
+				rc = gl_fail(w->f, GL_E_REJECTED, "verified launch: %s: %s", q,
+					     strerror(errno));
 			} else if (strcmp(got, want)) {
 				w->x->fail_binding = !strcmp(sub, "manifest.json") ? "manifest_sha256"
 						     : w->target && !strcmp(sub, w->target) ? "target_sha256"
 											 : "tree";
-				rc = gl_err(w->err, "verified launch: %s changed after install (sha256 %s, "
-						    "installed %.64s); refusing to run it",
-					    q, got, want);
+				rc = gl_fail(w->f, GL_E_REJECTED,
+					     "verified launch: %s changed after install (sha256 %s, "
+					     "installed %.64s); refusing to run it",
+					     q, got, want);
 			} else {
 				if (!strcmp(sub, "manifest.json"))
 					memcpy(w->x->manifest_sha256, got, 65);
@@ -114,57 +122,44 @@ static int walk_dir(struct walk *w, int dirfd, const char *rel)
 }
 
 /* Has any file of the verified tree changed since gl_exec_open? */
-static int unchanged(const struct gl_exec *x, char **err)
+int gl_exec_tree_unchanged(const struct gl_exec *x, struct gl_fail *f)
 {
 	autoclose int root = open(x->release_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
-		return gl_err(err, "verified launch: %s: %s", x->release_dir, strerror(errno));
+		return gl_fail_errno(f, GL_E_REJECTED, "verified launch: %s", x->release_dir);
 	/* files first, so that a swapped file is named rather than its directory */
 	for (size_t k = 0; k < 2 * x->nfile; k++) {
-		const struct gl_exec_file *f = &x->file[k % x->nfile];
+		const struct gl_exec_file *e = &x->file[k % x->nfile];
 		bool dir_pass = k >= x->nfile;
-		if (f->is_dir != dir_pass)
+		if (e->is_dir != dir_pass)
 			continue;
 		struct stat st;
-		int r = *f->rel ? fstatat(root, f->rel, &st, AT_SYMLINK_NOFOLLOW)
+		int r = *e->rel ? fstatat(root, e->rel, &st, AT_SYMLINK_NOFOLLOW)
 				: fstat(root, &st);
-		if (r < 0 || st.st_dev != f->dev || st.st_ino != f->ino || st.st_size != f->size ||
-		    st.st_mtim.tv_sec != f->mtime.tv_sec || st.st_mtim.tv_nsec != f->mtime.tv_nsec ||
-		    st.st_ctim.tv_sec != f->ctime.tv_sec || st.st_ctim.tv_nsec != f->ctime.tv_nsec) {
-			autofree char *q = gl_sanitize(*f->rel ? f->rel : ".", strlen(*f->rel ? f->rel : "."));
-			return gl_err(err, "verified launch: %s changed after it was verified%s; "
-					   "refusing to run the release",
-				      q, r < 0 ? " (gone)" : "");
+		if (r < 0 || st.st_dev != e->dev || st.st_ino != e->ino || st.st_size != e->size ||
+		    st.st_mtim.tv_sec != e->mtime.tv_sec || st.st_mtim.tv_nsec != e->mtime.tv_nsec ||
+		    st.st_ctim.tv_sec != e->ctime.tv_sec || st.st_ctim.tv_nsec != e->ctime.tv_nsec) {
+			autofree char *q = gl_sanitize(*e->rel ? e->rel : ".", strlen(*e->rel ? e->rel : "."));
+			return gl_fail(f, GL_E_REJECTED,
+				       "verified launch: %s changed after it was verified%s; "
+				       "refusing to run the release",
+				       q, r < 0 ? " (gone)" : "");
 		}
 	}
-	return 0;
-}
-
-int gl_exec_tree_unchanged(const struct gl_exec *x, struct gl_fail *f)
-{
-	char *err = NULL;
-	return unchanged(x, &err) == 0 ? 0 : gl_fail_take(f, GL_E_REJECTED, err);
-}
-
-/* gl_exec_tree_record's walk, the words in *err. */
-static int record(struct gl_exec *x, int root, jv files, const char *target_rel, char **err)
-{
-	struct walk w = {.x = x, .files = files, .target = target_rel, .err = err};
-	if (walk_dir(&w, root, "") < 0)
-		return -1;
-	size_t want = (size_t)jv_object_length(jv_copy(files));
-	if (w.seen != want)
-		return gl_err(err, "verified launch: %zu installed files are missing",
-			      want - (w.seen < want ? w.seen : want));
 	return 0;
 }
 
 int gl_exec_tree_record(struct gl_exec *x, int root, jv files, const char *target_rel,
 			struct gl_fail *f)
 {
-	char *err = NULL;
-	return record(x, root, files, target_rel, &err) == 0 ? 0
-							     : gl_fail_take(f, GL_E_REJECTED, err);
+	struct walk w = {.x = x, .files = files, .target = target_rel, .f = f};
+	if (walk_dir(&w, root, "") < 0)
+		return -1;
+	size_t want = (size_t)jv_object_length(jv_copy(files));
+	if (w.seen != want)
+		return gl_fail(f, GL_E_REJECTED, "verified launch: %zu installed files are missing",
+			       want - (w.seen < want ? w.seen : want));
+	return 0;
 }
 
 void gl_exec_tree_free(struct gl_exec *x)

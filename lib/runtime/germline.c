@@ -100,21 +100,22 @@ static const char *launch_hint(enum gl_launch_step step, int e)
 
 /* Read the status pipe: 0 = exec observed (EOF, no bytes), else the failed step. */
 static enum gl_launch_step read_status(int fd, const struct timespec *deadline,
-				       const struct gl_root *root, char **err)
+				       const struct gl_root *root, struct gl_fail *f)
 {
 	struct launch_status m;
 	size_t got = 0;
 	while (got < sizeof m) {
 		int r = gl_ctl_wait_readable(fd, deadline);
 		if (r <= 0) {
-			*err = gl_xstrdup("launch: no exec observed within the time limit");
+			gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+				"launch: no exec observed within the time limit");
 			return GL_LAUNCH_EXEC;
 		}
 		ssize_t n = read(fd, (char *)&m + got, sizeof m - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			*err = gl_xasprintf("launch: status pipe: %s", strerror(errno));
+			gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "launch: status pipe");
 			return GL_LAUNCH_EXEC;
 		}
 		if (n == 0)
@@ -125,16 +126,15 @@ static enum gl_launch_step read_status(int fd, const struct timespec *deadline,
 		return GL_LAUNCH_OK;
 	if (got != sizeof m || m.step <= GL_LAUNCH_OK || m.step > GL_LAUNCH_ROOT || m.what < 0 ||
 	    m.what > W_ROOT + GL_ROOT_READONLY || m.bad < -1 || m.bad >= (int32_t)root->n) {
-		*err = gl_xstrdup("launch: malformed status from the launch child");
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED, "launch: malformed status from the launch child");
 		return GL_LAUNCH_EXEC;
 	}
 	enum gl_launch_step step = (enum gl_launch_step)m.step;
 	const char *what = m.what >= W_ROOT ? gl_root_step_name((enum gl_root_step)(m.what - W_ROOT))
 					     : what_name[m.what];
-	*err = gl_xasprintf("launch failed at %s%s%s%s%s: %s%s", gl_launch_step_name(step),
-			    *what ? " " : "", what, m.bad >= 0 ? " " : "",
-			    m.bad >= 0 ? root->e[m.bad].path : "", strerror(m.err),
-			    launch_hint(step, m.err));
+	gl_fail(f, GL_E_BOOTSTRAP_FAILED, "launch failed at %s%s%s%s%s: %s%s",
+		gl_launch_step_name(step), *what ? " " : "", what, m.bad >= 0 ? " " : "",
+		m.bad >= 0 ? root->e[m.bad].path : "", strerror(m.err), launch_hint(step, m.err));
 	return step;
 }
 
@@ -151,9 +151,10 @@ static void launch_cleanup(struct launch_prep *p)
 }
 
 /* SPEC §9: a restriction not installed before the exec is bootstrap_failed;
- * after it (the release's own import failed) the launch failed. msg consumed. */
+ * after it (the release's own import failed) the launch failed: f's code is
+ * set here, whatever the failed step filled. */
 static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep *p,
-				       enum gl_launch_step step, struct gl_fail *f, char *msg)
+				       enum gl_launch_step step, struct gl_fail *f)
 {
 	launch_cleanup(p);
 	gl_root_free(&p->root);
@@ -189,30 +190,26 @@ static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep
 		/* which bound the import reached, if a group counted it */
 		const char *r = gl_cg_launch_reached(g->launch_cg, g->launch_cg_pid);
 		if (r) {
-			char *m = gl_xasprintf("%s (the germline reached its %s bound)", msg, r);
-			free(msg);
-			msg = m;
+			autofree char *d = gl_fail_steal(f);
+			gl_fail_set(f, GL_E_LAUNCH, "%s (the germline reached its %s bound)", d, r);
 		}
 		gl_cg_germline_end(g->launch_cg, g->launch_cg_pid);
 		g->launch_cg = NULL;
 	}
-	gl_fail_take(f, g->exec_observed ? GL_E_LAUNCH : GL_E_BOOTSTRAP_FAILED, msg);
+	f->code = g->exec_observed ? GL_E_LAUNCH : GL_E_BOOTSTRAP_FAILED;
 	return step;
 }
 
 /* Bound the launch child before it goes on (gl_cg_bound_launch), then the
- * go byte for which it waits (lib/runtime/germline_child.c). 0, or -1 with *msg. */
+ * go byte for which it waits (lib/runtime/germline_child.c). 0, or -1 with *f. */
 static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g,
-			struct launch_prep *p, char **msg)
+			struct launch_prep *p, struct gl_fail *f)
 {
 	close(p->go_r);
 	p->go_r = -1;
 	if (spec->cg) {
 		bool grouped = false;
-		struct gl_fail f = {0};
-		int rc = gl_cg_bound_launch(spec->cg, spec->limits, g->pid, &grouped, &f);
-		if (rc < 0)
-			gl_fail_give(&f, msg);
+		int rc = gl_cg_bound_launch(spec->cg, spec->limits, g->pid, &grouped, f);
 		if (grouped) {
 			g->launch_cg = spec->cg;
 			g->launch_cg_pid = g->pid;
@@ -224,10 +221,8 @@ static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g
 	do
 		w = write(p->go_w, "g", 1);
 	while (w < 0 && errno == EINTR);
-	if (w != 1) {
-		*msg = gl_xasprintf("go byte: %s", strerror(errno));
-		return -1;
-	}
+	if (w != 1)
+		return gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "go byte");
 	close(p->go_w);
 	p->go_w = -1;
 	return 0;
@@ -273,18 +268,18 @@ static int root_scratch(const struct gl_launch_spec *spec, struct gl_germline *g
  * what runs (SPEC §9, seed 002), executed from p->interp. */
 static enum gl_launch_step open_interpreter(const struct gl_launch_spec *spec,
 					    struct gl_germline *g, struct launch_prep *p,
-					    char *interp_real, char **err)
+					    char *interp_real, struct gl_fail *f)
 {
 	if (!realpath(spec->interpreter, interp_real)) {
-		*err = gl_xasprintf("interpreter %s: %s", spec->interpreter, strerror(errno));
+		gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "interpreter %s", spec->interpreter);
 		return GL_LAUNCH_OPEN_INTERPRETER;
 	}
 	p->interp = open(interp_real, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (p->interp < 0 || fstat(p->interp, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    gl_sha256_fd_hex(p->interp, g->interpreter_sha256) < 0) {
-		*err = gl_xasprintf("interpreter %s: %s", interp_real,
-				    p->interp < 0 || errno ? strerror(errno) : "not a regular file");
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED, "interpreter %s: %s", interp_real,
+			p->interp < 0 || errno ? strerror(errno) : "not a regular file");
 		return GL_LAUNCH_OPEN_INTERPRETER;
 	}
 #ifdef GL_TESTING
@@ -294,7 +289,7 @@ static enum gl_launch_step open_interpreter(const struct gl_launch_spec *spec,
 	 * interpreter after it was opened, pretend kernel features missing. */
 	const char *swap = getenv("GL_TEST_SWAP_INTERPRETER");
 	if (swap && *swap && rename(swap, interp_real) < 0) {
-		*err = gl_xasprintf("GL_TEST_SWAP_INTERPRETER: %s", strerror(errno));
+		gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "GL_TEST_SWAP_INTERPRETER");
 		return GL_LAUNCH_OPEN_INTERPRETER;
 	}
 	p->sim = (getenv("GL_TEST_NO_USERNS") ? SIM_NO_USERNS : 0) |
@@ -312,22 +307,24 @@ static enum gl_launch_step open_interpreter(const struct gl_launch_spec *spec,
 static enum gl_launch_step prepare_landlock(const struct gl_launch_spec *spec,
 					    struct gl_germline *g, struct launch_prep *p,
 					    const char *interp_real, struct gl_path_bufs *bufs,
-					    const char **list, size_t *n, char **err)
+					    const char **list, size_t *n, struct gl_fail *f)
 {
 	int abi = gl_landlock_abi();
 	int required = spec->min_landlock_abi > 0 ? spec->min_landlock_abi : GL_LANDLOCK_ABI_REQUIRED;
 	g->enf.landlock_abi = abi > 0 ? abi : 0;
 	if (abi < 0) {
 		int e = errno;
-		*err = gl_xasprintf("Landlock unavailable: %s%s", strerror(e), launch_hint(GL_LAUNCH_LANDLOCK, e));
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED, "Landlock unavailable: %s%s", strerror(e),
+			launch_hint(GL_LAUNCH_LANDLOCK, e));
 		return GL_LAUNCH_LANDLOCK;
 	}
 	if (abi < required) {
-		*err = gl_xasprintf("Landlock ABI %d is below the required %d (%s); refusing to run "
-				    "with less",
-				    abi, required,
-				    abi < 4 ? "TCP bind and connect cannot be denied"
-					    : "abstract unix sockets and signals cannot be scoped");
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+			"Landlock ABI %d is below the required %d (%s); refusing to run "
+			"with less",
+			abi, required,
+			abi < 4 ? "TCP bind and connect cannot be denied"
+				: "abstract unix sockets and signals cannot be scoped");
 		return GL_LAUNCH_LANDLOCK;
 	}
 	g->enf.landlock_abi = abi;
@@ -338,8 +335,8 @@ static enum gl_launch_step prepare_landlock(const struct gl_launch_spec *spec,
 	p->ruleset = gl_landlock_germline_ruleset(abi, list, *n, p->interp, &bad);
 	if (p->ruleset < 0) {
 		int e = errno;
-		*err = gl_xasprintf("Landlock ruleset (%s): %s%s", bad ? bad : "create", strerror(e),
-				    launch_hint(GL_LAUNCH_LANDLOCK, e));
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED, "Landlock ruleset (%s): %s%s",
+			bad ? bad : "create", strerror(e), launch_hint(GL_LAUNCH_LANDLOCK, e));
 		return GL_LAUNCH_LANDLOCK;
 	}
 	g->enf.fs_enforced = true;
@@ -352,51 +349,42 @@ static enum gl_launch_step prepare_landlock(const struct gl_launch_spec *spec,
  * lets the germline open is all it can see. */
 static enum gl_launch_step prepare_root(const struct gl_launch_spec *spec, struct gl_germline *g,
 					struct launch_prep *p, const char *const *list, size_t n,
-					char **err)
+					struct gl_fail *f)
 {
 	if (p->off & GL_OFF_ROOT)
 		return GL_LAUNCH_OK;
-	struct gl_fail f = {0};
-	int rc = gl_root_add_system(&p->root, &f);
+	int rc = gl_root_add_system(&p->root, f);
 	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = gl_root_add_bind(&p->root, list[i], &f);
+		rc = gl_root_add_bind(&p->root, list[i], f);
 	if (rc == 0)
-		rc = gl_root_add_bind(&p->root, spec->interpreter, &f);
+		rc = gl_root_add_bind(&p->root, spec->interpreter, f);
 	if (rc == 0)
-		rc = gl_root_add_dev(&p->root, "/dev/null", &f);
+		rc = gl_root_add_dev(&p->root, "/dev/null", f);
 	if (rc == 0)
-		rc = gl_root_add_dev(&p->root, "/dev/urandom", &f);
+		rc = gl_root_add_dev(&p->root, "/dev/urandom", f);
 	if (rc == 0)
-		rc = root_scratch(spec, g, p, g->enf.landlock_abi, &f);
-	if (rc < 0) {
-		gl_fail_give(&f, err);
-		return GL_LAUNCH_ROOT;
-	}
-	return GL_LAUNCH_OK;
+		rc = root_scratch(spec, g, p, g->enf.landlock_abi, f);
+	return rc < 0 ? GL_LAUNCH_ROOT : GL_LAUNCH_OK;
 }
 
 /* seccomp: the germline's program, and the hash of the copies'. */
-static enum gl_launch_step prepare_seccomp(struct gl_germline *g, struct launch_prep *p, char **err)
+static enum gl_launch_step prepare_seccomp(struct gl_germline *g, struct launch_prep *p,
+					   struct gl_fail *f)
 {
 #ifdef GL_TESTING
 	if (getenv("GL_TEST_NO_SECCOMP")) {
-		*err = gl_xstrdup("seccomp filters unavailable (GL_TEST_NO_SECCOMP: the kernel lacks "
-				  "CONFIG_SECCOMP_FILTER)");
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+			"seccomp filters unavailable (GL_TEST_NO_SECCOMP: the kernel lacks "
+			"CONFIG_SECCOMP_FILTER)");
 		return GL_LAUNCH_SECCOMP;
 	}
 #endif
 	if (p->off & GL_OFF_SECCOMP)
 		return GL_LAUNCH_OK;
-	struct gl_fail f = {0};
-	if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, &f) < 0) {
-		gl_fail_give(&f, err);
-		return GL_LAUNCH_SECCOMP;
-	}
 	struct gl_bpf copy;
-	if (gl_seccomp_build(GL_FILTER_COPY, &copy, &f) < 0) {
-		gl_fail_give(&f, err);
+	if (gl_seccomp_build(GL_FILTER_GERMLINE, &p->bpf, f) < 0 ||
+	    gl_seccomp_build(GL_FILTER_COPY, &copy, f) < 0)
 		return GL_LAUNCH_SECCOMP;
-	}
 	gl_bpf_sha256(&copy, g->enf.seccomp_filter_sha256);
 	gl_bpf_free(&copy);
 	g->enf.seccomp_enforced = true;
@@ -407,23 +395,24 @@ static enum gl_launch_step prepare_seccomp(struct gl_germline *g, struct launch_
  * Landlock, the minimal root, seccomp, the control socket. GL_LAUNCH_OK or
  * the failed step. */
 static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, struct gl_germline *g,
-					  struct launch_prep *p, char *interp_real, char **err)
+					  struct launch_prep *p, char *interp_real,
+					  struct gl_fail *f)
 {
 	struct gl_path_bufs bufs;
 	const char *list[64];
 	size_t n = 0;
-	enum gl_launch_step step = open_interpreter(spec, g, p, interp_real, err);
+	enum gl_launch_step step = open_interpreter(spec, g, p, interp_real, f);
 	if (step == GL_LAUNCH_OK)
-		step = prepare_landlock(spec, g, p, interp_real, &bufs, list, &n, err);
+		step = prepare_landlock(spec, g, p, interp_real, &bufs, list, &n, f);
 	if (step == GL_LAUNCH_OK)
-		step = prepare_root(spec, g, p, list, n, err);
+		step = prepare_root(spec, g, p, list, n, f);
 	if (step == GL_LAUNCH_OK)
-		step = prepare_seccomp(g, p, err);
+		step = prepare_seccomp(g, p, f);
 	if (step != GL_LAUNCH_OK)
 		return step;
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		*err = gl_xasprintf("control socketpair: %s", strerror(errno));
+		gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "control socketpair");
 		return GL_LAUNCH_SOCKET;
 	}
 	g->ctl = sv[0];
@@ -433,16 +422,16 @@ static enum gl_launch_step launch_prepare(const struct gl_launch_spec *spec, str
 }
 
 /* The status pipe (SPEC §9: "failed before exec" from "ran") and the go
- * pipe (bound_launch); *status_r is the parent's read end. 0, or -1 with *err. */
-static int launch_pipes(struct launch_prep *p, int *status_r, char **err)
+ * pipe (bound_launch); *status_r is the parent's read end. 0, or -1 with *f. */
+static int launch_pipes(struct launch_prep *p, int *status_r, struct gl_fail *f)
 {
 	int status[2], go[2];
 	if (pipe2(status, O_CLOEXEC) < 0 || (p->devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
-		return gl_err(err, "status pipe or /dev/null: %s", strerror(errno));
+		return gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "status pipe or /dev/null");
 	if (pipe2(go, O_CLOEXEC) < 0) {
 		close(status[0]);
 		close(status[1]);
-		return gl_err(err, "go pipe: %s", strerror(errno));
+		return gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "go pipe");
 	}
 	p->go_r = go[0];
 	p->go_w = go[1];
@@ -453,8 +442,9 @@ static int launch_pipes(struct launch_prep *p, int *status_r, char **err)
 
 /* The clone: the init of a new user and PID namespace, which makes the
  * germline its child (lib/runtime/germline_child.c). The child never
- * returns. GL_LAUNCH_OK in the parent, or the failed step with *err. */
-static enum gl_launch_step launch_clone(struct gl_germline *g, struct launch_prep *p, char **err)
+ * returns. GL_LAUNCH_OK in the parent, or the failed step with *f. */
+static enum gl_launch_step launch_clone(struct gl_germline *g, struct launch_prep *p,
+					struct gl_fail *f)
 {
 	if (p->off & GL_OFF_PIDNS) {
 		g->pid = fork();
@@ -464,7 +454,7 @@ static enum gl_launch_step launch_clone(struct gl_germline *g, struct launch_pre
 		 * syscall runs no at-fork handler: the child makes syscalls only. */
 		p->parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 		if (p->parent_pidfd < 0) {
-			*err = gl_xasprintf("pidfd_open: %s", strerror(errno));
+			gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "pidfd_open");
 			return GL_LAUNCH_FORK;
 		}
 		g->pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
@@ -472,7 +462,8 @@ static enum gl_launch_step launch_clone(struct gl_germline *g, struct launch_pre
 	}
 	if (g->pid < 0) {
 		int e = errno;
-		*err = gl_xasprintf("clone: %s%s", strerror(e), launch_hint(GL_LAUNCH_USERNS, e));
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED, "clone: %s%s", strerror(e),
+			launch_hint(GL_LAUNCH_USERNS, e));
 		return g->has_init ? GL_LAUNCH_USERNS : GL_LAUNCH_FORK;
 	}
 	if (g->pid == 0) {
@@ -482,7 +473,7 @@ static enum gl_launch_step launch_clone(struct gl_germline *g, struct launch_pre
 	}
 	g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
 	if (g->pidfd < 0) {
-		*err = gl_xasprintf("pidfd_open: %s", strerror(errno));
+		gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "pidfd_open");
 		return GL_LAUNCH_FORK;
 	}
 	return GL_LAUNCH_OK;
@@ -491,18 +482,18 @@ static enum gl_launch_step launch_clone(struct gl_germline *g, struct launch_pre
 /* Exec observed. Now the host's handshake: the entry module imported,
  * then its scratch read-only before any copy (A1). */
 static enum gl_launch_step handshake(struct gl_germline *g, const struct timespec *deadline,
-				     char **err)
+				     struct gl_fail *f)
 {
 	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
 	int fds[1], nfds;
-	autofail struct gl_fail f = {0};
-	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, fds, 0, &nfds, deadline, &f);
+	autofail struct gl_fail rf = {0};
+	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, fds, 0, &nfds, deadline, &rf);
 	if (n < 0) {
-		*err = gl_xasprintf("handshake: %s", gl_fail_detail(&f));
+		gl_fail(f, GL_E_LAUNCH, "handshake: %s", gl_fail_detail(&rf));
 		return GL_LAUNCH_HANDSHAKE;
 	}
 	if (n == 0) {
-		*err = gl_xstrdup("handshake: the germline exited before it was ready");
+		gl_fail(f, GL_E_LAUNCH, "handshake: the germline exited before it was ready");
 		return GL_LAUNCH_HANDSHAKE;
 	}
 	const char *op;
@@ -510,20 +501,18 @@ static enum gl_launch_step handshake(struct gl_germline *g, const struct timespe
 	if (op && !strcmp(op, "ready") && jv_object_length(jv_copy(v)) == 1) {
 		jv_free(v);
 		if (g->scratch && gl_scratch_start(g->pidfd, (const char *const *)g->scratch_under,
-						   &g->mounter, &f) < 0) {
-			gl_fail_give(&f, err);
+						   &g->mounter, f) < 0)
 			return GL_LAUNCH_ROOT;
-		}
 		return GL_LAUNCH_OK;
 	}
 	if (op && !strcmp(op, "error")) {
 		autofree char *d = gl_ctl_detail(v);
 		jv_free(v);
-		*err = gl_xasprintf("the release's entry module failed to import: %s", d);
+		gl_fail(f, GL_E_LAUNCH, "the release's entry module failed to import: %s", d);
 		return GL_LAUNCH_HANDSHAKE;
 	}
 	jv_free(v);
-	*err = gl_xstrdup("handshake: malformed message from the germline");
+	gl_fail(f, GL_E_LAUNCH, "handshake: malformed message from the germline");
 	return GL_LAUNCH_HANDSHAKE;
 }
 
@@ -550,9 +539,10 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 				.parent = getpid()};
 	/* Absolute, resolved once: the germline runs in the release dir. */
 	char interp_real[PATH_MAX], release_real[PATH_MAX], host_real[PATH_MAX];
-	if (!realpath(spec->release_dir, release_real) || !realpath(spec->host_dir, host_real))
-		return launch_fail(g, &p, GL_LAUNCH_OPEN_INTERPRETER, f,
-				   gl_xasprintf("release or host directory: %s", strerror(errno)));
+	if (!realpath(spec->release_dir, release_real) || !realpath(spec->host_dir, host_real)) {
+		gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "release or host directory");
+		return launch_fail(g, &p, GL_LAUNCH_OPEN_INTERPRETER, f);
+	}
 	struct gl_launch_spec rs = *spec;
 #ifdef GL_TESTING
 	const char *ti = getenv("GL_TEST_INTERPRETER");
@@ -562,36 +552,35 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	rs.release_dir = p.release_dir = release_real;
 	rs.host_dir = host_real;
 	spec = &rs;
-	char *msg = NULL;
-	enum gl_launch_step step = launch_prepare(spec, g, &p, interp_real, &msg);
+	enum gl_launch_step step = launch_prepare(spec, g, &p, interp_real, f);
 	if (step != GL_LAUNCH_OK)
-		return launch_fail(g, &p, step, f, msg);
+		return launch_fail(g, &p, step, f);
 	autoclose int status_r = -1;
-	if (launch_pipes(&p, &status_r, &msg) < 0)
-		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, f, msg);
+	if (launch_pipes(&p, &status_r, f) < 0)
+		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, f);
 	autofree char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
 	struct import_args ia = {0};
 	gl_launch_import_args(spec, g, &ia);
 	autofree char *prof = spec->profile ? gl_xasprintf("GL_PROFILE=%s", spec->profile) : NULL;
 	gl_launch_args(spec, g, &p, &ia, script, prof);
-	if ((step = launch_clone(g, &p, &msg)) != GL_LAUNCH_OK)
-		return launch_fail(g, &p, step, f, msg);
+	if ((step = launch_clone(g, &p, f)) != GL_LAUNCH_OK)
+		return launch_fail(g, &p, step, f);
 	/* Bounded before it runs the release's import (issue 15, paper §III) */
-	if (bound_launch(spec, g, &p, &msg) < 0)
-		return launch_fail(g, &p, GL_LAUNCH_LIMITS, f, msg);
+	if (bound_launch(spec, g, &p, f) < 0)
+		return launch_fail(g, &p, GL_LAUNCH_LIMITS, f);
 	launch_cleanup(&p); /* our copies of the child's descriptors */
 
 	struct timespec deadline;
 	gl_ctl_deadline_in(&deadline, LAUNCH_TIMEOUT_MS);
-	step = read_status(status_r, &deadline, &p.root, &msg);
+	step = read_status(status_r, &deadline, &p.root, f);
 	if (step != GL_LAUNCH_OK)
-		return launch_fail(g, &p, step, f, msg);
+		return launch_fail(g, &p, step, f);
 	gl_root_free(&p.root);
 	g->exec_observed = true; /* SPEC §9: every restriction installed, the exec seen */
 	/* The status pipe's EOF came after the init closed its end, which it
 	 * does right after forking the germline: the germline is its child. */
 	g->gpid = g->has_init ? gl_proc_first_child(g->pid) : g->pid;
-	if ((step = handshake(g, &deadline, &msg)) != GL_LAUNCH_OK)
-		return launch_fail(g, &p, step, f, msg);
+	if ((step = handshake(g, &deadline, f)) != GL_LAUNCH_OK)
+		return launch_fail(g, &p, step, f);
 	return GL_LAUNCH_OK;
 }

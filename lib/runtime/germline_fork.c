@@ -220,25 +220,25 @@ static int pidfd_is(int fd, pid_t pid, pid_t number, pid_t *host, bool *fixed)
 /* The copy's private scratch /tmp (lib/sandbox/scratch.h, SPEC §5), mounted before
  * it runs any release code. A failure kills the copy and the germline
  * (a copy in the germline's mount namespace is the germline's doing). */
-static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, char **err)
+static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, struct gl_fail *f)
 {
 	if (!g->scratch)
 		return 0;
-	autofail struct gl_fail f = {0};
-	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &f) == 0)
+	autofail struct gl_fail sf = {0};
+	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &sf) == 0)
 		return 0;
-	*err = gl_xasprintf("fork: %s", gl_fail_detail(&f));
+	gl_fail(f, GL_E_GERMLINE, "fork: %s", gl_fail_detail(&sf));
 	gl_copy_kill(pidfd);
 	germline_kill(g);
 	return -1;
 }
 
-/* The copy host joins its bound; its mechanisms go to g->enf. */
-static int bound_copy(struct gl_germline *g, pid_t host, char **err)
+/* The copy host joins its bound; its mechanisms go to g->enf. The failure
+ * keeps gl_cg_bound_copy's words (gl_germline_fork sets the code). */
+static int bound_copy(struct gl_germline *g, pid_t host, struct gl_fail *f)
 {
-	struct gl_fail f = {0};
-	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, &f) < 0)
-		return gl_fail_give(&f, err);
+	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, f) < 0)
+		return -1;
 	g->enf.limits_memory = g->cc.mem;
 	g->enf.limits_pids = g->cc.pids;
 	g->enf.limits_cpu = g->cc.cpu;
@@ -246,17 +246,17 @@ static int bound_copy(struct gl_germline *g, pid_t host, char **err)
 }
 
 /* Line 9's request: the copy's channel sent to the germline (consumed,
- * *sock closed). 0, or -1 with *err; *chan_ino the channel's inode for the
+ * *sock closed). 0, or -1 with *f; *chan_ino the channel's inode for the
  * copy check. */
-static int request_fork(struct gl_germline *g, int *sock, uint64_t *chan_ino, char **err)
+static int request_fork(struct gl_germline *g, int *sock, uint64_t *chan_ino, struct gl_fail *f)
 {
 	*chan_ino = gl_proc_socket_ino(*sock);
 	if (!*chan_ino)
-		return gl_err(err, "fork: the copy's channel is not a socket");
+		return gl_fail(f, GL_E_GERMLINE, "fork: the copy's channel is not a socket");
 	if (g->ctl < 0)
-		return gl_err(err, "fork: the germline is not running");
+		return gl_fail(f, GL_E_GERMLINE, "fork: the germline is not running");
 	if (send_fork_request(g->ctl, *sock, g->lane) < 0) {
-		*err = gl_xasprintf("fork: cannot reach the germline: %s", strerror(errno));
+		gl_fail_errno(f, GL_E_GERMLINE, "fork: cannot reach the germline");
 		germline_kill(g);
 		return -1;
 	}
@@ -268,18 +268,21 @@ static int request_fork(struct gl_germline *g, int *sock, uint64_t *chan_ino, ch
  * (into *pidfd, the caller's to close), then {"op":"idle"}: the germline
  * closed its pidfd of the copy, so the next G2 check sees it at rest
  * (docs/design/run.md). *host is the copy's pid here, *fixed as pidfd_is.
- * 0, or -1 with *err (the germline killed, unless it only could not fork). */
-static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fixed, char **err)
+ * 0, or -1 with *f (the germline killed, unless it only could not fork). */
+static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fixed,
+		       struct gl_fail *f)
 {
 	struct timespec deadline;
 	gl_ctl_deadline_in(&deadline, FORK_TIMEOUT_MS);
 	autofree char *buf = gl_xmalloc(GL_CTL_MSG_MAX);
 	int fd = -1, nfds = 0;
-	autofail struct gl_fail f = {0};
-	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd, 1, &nfds, &deadline, &f);
+	autofail struct gl_fail rf = {0};
+	ssize_t n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd, 1, &nfds, &deadline, &rf);
 	if (n <= 0) {
-		*err = n < 0 ? gl_xasprintf("fork: %s", gl_fail_detail(&f))
-			     : gl_xstrdup("fork: the germline exited");
+		if (n < 0)
+			gl_fail(f, GL_E_GERMLINE, "fork: %s", gl_fail_detail(&rf));
+		else
+			gl_fail(f, GL_E_GERMLINE, "fork: the germline exited");
 		germline_kill(g);
 		return -1;
 	}
@@ -290,7 +293,7 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 	if (op && !strcmp(op, "error") && nfds == 0) {
 		autofree char *d = gl_ctl_detail(v);
 		jv_free(v);
-		*err = gl_xasprintf("fork: the germline could not fork: %s", d);
+		gl_fail(f, GL_E_GERMLINE, "fork: the germline could not fork: %s", d);
 		return -1; /* e.g. out of memory or pids; the germline itself is fine */
 	}
 	int ok = op && !strcmp(op, "forked") && jv_object_length(jv_copy(v)) == 2 &&
@@ -299,7 +302,7 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 	jv_free(v);
 	if (ok) {
 		int fd2 = -1, nfds2 = 0;
-		n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd2, 1, &nfds2, &deadline, &f);
+		n = gl_ctl_recv(g->ctl, buf, GL_CTL_MSG_MAX, &fd2, 1, &nfds2, &deadline, &rf);
 		if (fd2 >= 0)
 			close(fd2);
 		jv w = n > 0 ? gl_ctl_parse(buf, (size_t)n, &op) : jv_invalid();
@@ -308,8 +311,9 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 	}
 	if (ok)
 		return 0;
-	*err = gl_xstrdup("fork: malformed answer from the germline (expected {\"op\":\"forked\","
-			  "\"pid\":N} with the copy's pidfd, then {\"op\":\"idle\"})");
+	gl_fail(f, GL_E_GERMLINE,
+		"fork: malformed answer from the germline (expected "
+		"{\"op\":\"forked\",\"pid\":N} with the copy's pidfd, then {\"op\":\"idle\"})");
 	germline_kill(g);
 	return -1;
 }
@@ -317,22 +321,23 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 /* The germline's own code confined the copy; the broker checks it from
  * outside before the copy receives anything (docs/sandbox.md): its number
  * in the germline's PID namespace, then the copy and the germline through
- * /proc. A failure kills both. 0, or -1 with *err. */
-static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed,
-		      uint64_t chan_ino, char **err)
+ * /proc. A failure kills both. 0, or -1 with *f. */
+static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed, uint64_t chan_ino,
+		      struct gl_fail *f)
 {
 	int check = 1;
 #ifdef GL_TESTING
 	check = !gl_launch_test.no_copy_check;
 #endif
-	autofail struct gl_fail f = {0};
+	autofail struct gl_fail cf = {0};
 	if (check && g->has_init && !fixed) {
-		*err = gl_xasprintf("fork: copy: its number in the germline's PID namespace is not %d "
-				    "(a growing number would count earlier copies' processes)",
-				    GL_COPY_PID + (int)g->lane);
-	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &f) < 0 ||
-			     gl_proc_check_quiet(g->gpid, &f) < 0)) {
-		*err = gl_xasprintf("fork: %s", gl_fail_detail(&f));
+		gl_fail(f, GL_E_GERMLINE,
+			"fork: copy: its number in the germline's PID namespace is not %d "
+			"(a growing number would count earlier copies' processes)",
+			GL_COPY_PID + (int)g->lane);
+	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &cf) < 0 ||
+			     gl_proc_check_quiet(g->gpid, &cf) < 0)) {
+		gl_fail(f, GL_E_GERMLINE, "fork: %s", gl_fail_detail(&cf));
 	} else {
 		return 0;
 	}
@@ -344,45 +349,43 @@ static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed,
 /* gl-run --jobs (lib/sandbox/live.h): under the fork lock, G1–G3 again
  * (line 8 ran before the slot was read, while other workers could fork),
  * so the check that lets this fork go sees every live copy registered. */
-static int check_again(struct gl_germline *g, char **err)
+static int check_again(struct gl_germline *g, struct gl_fail *f)
 {
 	if (!gl_live_on())
 		return 0;
-	autofail struct gl_fail f = {0};
-	if (gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &f) == 0)
+	autofail struct gl_fail cf = {0};
+	if (gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &cf) == 0)
 		return 0;
-	*err = gl_xasprintf("germline_check: %s", gl_fail_detail(&f));
-	return -1;
+	return gl_fail(f, GL_E_GERMLINE, "germline_check: %s", gl_fail_detail(&cf));
 }
 
 /* Line 9 from the fork request to the copy's bound (gl_germline_fork). */
-static int fork_checked(struct gl_germline *g, int *sock, int *pidfd_out, char **err)
+static int fork_checked(struct gl_germline *g, int *sock, int *pidfd_out, struct gl_fail *f)
 {
 	uint64_t chan_ino;
-	if (check_again(g, err) < 0 || request_fork(g, sock, &chan_ino, err) < 0)
+	if (check_again(g, f) < 0 || request_fork(g, sock, &chan_ino, f) < 0)
 		return -1;
 	autoclose int pidfd = -1;
 	pid_t host = -1;
 	bool fixed = false;
-	if (read_forked(g, &pidfd, &host, &fixed, err) < 0)
+	if (read_forked(g, &pidfd, &host, &fixed, f) < 0)
 		return -1;
-	if (check_copy(g, pidfd, host, fixed, chan_ino, err) < 0)
+	if (check_copy(g, pidfd, host, fixed, chan_ino, f) < 0)
 		return -1;
-	if (copy_scratch(g, pidfd, host, err) < 0)
+	if (copy_scratch(g, pidfd, host, f) < 0)
 		return -1;
 	/* Bounded (SPEC §4 limits) while it still runs only our code: the copy
 	 * waits for the byte below before any Python code (A1: a copy never
 	 * runs unbounded; fail closed when nothing can bound it). */
-	char *msg = NULL;
-	if (g->cg && bound_copy(g, host, &msg) < 0) {
-		*err = msg;
+	if (g->cg && bound_copy(g, host, f) < 0) {
 		gl_copy_kill(pidfd);
 		return -1;
 	}
 	/* In the shared table before the lock is let go: the next check sees
 	 * it, and the main process kills it should this worker die. */
 	if (!g->no_register && gl_live_add(pidfd) < 0) {
-		*err = gl_xasprintf("fork: the table of live copies is full (%d)", GL_LIVE_COPIES_MAX);
+		gl_fail(f, GL_E_GERMLINE, "fork: the table of live copies is full (%d)",
+			GL_LIVE_COPIES_MAX);
 		gl_copy_kill(pidfd);
 		return -1;
 	}
@@ -393,7 +396,7 @@ static int fork_checked(struct gl_germline *g, int *sock, int *pidfd_out, char *
 /* Line 9 (the caller checked G1–G3 first, line 8): one copy forked by the
  * germline, checked, given its scratch and bound, then let run. */
 static int fork_copy(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
-		     char **err)
+		     struct gl_fail *f)
 {
 	*copy_pidfd = -1;
 	autoclose int sock = copy_sock; /* closed here whatever happens */
@@ -403,7 +406,7 @@ static int fork_copy(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	gl_germline_pool_drop(g);
 	autoclose int pidfd = -1;
 	gl_live_fork_lock();
-	int rc = fork_checked(g, &sock, &pidfd, err);
+	int rc = fork_checked(g, &sock, &pidfd, f);
 	gl_live_fork_unlock();
 	if (rc < 0)
 		return -1;
@@ -414,7 +417,7 @@ static int fork_copy(struct gl_germline *g, int copy_sock, int broker_sock, int 
 		w = write(broker_sock, "g", 1);
 	while (w < 0 && errno == EINTR);
 	if (w != 1) {
-		*err = gl_xasprintf("fork: cannot start the copy: %s", strerror(errno));
+		gl_fail_errno(f, GL_E_GERMLINE, "fork: cannot start the copy");
 		gl_copy_kill(pidfd);
 		gl_live_remove(pidfd); /* once gone: never a live copy G1 does not know */
 		return -1;
@@ -426,10 +429,10 @@ static int fork_copy(struct gl_germline *g, int copy_sock, int broker_sock, int 
 int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int *copy_pidfd,
 		     struct gl_fail *f)
 {
-	char *err = NULL;
-	if (fork_copy(g, copy_sock, broker_sock, copy_pidfd, &err) == 0)
+	if (fork_copy(g, copy_sock, broker_sock, copy_pidfd, f) == 0)
 		return 0;
-	return gl_fail_take(f, GL_E_GERMLINE, err);
+	f->code = GL_E_GERMLINE; /* bound_copy keeps gl_cg_bound_copy's code */
+	return -1;
 }
 
 void gl_germline_end(struct gl_germline *g, int *code, bool *stopped)

@@ -69,29 +69,23 @@ int gl_launch_reject(const struct gl_launcher *L, const char *release, const cha
 }
 
 /* A receipt that could not be written refuses the launch (write_receipt). */
-static int receipt_lost(char **err, const char **code)
+static int receipt_lost(struct gl_fail *f)
 {
-	*err = gl_xstrdup("cannot write a receipt");
-	*code = "io";
-	return -1;
+	return gl_fail(f, GL_E_IO, "cannot write a receipt");
 }
 
 /* Step 1 (launch.h): admission, or a "rejected" receipt. */
 static int admit(const struct gl_launcher *L, const struct gl_launch_spec *spec,
-		 struct gl_launch_ev *ev, struct gl_admit *a, jv *ids, char **err, const char **code)
+		 struct gl_launch_ev *ev, struct gl_admit *a, jv *ids, struct gl_fail *f)
 {
 	autofail struct gl_fail af = {0};
 	enum gl_admit_status as = gl_admit_open(L->releases_dir, ev->release, spec->entry, a, &af);
 	if (as != GL_ADMIT_OK) {
 		const char *aerr = af.detail;
-		int w = write_receipt(L, ev, "rejected", why(gl_admit_binding(as), aerr), ids);
-		*err = gl_xasprintf("release refused at admission (%s): %s", gl_admit_binding(as), aerr);
-		*code = "rejected";
-		if (w < 0) {
-			free(*err);
-			return receipt_lost(err, code);
-		}
-		return -1;
+		if (write_receipt(L, ev, "rejected", why(gl_admit_binding(as), aerr), ids) < 0)
+			return receipt_lost(f);
+		return gl_fail(f, GL_E_REJECTED, "release refused at admission (%s): %s",
+			       gl_admit_binding(as), aerr);
 	}
 	memcpy(ev->target_sha256, a->target_sha256, 65);
 	memcpy(ev->manifest_sha256, a->manifest_sha256, 65);
@@ -103,8 +97,7 @@ static int admit(const struct gl_launcher *L, const struct gl_launch_spec *spec,
 /* Step 2 failed before the exec: SPEC §9 fail closed, a restriction not
  * installed, nothing ran ("bootstrap_failed"). */
 static int bootstrap_failed(const struct gl_launcher *L, struct gl_launch_ev *ev,
-			    enum gl_launch_step st, const char *lerr, jv *ids, char **err,
-			    const char **code)
+			    enum gl_launch_step st, const char *lerr, jv *ids, struct gl_fail *f)
 {
 	const char *missing = gl_receipt_missing(st, ev->enf->landlock_abi);
 	autofree char *d = gl_sanitize(lerr ? lerr : "", strlen(lerr ? lerr : ""));
@@ -115,10 +108,9 @@ static int bootstrap_failed(const struct gl_launcher *L, struct gl_launch_ev *ev
 				    jv_string("missing"), JV_ARRAY(jv_string(missing)),
 				    jv_string("detail"), jv_string(d)),
 			  ids) < 0)
-		return receipt_lost(err, code);
-	*err = gl_xasprintf("bootstrap_failed: %s is missing: %s", missing, lerr ? lerr : "");
-	*code = "bootstrap_failed";
-	return -1;
+		return receipt_lost(f);
+	return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "bootstrap_failed: %s is missing: %s", missing,
+		       lerr ? lerr : "");
 }
 
 /* extra (consumed) with an "exited" receipt's fields: exit code c (or
@@ -137,7 +129,7 @@ static jv exited_fields(jv extra, int c, bool stopped, const struct gl_launch_ev
  * launch and exit records, as the seed's "tool error" case. */
 static int init_failed(const struct gl_launcher *L, const struct gl_germline *g,
 		       struct gl_launch_ev *ev, enum gl_launch_step st, const char *lerr, jv *ids,
-		       char **err, const char **code)
+		       struct gl_fail *f)
 {
 	int c = 0;
 	if (g->reaped)
@@ -145,15 +137,13 @@ static int init_failed(const struct gl_launcher *L, const struct gl_germline *g,
 	bool stopped = g->reaped && WIFSIGNALED(g->wait_status) && WTERMSIG(g->wait_status) == SIGKILL;
 	if (write_receipt(L, ev, "exited", exited_fields(why("initialisation", lerr), c, stopped, ev),
 			  ids) < 0)
-		return receipt_lost(err, code);
-	*err = gl_xasprintf("%s: %s", gl_launch_step_name(st), lerr ? lerr : "failed");
-	*code = "launch";
-	return -1;
+		return receipt_lost(f);
+	return gl_fail(f, GL_E_LAUNCH, "%s: %s", gl_launch_step_name(st), lerr ? lerr : "failed");
 }
 
 /* Step 3: initialisation read the tree; is it still what was hashed? */
 static int readmit(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,
-		   struct gl_admit *a, jv *ids, char **err, const char **code)
+		   struct gl_admit *a, jv *ids, struct gl_fail *f)
 {
 	autofail struct gl_fail af = {0};
 	enum gl_admit_status as = gl_admit_recheck(a, &af);
@@ -166,21 +156,19 @@ static int readmit(const struct gl_launcher *L, struct gl_germline *g, struct gl
 	gl_germline_end(g, &c, &stopped);
 	if (write_receipt(L, ev, "exited",
 			  exited_fields(why(gl_admit_binding(as), aerr), c, stopped, ev), ids) < 0)
-		return receipt_lost(err, code);
-	*err = gl_xasprintf("release refused after initialisation (%s): %s", gl_admit_binding(as),
-			    aerr);
-	*code = "rejected";
-	return -1;
+		return receipt_lost(f);
+	return gl_fail(f, GL_E_REJECTED, "release refused after initialisation (%s): %s",
+		       gl_admit_binding(as), aerr);
 }
 
-/* gl_launch_release's steps, the words in *err and the code's name in *code. */
-static int launch_release(const struct gl_launcher *L, const struct gl_launch_spec *spec,
-			  const char *release, struct gl_germline *g, struct gl_launch_ev *ev,
-			  jv *ids, char **err, const char **code)
+/* rejected, bootstrap_failed, launch or io in *f */
+int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *spec,
+		      const char *release, struct gl_germline *g, struct gl_launch_ev *ev, jv *ids,
+		      struct gl_fail *f)
 {
 	gl_launch_ev_init(ev, release);
 	struct gl_admit a;
-	if (admit(L, spec, ev, &a, ids, err, code) < 0)
+	if (admit(L, spec, ev, &a, ids, f) < 0)
 		return -1;
 	struct gl_launch_spec s = *spec;
 	s.min_landlock_abi = L->profile->min_landlock_abi;
@@ -192,30 +180,18 @@ static int launch_release(const struct gl_launcher *L, const struct gl_launch_sp
 	ev->enf = &g->enf;
 	int rc;
 	if (st != GL_LAUNCH_OK && !g->exec_observed) {
-		rc = bootstrap_failed(L, ev, st, lerr, ids, err, code);
+		rc = bootstrap_failed(L, ev, st, lerr, ids, f);
 	} else if (write_receipt(L, ev, "fully_enforced", jv_null(), ids) < 0) {
 		/* every restriction installed, the exec observed, its receipt lost */
 		gl_germline_stop(g);
-		rc = receipt_lost(err, code);
+		rc = receipt_lost(f);
 	} else if (st != GL_LAUNCH_OK) {
-		rc = init_failed(L, g, ev, st, lerr, ids, err, code);
+		rc = init_failed(L, g, ev, st, lerr, ids, f);
 	} else {
-		return readmit(L, g, ev, &a, ids, err, code);
+		return readmit(L, g, ev, &a, ids, f);
 	}
 	gl_admit_close(&a);
 	return rc;
-}
-
-int gl_launch_release(const struct gl_launcher *L, const struct gl_launch_spec *spec,
-		      const char *release, struct gl_germline *g, struct gl_launch_ev *ev, jv *ids,
-		      struct gl_fail *f)
-{
-	char *err = NULL;
-	const char *code = "launch";
-	if (launch_release(L, spec, release, g, ev, ids, &err, &code) == 0)
-		return 0;
-	/* rejected, bootstrap_failed, launch or io */
-	return gl_fail_take(f, gl_code_from_name(code), err);
 }
 
 int gl_launch_end(const struct gl_launcher *L, struct gl_germline *g, struct gl_launch_ev *ev,

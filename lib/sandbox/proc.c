@@ -41,20 +41,20 @@ uint64_t gl_proc_socket_ino(int fd)
 }
 
 /* G1: one thread. */
-static int check_threads(pid_t pid, const char *what, char **err)
+static int check_threads(pid_t pid, const char *what, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	autoclosedir DIR *d = opendir(path);
 	if (!d)
-		return gl_err(err, "G1: cannot read %s: %s", path, strerror(errno));
+		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "G1: cannot read %s", path);
 	int n = 0;
 	struct dirent *e;
 	while ((e = readdir(d)) && n <= GL_PROC_MAX_FDS)
 		if (e->d_name[0] != '.')
 			n++;
 	if (n != 1)
-		return gl_err(err, "G1: the %s has %d threads", what, n);
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: the %s has %d threads", what, n);
 	return 0;
 }
 
@@ -129,29 +129,32 @@ static bool settles(long child, pid_t parent)
 	return false;
 }
 
-static int check_children_of(pid_t pid, pid_t allow, bool copies, const char *what, char **err)
+static int check_children_of(pid_t pid, pid_t allow, bool copies, const char *what,
+			     struct gl_fail *f)
 {
 	char path[96];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
 	autofree char *buf = NULL;
 	if (read_small(path, &buf, 64 * 1024) < 0)
-		return gl_err(err, "G1: cannot read %s: %s", path, strerror(errno));
+		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "G1: cannot read %s", path);
 	char *save = NULL;
 	int n = 0;
 	for (char *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
 		if (++n > GL_PROC_MAX_FDS)
-			return gl_err(err, "G1: the %s has too many children", what);
+			return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: the %s has too many children",
+				       what);
 		char *end;
 		long child = strtol(t, &end, 10);
 		if (*end || child <= 0)
-			return gl_err(err, "G1: unreadable children list");
+			return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: unreadable children list");
 		if (child == (long)allow)
 			continue;
 		int g = child_gone(child, pid);
 		if (g < 0)
-			return gl_err(err, "G1: unreadable /proc/%ld/stat", child);
+			return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: unreadable /proc/%ld/stat",
+				       child);
 		if (g == 0 && !(copies && (live_copy((pid_t)child) || settles(child, pid))))
-			return gl_err(err, "G1: %s (pid %ld)", what, child);
+			return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: %s (pid %ld)", what, child);
 	}
 	return 0;
 }
@@ -174,51 +177,59 @@ pid_t gl_proc_first_child(pid_t pid)
  * through ctypes included — and no timer's signal can run its code while
  * it waits or while a copy runs (hosts/python/_germline.c blocks them
  * before it reports ready). */
-static int check_signals(pid_t pid, const char *check, char **err)
+static int check_signals(pid_t pid, const char *check, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	autofree char *status = NULL;
 	if (read_small(path, &status, 64 * 1024) < 0)
-		return gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s", check, path);
 	const char *p = strstr(status, "\nSigBlk:");
 	unsigned long long blk;
 	if (!p || sscanf(p + 8, " %llx", &blk) != 1)
-		return gl_err(err, "%s: unreadable %s", check, path);
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: unreadable %s", check, path);
 	const unsigned long long unblockable = (1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1));
 	unsigned long long open_ = ~(blk | unblockable);
 	if (open_)
-		return gl_err(err, "%s: signal %d is not blocked: code could run in the germline "
-				   "between fork requests",
-			      check, __builtin_ctzll(open_) + 1);
+		return gl_fail(f, GL_E_GERMLINE_CHECK,
+			       "%s: signal %d is not blocked: code could run in the germline "
+			       "between fork requests",
+			       check, __builtin_ctzll(open_) + 1);
 	return 0;
 }
 
 int gl_proc_check_quiet(pid_t germline, struct gl_fail *f)
 {
-	char *err = NULL;
-	return check_signals(germline, "G1", &err) == 0 ? 0 : gl_fail_take(f, GL_E_GERMLINE, err);
+	if (check_signals(germline, "G1", f) == 0)
+		return 0;
+	f->code = GL_E_GERMLINE;
+	return -1;
 }
 
 /* G2 for one descriptor. ctl_ino == 0: no socket is allowed at fd >= 4. */
-static int check_fd(pid_t pid, int fd, uint64_t sock_ino, const char *check, char **err)
+static int check_fd(pid_t pid, int fd, uint64_t sock_ino, const char *check, struct gl_fail *f)
 {
 	char path[64], link[256];
 	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
 	ssize_t n = readlink(path, link, sizeof link - 1);
 	if (n < 0)
-		return errno == ENOENT ? 0 : gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+		return errno == ENOENT ? 0
+				       : gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s",
+						       check, path);
 	link[n] = 0;
 	struct stat st;
 	if (stat(path, &st) < 0)
-		return errno == ENOENT ? 0 : gl_err(err, "%s: cannot stat %s: %s", check, path, strerror(errno));
+		return errno == ENOENT ? 0
+				       : gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot stat %s",
+						       check, path);
 	if (S_ISSOCK(st.st_mode)) {
 		if (sock_ino && (uint64_t)st.st_ino == sock_ino)
 			return 0;
-		return gl_err(err, "%s: fd %d is a socket other than its control socket", check, fd);
+		return gl_fail(f, GL_E_GERMLINE_CHECK,
+			       "%s: fd %d is a socket other than its control socket", check, fd);
 	}
 	if (S_ISFIFO(st.st_mode))
-		return gl_err(err, "%s: fd %d is a pipe", check, fd);
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is a pipe", check, fd);
 	if (fd <= 2) {
 		/* 0-2 are the host's /dev/null, by device and inode (SPEC §10): a
 		 * release file there would be an open file description (offset,
@@ -226,65 +237,75 @@ static int check_fd(pid_t pid, int fd, uint64_t sock_ino, const char *check, cha
 		struct stat null;
 		if (!S_ISCHR(st.st_mode) || stat("/dev/null", &null) < 0 || st.st_rdev != null.st_rdev ||
 		    st.st_dev != null.st_dev || st.st_ino != null.st_ino)
-			return gl_err(err, "%s: fd %d is not /dev/null", check, fd);
+			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is not /dev/null", check,
+				       fd);
 		return 0;
 	}
 	if (S_ISCHR(st.st_mode)) {
 		if (major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
 			return 0; /* /dev/null */
-		return gl_err(err, "%s: fd %d is a character device other than /dev/null", check, fd);
+		return gl_fail(f, GL_E_GERMLINE_CHECK,
+			       "%s: fd %d is a character device other than /dev/null", check, fd);
 	}
 	if (S_ISDIR(st.st_mode))
-		return gl_err(err, "%s: fd %d is a directory", check, fd);
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is a directory", check, fd);
 	if (!S_ISREG(st.st_mode)) {
 		if (!strncmp(link, "anon_inode:", 11)) {
 			autofree char *kind = gl_sanitize(link + 11, strlen(link + 11));
-			return gl_err(err, "%s: fd %d is an anonymous inode (%s)", check, fd, kind);
+			return gl_fail(f, GL_E_GERMLINE_CHECK,
+				       "%s: fd %d is an anonymous inode (%s)", check, fd, kind);
 		}
-		return gl_err(err, "%s: fd %d is neither a regular file, /dev/null nor the control socket",
-			    check, fd);
+		return gl_fail(f, GL_E_GERMLINE_CHECK,
+			       "%s: fd %d is neither a regular file, /dev/null nor the control socket",
+			       check, fd);
 	}
 	if (!strncmp(link, "/memfd:", 7))
-		return gl_err(err, "%s: fd %d is a memfd", check, fd);
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is a memfd", check, fd);
 	if (st.st_nlink == 0)
-		return gl_err(err, "%s: fd %d is a deleted file", check, fd);
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is a deleted file", check, fd);
 	/* Regular file: opened read-only (fdinfo flags, octal). */
 	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd);
 	autofree char *info = NULL;
 	if (read_small(path, &info, 64 * 1024) < 0)
-		return errno == ENOENT ? 0 : gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
-	char *f = strstr(info, "\nflags:");
-	if (!f && !strncmp(info, "flags:", 6))
-		f = info - 1;
+		return errno == ENOENT ? 0
+				       : gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s",
+						       check, path);
+	char *fl = strstr(info, "\nflags:");
+	if (!fl && !strncmp(info, "flags:", 6))
+		fl = info - 1;
 	unsigned long flags;
-	if (!f || sscanf(f + 7, " %lo", &flags) != 1)
-		return gl_err(err, "%s: unreadable %s", check, path);
+	if (!fl || sscanf(fl + 7, " %lo", &flags) != 1)
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: unreadable %s", check, path);
 	if (flags & O_PATH)
-		return gl_err(err, "%s: fd %d is an O_PATH descriptor", check, fd);
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is an O_PATH descriptor", check,
+			       fd);
 	if ((flags & O_ACCMODE) != O_RDONLY)
-		return gl_err(err, "%s: fd %d is a regular file open for writing", check, fd);
+		return gl_fail(f, GL_E_GERMLINE_CHECK,
+			       "%s: fd %d is a regular file open for writing", check, fd);
 	return 0;
 }
 
-static int check_fds(pid_t pid, uint64_t sock_ino, const char *check, char **err)
+static int check_fds(pid_t pid, uint64_t sock_ino, const char *check, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
 	autoclosedir DIR *d = opendir(path);
 	if (!d)
-		return gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s", check, path);
 	struct dirent *e;
 	int n = 0;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
 		if (++n > GL_PROC_MAX_FDS)
-			return gl_err(err, "%s: more than %d descriptors", check, GL_PROC_MAX_FDS);
+			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: more than %d descriptors",
+				       check, GL_PROC_MAX_FDS);
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
 		if (*end || fd < 0 || fd > INT32_MAX)
-			return gl_err(err, "%s: unreadable descriptor list", check);
-		if (check_fd(pid, (int)fd, sock_ino, check, err) < 0)
+			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: unreadable descriptor list",
+				       check);
+		if (check_fd(pid, (int)fd, sock_ino, check, f) < 0)
 			return -1;
 	}
 	return 0;
@@ -294,14 +315,14 @@ static int check_fds(pid_t pid, uint64_t sock_ino, const char *check, char **err
  * current protection only; a read-only shared mapping of a file opened for
  * writing can be mprotect()ed back to writable, which smaps shows as the
  * VmFlags "sh" and "mw". smaps is read only when maps has a shared line. */
-static int check_maps(pid_t pid, const char *check, char **err)
+static int check_maps(pid_t pid, const char *check, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	autofree char *maps = NULL;
 	size_t len;
 	if (gl_read_file_capped(path, GL_PROC_MAX_MAPS, &maps, &len) < 0)
-		return gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s", check, path);
 	int any_shared = 0;
 	for (char *line = maps; line && *line;) {
 		char *nl = strchr(line, '\n');
@@ -309,10 +330,12 @@ static int check_maps(pid_t pid, const char *check, char **err)
 			*nl = 0;
 		char range[64] = "", perms[8] = "";
 		if (sscanf(line, "%63s %7s", range, perms) != 2 || strlen(perms) != 4)
-			return gl_err(err, "%s: unreadable line in %s", check, path);
+			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: unreadable line in %s", check,
+				       path);
 		if (perms[3] == 's') {
 			if (perms[1] == 'w')
-				return gl_err(err, "%s: shared writable mapping %s", check, range);
+				return gl_fail(f, GL_E_GERMLINE_CHECK,
+					       "%s: shared writable mapping %s", check, range);
 			any_shared = 1;
 		}
 		line = nl ? nl + 1 : NULL;
@@ -322,7 +345,7 @@ static int check_maps(pid_t pid, const char *check, char **err)
 	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
 	autofree char *smaps = NULL;
 	if (gl_read_file_capped(path, GL_PROC_MAX_MAPS, &smaps, &len) < 0)
-		return gl_err(err, "%s: cannot read %s: %s", check, path, strerror(errno));
+		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s", check, path);
 	char range[64] = "";
 	for (char *line = smaps; line && *line;) {
 		char *nl = strchr(line, '\n');
@@ -332,7 +355,9 @@ static int check_maps(pid_t pid, const char *check, char **err)
 			char flags[256];
 			snprintf(flags, sizeof flags, "%s ", line + 8);
 			if (strstr(flags, " sh ") && strstr(flags, " mw "))
-				return gl_err(err, "%s: shared mapping %s may become writable", check, range);
+				return gl_fail(f, GL_E_GERMLINE_CHECK,
+					       "%s: shared mapping %s may become writable", check,
+					       range);
 		} else if (strchr("0123456789abcdef", line[0]) && line[0]) {
 			sscanf(line, "%63s", range); /* a mapping's header line */
 		}
@@ -341,33 +366,26 @@ static int check_maps(pid_t pid, const char *check, char **err)
 	return 0;
 }
 
-/* gl_proc_check_germline's checks, the words in *err. */
-static int germline_checks(pid_t init, pid_t pid, uint64_t ctl_ino, char **err)
+int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, struct gl_fail *f)
 {
 	if (pid <= 0)
-		return gl_err(err, "G1: the germline has exited");
-	if (check_threads(pid, "germline", err) < 0 ||
-	    check_children_of(pid, 0, false, "the germline has a live child process", err) < 0)
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: the germline has exited");
+	if (check_threads(pid, "germline", f) < 0 ||
+	    check_children_of(pid, 0, false, "the germline has a live child process", f) < 0)
 		return -1;
 	/* Its PID namespace holds the init, the germline, and nothing else
 	 * alive: a process the release double-forked is re-parented to the
 	 * init, not away from G1's sight (SPEC §10). */
-	if (init != pid && (check_threads(init, "germline's init", err) < 0 ||
+	if (init != pid && (check_threads(init, "germline's init", f) < 0 ||
 			    check_children_of(init, pid, true,
 					      "a process other than the germline lives in its PID "
-					      "namespace", err) < 0))
+					      "namespace",
+					      f) < 0))
 		return -1;
-	if (check_signals(pid, "G1", err) < 0 || check_fds(pid, ctl_ino, "G2", err) < 0 ||
-	    check_maps(pid, "G3", err) < 0)
+	if (check_signals(pid, "G1", f) < 0 || check_fds(pid, ctl_ino, "G2", f) < 0 ||
+	    check_maps(pid, "G3", f) < 0)
 		return -1;
 	return 0;
-}
-
-int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc = germline_checks(init, pid, ctl_ino, &err);
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_GERMLINE_CHECK, err);
 }
 
 /* ---- the copy check ------------------------------------------------------ */
@@ -413,8 +431,9 @@ static int same_file(pid_t a, int fa, pid_t b, int fb)
 	return r == 0;
 }
 
-/* gl_proc_check_copy's checks, the words in *err. */
-static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, char **err)
+/* gl_proc_check_copy's checks, the words in *f (check_fds and check_maps
+ * fill GL_E_GERMLINE_CHECK: the caller re-codes). */
+static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, struct gl_fail *f)
 {
 	/* Its 0-2 are its own /dev/null, not open file descriptions shared
 	 * with the germline (their flags and owner would be a channel). */
@@ -422,105 +441,112 @@ static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
 		for (int j = 0; j <= 2; j++) {
 			int r = same_file(copy, i, germline, j);
 			if (r < 0)
-				return gl_err(err, "copy: cannot compare its descriptors (kcmp): %s",
-					      strerror(errno));
+				return gl_fail_errno(f, GL_E_GERMLINE,
+						     "copy: cannot compare its descriptors (kcmp)");
 			if (r)
-				return gl_err(err, "copy: fd %d is the germline's fd %d (a shared open file)",
-					      i, j);
+				return gl_fail(f, GL_E_GERMLINE,
+					       "copy: fd %d is the germline's fd %d (a shared open file)",
+					       i, j);
 		}
 	static const char *const fresh[] = {"pid", "net", "ipc"};
 	for (size_t i = 0; i < 3; i++) {
 		char a[64], b[64];
 		if (ns_of(copy, fresh[i], a) < 0 || ns_of(germline, fresh[i], b) < 0)
-			return gl_err(err, "copy: cannot read its %s namespace: %s", fresh[i], strerror(errno));
+			return gl_fail_errno(f, GL_E_GERMLINE, "copy: cannot read its %s namespace",
+					     fresh[i]);
 		if (!strcmp(a, b))
-			return gl_err(err, "copy: shares the germline's %s namespace", fresh[i]);
+			return gl_fail(f, GL_E_GERMLINE, "copy: shares the germline's %s namespace",
+				       fresh[i]);
 	}
 	char a[64], b[64];
 	if (ns_of(copy, "user", a) < 0 || ns_of(germline, "user", b) < 0 || strcmp(a, b))
-		return gl_err(err, "copy: not in the germline's user namespace");
+		return gl_fail(f, GL_E_GERMLINE, "copy: not in the germline's user namespace");
 
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)copy);
 	autofree char *status = NULL;
 	if (read_small(path, &status, 64 * 1024) < 0)
-		return gl_err(err, "copy: cannot read %s: %s", path, strerror(errno));
+		return gl_fail_errno(f, GL_E_GERMLINE, "copy: cannot read %s", path);
 	char v[64];
 	/* The init's child, not the germline's (CLONE_PARENT): the germline
 	 * never reaps a copy, so neither its exit status nor its resource use
 	 * reaches germline memory that later copies inherit (SPEC §10). */
 	const char *ppid = status_field(status, "PPid", v);
 	if (init != germline && (!ppid || atol(ppid) != (long)init))
-		return gl_err(err, "copy: its parent is not the germline's init");
+		return gl_fail(f, GL_E_GERMLINE, "copy: its parent is not the germline's init");
 	const char *nnp = status_field(status, "NoNewPrivs", v);
 	if (!nnp || strcmp(nnp, "1"))
-		return gl_err(err, "copy: no_new_privs is not set");
+		return gl_fail(f, GL_E_GERMLINE, "copy: no_new_privs is not set");
 	const char *mode = status_field(status, "Seccomp", v);
 	if (!mode || strcmp(mode, "2"))
-		return gl_err(err, "copy: no seccomp filter");
+		return gl_fail(f, GL_E_GERMLINE, "copy: no seccomp filter");
 	const char *nf = status_field(status, "Seccomp_filters", v);
 	if (!nf || atoi(nf) < 2)
-		return gl_err(err, "copy: the copy's own seccomp filter is missing");
+		return gl_fail(f, GL_E_GERMLINE, "copy: the copy's own seccomp filter is missing");
 	static const char *const caps[] = {"CapEff", "CapPrm", "CapInh", "CapAmb"};
 	for (size_t i = 0; i < 4; i++) {
 		const char *c = status_field(status, caps[i], v);
 		if (!c || strspn(c, "0") != strlen(c))
-			return gl_err(err, "copy: holds capabilities (%s)", caps[i]);
+			return gl_fail(f, GL_E_GERMLINE, "copy: holds capabilities (%s)", caps[i]);
 	}
-	if (check_fds(copy, chan_ino, "copy", err) < 0 || check_maps(copy, "copy", err) < 0)
+	if (check_fds(copy, chan_ino, "copy", f) < 0 || check_maps(copy, "copy", f) < 0)
 		return -1;
 	/* The channel must be there, on fd 3. */
 	snprintf(path, sizeof path, "/proc/%d/fd/3", (int)copy);
 	struct stat st;
 	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != chan_ino)
-		return gl_err(err, "copy: fd 3 is not its channel");
+		return gl_fail(f, GL_E_GERMLINE, "copy: fd 3 is not its channel");
 	return 0;
 }
 
 int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino,
 		       struct gl_fail *f)
 {
-	char *err = NULL;
-	int rc = copy_checks(copy, germline, init, chan_ino, &err);
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_GERMLINE, err);
+	if (copy_checks(copy, germline, init, chan_ino, f) == 0)
+		return 0;
+	f->code = GL_E_GERMLINE;
+	return -1;
 }
 
-/* gl_proc_check_exec's checks, the words in *err. */
-static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, char **err)
+/* gl_proc_check_exec's checks, the words in *f (check_fd and check_maps
+ * fill GL_E_GERMLINE_CHECK: the caller re-codes). */
+static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struct gl_fail *f)
 {
 	static const char *const fresh[] = {"pid", "net", "ipc", "mnt", "user"};
 	for (size_t i = 0; i < 5; i++) {
 		char a[64], b[64];
 		if (ns_of(copy, fresh[i], a) < 0 || ns_of(getpid(), fresh[i], b) < 0)
-			return gl_err(err, "exec copy: cannot read its %s namespace: %s", fresh[i],
-				      strerror(errno));
+			return gl_fail_errno(f, GL_E_LAUNCH,
+					     "exec copy: cannot read its %s namespace", fresh[i]);
 		if (!strcmp(a, b))
-			return gl_err(err, "exec copy: shares the broker's %s namespace", fresh[i]);
+			return gl_fail(f, GL_E_LAUNCH,
+				       "exec copy: shares the broker's %s namespace", fresh[i]);
 	}
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)copy);
 	autofree char *status = NULL;
 	if (read_small(path, &status, 64 * 1024) < 0)
-		return gl_err(err, "exec copy: cannot read %s: %s", path, strerror(errno));
+		return gl_fail_errno(f, GL_E_LAUNCH, "exec copy: cannot read %s", path);
 	char v[64];
 	const char *nnp = status_field(status, "NoNewPrivs", v);
 	if (!nnp || strcmp(nnp, "1"))
-		return gl_err(err, "exec copy: no_new_privs is not set");
+		return gl_fail(f, GL_E_LAUNCH, "exec copy: no_new_privs is not set");
 	const char *mode = status_field(status, "Seccomp", v);
 	if (!mode || strcmp(mode, "2"))
-		return gl_err(err, "exec copy: no seccomp filter");
+		return gl_fail(f, GL_E_LAUNCH, "exec copy: no seccomp filter");
 	static const char *const caps[] = {"CapEff", "CapPrm", "CapInh", "CapAmb"};
 	for (size_t i = 0; i < 4; i++) {
 		const char *c = status_field(status, caps[i], v);
 		if (!c || strspn(c, "0") != strlen(c))
-			return gl_err(err, "exec copy: holds capabilities (%s)", caps[i]);
+			return gl_fail(f, GL_E_LAUNCH, "exec copy: holds capabilities (%s)",
+				       caps[i]);
 	}
 	/* Descriptors: 0-2 /dev/null, 3 the channel, 4 the relay's listening
 	 * socket, 5 the retained target (read-only), nothing else. */
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)copy);
 	autoclosedir DIR *d = opendir(path);
 	if (!d)
-		return gl_err(err, "exec copy: cannot read %s: %s", path, strerror(errno));
+		return gl_fail_errno(f, GL_E_LAUNCH, "exec copy: cannot read %s", path);
 	struct dirent *e;
 	int n = 0;
 	while ((e = readdir(d))) {
@@ -529,30 +555,33 @@ static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, char 
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
 		if (*end || fd < 0 || fd > INT32_MAX || ++n > 6)
-			return gl_err(err, "exec copy: descriptor %s is not one of its six",
-				      fd > 5 ? e->d_name : "list");
+			return gl_fail(f, GL_E_LAUNCH,
+				       "exec copy: descriptor %s is not one of its six",
+				       fd > 5 ? e->d_name : "list");
 		if (fd == 4) {
 			struct stat st;
 			snprintf(path, sizeof path, "/proc/%d/fd/4", (int)copy);
 			if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
 			    (listen_ino && (uint64_t)st.st_ino != listen_ino))
-				return gl_err(err, "exec copy: fd 4 is not its relay socket");
-		} else if (check_fd(copy, (int)fd, chan_ino, "exec copy", err) < 0) {
+				return gl_fail(f, GL_E_LAUNCH,
+					       "exec copy: fd 4 is not its relay socket");
+		} else if (check_fd(copy, (int)fd, chan_ino, "exec copy", f) < 0) {
 			return -1;
 		}
 	}
-	if (check_maps(copy, "exec copy", err) < 0)
+	if (check_maps(copy, "exec copy", f) < 0)
 		return -1;
 	snprintf(path, sizeof path, "/proc/%d/fd/3", (int)copy);
 	struct stat st;
 	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != chan_ino)
-		return gl_err(err, "exec copy: fd 3 is not its channel");
+		return gl_fail(f, GL_E_LAUNCH, "exec copy: fd 3 is not its channel");
 	return 0;
 }
 
 int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struct gl_fail *f)
 {
-	char *err = NULL;
-	int rc = exec_checks(copy, chan_ino, listen_ino, &err);
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_LAUNCH, err);
+	if (exec_checks(copy, chan_ino, listen_ino, f) == 0)
+		return 0;
+	f->code = GL_E_LAUNCH;
+	return -1;
 }

@@ -54,7 +54,7 @@ static const char *const deny_always[] = {
 };
 
 static int deny_nr(scmp_filter_ctx ctx, uint32_t action, const char *name, int fallback,
-		   unsigned n, const struct scmp_arg_cmp *cmp, char **err)
+		   unsigned n, const struct scmp_arg_cmp *cmp, struct gl_fail *f)
 {
 	int nr = seccomp_syscall_resolve_name(name);
 	if (nr == __NR_SCMP_ERROR)
@@ -62,17 +62,16 @@ static int deny_nr(scmp_filter_ctx ctx, uint32_t action, const char *name, int f
 	if (nr < 0)
 		return 0;  /* absent on this architecture */
 	int rc = seccomp_rule_add_array(ctx, action, nr, n, cmp);
-	if (rc < 0) {
-		*err = gl_xasprintf("seccomp rule for %s: %s", name, strerror(-rc));
-		return -1;
-	}
+	if (rc < 0)
+		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "seccomp rule for %s: %s", name,
+			       strerror(-rc));
 	return 0;
 }
 
 static int deny(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
-		const struct scmp_arg_cmp *cmp, char **err)
+		const struct scmp_arg_cmp *cmp, struct gl_fail *f)
 {
-	return deny_nr(ctx, action, name, -1, n, cmp, err);
+	return deny_nr(ctx, action, name, -1, n, cmp, f);
 }
 
 /* ---- shared kernel state (docs/sandbox.md "What a copy shares") --------
@@ -92,11 +91,11 @@ static int deny(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned
 
 /* name's int argument arg equal to each of vals[0..n): denied with action. */
 static int deny_values(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned arg,
-		       const uint64_t *vals, size_t n, char **err)
+		       const uint64_t *vals, size_t n, struct gl_fail *f)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct scmp_arg_cmp c = {arg, SCMP_CMP_MASKED_EQ, LOW32, vals[i] & LOW32};
-		if (deny(ctx, action, name, 1, &c, err) < 0)
+		if (deny(ctx, action, name, 1, &c, f) < 0)
 			return -1;
 	}
 	return 0;
@@ -147,13 +146,13 @@ static const struct {
 	{"statfs", -1}, {"fstatfs", -1}, {"ustat", -1}, {"sysinfo", -1},
 };
 
-static int add_meta_rules(scmp_filter_ctx ctx, char **err);
+static int add_meta_rules(scmp_filter_ctx ctx, struct gl_fail *f);
 
-static int add_state_rules(scmp_filter_ctx ctx, char **err)
+static int add_state_rules(scmp_filter_ctx ctx, struct gl_fail *f)
 {
 	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
 	for (size_t i = 0; i < sizeof deny_state / sizeof *deny_state; i++)
-		if (deny_nr(ctx, eperm, deny_state[i].name, deny_state[i].nr, 0, NULL, err) < 0)
+		if (deny_nr(ctx, eperm, deny_state[i].name, deny_state[i].nr, 0, NULL, f) < 0)
 			return -1;
 	/* Record (process-owned) and OFD locks, and leases, on any file a copy
 	 * can open: the lock is on the shared inode, so it is seen by F_GETLK
@@ -170,12 +169,12 @@ static int add_state_rules(scmp_filter_ctx ctx, char **err)
 					     F_SETLEASE,  F_GETLEASE};
 	const uint32_t enolck = SCMP_ACT_ERRNO(ENOLCK);
 	if (deny_values(ctx, enolck, "fcntl", 1, lock_cmds, sizeof lock_cmds / sizeof *lock_cmds,
-			err) < 0 ||
-	    deny(ctx, enolck, "flock", 0, NULL, err) < 0)
+			f) < 0 ||
+	    deny(ctx, enolck, "flock", 0, NULL, f) < 0)
 		return -1;
 	/* dnotify: directory access events, as inotify (A1) */
 	static const uint64_t notify[] = {F_NOTIFY};
-	if (deny_values(ctx, eperm, "fcntl", 1, notify, 1, err) < 0)
+	if (deny_values(ctx, eperm, "fcntl", 1, notify, 1, f) < 0)
 		return -1;
 	/* madvise on file mappings: evict (COLD, PAGEOUT), read ahead
 	 * (WILLNEED), collapse into a huge page (COLLAPSE) or punch (REMOVE)
@@ -186,36 +185,36 @@ static int add_state_rules(scmp_filter_ctx ctx, char **err)
 	static const uint64_t advice[] = {MADV_WILLNEED, MADV_REMOVE, MADV_MERGEABLE,
 					  20 /* MADV_COLD */, 21 /* MADV_PAGEOUT */,
 					  25 /* MADV_COLLAPSE */};
-	if (deny_values(ctx, eperm, "madvise", 2, advice, sizeof advice / sizeof *advice, err) < 0)
+	if (deny_values(ctx, eperm, "madvise", 2, advice, sizeof advice / sizeof *advice, f) < 0)
 		return -1;
 	/* preadv2/pwritev2 with RWF_NOWAIT: EAGAIN for a page not in the page
 	 * cache, a residency read without a fault (A1). The flags are the
 	 * sixth argument on x86_64 (fd, iov, iovcnt, pos_l, pos_h, flags). */
 	struct scmp_arg_cmp nowait = SCMP_A5(SCMP_CMP_MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT);
-	if (deny(ctx, eperm, "preadv2", 1, &nowait, err) < 0 ||
-	    deny(ctx, eperm, "pwritev2", 1, &nowait, err) < 0)
+	if (deny(ctx, eperm, "preadv2", 1, &nowait, f) < 0 ||
+	    deny(ctx, eperm, "pwritev2", 1, &nowait, f) < 0)
 		return -1;
 	/* wait4/waitid with a rusage pointer, times() with a buffer: the CPU
 	 * time and faults of the children reaped, seen by the germline (A2).
 	 * waitpid() and times(NULL) pass 0 and stay allowed. */
 	struct scmp_arg_cmp ru4 = SCMP_A3(SCMP_CMP_NE, 0), ru5 = SCMP_A4(SCMP_CMP_NE, 0),
 			    tms = SCMP_A0(SCMP_CMP_NE, 0);
-	if (deny(ctx, eperm, "wait4", 1, &ru4, err) < 0 || deny(ctx, eperm, "waitid", 1, &ru5, err) < 0 ||
-	    deny(ctx, eperm, "times", 1, &tms, err) < 0)
+	if (deny(ctx, eperm, "wait4", 1, &ru4, f) < 0 || deny(ctx, eperm, "waitid", 1, &ru5, f) < 0 ||
+	    deny(ctx, eperm, "times", 1, &tms, f) < 0)
 		return -1;
-	return add_meta_rules(ctx, err);
+	return add_meta_rules(ctx, f);
 }
 
 /* The rest of add_state_rules: inode flags, datagram socketpairs,
  * personality. */
-static int add_meta_rules(scmp_filter_ctx ctx, char **err)
+static int add_meta_rules(scmp_filter_ctx ctx, struct gl_fail *f)
 {
 	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
 	/* inode flags (chattr: append-only, no-dump, no-atime, …) and
 	 * FS_IOC_FSSETXATTR, by ioctl on a read-only descriptor the copy owns:
 	 * metadata a later copy reads back with FS_IOC_GETFLAGS (A1) */
 	static const uint64_t setflags[] = {FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR};
-	if (deny_values(ctx, eperm, "ioctl", 1, setflags, sizeof setflags / sizeof *setflags, err) < 0)
+	if (deny_values(ctx, eperm, "ioctl", 1, setflags, sizeof setflags / sizeof *setflags, f) < 0)
 		return -1;
 	/* a datagram socketpair: an AF_UNIX datagram socket sendmsg()s to any
 	 * pathname socket named in msg_name (syslog, journald, another
@@ -224,19 +223,19 @@ static int add_meta_rules(scmp_filter_ctx ctx, char **err)
 	 * SEQPACKET ones ignore it, so those stay; socket() is stream-only
 	 * already (add_rules). */
 	struct scmp_arg_cmp dgram = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM);
-	if (deny(ctx, eperm, "socketpair", 1, &dgram, err) < 0)
+	if (deny(ctx, eperm, "socketpair", 1, &dgram, f) < 0)
 		return -1;
 	/* personality: only the query (0xffffffff); READ_IMPLIES_EXEC or
 	 * ADDR_NO_RANDOMIZE set at initialisation would weaken every copy (A1) */
 	struct scmp_arg_cmp query = SCMP_A0(SCMP_CMP_NE, 0xffffffffull);
-	return deny(ctx, eperm, "personality", 1, &query, err);
+	return deny(ctx, eperm, "personality", 1, &query, f);
 }
 
-static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
+static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, struct gl_fail *f)
 {
 	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
 	for (size_t i = 0; i < sizeof deny_always / sizeof *deny_always; i++)
-		if (deny(ctx, eperm, deny_always[i], 0, NULL, err) < 0)
+		if (deny(ctx, eperm, deny_always[i], 0, NULL, f) < 0)
 			return -1;
 
 	/* clone3 passes its flags in memory the filter cannot read: ENOSYS
@@ -245,11 +244,11 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
 	 * hosts/python/_germline.c); the mount API, unshare and setns stay
 	 * denied whatever namespace it may make with it, and every copy's own
 	 * filter denies clone3. */
-	if (which != GL_FILTER_GERMLINE && deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err) < 0)
+	if (which != GL_FILTER_GERMLINE && deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, f) < 0)
 		return -1;
 	/* connect: only an exec copy, whose sockets can only be AF_INET ones
 	 * (below) in a network namespace holding its relay alone. */
-	if (which != GL_FILTER_EXEC && deny(ctx, eperm, "connect", 0, NULL, err) < 0)
+	if (which != GL_FILTER_EXEC && deny(ctx, eperm, "connect", 0, NULL, f) < 0)
 		return -1;
 	/* clone with a CLONE_NEW* flag; the germline may create exactly the
 	 * pid, net, ipc and mount namespaces of a copy (Algorithm 1 line 9;
@@ -258,41 +257,39 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, char **err)
 	static const uint64_t newns[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWUSER,
 					 CLONE_NEWPID, CLONE_NEWNET,    CLONE_NEWIPC};
 	for (size_t i = 0; i < sizeof newns / sizeof *newns; i++) {
-		uint64_t f = newns[i];
-		if (which == GL_FILTER_GERMLINE && (f == CLONE_NEWPID || f == CLONE_NEWNET ||
-						    f == CLONE_NEWIPC || f == CLONE_NEWNS))
+		uint64_t ns = newns[i];
+		if (which == GL_FILTER_GERMLINE && (ns == CLONE_NEWPID || ns == CLONE_NEWNET ||
+						    ns == CLONE_NEWIPC || ns == CLONE_NEWNS))
 			continue;
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
-		if (deny(ctx, eperm, "clone", 1, &c, err) < 0)
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, ns, ns);
+		if (deny(ctx, eperm, "clone", 1, &c, f) < 0)
 			return -1;
 	}
 	/* Sockets: AF_UNIX only, and socket() only SOCK_STREAM (an unconnected
 	 * datagram socket could sendto() a pathname socket without connect). */
 	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
 	struct scmp_arg_cmp not_inet = SCMP_A0(SCMP_CMP_NE, AF_INET);
-	if (deny(ctx, eperm, "socket", 1, which == GL_FILTER_EXEC ? &not_inet : &not_unix, err) < 0 ||
-	    deny(ctx, eperm, "socketpair", 1, &not_unix, err) < 0)
+	if (deny(ctx, eperm, "socket", 1, which == GL_FILTER_EXEC ? &not_inet : &not_unix, f) < 0 ||
+	    deny(ctx, eperm, "socketpair", 1, &not_unix, f) < 0)
 		return -1;
 	static const int types[] = {SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW, SOCK_RDM, SOCK_PACKET};
 	for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
 		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (uint64_t)types[i]);
-		if (deny(ctx, eperm, "socket", 1, &c, err) < 0)
+		if (deny(ctx, eperm, "socket", 1, &c, f) < 0)
 			return -1;
 	}
 	struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0);
-	if (deny(ctx, eperm, "sendto", 1, &addr, err) < 0)
+	if (deny(ctx, eperm, "sendto", 1, &addr, f) < 0)
 		return -1;
-	return add_state_rules(ctx, err);
+	return add_state_rules(ctx, f);
 }
 
-/* gl_seccomp_build's steps, the words in *err. */
-static int compile_filter(enum gl_filter which, struct gl_bpf *out, char **err)
+int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, struct gl_fail *f)
 {
 	*out = (struct gl_bpf){0};
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
-		*err = gl_xstrdup("seccomp_init failed");
-		return -1;
+		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "seccomp_init failed");
 	}
 	int rc = 0;
 	/* A foreign architecture (i386 int 0x80) is killed, not filtered:
@@ -303,17 +300,18 @@ static int compile_filter(enum gl_filter which, struct gl_bpf *out, char **err)
 	    /* a binary tree over syscall numbers, not a linear chain: every
 	     * syscall of a copy runs the filter (node makes tens of thousands) */
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
-		*err = gl_xasprintf("seccomp attributes: %s", strerror(-rc));
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED, "seccomp attributes: %s", strerror(-rc));
 		seccomp_release(ctx);
 		return -1;
 	}
-	if (add_rules(ctx, which, err) < 0) {
+	if (add_rules(ctx, which, f) < 0) {
 		seccomp_release(ctx);
 		return -1;
 	}
 	autoclose int mfd = memfd_create("gl-bpf", MFD_CLOEXEC);
 	if (mfd < 0 || (rc = seccomp_export_bpf(ctx, mfd)) < 0) {
-		*err = gl_xasprintf("seccomp_export_bpf: %s", strerror(mfd < 0 ? errno : -rc));
+		gl_fail(f, GL_E_BOOTSTRAP_FAILED, "seccomp_export_bpf: %s",
+			strerror(mfd < 0 ? errno : -rc));
 		seccomp_release(ctx);
 		return -1;
 	}
@@ -322,19 +320,12 @@ static int compile_filter(enum gl_filter which, struct gl_bpf *out, char **err)
 	size_t len;
 	if (lseek(mfd, 0, SEEK_SET) < 0 || gl_read_fd_capped(mfd, 1u << 20, &buf, &len) < 0 ||
 	    len == 0 || len % sizeof(struct sock_filter)) {
-		*err = gl_xstrdup("seccomp: cannot read back the exported program");
-		return -1;
+		return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
+			       "seccomp: cannot read back the exported program");
 	}
 	out->insns = buf;
 	out->len = len;
 	return 0;
-}
-
-int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc = compile_filter(which, out, &err);
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_BOOTSTRAP_FAILED, err);
 }
 
 void gl_bpf_free(struct gl_bpf *b)
