@@ -49,8 +49,8 @@ jv gl_broker_check_germline(struct run *r, struct gl_germline *gm)
  * the spawn), into r->pidfd and r->scratch. An exec copy is a verified
  * launch (lib/runtime/exec.h) that can read exactly the item files and
  * directories of its view (all of them for lazy's probe); a fork gets its
- * items in the call message and ignores .items. 0, or -1 with *err. */
-static int spawn_copy(struct run *r, struct gl_germline *gm, const int sp[2], char **err)
+ * items in the call message and ignores .items. 0, or -1 with f. */
+static int spawn_copy(struct run *r, struct gl_germline *gm, const int sp[2], struct gl_fail *f)
 {
 	struct gl_runtime *rt = gl_germline_runtime(gm);
 	const struct gl_call *c = r->c;
@@ -73,17 +73,14 @@ static int spawn_copy(struct run *r, struct gl_germline *gm, const int sp[2], ch
 			     .broker_sock = sp[0]};
 	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
 	gm->lane = r->b->lane; /* this call's copy number (gl-run --jobs) */
-	struct gl_fail f = {0};
-	int rc = gl_runtime_spawn(rt, &s, &cp, &f);
-	if (rc < 0)
-		gl_fail_give(&f, err);
+	int rc = gl_runtime_spawn(rt, &s, &cp, f);
 	free(items);
 	r->pidfd = cp.pidfd;
 	r->scratch = cp.scratch;
 	/* One signed receipt per launch (SPEC §9, seed 002): this copy's. */
 	if (!gl_runtime_forks(rt) && r->b->launcher)
-		gl_launch_exec_copy(r->b->launcher, c->release, gm->exec, rc, *err, &r->ev,
-				    r->b->ids);
+		gl_launch_exec_copy(r->b->launcher, c->release, gm->exec, rc,
+				    rc < 0 ? gl_fail_detail(f) : NULL, &r->ev, r->b->ids);
 	return rc;
 }
 
@@ -157,8 +154,9 @@ void gl_broker_end_copy(struct run *r, struct gl_germline *gm)
 }
 
 /* An exec copy's bound (lib/sandbox/cgroup.h), before its call message, for which
- * gl-exec-host waits before it starts the release's target. */
-static int exec_bound(struct gl_germline *gm, int pidfd, char **err)
+ * gl-exec-host waits before it starts the release's target. 0, or -1 with
+ * f. */
+static int exec_bound(struct gl_germline *gm, int pidfd, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
@@ -168,13 +166,10 @@ static int exec_bound(struct gl_germline *gm, int pidfd, char **err)
 	if (gl_read_file_capped(path, 64 * 1024, &info, &len) == 0)
 		p = strstr(info, "\nPid:");
 	long pid = p ? strtol(p + 5, NULL, 10) : 0;
-	if (pid <= 0) {
-		*err = gl_xstrdup("limits: the exec copy's pid is unknown");
+	if (pid <= 0)
+		return gl_fail(f, GL_E_LAUNCH, "limits: the exec copy's pid is unknown");
+	if (gl_cg_bound_copy(gm->cg, &gm->lim, (pid_t)pid, true, &gm->cc, f) < 0)
 		return -1;
-	}
-	struct gl_fail f = {0};
-	if (gl_cg_bound_copy(gm->cg, &gm->lim, (pid_t)pid, true, &gm->cc, &f) < 0)
-		return gl_fail_give(&f, err);
 	gm->enf.limits_memory = gm->cc.mem;
 	gm->enf.limits_pids = gm->cc.pids;
 	gm->enf.limits_cpu = gm->cc.cpu;
@@ -186,7 +181,7 @@ static int exec_bound(struct gl_germline *gm, int pidfd, char **err)
  * is to be relaunched). */
 jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies)
 {
-	char *err = NULL;
+	autofail struct gl_fail f = {0};
 	int sp[2];
 	int *pidfd = &r->pidfd;
 	*pidfd = -1;
@@ -206,26 +201,23 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 			return gl_broker_refuse(forks ? "germline" : "launch", "socketpair: %s",
 						strerror(errno));
-		if (spawn_copy(r, gm, sp, &err) < 0) {
+		if (spawn_copy(r, gm, sp, &f) < 0) {
 			close(sp[0]);
 			*lost = true;
-			jv out = forks ? gl_broker_refuse("germline", "fork request failed: %s", err)
-				       : gl_broker_refuse("launch", "%s", err); /* an exec copy's launch */
-			free(err);
-			return out;
+			const char *d = gl_fail_detail(&f);
+			return forks ? gl_broker_refuse("germline", "fork request failed: %s", d)
+				     : gl_broker_refuse("launch", "%s", d); /* an exec copy's launch */
 		}
 	}
 	/* a fork bounded itself before release code ran (gl_germline_fork); an
 	 * exec copy is bounded now, after its spawn */
-	if (!forks && gm->cg && exec_bound(gm, *pidfd, &err) < 0) {
+	if (!forks && gm->cg && exec_bound(gm, *pidfd, &f) < 0) {
 		/* its target has not started: it waits for the call message */
 		gl_broker_kill_wait(*pidfd, -1, gl_germline_runtime(gm), r->scratch);
 		r->scratch = NULL;
 		*pidfd = -1;
 		close(sp[0]);
-		jv out = gl_broker_refuse("launch", "%s", err);
-		free(err);
-		return out;
+		return gl_broker_refuse("launch", "%s", gl_fail_detail(&f));
 	}
 	/* gl-run --jobs (lib/sandbox/live.h): the copy is this worker's in the
 	 * shared table, so the main process kills it should the worker die;

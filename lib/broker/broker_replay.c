@@ -55,9 +55,9 @@ static jv replay_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 /* Line 9 through the seam (lib/runtime/runtime.h): a fork from the
  * germline, or for an exec release a fresh verified launch, as gl-run's
  * (lib/broker/broker_copy.c), reading exactly in->files, with D_f resolving
- * to its relay (a fork ignores both). 0, or -1 with *err. */
+ * to its relay (a fork ignores both). 0, or -1 with f. */
 static int spawn_run(struct run *r, struct gl_runtime *rt, const struct gl_replay_in *in,
-		     const int sp[2], char **err)
+		     const int sp[2], struct gl_fail *f)
 {
 	const char **hosts = gl_xcalloc(in->nhost + 1, sizeof *hosts);
 	for (size_t i = 0; i < in->nhost; i++)
@@ -69,10 +69,7 @@ static int spawn_run(struct run *r, struct gl_runtime *rt, const struct gl_repla
 			     .chan = sp[1],
 			     .broker_sock = sp[0]};
 	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
-	struct gl_fail f = {0};
-	int rc = gl_runtime_spawn(rt, &s, &cp, &f);
-	if (rc < 0)
-		gl_fail_give(&f, err);
+	int rc = gl_runtime_spawn(rt, &s, &cp, f);
 	free(hosts);
 	r->pidfd = cp.pidfd;
 	r->scratch = cp.scratch;
@@ -83,9 +80,10 @@ static int spawn_run(struct run *r, struct gl_runtime *rt, const struct gl_repla
  * outcome is one of the four a witness compares (docs/witness.md). */
 const struct mode gl_mode_replay = {.name = "replay", .effect = replay_effect};
 
-/* gl_broker_replay, its words in *err. */
+/* gl_broker_replay but for its code (the caller's: launch, germline or
+ * germline_check). */
 static int broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq,
-			 const char **outcome, bool *germline_lost, char **err)
+			 const char **outcome, bool *germline_lost, struct gl_fail *f)
 {
 	struct gl_broker b = {.deadline_s = in->deadline_s};
 	struct run r;
@@ -99,20 +97,17 @@ static int broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq
 	 * exec release has none (its check is nothing): each run is its own
 	 * verified launch. */
 	struct gl_runtime *rt = gl_germline_runtime(g);
-	*err = NULL;
-	struct gl_fail f = {0};
-	if (gl_runtime_check(rt, &f) < 0) {
-		gl_fail_give(&f, err);
+	if (gl_runtime_check(rt, f) < 0) {
 		gl_broker_run_free(&r, g);
 		return -1;
 	}
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-		*err = gl_xasprintf("socketpair: %s", strerror(errno));
+		gl_fail_errno(f, GL_E_GERMLINE_CHECK, "socketpair");
 		gl_broker_run_free(&r, g);
 		return -1;
 	}
-	if (spawn_run(&r, rt, in, sp, err) < 0) { /* line 9 */
+	if (spawn_run(&r, rt, in, sp, f) < 0) { /* line 9 */
 		close(sp[0]);
 		r.pidfd = -1;
 		*germline_lost = true;
@@ -139,14 +134,11 @@ static int broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq
 int gl_broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq, const char **outcome,
 		     bool *germline_lost, struct gl_fail *f)
 {
-	char *err = NULL;
-	int rc = broker_replay(g, in, seq, outcome, germline_lost, &err);
-	if (rc == 0)
+	if (broker_replay(g, in, seq, outcome, germline_lost, f) == 0)
 		return 0;
 	/* a failed launch (runtime exec) refuses the run; a fork that failed
 	 * lost the germline, else G1–G3 refused it */
 	bool forks = gl_runtime_forks(gl_germline_runtime(g));
-	return gl_fail_put(f, !forks ? GL_E_LAUNCH
-				     : *germline_lost ? GL_E_GERMLINE : GL_E_GERMLINE_CHECK,
-			   err);
+	f->code = !forks ? GL_E_LAUNCH : *germline_lost ? GL_E_GERMLINE : GL_E_GERMLINE_CHECK;
+	return -1;
 }

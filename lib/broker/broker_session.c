@@ -37,9 +37,8 @@
 
 /* ---- processes -------------------------------------------------------------- */
 
-/* gl_session_launch_unconfined, its words in *err. */
-static int launch_unconfined(const struct gl_launch_spec *spec, struct gl_session_proc *p,
-			     char **err)
+int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_session_proc *p,
+				 struct gl_fail *f)
 {
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 	/* The interpreter is opened once and run from that descriptor, as a
@@ -49,13 +48,11 @@ static int launch_unconfined(const struct gl_launch_spec *spec, struct gl_sessio
 	 * (paper Fig. 3: Sig+Pin and Sig+IFC disclose through a direct
 	 * connection, an unlisted host, a child or a thread). */
 	int ifd = open(spec->interpreter, O_PATH | O_CLOEXEC);
-	if (ifd < 0) {
-		*err = gl_xasprintf("open %s: %s", spec->interpreter, strerror(errno));
-		return -1;
-	}
+	if (ifd < 0)
+		return gl_fail_errno(f, GL_E_LAUNCH, "open %s", spec->interpreter);
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-		*err = gl_xasprintf("socketpair: %s", strerror(errno));
+		gl_fail_errno(f, GL_E_LAUNCH, "socketpair");
 		close(ifd);
 		return -1;
 	}
@@ -66,7 +63,7 @@ static int launch_unconfined(const struct gl_launch_spec *spec, struct gl_sessio
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
-		*err = gl_xasprintf("fork: %s", strerror(errno));
+		gl_fail_errno(f, GL_E_LAUNCH, "fork");
 		free(script);
 		close(ifd);
 		close(sp[0]);
@@ -100,9 +97,10 @@ static int launch_unconfined(const struct gl_launch_spec *spec, struct gl_sessio
 	return 0;
 }
 
-/* gl_session_fork, its words in *err. */
+/* gl_session_fork but for its code (the caller's: germline or
+ * germline_check). */
 static int session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
-			bool *germline_lost, char **err)
+			bool *germline_lost, struct gl_fail *f)
 {
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 	struct gl_runtime *rt = gl_germline_runtime(g);
@@ -110,15 +108,11 @@ static int session_fork(struct gl_germline *g, bool one_call, struct gl_session_
 	/* Algorithm 1 line 8's check holds for the baselines' germline too:
 	 * the confined process starts from a data-free image (runtime exec has
 	 * no germline to check). */
-	*err = NULL;
-	struct gl_fail f = {0};
-	if (gl_runtime_check(rt, &f) < 0)
-		return gl_fail_give(&f, err);
-	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-		*err = gl_xasprintf("socketpair: %s", strerror(errno));
+	if (gl_runtime_check(rt, f) < 0)
 		return -1;
-	}
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "socketpair");
 	/* Line 9: a fork is bounded by gl_germline_fork before it runs release
 	 * code, with the session's limits while it spawns; an exec copy (a
 	 * verified launch with no item) below, before its call message starts
@@ -128,9 +122,7 @@ static int session_fork(struct gl_germline *g, bool one_call, struct gl_session_
 		gl_cg_session_limits(&keep, &g->lim);
 	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
 	int rc = gl_runtime_spawn(rt, &(struct gl_spawn){.chan = sp[1], .broker_sock = sp[0]}, &cp,
-				  &f);
-	if (rc < 0)
-		gl_fail_give(&f, err);
+				  f);
 	g->lim = keep;
 	p->pidfd = cp.pidfd;
 	p->scratch = cp.scratch;
@@ -147,8 +139,7 @@ static int session_fork(struct gl_germline *g, bool one_call, struct gl_session_
 		if (!one_call)
 			gl_cg_session_limits(&g->lim, &lim);
 		struct gl_cg_copy cc;
-		if (g->cg && gl_cg_bound_pidfd(g->cg, &lim, p->pidfd, true, &cc, &f) < 0) {
-			gl_fail_give(&f, err);
+		if (g->cg && gl_cg_bound_pidfd(g->cg, &lim, p->pidfd, true, &cc, f) < 0) {
 			close(sp[0]);
 			gl_runtime_end(rt, &cp);
 			p->pidfd = -1;
@@ -312,20 +303,11 @@ jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 	return out;
 }
 
-int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_session_proc *p,
-				 struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc = launch_unconfined(spec, p, &err);
-	return rc == 0 ? 0 : gl_fail_put(f, GL_E_LAUNCH, err);
-}
-
 int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
 		    bool *germline_lost, struct gl_fail *f)
 {
-	char *err = NULL;
-	int rc = session_fork(g, one_call, p, germline_lost, &err);
-	if (rc == 0)
+	if (session_fork(g, one_call, p, germline_lost, f) == 0)
 		return 0;
-	return gl_fail_put(f, *germline_lost ? GL_E_GERMLINE : GL_E_GERMLINE_CHECK, err);
+	f->code = *germline_lost ? GL_E_GERMLINE : GL_E_GERMLINE_CHECK;
+	return -1;
 }

@@ -19,16 +19,18 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The names of tools (borrowed), sorted; NULL with *err when malformed. */
-static const char **tool_names(jv tools, size_t *n, char **err)
+/* The names of tools (borrowed), sorted; NULL with f (discovery_changed)
+ * when malformed. */
+static const char **tool_names(jv tools, size_t *n, struct gl_fail *f)
 {
 	if (jv_get_kind(tools) != JV_KIND_ARRAY) {
-		*err = gl_xstrdup("tools/list: the result holds no tools array");
+		gl_fail(f, GL_E_DISCOVERY_CHANGED, "tools/list: the result holds no tools array");
 		return NULL;
 	}
 	int len = jv_array_length(jv_copy(tools));
 	if (len > GL_MCP_TOOLS_MAX) {
-		*err = gl_xasprintf("tools/list: %d tools, more than %d", len, GL_MCP_TOOLS_MAX);
+		gl_fail(f, GL_E_DISCOVERY_CHANGED, "tools/list: %d tools, more than %d", len,
+			GL_MCP_TOOLS_MAX);
 		return NULL;
 	}
 	const char **name = gl_xcalloc((size_t)len + 1, sizeof *name);
@@ -37,7 +39,7 @@ static const char **tool_names(jv tools, size_t *n, char **err)
 		const char *s = jv_get_kind(t) == JV_KIND_OBJECT ? gl_json_get_str(t, "name") : NULL;
 		jv_free(t); /* the string stays alive in tools */
 		if (!s) {
-			*err = gl_xasprintf("tools/list: tool %d has no string name", i);
+			gl_fail(f, GL_E_DISCOVERY_CHANGED, "tools/list: tool %d has no string name", i);
 			free(name);
 			return NULL;
 		}
@@ -70,11 +72,11 @@ static void missing(struct gl_buf *out, const char **a, size_t na, const char **
 }
 
 /* Compare the server's names with the manifest's functions. 0, or -1 with
- * *err naming the difference. */
-static int compare(jv manifest, jv tools, char **err)
+ * f (discovery_changed) naming the difference. */
+static int compare(jv manifest, jv tools, struct gl_fail *f)
 {
 	size_t nt = 0;
-	autofree const char **tn = tool_names(tools, &nt, err);
+	autofree const char **tn = tool_names(tools, &nt, f);
 	if (!tn)
 		return -1;
 	jv fns = gl_json_get(manifest, "functions");
@@ -108,8 +110,8 @@ static int compare(jv manifest, jv tools, char **err)
 			gl_buf_adds(&b, "; a tool listed twice");
 		free(x.data);
 		free(y.data);
-		*err = b.data;
-		r = -1;
+		r = gl_fail(f, GL_E_DISCOVERY_CHANGED, "%s", b.data);
+		free(b.data);
 	}
 	free(fn);
 	jv_free(keys);
@@ -117,17 +119,15 @@ static int compare(jv manifest, jv tools, char **err)
 	return r;
 }
 
-/* gl_mcp_discover, its words in *err; a failure is GL_E_GERMLINE_CHECK. */
+/* gl_mcp_discover but for a lost germline: a failure is f under
+ * GL_E_GERMLINE_CHECK or GL_E_DISCOVERY_CHANGED. */
 static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
-			     bool *germline_lost, char **err)
+			     bool *germline_lost, struct gl_fail *f)
 {
 	*tools = jv_invalid();
 	struct gl_session_proc p;
-	autofail struct gl_fail ff = {0};
-	if (gl_session_fork(g, true, &p, germline_lost, &ff) < 0) {
-		*err = gl_fail_steal(&ff);
-		return GL_E_GERMLINE_CHECK;
-	}
+	if (gl_session_fork(g, true, &p, germline_lost, f) < 0)
+		return f->code = GL_E_GERMLINE_CHECK;
 	int64_t deadline = gl_mono_ns() + (int64_t)(deadline_s * 1e9);
 	struct gl_twin tw;
 	gl_twin_new(&tw);
@@ -141,23 +141,24 @@ static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline
 	if (st == GL_MSG_OK)
 		st = gl_msg_read(p.sock, deadline, &in);
 	if (st != GL_MSG_OK) {
-		*err = gl_xasprintf("discovery copy: %s", gl_msg_status_name(st));
+		gl_fail(f, GL_E_GERMLINE_CHECK, "discovery copy: %s", gl_msg_status_name(st));
 		goto done;
 	}
 	struct gl_msg m;
 	autofail struct gl_fail why = {0};
 	if (gl_msg_parse(&m, in.data, in.len, &why) < 0) {
-		*err = gl_xasprintf("discovery copy: %s", gl_fail_detail(&why));
+		gl_fail(f, GL_E_GERMLINE_CHECK, "discovery copy: %s", gl_fail_detail(&why));
 	} else if (m.type != GL_MSG_RESULT) {
-		*err = gl_xstrdup("discovery copy: a request or state write before its result");
+		gl_fail(f, GL_E_GERMLINE_CHECK,
+			"discovery copy: a request or state write before its result");
 	} else if (m.error) {
 		char *s = gl_sanitize(m.error, strnlen(m.error, 512));
-		*err = gl_xasprintf("discovery copy: %s", s);
+		gl_fail(f, GL_E_GERMLINE_CHECK, "discovery copy: %s", s);
 		free(s);
 	} else {
 		jv t = jv_get_kind(m.value) == JV_KIND_OBJECT ? gl_json_get(m.value, "tools")
 							       : jv_invalid();
-		if (compare(manifest, t, err) < 0) {
+		if (compare(manifest, t, f) < 0) {
 			jv_free(t);
 			out = GL_E_DISCOVERY_CHANGED;
 		} else {
@@ -174,12 +175,9 @@ done:
 enum gl_code gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
 			     bool *germline_lost, struct gl_fail *f)
 {
-	char *err = NULL;
-	enum gl_code c = discover(g, manifest, deadline_s, tools, germline_lost, &err);
+	enum gl_code c = discover(g, manifest, deadline_s, tools, germline_lost, f);
 	if (c == GL_E_GERMLINE_CHECK && *germline_lost)
-		c = GL_E_GERMLINE;
-	if (c != GL_E_OK)
-		gl_fail_put(f, c, err);
+		c = f->code = GL_E_GERMLINE;
 	return c;
 }
 

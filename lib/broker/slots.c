@@ -17,8 +17,7 @@
 #include "json/msg.h"
 #include "core/util.h"
 
-/* gl_slot_horizon_id, its words in *err. */
-static int horizon_id(const struct gl_labels *horizon, char out[65], char **err)
+int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], struct gl_fail *f)
 {
 	jv a = gl_labels_to_jv(horizon); /* sorted and unique already */
 	autobuf struct gl_buf b = {0};
@@ -29,7 +28,7 @@ static int horizon_id(const struct gl_labels *horizon, char out[65], char **err)
 	jv_free(a);
 	if (rc < 0) {
 		out[0] = 0;
-		return gl_err(err, "horizon: %s", gl_fail_detail(&why));
+		return gl_fail(f, GL_E_BAD_SLOT, "horizon: %s", gl_fail_detail(&why));
 	}
 	unsigned char h[32];
 	gl_sha256(h, (const unsigned char *)b.data, b.len);
@@ -38,13 +37,13 @@ static int horizon_id(const struct gl_labels *horizon, char out[65], char **err)
 }
 
 /* Validate a slot document (borrowed) and join its labels into *label
- * (tags point into doc). 0, or -1 with *err (no file name). */
-static int check_entries(jv doc, struct gl_labels *label, char **err)
+ * (tags point into doc). 0, or -1 with f (bad_slot; no file name). */
+static int check_entries(jv doc, struct gl_labels *label, struct gl_fail *f)
 {
 	if (jv_get_kind(doc) != JV_KIND_OBJECT)
-		return gl_err(err, "not a JSON object");
+		return gl_fail(f, GL_E_BAD_SLOT, "not a JSON object");
 	if (jv_object_length(jv_copy(doc)) > GL_SLOT_ENTRIES_MAX)
-		return gl_err(err, "more than %d entries", GL_SLOT_ENTRIES_MAX);
+		return gl_fail(f, GL_E_BAD_SLOT, "more than %d entries", GL_SLOT_ENTRIES_MAX);
 	int r = 0;
 	jv_object_foreach(doc, k, v)
 	{
@@ -60,10 +59,12 @@ static int check_entries(jv doc, struct gl_labels *label, char **err)
 		autofail struct gl_fail why = {0};
 		if (r == 0 && (nfield != 2 || !jv_is_valid(val) || !jv_is_valid(lb))) {
 			autofree char *q = gl_sanitize(key, strlen(key));
-			r = gl_err(err, "entry \"%.64s\": not {\"value\":…,\"label\":[…]}", q);
+			r = gl_fail(f, GL_E_BAD_SLOT,
+				    "entry \"%.64s\": not {\"value\":…,\"label\":[…]}", q);
 		} else if (r == 0 && gl_labels_from_jv(&l, lb, &why) < 0) {
 			autofree char *q = gl_sanitize(key, strlen(key));
-			r = gl_err(err, "entry \"%.64s\": label %s", q, gl_fail_detail(&why));
+			r = gl_fail(f, GL_E_BAD_SLOT, "entry \"%.64s\": label %s", q,
+				    gl_fail_detail(&why));
 		} else if (r == 0) {
 			gl_labels_union(&u, label, &l);
 			gl_labels_free(label);
@@ -78,15 +79,14 @@ static int check_entries(jv doc, struct gl_labels *label, char **err)
 	return r;
 }
 
-/* gl_slot_open, its words in *err. */
-static int slot_open(struct gl_slot *s, const char *home, const char *release,
-		     const struct gl_labels *horizon, char **err)
+int gl_slot_open(struct gl_slot *s, const char *home, const char *release,
+		 const struct gl_labels *horizon, struct gl_fail *f)
 {
 	memset(s, 0, sizeof *s);
 	s->entries = jv_object();
 	s->puts = jv_object();
 	char id[65];
-	if (horizon_id(horizon, id, err) < 0)
+	if (gl_slot_horizon_id(horizon, id, f) < 0)
 		return -1;
 	s->dir = gl_xasprintf("%s/slots/%s", home, release);
 	s->path = gl_xasprintf("%s/%s.json", s->dir, id);
@@ -95,25 +95,22 @@ static int slot_open(struct gl_slot *s, const char *home, const char *release,
 	if (gl_read_file_capped(s->path, GL_SLOT_MAX, &buf, &len) < 0) {
 		if (errno == ENOENT)
 			return 0; /* an empty slot */
-		return gl_err(err, "slot %s: %s", s->path,
-			    errno == EFBIG ? "larger than 16 MiB" : strerror(errno));
+		return gl_fail(f, GL_E_BAD_SLOT, "slot %s: %s", s->path,
+			       errno == EFBIG ? "larger than 16 MiB" : strerror(errno));
 	}
 	jv doc = gl_json_parse(buf, len);
 	if (!jv_is_valid(doc)) {
 		jv msg = jv_invalid_get_msg(doc);
-		int r = gl_err(err, "slot %s: %s", s->path, jv_string_value(msg));
+		gl_fail(f, GL_E_BAD_SLOT, "slot %s: %s", s->path, jv_string_value(msg));
 		jv_free(msg);
-		return r;
+		return -1;
 	}
 	jv_free(s->entries);
 	s->entries = doc;
 	s->bytes = len;
-	char *why = NULL;
-	if (check_entries(s->entries, &s->label, &why) < 0) {
-		int r = gl_err(err, "slot %s: %s", s->path, why);
-		free(why);
-		return r;
-	}
+	autofail struct gl_fail why = {0};
+	if (check_entries(s->entries, &s->label, &why) < 0)
+		return gl_fail(f, GL_E_BAD_SLOT, "slot %s: %s", s->path, gl_fail_detail(&why));
 	return 0;
 }
 
@@ -131,14 +128,16 @@ jv gl_slot_view(const struct gl_slot *s)
 	return out;
 }
 
-/* gl_slot_put, its words in *err. */
-static int slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
-		    char **err)
+/* A put the slot cannot take: the copy asked for more than a slot holds,
+ * it broke the protocol. */
+int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
+		struct gl_fail *f)
 {
 	if (!s->path) { /* gl_slot_none: no write ever lands */
 		jv_free(value);
-		return gl_err(err, "the function declares \"state\": \"none\" (its manifest): "
-				   "it keeps no state");
+		return gl_fail(f, GL_E_PROTOCOL,
+			       "the function declares \"state\": \"none\" (its manifest): "
+			       "it keeps no state");
 	}
 	jv entry = JV_OBJECT(jv_string("value"), value, jv_string("label"), gl_labels_to_jv(L));
 	autobuf struct gl_buf b = {0};
@@ -165,8 +164,8 @@ static int slot_put(struct gl_slot *s, const char *key, jv value, const struct g
 	if (s->bytes - drop + add > GL_SLOT_MAX || (!known && n >= GL_SLOT_ENTRIES_MAX)) {
 		jv_free(k);
 		jv_free(entry);
-		return gl_err(err, "the slot would exceed %u bytes or %d entries", GL_SLOT_MAX,
-			    GL_SLOT_ENTRIES_MAX);
+		return gl_fail(f, GL_E_PROTOCOL, "the slot would exceed %u bytes or %d entries",
+			       GL_SLOT_MAX, GL_SLOT_ENTRIES_MAX);
 	}
 	/* Otherwise counted conservatively: an entry this copy overwrites
 	 * again keeps its earlier bytes counted. */
@@ -244,10 +243,9 @@ static long lock_pause_ms(void)
 	return ms < 0 || ms > 10000 ? 0 : ms;
 }
 
-/* gl_slot_lock, its words in *err. */
-static int slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
-		     const struct gl_labels *const *horizons, size_t n, int64_t deadline_ns,
-		     char **err)
+int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
+		 const struct gl_labels *const *horizons, size_t n, int64_t deadline_ns,
+		 struct gl_fail *f)
 {
 	memset(L, 0, sizeof *L);
 #ifdef GL_TESTING
@@ -260,7 +258,7 @@ static int slot_lock(struct gl_slot_locks *L, const char *home, const char *rele
 	L->id = gl_xcalloc(n, sizeof *L->id);
 	L->fd = gl_xcalloc(n, sizeof *L->fd);
 	for (size_t i = 0; i < n; i++)
-		if (horizon_id(horizons[i], L->id[i], err) < 0) {
+		if (gl_slot_horizon_id(horizons[i], L->id[i], f) < 0) {
 			free(L->id);
 			free(L->fd);
 			memset(L, 0, sizeof *L);
@@ -271,9 +269,10 @@ static int slot_lock(struct gl_slot_locks *L, const char *home, const char *rele
 	long pause_ms = lock_pause_ms();
 	autofree char *dir = gl_xasprintf("%s/slots/%s", home, release);
 	if (gl_mkdir_p(dir, 0700) < 0) {
-		int e = errno, r = gl_err(err, "slot directory %s: %s", dir, strerror(errno));
+		int e = errno;
+		gl_fail_errno(f, GL_E_BAD_SLOT, "slot directory %s", dir);
 		errno = e == ETIMEDOUT ? EIO : e;
-		return r;
+		return -1;
 	}
 	for (size_t i = 0; i < m; i++) {
 		if (i && pause_ms) {
@@ -287,11 +286,12 @@ static int slot_lock(struct gl_slot_locks *L, const char *home, const char *rele
 			if (fd >= 0)
 				close(fd);
 			gl_slot_unlock(L);
-			int r = gl_err(err, "slot lock %s: %s", lock,
-				       e == ETIMEDOUT ? "held by another process past the call's deadline"
-						      : strerror(e));
+			gl_fail(f, e == ETIMEDOUT ? GL_E_SLOT_BUSY : GL_E_BAD_SLOT,
+				"slot lock %s: %s", lock,
+				e == ETIMEDOUT ? "held by another process past the call's deadline"
+					       : strerror(e));
 			errno = e; /* for the caller: ETIMEDOUT is slot_busy */
-			return r;
+			return -1;
 		}
 		L->fd[L->n++] = fd;
 	}
@@ -320,13 +320,12 @@ void gl_slot_unlock(struct gl_slot_locks *L)
 
 /* ---- commit -------------------------------------------------------------- */
 
-/* gl_slot_commit, its words in *err. */
-static int slot_commit(struct gl_slot *s, char **err)
+int gl_slot_commit(struct gl_slot *s, struct gl_fail *f)
 {
 	if (!s->path || jv_object_length(jv_copy(s->puts)) == 0)
 		return 0;
 	if (gl_mkdir_p(s->dir, 0700) < 0)
-		return gl_err(err, "slot directory %s: %s", s->dir, strerror(errno));
+		return gl_fail_errno(f, GL_E_IO, "slot directory %s", s->dir);
 	autofree char *lock = gl_xasprintf("%s.lock", s->path);
 	/* Held since the slot's read (gl_slot_lock): locking it again through
 	 * a second open file description would wait for ourselves. */
@@ -334,10 +333,10 @@ static int slot_commit(struct gl_slot *s, char **err)
 	if (!s->held) {
 		fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0)
-			return gl_err(err, "slot lock %s: %s", lock, strerror(errno));
+			return gl_fail_errno(f, GL_E_IO, "slot lock %s", lock);
 		while (flock(fd, LOCK_EX) < 0)
 			if (errno != EINTR)
-				return gl_err(err, "slot lock %s: %s", lock, strerror(errno));
+				return gl_fail_errno(f, GL_E_IO, "slot lock %s", lock);
 	}
 	gl_atomic_write_stale(s->path); /* the slot's lock is held: any is stale */
 	/* Re-read under the lock: another gl-run may have written meanwhile. */
@@ -348,19 +347,17 @@ static int slot_commit(struct gl_slot *s, char **err)
 		jv_free(cur);
 		cur = gl_json_parse(buf, len);
 		struct gl_labels ignored = {0};
-		char *why = NULL;
+		autofail struct gl_fail why = {0};
 		if (!jv_is_valid(cur) || check_entries(cur, &ignored, &why) < 0) {
 			gl_labels_free(&ignored);
 			jv_free(cur);
-			int r = gl_err(err, "slot %s changed into something invalid: %s", s->path,
-				     why ? why : "not JSON");
-			free(why);
-			return r;
+			return gl_fail(f, GL_E_IO, "slot %s changed into something invalid: %s",
+				       s->path, why.detail ? why.detail : "not JSON");
 		}
 		gl_labels_free(&ignored);
 	} else if (errno != ENOENT) {
 		jv_free(cur);
-		return gl_err(err, "slot %s: %s", s->path, strerror(errno));
+		return gl_fail_errno(f, GL_E_IO, "slot %s", s->path);
 	}
 	jv_object_foreach(s->puts, k, v) cur = jv_object_set(cur, k, v);
 	autobuf struct gl_buf out = {0};
@@ -372,11 +369,12 @@ static int slot_commit(struct gl_slot *s, char **err)
 	if (out.len > GL_SLOT_MAX || n > GL_SLOT_ENTRIES_MAX ||
 	    (!gl_json_nodes_off() &&
 	     gl_json_nodes(out.data, out.len, GL_JSON_NODES_MAX) > GL_JSON_NODES_MAX))
-		return gl_err(err, "slot %s would exceed %u bytes, %d entries or %u JSON nodes",
-			    s->path, GL_SLOT_MAX, GL_SLOT_ENTRIES_MAX, GL_JSON_NODES_MAX);
+		return gl_fail(f, GL_E_IO,
+			       "slot %s would exceed %u bytes, %d entries or %u JSON nodes", s->path,
+			       GL_SLOT_MAX, GL_SLOT_ENTRIES_MAX, GL_JSON_NODES_MAX);
 	gl_buf_addc(&out, '\n');
 	if (gl_atomic_write(s->path, out.data, out.len, 0600) < 0)
-		return gl_err(err, "slot %s: %s", s->path, strerror(errno));
+		return gl_fail_errno(f, GL_E_IO, "slot %s", s->path);
 	jv_free(s->puts);
 	s->puts = jv_object();
 	return 0; /* closing fd (if taken here) releases the lock */
@@ -390,49 +388,4 @@ void gl_slot_free(struct gl_slot *s)
 	jv_free(s->puts);
 	gl_labels_free(&s->label);
 	memset(s, 0, sizeof *s);
-}
-
-int gl_slot_horizon_id(const struct gl_labels *horizon, char out[65], struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc = horizon_id(horizon, out, &err);
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_BAD_SLOT, err);
-}
-
-int gl_slot_open(struct gl_slot *s, const char *home, const char *release,
-		 const struct gl_labels *horizon, struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc = slot_open(s, home, release, horizon, &err);
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_BAD_SLOT, err);
-}
-
-int gl_slot_put(struct gl_slot *s, const char *key, jv value, const struct gl_labels *L,
-		struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc = slot_put(s, key, value, L, &err);
-	/* the copy asked for more than a slot holds: it broke the protocol */
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_PROTOCOL, err);
-}
-
-int gl_slot_lock(struct gl_slot_locks *L, const char *home, const char *release,
-		 const struct gl_labels *const *horizons, size_t n, int64_t deadline_ns,
-		 struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc = slot_lock(L, home, release, horizons, n, deadline_ns, &err);
-	if (rc == 0)
-		return 0;
-	int e = errno; /* kept for the caller, as before */
-	gl_fail_take(f, e == ETIMEDOUT ? GL_E_SLOT_BUSY : GL_E_BAD_SLOT, err);
-	errno = e;
-	return -1;
-}
-
-int gl_slot_commit(struct gl_slot *s, struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc = slot_commit(s, &err);
-	return rc == 0 ? 0 : gl_fail_take(f, GL_E_IO, err);
 }

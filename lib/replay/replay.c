@@ -71,46 +71,34 @@ static void read_paths(struct gl_replay *x)
 	jv_free(rp);
 }
 
-/* f's code and detail into *code and *err (the steps below keep that
- * form; a NULL detail stays NULL). -1. */
-static int back(struct gl_fail *f, const char **code, char **err)
-{
-	*code = gl_code_name(f->code);
-	*err = f->detail;
-	f->detail = NULL;
-	gl_fail_clear(f);
-	return -1;
-}
-
 /* The verified release's germline, launched as gl-run launches it, its
  * import under the witness's import twin itw (A2, A4: the image the call's
  * copies were forked from; NULL for a version 1 witness: the real clock,
  * as gl-run then did). Kept while witnesses name the same release and
- * import twin. NULL with *code and *err on refusal. */
+ * import twin. NULL with f on refusal. */
 static struct gl_germline *germline(struct gl_replay *x, const char *sha,
-				    const struct gl_twin *itw, const char **code, char **err)
+				    const struct gl_twin *itw, struct gl_fail *f)
 {
 	if (x->up && !strcmp(x->release, sha) && same_import(&x->g, itw))
 		return &x->g;
 	stop(x);
-	struct gl_fail f = {0};
-	if (gl_replay_release_verify(x, sha, &f) < 0)
-		return back(&f, code, err), NULL;
+	if (gl_replay_release_verify(x, sha, f) < 0)
+		return NULL;
 	x->manifest = gl_manifest_load(x->release_dir);
 	const char *rt = gl_json_get_str(x->manifest, "runtime");
 	const char *proto = gl_json_get_str(x->manifest, "protocol");
 	if (!jv_is_valid(x->manifest) || !gl_replay_runtime_ok(x->manifest)) {
-		*code = "unsupported_runtime";
-		gl_err(err, "runtime %s with protocol %s is not replayed", rt ? rt : "?",
-		       proto ? proto : "germline");
+		gl_fail(f, GL_E_UNSUPPORTED_RUNTIME, "runtime %s with protocol %s is not replayed",
+			rt ? rt : "?", proto ? proto : "germline");
 		stop(x);
 		return NULL;
 	}
 	/* read_paths are granted as gl-run grants them: by --policy, none
 	 * without one (SPEC §7; lib/plan/readpaths.h). */
 	const char *state[] = {x->home, x->items_dir, NULL}; /* items_dir may be NULL */
-	if (gl_readpaths_check(x->pol, state, x->manifest, err) < 0) {
-		*code = GL_ERR_READ_PATHS;
+	char *rp = NULL;
+	if (gl_readpaths_check(x->pol, state, x->manifest, &rp) < 0) {
+		gl_fail_take(f, GL_E_READ_PATHS, rp); /* lib/plan/readpaths.h's "char **" form */
 		stop(x);
 		return NULL;
 	}
@@ -132,8 +120,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	autofail struct gl_fail why = {0};
 	enum gl_launch_step st = GL_LAUNCH_OK;
 	if (gl_replay_is_exec(x)) { /* each run a verified launch (lib/replay/replay_exec.c) */
-		if (gl_replay_exec_open(x, &f) < 0) {
-			back(&f, code, err);
+		if (gl_replay_exec_open(x, f) < 0) {
 			stop(x);
 			return NULL;
 		}
@@ -141,8 +128,8 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 		st = gl_germline_launch(&spec, &x->g, &why);
 	}
 	if (st != GL_LAUNCH_OK) {
-		*code = "launch";
-		gl_err(err, "%s: %s", gl_launch_step_name(st), why.detail ? why.detail : "failed");
+		gl_fail(f, GL_E_LAUNCH, "%s: %s", gl_launch_step_name(st),
+			why.detail ? why.detail : "failed");
 		stop(x);
 		return NULL;
 	}
@@ -150,8 +137,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	/* its copies' bounds (lib/sandbox/cgroup.h), as gl-run's launch() sets them */
 	x->g.cg = x->cg;
 	x->g.lim = x->lim;
-	if (gl_replay_discover(x, GL_BROKER_DEADLINE_DEFAULT, &f) < 0) {
-		back(&f, code, err);
+	if (gl_replay_discover(x, GL_BROKER_DEADLINE_DEFAULT, f) < 0) {
 		stop(x);
 		return NULL;
 	}
@@ -305,26 +291,24 @@ static void runs_free(struct runs *r, size_t nitem)
 }
 
 /* Contents: from the witness, else from --items, for every item of W.
- * NULL, or the error code with *err. */
-static const char *contents(const struct gl_replay *x, const struct gl_witness *w,
-			    struct runs *r, char **err)
+ * 0, or -1 with f. */
+static int contents(const struct gl_replay *x, const struct gl_witness *w, struct runs *r,
+		    struct gl_fail *f)
 {
 	size_t n = w->nitem ? w->nitem : 1;
 	r->own = gl_xcalloc(n, sizeof *r->own);
 	r->b64 = gl_xcalloc(n, sizeof *r->b64);
-	const char *code = NULL;
-	for (size_t i = 0; i < w->nitem && !code; i++) {
+	for (size_t i = 0; i < w->nitem; i++) {
 		if (!in_list(w->comparing.view, w->item[i].name))
 			continue;
 		/* a directory item's contents in a call message are empty; the
 		 * directory itself comes from --items (lib/replay/replay_exec.c) */
 		r->b64[i] = w->dir[i] ? "" : w->item[i].b64;
-		struct gl_fail f = {0};
 		if (!r->b64[i] &&
-		    !(r->b64[i] = r->own[i] = gl_replay_item_file(x, w->item[i].name, &f)))
-			back(&f, &code, err);
+		    !(r->b64[i] = r->own[i] = gl_replay_item_file(x, w->item[i].name, f)))
+			return -1;
 	}
-	return code;
+	return 0;
 }
 
 /* The probe's and the control's inputs. Definition 6: the probe differs
@@ -405,27 +389,22 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	if (jv_is_valid(out))
 		return out;
 	const char *who = w.id;
-	char *err = NULL;
+	autofail struct gl_fail f = {0};
 	struct runs r = {0};
-	const char *code = contents(x, &w, &r, &err);
 	const struct gl_twin *itw = w.import_twinned ? &w.import_twin : NULL;
-	struct gl_germline *g = code ? NULL : germline(x, w.release, itw, &code, &err);
+	struct gl_germline *g = contents(x, &w, &r, &f) < 0 ? NULL
+							    : germline(x, w.release, itw, &f);
 	/* An exec run reads W's (probe) or V(d)'s (control) files at their
 	 * paths, as gl-run's copies did. */
 	bool launches = g && !gl_runtime_forks(gl_germline_runtime(g));
-	struct gl_fail f = {0};
-	if (launches && gl_replay_make_tmp(x, &f) < 0) {
-		back(&f, &code, &err); /* io */
+	if (launches && gl_replay_make_tmp(x, &f) < 0) /* io */
 		g = NULL;
-	}
 	if (g && launches &&
 	    (gl_replay_exec_files(x, &w, r.b64, w.comparing.view, &r.pf, &f) < 0 ||
-	     gl_replay_exec_files(x, &w, r.b64, w.served.view, &r.cf, &f) < 0)) {
-		back(&f, &code, &err);
+	     gl_replay_exec_files(x, &w, r.b64, w.served.view, &r.cf, &f) < 0))
 		g = NULL;
-	}
-	if (!g && code)
-		out = failure(who, code, "%s", err);
+	if (!g && f.code != GL_E_OK)
+		out = failure(who, gl_code_name(f.code), "%s", gl_fail_detail(&f));
 	jv fn = g ? gl_manifest_function(x->manifest, w.function) : jv_invalid();
 	if (g && !jv_is_valid(fn)) {
 		g = NULL;
@@ -452,7 +431,6 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 		out = gl_replay_as_unverified(out, &w); /* gl-damp counts it */
 	}
 	runs_free(&r, w.nitem);
-	free(err);
 	gl_witness_free(&w);
 	return out;
 }

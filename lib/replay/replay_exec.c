@@ -69,8 +69,7 @@ bool gl_replay_is_exec(const struct gl_replay *x)
 /* Runtime exec: no germline; the release verified and its executables
  * retained as gl-run's launch does (lib/session/resident.c), every run then
  * one verified launch (gl_exec_copy). */
-/* gl_replay_exec_open, its words in *code and *err. */
-static int exec_open(struct gl_replay *x, const char **code, char **err)
+int gl_replay_exec_open(struct gl_replay *x, struct gl_fail *f)
 {
 	memset(&x->g, 0, sizeof x->g);
 	x->g.pid = x->g.pidfd = x->g.ctl = -1;
@@ -78,8 +77,8 @@ static int exec_open(struct gl_replay *x, const char **code, char **err)
 	autofree char *host = gl_xasprintf("%s/gl-exec-host", x->host_dir);
 	autofail struct gl_fail why = {0};
 	if (gl_exec_open(x->g.exec, x->release_dir, x->manifest, host, x->home, &why) < 0) {
-		*code = x->g.exec->fail_rejected ? "hash" : "launch";
-		gl_err(err, "%s", why.detail ? why.detail : "verified launch failed");
+		gl_fail(f, x->g.exec->fail_rejected ? GL_E_HASH : GL_E_LAUNCH, "%s",
+			why.detail ? why.detail : "verified launch failed");
 		free(x->g.exec);
 		x->g.exec = NULL;
 		return -1;
@@ -97,8 +96,7 @@ static int exec_open(struct gl_replay *x, const char **code, char **err)
  * tools/list, which must name the signed manifest's functions. A release
  * that passed it under gl-run and fails it here tells replay from a real
  * session: the replay is impossible (unverified). */
-/* gl_replay_discover, its words in *code and *err. */
-static int discover(struct gl_replay *x, double deadline_s, const char **code, char **err)
+int gl_replay_discover(struct gl_replay *x, double deadline_s, struct gl_fail *f)
 {
 	if (gl_manifest_protocol(x->manifest) != GL_PROTO_MCP_STDIO)
 		return 0;
@@ -109,8 +107,8 @@ static int discover(struct gl_replay *x, double deadline_s, const char **code, c
 	jv_free(tools);
 	if (d == GL_E_OK)
 		return 0;
-	*code = d == GL_E_DISCOVERY_CHANGED ? GL_ERR_DISCOVERY : "launch";
-	return gl_err(err, "%s", why.detail ? why.detail : "discovery failed");
+	return gl_fail(f, d == GL_E_DISCOVERY_CHANGED ? GL_E_DISCOVERY_CHANGED : GL_E_LAUNCH, "%s",
+		       why.detail ? why.detail : "discovery failed");
 }
 
 /* ---- item contents from --items DIR ------------------------------------ */
@@ -149,38 +147,33 @@ static int open_beneath(const char *dir, const char *rel, bool want_dir)
 	return (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
 }
 
-/* gl_replay_item_file, its words in *code and *err. */
-static char *item_file(const struct gl_replay *x, const char *name, const char **code,
-		       char **err)
+char *gl_replay_item_file(const struct gl_replay *x, const char *name, struct gl_fail *f)
 {
 	autofree char *q = gl_quote(name, strlen(name));
-	if (!x->items_dir) {
-		*code = "missing_item";
-		return gl_err(err, "item %s: no contents (give --items DIR)", q), NULL;
-	}
+	if (!x->items_dir)
+		return gl_fail(f, GL_E_MISSING_ITEM, "item %s: no contents (give --items DIR)", q),
+		       NULL;
 	const char *rel = relative(name);
-	if (!rel) {
-		*code = "bad_item";
-		return gl_err(err, "item %s: not usable as a file name in --items", q), NULL;
-	}
+	if (!rel)
+		return gl_fail(f, GL_E_BAD_ITEM, "item %s: not usable as a file name in --items",
+			       q),
+		       NULL;
 	autoclose int fd = open_beneath(x->items_dir, rel, false);
 	struct stat st;
 	autofree char *raw = NULL;
 	size_t len = 0;
-	if (fd < 0 && errno == ENOENT) {
-		*code = "missing_item";
-		return gl_err(err, "item %s: no file %s/%s", q, x->items_dir, rel), NULL;
-	}
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    gl_read_fd_capped(fd, GL_ITEM_MAX, &raw, &len) < 0) {
-		*code = "bad_item";
-		return gl_err(err, "item %s: %s", q,
-			      fd >= 0 && !S_ISREG(st.st_mode) ? "not a regular file"
-			      : errno == EXDEV || errno == ELOOP ? "leaves the --items directory"
-			      : errno == EFBIG		     ? "larger than 32 MiB"
-							     : strerror(errno)),
+	if (fd < 0 && errno == ENOENT)
+		return gl_fail(f, GL_E_MISSING_ITEM, "item %s: no file %s/%s", q, x->items_dir,
+			       rel),
 		       NULL;
-	}
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    gl_read_fd_capped(fd, GL_ITEM_MAX, &raw, &len) < 0)
+		return gl_fail(f, GL_E_BAD_ITEM, "item %s: %s", q,
+			       fd >= 0 && !S_ISREG(st.st_mode) ? "not a regular file"
+			       : errno == EXDEV || errno == ELOOP ? "leaves the --items directory"
+			       : errno == EFBIG		      ? "larger than 32 MiB"
+							      : strerror(errno)),
+		       NULL;
 	struct gl_buf b = {0};
 	gl_b64_encode(&b, (unsigned char *)raw, len);
 	gl_buf_addc(&b, 0);
@@ -252,9 +245,10 @@ static int same_file(const char *path, const unsigned char *raw, size_t n)
 }
 
 /* A private file (0400) in x->tmp holding the base64 contents b64, or
- * the item's own file when it still holds them (same_file). */
+ * the item's own file when it still holds them (same_file). -1 with f
+ * (io). */
 static int private_file(struct gl_replay *x, const char *at, const char *b64, char **path,
-			char **err)
+			struct gl_fail *f)
 {
 	static unsigned long seq;
 	size_t n = 0;
@@ -268,41 +262,41 @@ static int private_file(struct gl_replay *x, const char *at, const char *b64, ch
 		int e = errno;
 		if (fd >= 0)
 			close(fd);
-		return gl_err(err, "%s: %s", *path, raw ? strerror(e) : "not base64");
+		return gl_fail(f, GL_E_IO, "%s: %s", *path, raw ? strerror(e) : "not base64");
 	}
 	close(fd);
 	fd = open(*path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	return fd < 0 ? gl_err(err, "%s: %s", *path, strerror(errno)) : fd;
+	return fd < 0 ? gl_fail_errno(f, GL_E_IO, "%s", *path) : fd;
 }
 
-/* One file or directory item i of the view. 0, or -1 with *code. */
+/* One file or directory item i of the view. 0, or -1 with fail
+ * (unreplayable, bad_item, missing_item, io). */
 static int one_file(struct gl_replay *x, const struct gl_witness *w, size_t i, const char *b64,
-		    struct gl_replay_files *f, const char **code, char **err)
+		    struct gl_replay_files *f, struct gl_fail *fail)
 {
 	const char *at = w->path[i];
 	autofree char *q = gl_quote(at, strlen(at));
-	if (!place_ok(x->g.exec, at)) {
-		*code = "unreplayable";
-		return gl_err(err, "item %s: its path is where the launch binds the release or "
-				   "the system; it cannot be given to a replay",
-			      q);
-	}
+	if (!place_ok(x->g.exec, at))
+		return gl_fail(fail, GL_E_UNREPLAYABLE,
+			       "item %s: its path is where the launch binds the release or "
+			       "the system; it cannot be given to a replay",
+			       q);
 	int fd = -1;
 	if (w->dir[i]) {
 		/* a directory's contents are never in a witness: --items DIR */
 		const char *rel = x->items_dir ? relative(at) : NULL;
 		fd = rel ? open_beneath(x->items_dir, rel, true) : -1;
-		if (fd < 0) {
-			*code = rel && errno != ENOENT ? "bad_item" : "missing_item";
-			return gl_err(err, "directory item %s: no directory %s/%s", q,
-				      x->items_dir ? x->items_dir : "(no --items)", rel ? rel : at);
-		}
+		if (fd < 0)
+			return gl_fail(fail,
+				       rel && errno != ENOENT ? GL_E_BAD_ITEM : GL_E_MISSING_ITEM,
+				       "directory item %s: no directory %s/%s", q,
+				       x->items_dir ? x->items_dir : "(no --items)",
+				       rel ? rel : at);
 	} else {
 		char *p = NULL;
-		fd = private_file(x, at, b64, &p, err);
+		fd = private_file(x, at, b64, &p, fail);
 		if (fd < 0) {
 			free(p);
-			*code = "io";
 			return -1;
 		}
 		f->tmp[f->n] = p;
@@ -312,9 +306,8 @@ static int one_file(struct gl_replay *x, const struct gl_witness *w, size_t i, c
 	return 0;
 }
 
-/* gl_replay_exec_files, its words in *code and *err. */
-static int exec_files(struct gl_replay *x, const struct gl_witness *w, const char *const *b64,
-		      jv view, struct gl_replay_files *f, const char **code, char **err)
+int gl_replay_exec_files(struct gl_replay *x, const struct gl_witness *w, const char *const *b64,
+			 jv view, struct gl_replay_files *f, struct gl_fail *fail)
 {
 	*f = (struct gl_replay_files){0};
 	size_t cap = w->nitem ? w->nitem : 1;
@@ -331,7 +324,7 @@ static int exec_files(struct gl_replay *x, const struct gl_witness *w, const cha
 		/* a data item is only in the call message; a path item is also a
 		 * file the copy reads where gl-run's copy read it */
 		if (in && w->path[i] && (w->dir[i] || b64[i]) &&
-		    one_file(x, w, i, b64[i], f, code, err) < 0)
+		    one_file(x, w, i, b64[i], f, fail) < 0)
 			return -1;
 	}
 	return 0;
@@ -374,41 +367,4 @@ jv gl_replay_as_unverified(jv out, const struct gl_witness *w)
 	out = jv_object_set(out, jv_string("destination"), jv_string(w->destination));
 	out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
 	return jv_object_set(out, jv_string("weight"), jv_number(GL_REPLAY_WEIGHT_W));
-}
-
-/* The struct gl_fail forms (replay.h): the code each step named. */
-int gl_replay_exec_open(struct gl_replay *x, struct gl_fail *f)
-{
-	const char *code = "launch";
-	char *err = NULL;
-	return exec_open(x, &code, &err) == 0 ? 0 : gl_fail_named(f, code, GL_E_LAUNCH, err);
-}
-
-int gl_replay_discover(struct gl_replay *x, double deadline_s, struct gl_fail *f)
-{
-	const char *code = "launch";
-	char *err = NULL;
-	if (discover(x, deadline_s, &code, &err) == 0)
-		return 0;
-	return gl_fail_named(f, code, GL_E_LAUNCH, err);
-}
-
-char *gl_replay_item_file(const struct gl_replay *x, const char *name, struct gl_fail *f)
-{
-	const char *code = "bad_item";
-	char *err = NULL;
-	char *b64 = item_file(x, name, &code, &err);
-	if (!b64)
-		gl_fail_named(f, code, GL_E_BAD_ITEM, err);
-	return b64;
-}
-
-int gl_replay_exec_files(struct gl_replay *x, const struct gl_witness *w, const char *const *b64,
-			 jv view, struct gl_replay_files *out, struct gl_fail *f)
-{
-	const char *code = "io";
-	char *err = NULL;
-	if (exec_files(x, w, b64, view, out, &code, &err) == 0)
-		return 0;
-	return gl_fail_named(f, code, GL_E_IO, err);
 }
