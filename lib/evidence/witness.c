@@ -20,7 +20,7 @@
 /* ---- reading (gl-replay): every field checked ------------------------- */
 
 struct rd {
-	char **err;
+	struct gl_fail *f; /* the first failure, bad_witness */
 	int bad;
 };
 
@@ -31,11 +31,8 @@ static int fail(struct rd *r, const char *fmt, ...)
 		return -1;
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		gl_die(GL_EXIT_USAGE, "out of memory");
+	gl_fail_vset(r->f, GL_E_BAD_WITNESS, fmt, ap);
 	va_end(ap);
-	*r->err = m;
 	return -1;
 }
 
@@ -410,8 +407,7 @@ static void check(struct rd *r, struct gl_witness *w)
 	digests_ok(r, w->compared, "compared");
 }
 
-/* gl_witness_load's steps, the words in *err and the code returned. */
-static enum gl_code load(const char *path, struct gl_witness *w, char sha256[65], char **err)
+int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], struct gl_fail *f)
 {
 	memset(w, 0, sizeof *w);
 	w->doc = w->call = w->args = w->dests = w->transcript = w->delivered = w->compared =
@@ -424,18 +420,16 @@ static enum gl_code load(const char *path, struct gl_witness *w, char sha256[65]
 	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)
-		return gl_err(err, "%s", strerror(errno)), GL_E_IO;
+		return gl_fail(f, GL_E_IO, "%s", strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return gl_err(err, "not a regular file"), GL_E_IO;
+		return gl_fail(f, GL_E_IO, "not a regular file");
 	if ((uint64_t)st.st_size > GL_WITNESS_MAX) /* before reading it (issue 15) */
-		return gl_err(err, "%lld bytes, larger than %u", (long long)st.st_size,
-			      GL_WITNESS_MAX),
-		       GL_E_TOO_LARGE;
+		return gl_fail(f, GL_E_TOO_LARGE, "%lld bytes, larger than %u",
+			       (long long)st.st_size, GL_WITNESS_MAX);
 	if (gl_read_fd_capped(fd, GL_WITNESS_MAX, &buf, &len) < 0) {
 		if (errno == EFBIG)
-			return gl_err(err, "larger than %u bytes", GL_WITNESS_MAX),
-			       GL_E_TOO_LARGE;
-		return gl_err(err, "%s", strerror(errno)), GL_E_IO;
+			return gl_fail(f, GL_E_TOO_LARGE, "larger than %u bytes", GL_WITNESS_MAX);
+		return gl_fail(f, GL_E_IO, "%s", strerror(errno));
 	}
 	unsigned char h[32];
 	gl_sha256(h, (unsigned char *)buf, len);
@@ -444,15 +438,15 @@ static enum gl_code load(const char *path, struct gl_witness *w, char sha256[65]
 	if (!jv_is_valid(w->doc)) {
 		jv msg = jv_invalid_get_msg(w->doc);
 		w->doc = jv_invalid();
-		gl_err(err, "not a canonical JSON record (truncated or edited?): %s",
-		       jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "invalid");
+		gl_fail(f, GL_E_BAD_WITNESS, "not a canonical JSON record (truncated or edited?): %s",
+			jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "invalid");
 		jv_free(msg);
-		return GL_E_BAD_WITNESS;
+		return -1;
 	}
 	/* The self-digest first: a changed byte anywhere is named as such. */
 	const char *rs = gl_json_get_str(w->doc, "record_sha256");
 	if (jv_get_kind(w->doc) != JV_KIND_OBJECT || !hex64(rs))
-		return gl_err(err, "record_sha256: missing or not 64 lowercase hex"), GL_E_BAD_WITNESS;
+		return gl_fail(f, GL_E_BAD_WITNESS, "record_sha256: missing or not 64 lowercase hex");
 	autobuf struct gl_buf body = {0};
 	autofail struct gl_fail why = {0}; /* a digest that cannot match says it */
 	jv rest = jv_object_delete(jv_copy(w->doc), jv_string("record_sha256"));
@@ -464,19 +458,12 @@ static enum gl_code load(const char *path, struct gl_witness *w, char sha256[65]
 		gl_hex(h, 32, hex);
 	}
 	if (rc < 0 || strcmp(hex, rs))
-		return gl_err(err, "record_sha256 does not match the record: the witness was "
-				   "changed after gl-run wrote it"),
-		       GL_E_BAD_WITNESS;
-	struct rd r = {.err = err};
+		return gl_fail(f, GL_E_BAD_WITNESS,
+			       "record_sha256 does not match the record: the witness was "
+			       "changed after gl-run wrote it");
+	struct rd r = {.f = f};
 	check(&r, w);
-	return r.bad ? GL_E_BAD_WITNESS : GL_E_OK;
-}
-
-int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], struct gl_fail *f)
-{
-	char *err = NULL;
-	enum gl_code code = load(path, w, sha256, &err);
-	return code == GL_E_OK ? (free(err), 0) : gl_fail_take(f, code, err);
+	return r.bad ? -1 : 0;
 }
 
 int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,

@@ -252,12 +252,13 @@ static void prune(int dfd, int sfd, struct state *st, const char *release, uint6
 
 /* ---- writing ----------------------------------------------------------- */
 
+/* 0, or -1 with f (io). */
 static int write_snapshots(const char *dir, const struct gl_witness_snap *snap, size_t nsnap,
-			   char **err)
+			   struct gl_fail *f)
 {
 	autofree char *sdir = gl_xasprintf("%s/slots", dir);
 	if (gl_mkdir_p(sdir, 0700) < 0)
-		return gl_err(err, "%s: %s", sdir, strerror(errno));
+		return gl_fail_errno(f, GL_E_IO, "%s", sdir);
 	for (size_t i = 0; i < nsnap; i++) {
 		autofree char *p = gl_xasprintf("%s/%s.json", sdir, snap[i].sha);
 		struct stat sb;
@@ -265,16 +266,15 @@ static int write_snapshots(const char *dir, const struct gl_witness_snap *snap, 
 		if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) && (size_t)sb.st_size == snap[i].len)
 			continue;
 		if (gl_atomic_write(p, snap[i].text, snap[i].len, 0600) < 0)
-			return gl_err(err, "%s: %s", p, strerror(errno));
+			return gl_fail_errno(f, GL_E_IO, "%s", p);
 	}
 	return 0;
 }
 
-/* gl_witness_store, its words in *err. */
-static int witness_store(const char *home, const char *id, const char *release, const char *rec,
-			 size_t len, const struct gl_witness_snap *snap, size_t nsnap,
-			 const struct gl_witness_caps *caps_in, char **path, bool *too_large,
-			 char **err)
+int gl_witness_store(const char *home, const char *id, const char *release, const char *rec,
+		     size_t len, const struct gl_witness_snap *snap, size_t nsnap,
+		     const struct gl_witness_caps *caps_in, char **path, bool *too_large,
+		     struct gl_fail *f)
 {
 	struct gl_witness_caps caps = {
 	    .total = caps_in && caps_in->total ? caps_in->total
@@ -285,7 +285,7 @@ static int witness_store(const char *home, const char *id, const char *release, 
 	*too_large = false;
 	autofree char *dir = gl_xasprintf("%s/witnesses", home);
 	if (gl_mkdir_p(dir, 0700) < 0)
-		return gl_err(err, "%s: %s", dir, strerror(errno));
+		return gl_fail_errno(f, GL_E_IO, "%s", dir);
 	char line[IDX_MAX];
 	int ln = snprintf(line, sizeof line, "%s", release);
 	uint64_t own = len;
@@ -298,16 +298,16 @@ static int witness_store(const char *home, const char *id, const char *release, 
 	own += (uint64_t)ln;
 	if (own > caps.release || own > caps.total) {
 		*too_large = true;
-		return gl_err(err, "%s", GL_WITNESS_TOO_LARGE_TEXT);
+		return gl_fail(f, GL_E_TOO_LARGE, "%s", GL_WITNESS_TOO_LARGE_TEXT);
 	}
 	autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	autofree char *lock = gl_xasprintf("%s/.lock", dir);
 	autoclose int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (dfd < 0 || lfd < 0)
-		return gl_err(err, "%s: %s", dfd < 0 ? dir : lock, strerror(errno));
+		return gl_fail_errno(f, GL_E_IO, "%s", dfd < 0 ? dir : lock);
 	while (flock(lfd, LOCK_EX) < 0)
 		if (errno != EINTR)
-			return gl_err(err, "%s: %s", lock, strerror(errno));
+			return gl_fail_errno(f, GL_E_IO, "%s", lock);
 	autofree char *sdir = gl_xasprintf("%s/slots", dir);
 	autoclose int sfd = open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct state st = {0};
@@ -329,12 +329,12 @@ static int witness_store(const char *home, const char *id, const char *release, 
 	prune(dfd, sfd, &st, release, add, add, &caps);
 	free(st.e);
 	free(st.s);
-	int rc = write_snapshots(dir, snap, nsnap, err);
+	int rc = write_snapshots(dir, snap, nsnap, f);
 	char *p = gl_xasprintf("%s/%s.json", dir, id);
 	autofree char *ip = gl_xasprintf("%s/%s.idx", dir, id);
 	if (rc == 0 && (gl_atomic_write(ip, line, (size_t)ln, 0600) < 0 ||
 			gl_atomic_write(p, rec, len, 0600) < 0))
-		rc = gl_err(err, "%s: %s", p, strerror(errno));
+		rc = gl_fail_errno(f, GL_E_IO, "%s", p);
 	if (rc < 0) {
 		free(p);
 		return -1;
@@ -409,17 +409,4 @@ int gl_witness_snapshot_load(const char *witness_path, const char *home, const c
 	}
 	*slot = v;
 	return 0;
-}
-
-int gl_witness_store(const char *home, const char *id, const char *release, const char *rec,
-		     size_t len, const struct gl_witness_snap *snap, size_t nsnap,
-		     const struct gl_witness_caps *caps_in, char **path, bool *too_large,
-		     struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc =
-	    witness_store(home, id, release, rec, len, snap, nsnap, caps_in, path, too_large, &err);
-	if (rc == 0)
-		return 0;
-	return gl_fail_take(f, *too_large ? GL_E_TOO_LARGE : GL_E_IO, err);
 }

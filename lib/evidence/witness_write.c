@@ -146,23 +146,23 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 	return o;
 }
 
-/* The canonical bytes of rec with its record_sha256 set. Consumes rec. */
-static int seal(jv rec, struct gl_buf *out, char **err)
+/* The canonical bytes of rec with its record_sha256 set. Consumes rec.
+ * 0, or -1 with f. */
+static int seal(jv rec, struct gl_buf *out, struct gl_fail *f)
 {
 	autobuf struct gl_buf body = {0};
-	struct gl_fail cf = {0};
-	if (gl_canon_dump(&body, rec, &cf) < 0) {
+	if (gl_canon_dump(&body, rec, f) < 0) {
 		jv_free(rec);
-		return gl_fail_give(&cf, err);
+		return -1;
 	}
 	unsigned char h[32];
 	char hex[65];
 	gl_sha256(h, (unsigned char *)body.data, body.len);
 	gl_hex(h, 32, hex);
 	rec = jv_object_set(rec, jv_string("record_sha256"), jv_string(hex));
-	int rc = gl_canon_dump(out, rec, &cf);
+	int rc = gl_canon_dump(out, rec, f);
 	jv_free(rec);
-	return rc < 0 ? gl_fail_give(&cf, err) : 0;
+	return rc < 0 ? -1 : 0;
 }
 
 /* The slot's JSON text as the broker serialised it, and its SHA-256. */
@@ -176,9 +176,8 @@ static void snapshot(jv slot, struct gl_buf *b, struct gl_witness_snap *s)
 	s->len = b->len;
 }
 
-/* gl_witness_save, its words in *err. */
-static int witness_save(const char *home, const struct gl_witness_in *in, char **path,
-			char sha256[65], bool *too_large, char **err)
+int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path, char sha256[65],
+		    bool *too_large, struct gl_fail *f)
 {
 	autobuf struct gl_buf b = {0}, s0 = {0}, s1 = {0};
 	struct gl_witness_snap snap[2];
@@ -189,33 +188,27 @@ static int witness_save(const char *home, const struct gl_witness_in *in, char *
 		snapshot(in->served.slot, &s0, &snap[0]);
 		snapshot(in->comparing.slot, &s1, &snap[1]);
 	}
-	char *why = NULL;
-	if (seal(record(in, inl ? NULL : snap), &b, &why) < 0) {
-		int rc = gl_err(err, "not canonical JSON: %s", why);
-		free(why);
-		return rc;
-	}
+	autofail struct gl_fail why = {0};
+	if (seal(record(in, inl ? NULL : snap), &b, &why) < 0)
+		return gl_fail(f, GL_E_IO, "not canonical JSON: %s", gl_fail_detail(&why));
 	autofree char *dir = gl_xasprintf("%s/witnesses", home);
 	char *p = NULL;
 	if (!inl) {
 		if (b.len > GL_WITNESS_MAX) {
 			*too_large = true;
-			return gl_err(err, "%s", GL_WITNESS_TOO_LARGE_TEXT);
+			return gl_fail(f, GL_E_TOO_LARGE, "%s", GL_WITNESS_TOO_LARGE_TEXT);
 		}
-		autofail struct gl_fail sf = {0};
 		if (gl_witness_store(home, in->id, in->release, b.data, b.len, snap, 2, in->caps,
-				     &p, too_large, &sf) < 0) {
-			*err = gl_fail_steal(&sf);
-			return -1;
-		}
+				     &p, too_large, f) < 0)
+			return -1; /* too_large or io, as *too_large says */
 	} else {
 		if (gl_mkdir_p(dir, 0700) < 0)
-			return gl_err(err, "%s: %s", dir, strerror(errno));
+			return gl_fail_errno(f, GL_E_IO, "%s", dir);
 		p = gl_xasprintf("%s/%s.json", dir, in->id);
 		if (gl_atomic_write(p, b.data, b.len, 0600) < 0) {
-			int rc = gl_err(err, "%s: %s", p, strerror(errno));
+			gl_fail_errno(f, GL_E_IO, "%s", p);
 			free(p);
-			return rc;
+			return -1;
 		}
 	}
 	unsigned char h[32];
@@ -223,14 +216,4 @@ static int witness_save(const char *home, const struct gl_witness_in *in, char *
 	gl_hex(h, 32, sha256);
 	*path = p;
 	return 0;
-}
-
-int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path, char sha256[65],
-		    bool *too_large, struct gl_fail *f)
-{
-	char *err = NULL;
-	int rc = witness_save(home, in, path, sha256, too_large, &err);
-	if (rc == 0)
-		return 0;
-	return gl_fail_take(f, *too_large ? GL_E_TOO_LARGE : GL_E_IO, err);
 }
