@@ -5,7 +5,7 @@
  *
  * gl_germline_check (runtime/germline.c) calls these. Every read is
  * bounded; a process that would need more is refused, not truncated.
- * Functions return 0, or -1 with *err (malloc'd) naming the check. */
+ * Functions return 0, or -1 with *f (struct gl_fail, core/fail.h) naming the check. */
 #ifndef GL_PROC_H
 #define GL_PROC_H
 
