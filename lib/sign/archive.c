@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -135,18 +134,7 @@ const char *gl_ar_normalise(const char *raw, char *out)
 	return NULL;
 }
 
-enum gl_archive_status gl_ar_fail(char **err, enum gl_archive_status st, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	free(*err);
-	if (vasprintf(err, fmt, ap) < 0)
-		gl_die(GL_EXIT_USAGE, "out of memory");
-	va_end(ap);
-	return st;
-}
-
-struct archive *gl_ar_reader_open(int fd, char **err)
+struct archive *gl_ar_reader_open(int fd, struct gl_fail *f)
 {
 	struct archive *a = archive_read_new();
 	if (!a)
@@ -156,7 +144,7 @@ struct archive *gl_ar_reader_open(int fd, char **err)
 	    archive_read_open_fd(a, fd, 64 << 10) != ARCHIVE_OK) {
 		const char *m = archive_error_string(a);
 		autofree char *shown = gl_sanitize(m ? m : "?", m ? strlen(m) : 1);
-		gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "not a tar.gz archive: %s", shown);
+		gl_fail_set(f, GL_E_UNSAFE_ARCHIVE, "not a tar.gz archive: %s", shown);
 		archive_read_free(a);
 		return NULL;
 	}
@@ -164,9 +152,10 @@ struct archive *gl_ar_reader_open(int fd, char **err)
 }
 
 /* Next header, refusing anything libarchive only half understood. 1 on an
- * entry, 0 at the end, -1 with *err. The filter is checked once data has
+ * entry, 0 at the end, -1 with f. The filter is checked once data has
  * been read: a release is gzip-compressed (SPEC §3), nothing else. */
-int gl_ar_next_header(struct archive *a, struct archive_entry **e, uint64_t index, char **err)
+int gl_ar_next_header(struct archive *a, struct archive_entry **e, uint64_t index,
+		      struct gl_fail *f)
 {
 	int r = archive_read_next_header(a, e);
 	if (r == ARCHIVE_EOF)
@@ -174,14 +163,12 @@ int gl_ar_next_header(struct archive *a, struct archive_entry **e, uint64_t inde
 	if (r != ARCHIVE_OK) {
 		const char *m = archive_error_string(a);
 		autofree char *shown = gl_sanitize(m ? m : "?", m ? strlen(m) : 1);
-		gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "entry %llu: malformed archive: %s",
-			   (unsigned long long)index, shown);
-		return -1;
+		return gl_fail(f, GL_E_UNSAFE_ARCHIVE, "entry %llu: malformed archive: %s",
+			       (unsigned long long)index, shown);
 	}
-	if (archive_filter_code(a, 0) != ARCHIVE_FILTER_GZIP) {
-		gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "not gzip-compressed (a release is a tar.gz)");
-		return -1;
-	}
+	if (archive_filter_code(a, 0) != ARCHIVE_FILTER_GZIP)
+		return gl_fail(f, GL_E_UNSAFE_ARCHIVE,
+			       "not gzip-compressed (a release is a tar.gz)");
 	return 1;
 }
 
@@ -204,18 +191,18 @@ void gl_ar_utf8_leave(struct gl_ar_locale *s)
 	}
 }
 
-static enum gl_archive_status read_member(int fd, const char *name, size_t cap, char **out,
-					  size_t *len, char **err)
+static enum gl_code read_member(int fd, const char *name, size_t cap, char **out, size_t *len,
+				struct gl_fail *f)
 {
 	struct gl_archive_limits lim;
 	gl_archive_limits_default(&lim);
 	char want[GL_ARCHIVE_MAX_PATH + 1], path[GL_ARCHIVE_MAX_PATH + 1];
 	if (gl_ar_normalise(name, want) || !*want)
-		return gl_ar_fail(err, GL_ARCHIVE_IO, "bad member name");
-	struct archive *a = gl_ar_reader_open(fd, err);
+		return gl_fail_set(f, GL_E_IO, "bad member name");
+	struct archive *a = gl_ar_reader_open(fd, f);
 	if (!a)
-		return GL_ARCHIVE_UNSAFE;
-	enum gl_archive_status rc = GL_ARCHIVE_OK;
+		return GL_E_UNSAFE_ARCHIVE;
+	enum gl_code rc = GL_E_OK;
 	struct gl_buf b = {0};
 	int found = 0;
 	uint64_t index = 0, declared = 0;
@@ -223,19 +210,19 @@ static enum gl_archive_status read_member(int fd, const char *name, size_t cap, 
 	for (;;) {
 		/* The same bounds as extraction: skipping data decompresses it. */
 		if (index++ >= lim.max_entries) {
-			rc = gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "more than %llu entries",
-					(unsigned long long)lim.max_entries);
+			rc = gl_fail_set(f, GL_E_UNSAFE_ARCHIVE, "more than %llu entries",
+					 (unsigned long long)lim.max_entries);
 			break;
 		}
-		int r = gl_ar_next_header(a, &e, index, err);
+		int r = gl_ar_next_header(a, &e, index, f);
 		if (r <= 0) {
-			rc = r < 0 ? GL_ARCHIVE_UNSAFE : GL_ARCHIVE_OK;
+			rc = r < 0 ? GL_E_UNSAFE_ARCHIVE : GL_E_OK;
 			break;
 		}
 		uint64_t size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
 		if (size > lim.max_bytes - declared) {
-			rc = gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "more than %llu bytes",
-					(unsigned long long)lim.max_bytes);
+			rc = gl_fail_set(f, GL_E_UNSAFE_ARCHIVE, "more than %llu bytes",
+					 (unsigned long long)lim.max_bytes);
 			break;
 		}
 		declared += size;
@@ -243,16 +230,16 @@ static enum gl_archive_status read_member(int fd, const char *name, size_t cap, 
 		if (!raw || gl_ar_normalise(raw, path) || strcmp(path, want))
 			continue;
 		if (found++) {
-			rc = gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "%s: duplicate entries", name);
+			rc = gl_fail_set(f, GL_E_UNSAFE_ARCHIVE, "%s: duplicate entries", name);
 			break;
 		}
 		if (archive_entry_hardlink(e) || archive_entry_filetype(e) != AE_IFREG) {
-			rc = gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "%s: not a regular file", name);
+			rc = gl_fail_set(f, GL_E_UNSAFE_ARCHIVE, "%s: not a regular file", name);
 			break;
 		}
 		if (size > cap) {
-			rc = gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "%s: larger than %zu bytes", name,
-					cap);
+			rc = gl_fail_set(f, GL_E_UNSAFE_ARCHIVE, "%s: larger than %zu bytes", name,
+					 cap);
 			break;
 		}
 		for (;;) {
@@ -261,18 +248,18 @@ static enum gl_archive_status read_member(int fd, const char *name, size_t cap, 
 			if (n == 0)
 				break;
 			if (n < 0 || (b.len += (size_t)n) > cap) {
-				rc = gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "%s: %s", name,
-						n < 0 ? "malformed data" : "larger than its cap");
+				rc = gl_fail_set(f, GL_E_UNSAFE_ARCHIVE, "%s: %s", name,
+						 n < 0 ? "malformed data" : "larger than its cap");
 				break;
 			}
 		}
-		if (rc != GL_ARCHIVE_OK)
+		if (rc != GL_E_OK)
 			break;
 	}
 	archive_read_free(a);
-	if (rc == GL_ARCHIVE_OK && !found)
-		rc = gl_ar_fail(err, GL_ARCHIVE_UNSAFE, "%s: not in the archive", name);
-	if (rc != GL_ARCHIVE_OK) {
+	if (rc == GL_E_OK && !found)
+		rc = gl_fail_set(f, GL_E_UNSAFE_ARCHIVE, "%s: not in the archive", name);
+	if (rc != GL_E_OK) {
 		gl_buf_free(&b);
 		return rc;
 	}
@@ -280,18 +267,14 @@ static enum gl_archive_status read_member(int fd, const char *name, size_t cap, 
 	b.data[b.len] = 0;
 	*out = b.data;
 	*len = b.len;
-	return GL_ARCHIVE_OK;
+	return GL_E_OK;
 }
 
 enum gl_code gl_archive_read_member(int fd, const char *name, size_t cap, char **out, size_t *len,
 				    struct gl_fail *f)
 {
 	struct gl_ar_locale s = gl_ar_utf8_enter();
-	char *err = NULL;
-	enum gl_archive_status rc = read_member(fd, name, cap, out, len, &err);
+	enum gl_code rc = read_member(fd, name, cap, out, len, f);
 	gl_ar_utf8_leave(&s);
-	if (rc == GL_ARCHIVE_OK)
-		return GL_E_OK;
-	gl_fail_take(f, rc == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO, err);
-	return f->code;
+	return rc;
 }

@@ -43,12 +43,12 @@ struct xtract {
 	const char *raw;    /* the entry's path as the archive has it */
 	unsigned char *buf; /* XBUF bytes */
 	jv files;
-	char *err;
+	struct gl_fail *f; /* the caller's, filled on refusal */
 };
 
 /* Refuse the current entry: 'entry 3 "../evil": <why>'. */
-static enum gl_archive_status refuse(struct xtract *x, const char *fmt, ...) GL_PRINTF(2, 3);
-static enum gl_archive_status refuse(struct xtract *x, const char *fmt, ...)
+static enum gl_code refuse(struct xtract *x, const char *fmt, ...) GL_PRINTF(2, 3);
+static enum gl_code refuse(struct xtract *x, const char *fmt, ...)
 {
 	autofree char *why = NULL;
 	va_list ap;
@@ -57,12 +57,12 @@ static enum gl_archive_status refuse(struct xtract *x, const char *fmt, ...)
 		gl_die(GL_EXIT_USAGE, "out of memory");
 	va_end(ap);
 	autofree char *shown = gl_sanitize(x->raw, strlen(x->raw));
-	return gl_ar_fail(&x->err, GL_ARCHIVE_UNSAFE, "entry %llu \"%s\": %s",
-			  (unsigned long long)x->index, shown, why);
+	return gl_fail_set(x->f, GL_E_UNSAFE_ARCHIVE, "entry %llu \"%s\": %s",
+			   (unsigned long long)x->index, shown, why);
 }
 
 /* An errno from creating an entry: the archive's fault, or the host's. */
-static enum gl_archive_status create_error(struct xtract *x, int e, const char *what)
+static enum gl_code create_error(struct xtract *x, int e, const char *what)
 {
 	switch (e) {
 	case EEXIST:
@@ -77,8 +77,8 @@ static enum gl_archive_status create_error(struct xtract *x, int e, const char *
 		return refuse(x, "a path component is too long");
 	default: {
 		autofree char *shown = gl_sanitize(x->raw, strlen(x->raw));
-		return gl_ar_fail(&x->err, GL_ARCHIVE_IO, "entry %llu \"%s\": %s: %s",
-				  (unsigned long long)x->index, shown, what, strerror(e));
+		return gl_fail_set(x->f, GL_E_IO, "entry %llu \"%s\": %s: %s",
+				   (unsigned long long)x->index, shown, what, strerror(e));
 	}
 	}
 }
@@ -86,13 +86,13 @@ static enum gl_archive_status create_error(struct xtract *x, int e, const char *
 /* Open (creating as needed) the parent directory of path, never following
  * a link. *pfd is an O_PATH descriptor, or x->root itself for a top-level
  * entry (the caller must then not close it). */
-static enum gl_archive_status open_parent(struct xtract *x, char *path, int *pfd, char **base)
+static enum gl_code open_parent(struct xtract *x, char *path, int *pfd, char **base)
 {
 	char *slash = strrchr(path, '/');
 	if (!slash) {
 		*pfd = x->root;
 		*base = path;
-		return GL_ARCHIVE_OK;
+		return GL_E_OK;
 	}
 	*slash = 0;
 	*base = slash + 1;
@@ -126,11 +126,11 @@ static enum gl_archive_status open_parent(struct xtract *x, char *path, int *pfd
 	if (fd < 0)
 		return create_error(x, errno, "parent directory");
 	*pfd = fd;
-	return GL_ARCHIVE_OK;
+	return GL_E_OK;
 }
 
-static enum gl_archive_status put_file(struct xtract *x, int pfd, const char *base,
-				       const char *path, mode_t perm)
+static enum gl_code put_file(struct xtract *x, int pfd, const char *base,
+			     const char *path, mode_t perm)
 {
 	autoclose int fd = gl_ar_openat2(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600,
 					 GL_AR_RES_STRICT);
@@ -164,14 +164,14 @@ static enum gl_archive_status put_file(struct xtract *x, int pfd, const char *ba
 	gl_sha256_final(&h, md);
 	gl_hex(md, sizeof md, hex);
 	x->files = jv_object_set(x->files, jv_string(path), jv_string(hex));
-	return GL_ARCHIVE_OK;
+	return GL_E_OK;
 }
 
-static enum gl_archive_status put_dir(struct xtract *x, int pfd, const char *base)
+static enum gl_code put_dir(struct xtract *x, int pfd, const char *base)
 {
 	if (mkdirat(pfd, base, DIR_EXPLICIT) == 0)
 		return fchmodat(pfd, base, DIR_EXPLICIT, 0) < 0 ? create_error(x, errno, "chmod")
-								: GL_ARCHIVE_OK;
+								: GL_E_OK;
 	if (errno != EEXIST)
 		return create_error(x, errno, "mkdir");
 	struct stat st;
@@ -181,11 +181,10 @@ static enum gl_archive_status put_dir(struct xtract *x, int pfd, const char *bas
 		return refuse(x, "duplicate entry");
 	if (fchmodat(pfd, base, DIR_EXPLICIT, 0) < 0)
 		return create_error(x, errno, "chmod");
-	return GL_ARCHIVE_OK;
+	return GL_E_OK;
 }
 
-static enum gl_archive_status put_symlink(struct xtract *x, int pfd, const char *base,
-					  const char *target)
+static enum gl_code put_symlink(struct xtract *x, int pfd, const char *base, const char *target)
 {
 	if (!target || !*target)
 		return refuse(x, "symbolic link without a target");
@@ -196,10 +195,10 @@ static enum gl_archive_status put_symlink(struct xtract *x, int pfd, const char 
 	/* Where it points is checked once the whole tree exists (seal). */
 	if (symlinkat(target, pfd, base) < 0)
 		return create_error(x, errno, "symlink");
-	return GL_ARCHIVE_OK;
+	return GL_E_OK;
 }
 
-static enum gl_archive_status put_entry(struct xtract *x, struct archive_entry *e, int *root_seen)
+static enum gl_code put_entry(struct xtract *x, struct archive_entry *e, int *root_seen)
 {
 	char path[GL_ARCHIVE_MAX_PATH + 1];
 	x->raw = archive_entry_pathname(e);
@@ -234,7 +233,7 @@ static enum gl_archive_status put_entry(struct xtract *x, struct archive_entry *
 		/* "./" — the root itself, as `tar -C dir .` writes it. */
 		if (type != AE_IFDIR)
 			return refuse(x, "empty path");
-		return (*root_seen)++ ? refuse(x, "duplicate entry") : GL_ARCHIVE_OK;
+		return (*root_seen)++ ? refuse(x, "duplicate entry") : GL_E_OK;
 	}
 	/* A fast first check on what the header claims; file data is counted
 	 * again as it is decompressed (put_file), which is what holds. Data
@@ -247,8 +246,8 @@ static enum gl_archive_status put_entry(struct xtract *x, struct archive_entry *
 		x->bytes += claim;
 	int pfd = -1;
 	char *base = NULL;
-	enum gl_archive_status rc = open_parent(x, path, &pfd, &base);
-	if (rc != GL_ARCHIVE_OK)
+	enum gl_code rc = open_parent(x, path, &pfd, &base);
+	if (rc != GL_E_OK)
 		return rc;
 	if (type == AE_IFREG)
 		rc = put_file(x, pfd, base, path, archive_entry_perm(e));
@@ -264,7 +263,7 @@ static enum gl_archive_status put_entry(struct xtract *x, struct archive_entry *
 /* After the last write: check each symlink resolves beneath the root (a
  * dangling link is refused too) and make directories read-only, children
  * before parents. Holds one directory listing per level, no descriptors. */
-static enum gl_archive_status seal(struct xtract *x, const char *rel)
+static enum gl_code seal(struct xtract *x, const char *rel)
 {
 	int dfd = gl_ar_openat2(x->root, *rel ? rel : ".", O_RDONLY | O_DIRECTORY, 0,
 				GL_AR_RES_STRICT);
@@ -272,8 +271,7 @@ static enum gl_archive_status seal(struct xtract *x, const char *rel)
 	if (!d) {
 		if (dfd >= 0)
 			close(dfd);
-		return gl_ar_fail(&x->err, GL_ARCHIVE_IO, "sealing the release: %s",
-				  strerror(errno));
+		return gl_fail_set(x->f, GL_E_IO, "sealing the release: %s", strerror(errno));
 	}
 	char **names = NULL;
 	size_t n = 0, cap = 0;
@@ -294,15 +292,13 @@ static enum gl_archive_status seal(struct xtract *x, const char *rel)
 		names[n++] = *rel ? gl_xasprintf("%s/%s", rel, de->d_name) : gl_xstrdup(de->d_name);
 	}
 	closedir(d);
-	enum gl_archive_status rc = GL_ARCHIVE_OK;
+	enum gl_code rc = GL_E_OK;
 	if (rd_errno)
-		rc = gl_ar_fail(&x->err, GL_ARCHIVE_IO, "sealing the release: %s",
-				strerror(rd_errno));
-	for (size_t i = 0; i < n && rc == GL_ARCHIVE_OK; i++) {
+		rc = gl_fail_set(x->f, GL_E_IO, "sealing the release: %s", strerror(rd_errno));
+	for (size_t i = 0; i < n && rc == GL_E_OK; i++) {
 		struct stat st;
 		if (fstatat(x->root, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = gl_ar_fail(&x->err, GL_ARCHIVE_IO, "sealing the release: %s",
-					strerror(errno));
+			rc = gl_fail_set(x->f, GL_E_IO, "sealing the release: %s", strerror(errno));
 		} else if (S_ISDIR(st.st_mode)) {
 			rc = seal(x, names[i]);
 		} else if (S_ISLNK(st.st_mode)) {
@@ -317,21 +313,20 @@ static enum gl_archive_status seal(struct xtract *x, const char *rel)
 					  : errno == ELOOP  ? "is a loop"
 							    : "does not resolve";
 			autofree char *shown = gl_sanitize(names[i], strlen(names[i]));
-			rc = gl_ar_fail(&x->err, GL_ARCHIVE_UNSAFE,
-					"entry \"%s\": symbolic link %s", shown, why);
+			rc = gl_fail_set(x->f, GL_E_UNSAFE_ARCHIVE,
+					 "entry \"%s\": symbolic link %s", shown, why);
 		}
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	if (rc != GL_ARCHIVE_OK)
+	if (rc != GL_E_OK)
 		return rc;
 	autoclose int fd = gl_ar_openat2(x->root, *rel ? rel : ".", O_RDONLY | O_DIRECTORY, 0,
 					 GL_AR_RES_STRICT);
 	if (fd < 0 || fchmod(fd, 0555) < 0)
-		return gl_ar_fail(&x->err, GL_ARCHIVE_IO, "sealing the release: %s",
-				  strerror(errno));
-	return GL_ARCHIVE_OK;
+		return gl_fail_set(x->f, GL_E_IO, "sealing the release: %s", strerror(errno));
+	return GL_E_OK;
 }
 
 static int fsync_parent(const char *path)
@@ -343,28 +338,27 @@ static int fsync_parent(const char *path)
 	return fd < 0 ? -1 : fsync(fd);
 }
 
-static enum gl_archive_status extract(int fd, const char *dest, const struct gl_archive_limits *lim,
-				      jv *files, char **err)
+static enum gl_code extract(int fd, const char *dest, const struct gl_archive_limits *lim,
+			    jv *files, struct gl_fail *f)
 {
 	struct stat st;
-	*err = NULL;
 	if (lstat(dest, &st) == 0)
-		return gl_ar_fail(err, GL_ARCHIVE_IO, "%s: already exists", dest);
+		return gl_fail_set(f, GL_E_IO, "%s: already exists", dest);
 	if (errno != ENOENT)
-		return gl_ar_fail(err, GL_ARCHIVE_IO, "%s: %s", dest, strerror(errno));
+		return gl_fail_set(f, GL_E_IO, "%s: %s", dest, strerror(errno));
 	autofree char *tmp = gl_xasprintf("%s.tmp.XXXXXX", dest);
 	if (!mkdtemp(tmp))
-		return gl_ar_fail(err, GL_ARCHIVE_IO, "%s: %s", tmp, strerror(errno));
-	struct xtract x = {.root = -1, .lim = lim, .files = jv_object()};
-	enum gl_archive_status rc = GL_ARCHIVE_OK;
+		return gl_fail_set(f, GL_E_IO, "%s: %s", tmp, strerror(errno));
+	struct xtract x = {.root = -1, .lim = lim, .files = jv_object(), .f = f};
+	enum gl_code rc = GL_E_OK;
 	x.root = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (x.root < 0) {
-		rc = gl_ar_fail(&x.err, GL_ARCHIVE_IO, "%s: %s", tmp, strerror(errno));
+		rc = gl_fail_set(x.f, GL_E_IO, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
-	x.a = gl_ar_reader_open(fd, &x.err);
+	x.a = gl_ar_reader_open(fd, x.f);
 	if (!x.a) {
-		rc = GL_ARCHIVE_UNSAFE;
+		rc = GL_E_UNSAFE_ARCHIVE;
 		goto out;
 	}
 	x.buf = gl_xmalloc(XBUF);
@@ -373,38 +367,38 @@ static enum gl_archive_status extract(int fd, const char *dest, const struct gl_
 		struct archive_entry *e;
 		if (x.index++ >= lim->max_entries) {
 			x.raw = "";
-			int r = gl_ar_next_header(x.a, &e, x.index, &x.err);
+			int r = gl_ar_next_header(x.a, &e, x.index, x.f);
 			if (r < 0)
-				rc = GL_ARCHIVE_UNSAFE;
+				rc = GL_E_UNSAFE_ARCHIVE;
 			else if (r > 0)
-				rc = gl_ar_fail(&x.err, GL_ARCHIVE_UNSAFE,
-						"entry %llu: more than %llu entries (the bound)",
-						(unsigned long long)x.index,
-						(unsigned long long)lim->max_entries);
+				rc = gl_fail_set(x.f, GL_E_UNSAFE_ARCHIVE,
+						 "entry %llu: more than %llu entries (the bound)",
+						 (unsigned long long)x.index,
+						 (unsigned long long)lim->max_entries);
 			break;
 		}
-		int r = gl_ar_next_header(x.a, &e, x.index, &x.err);
+		int r = gl_ar_next_header(x.a, &e, x.index, x.f);
 		if (r <= 0) {
-			rc = r < 0 ? GL_ARCHIVE_UNSAFE : GL_ARCHIVE_OK;
+			rc = r < 0 ? GL_E_UNSAFE_ARCHIVE : GL_E_OK;
 			break;
 		}
 		rc = put_entry(&x, e, &root_seen);
-		if (rc != GL_ARCHIVE_OK)
+		if (rc != GL_E_OK)
 			break;
 		/* long installs say how far they are, on a terminal only */
 		gl_log_progress("%llu entries extracted", (unsigned long long)x.index);
 	}
 	gl_log_progress_end();
-	if (rc == GL_ARCHIVE_OK)
+	if (rc == GL_E_OK)
 		rc = seal(&x, "");
 	/* Data reaches the disk before the tree gets its final name. */
-	if (rc == GL_ARCHIVE_OK && syncfs(x.root) < 0)
-		rc = gl_ar_fail(&x.err, GL_ARCHIVE_IO, "%s: sync: %s", tmp, strerror(errno));
-	if (rc == GL_ARCHIVE_OK && renameat2(AT_FDCWD, tmp, AT_FDCWD, dest, RENAME_NOREPLACE) < 0)
-		rc = gl_ar_fail(&x.err, GL_ARCHIVE_IO, "%s: %s", dest,
-				errno == EEXIST ? "already exists" : strerror(errno));
-	else if (rc == GL_ARCHIVE_OK && fsync_parent(dest) < 0) {
-		rc = gl_ar_fail(&x.err, GL_ARCHIVE_IO, "%s: sync: %s", dest, strerror(errno));
+	if (rc == GL_E_OK && syncfs(x.root) < 0)
+		rc = gl_fail_set(x.f, GL_E_IO, "%s: sync: %s", tmp, strerror(errno));
+	if (rc == GL_E_OK && renameat2(AT_FDCWD, tmp, AT_FDCWD, dest, RENAME_NOREPLACE) < 0)
+		rc = gl_fail_set(x.f, GL_E_IO, "%s: %s", dest,
+				 errno == EEXIST ? "already exists" : strerror(errno));
+	else if (rc == GL_E_OK && fsync_parent(dest) < 0) {
+		rc = gl_fail_set(x.f, GL_E_IO, "%s: sync: %s", dest, strerror(errno));
 		gl_rm_rf(dest);
 	}
 out:
@@ -413,29 +407,20 @@ out:
 	free(x.buf);
 	if (x.root >= 0)
 		close(x.root);
-	if (rc != GL_ARCHIVE_OK) {
+	if (rc != GL_E_OK) {
 		gl_rm_rf(tmp);
 		jv_free(x.files);
-		*err = x.err;
 		return rc;
 	}
-	free(x.err);
 	*files = x.files;
-	return GL_ARCHIVE_OK;
+	return GL_E_OK;
 }
 
 enum gl_code gl_archive_extract(int fd, const char *dest, const struct gl_archive_limits *lim,
 				jv *files, struct gl_fail *f)
 {
 	struct gl_ar_locale s = gl_ar_utf8_enter();
-	char *err = NULL;
-	enum gl_archive_status rc = extract(fd, dest, lim, files, &err);
+	enum gl_code rc = extract(fd, dest, lim, files, f);
 	gl_ar_utf8_leave(&s);
-	if (rc == GL_ARCHIVE_OK)
-		return GL_E_OK;
-	/* err may be NULL (a refusal libarchive gave no words for): f's
-	 * detail stays NULL, so the caller can tell */
-	enum gl_code code = rc == GL_ARCHIVE_UNSAFE ? GL_E_UNSAFE_ARCHIVE : GL_E_IO;
-	gl_fail_put(f, code, err);
-	return code;
+	return rc;
 }

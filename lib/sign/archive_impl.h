@@ -31,15 +31,14 @@ int gl_ar_utf8_valid(const char *s);
  * NUL cannot occur: libarchive ends every name at its first NUL. */
 const char *gl_ar_normalise(const char *raw, char *out);
 
-/* Replace *err with the formatted message; returns st. */
-enum gl_archive_status gl_ar_fail(char **err, enum gl_archive_status st, const char *fmt, ...)
-	GL_PRINTF(3, 4);
-
-/* libarchive reading tar behind gzip, nothing else. NULL with *err. */
-struct archive *gl_ar_reader_open(int fd, char **err);
-/* 1 on an entry, 0 at the end, -1 with *err (malformed, not gzip, or
- * anything libarchive only half understood: ARCHIVE_WARN is refused). */
-int gl_ar_next_header(struct archive *a, struct archive_entry **e, uint64_t index, char **err);
+/* libarchive reading tar behind gzip, nothing else. NULL with f
+ * (unsafe_archive). */
+struct archive *gl_ar_reader_open(int fd, struct gl_fail *f);
+/* 1 on an entry, 0 at the end, -1 with f (unsafe_archive: malformed, not
+ * gzip, or anything libarchive only half understood: ARCHIVE_WARN is
+ * refused). */
+int gl_ar_next_header(struct archive *a, struct archive_entry **e, uint64_t index,
+		      struct gl_fail *f);
 
 /* Run libarchive in C.UTF-8 for this thread only (see archive.c). */
 struct gl_ar_locale {

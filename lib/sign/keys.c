@@ -158,24 +158,21 @@ void gl_key_free(struct gl_key *k)
 /* Write data to path through a temporary file: link() when the name must
  * be new (atomic O_EXCL), rename() when replacing is allowed. */
 static int write_new_file(const char *path, const void *data, size_t len, mode_t mode, int replace,
-			  char **err)
+			  struct gl_fail *f)
 {
 	autofree char *tmp = gl_xasprintf("%s.tmp.XXXXXX", path);
 	autoclose int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		*err = gl_xasprintf("%s: %s", path, strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return gl_fail_errno(f, GL_E_IO, "%s", path);
 	int rc = fchmod(fd, mode) < 0 || gl_write_all(fd, data, len) < 0 || fsync(fd) < 0 ? -1 : 0;
 	if (rc == 0)
 		rc = replace ? rename(tmp, path) : link(tmp, path);
 	int e = errno;
 	unlink(tmp);
-	if (rc < 0) {
-		*err = e == EEXIST ? gl_xasprintf("%s exists (use --force to replace it)", path)
-				   : gl_xasprintf("%s: %s", path, strerror(e));
-		return -1;
-	}
+	if (rc < 0 && e == EEXIST)
+		return gl_fail(f, GL_E_IO, "%s exists (use --force to replace it)", path);
+	if (rc < 0)
+		return gl_fail(f, GL_E_IO, "%s: %s", path, strerror(e));
 	return 0;
 }
 
@@ -198,28 +195,18 @@ static char *plain_key_text(const unsigned char *seed, const unsigned char pk[32
 	return t;
 }
 
-/* gl_passphrase, its words in *err. */
-static enum gl_code ask(const char *what, int confirm, char *pass, char **err)
-{
-	struct gl_fail f = {0};
-	enum gl_code c = gl_passphrase(what, confirm, pass, &f);
-	if (c != GL_E_OK)
-		*err = gl_fail_steal(&f);
-	return c;
-}
-
 /* The encrypted key file text for seed/pk (no secret in it). */
 static enum gl_code encrypted_key_text(const char *what, const unsigned char *seed,
-				       const unsigned char pk[32], struct gl_buf *out, char **err)
+				       const unsigned char pk[32], struct gl_buf *out,
+				       struct gl_fail *f)
 {
 	autolocked char *pass = gl_locked(GL_PASS_MAX + 1);
-	enum gl_code st = ask(what, 1, pass, err);
+	enum gl_code st = gl_passphrase(what, 1, pass, f);
 	if (st != GL_E_OK)
 		return st;
-	if (!*pass) {
-		*err = gl_xstrdup("empty passphrase (use --no-passphrase for an unencrypted key)");
-		return GL_E_IO;
-	}
+	if (!*pass)
+		return gl_fail_set(f, GL_E_IO,
+				   "empty passphrase (use --no-passphrase for an unencrypted key)");
 	unsigned char salt[crypto_pwhash_SALTBYTES], nonce[crypto_secretbox_NONCEBYTES];
 	unsigned char ct[32 + crypto_secretbox_MACBYTES];
 	randombytes_buf(salt, sizeof salt);
@@ -228,10 +215,8 @@ static enum gl_code encrypted_key_text(const char *what, const unsigned char *se
 	size_t mem = crypto_pwhash_MEMLIMIT_INTERACTIVE;
 	autolocked unsigned char *key = gl_locked(crypto_secretbox_KEYBYTES);
 	if (crypto_pwhash(key, crypto_secretbox_KEYBYTES, pass, strlen(pass), salt, ops, mem,
-			  crypto_pwhash_ALG_ARGON2ID13) != 0) {
-		*err = gl_xstrdup("argon2id: out of memory");
-		return GL_E_IO;
-	}
+			  crypto_pwhash_ALG_ARGON2ID13) != 0)
+		return gl_fail_set(f, GL_E_IO, "argon2id: out of memory");
 	crypto_secretbox_easy(ct, seed, 32, nonce, key);
 	char hs[2 * sizeof salt + 1], hn[2 * sizeof nonce + 1], hc[2 * sizeof ct + 1];
 	gl_hex(salt, sizeof salt, hs);
@@ -251,17 +236,14 @@ static enum gl_code encrypted_key_text(const char *what, const unsigned char *se
 	return GL_E_OK;
 }
 
-/* gl_key_generate, its words in *err. */
-static enum gl_code key_generate(const char *prefix, int plain, int force, struct gl_key *k,
-				 char **err)
+enum gl_code gl_key_generate(const char *prefix, int plain, int force, struct gl_key *k,
+			     struct gl_fail *f)
 {
 	autofree char *keypath = NULL, *pubpath = NULL;
 	gl_key_paths(prefix, &keypath, &pubpath);
-	if (!force && (access(keypath, F_OK) == 0 || access(pubpath, F_OK) == 0)) {
-		*err = gl_xasprintf("%s exists (use --force to replace it)",
-				    access(keypath, F_OK) == 0 ? keypath : pubpath);
-		return GL_E_IO;
-	}
+	if (!force && (access(keypath, F_OK) == 0 || access(pubpath, F_OK) == 0))
+		return gl_fail_set(f, GL_E_IO, "%s exists (use --force to replace it)",
+				   access(keypath, F_OK) == 0 ? keypath : pubpath);
 	autolocked unsigned char *seed = gl_locked(32);
 	unsigned char *sk = gl_locked(crypto_sign_SECRETKEYBYTES);
 	randombytes_buf(seed, 32);
@@ -273,14 +255,14 @@ static enum gl_code key_generate(const char *prefix, int plain, int force, struc
 	if (plain) {
 		size_t len;
 		autolocked char *text = plain_key_text(seed, k->pk, &len);
-		if (write_new_file(keypath, text, len, 0600, force, err) < 0)
+		if (write_new_file(keypath, text, len, 0600, force, f) < 0)
 			return GL_E_IO;
 	} else {
 		autobuf struct gl_buf text = {0};
-		enum gl_code st = encrypted_key_text(keypath, seed, k->pk, &text, err);
+		enum gl_code st = encrypted_key_text(keypath, seed, k->pk, &text, f);
 		if (st != GL_E_OK)
 			return st;
-		if (write_new_file(keypath, text.data, text.len, 0600, force, err) < 0)
+		if (write_new_file(keypath, text.data, text.len, 0600, force, f) < 0)
 			return GL_E_IO;
 	}
 	autobuf struct gl_buf pub = {0};
@@ -288,30 +270,26 @@ static enum gl_code key_generate(const char *prefix, int plain, int force, struc
 	jv po = gl_pubkey_json(k->pk);
 	gl_canon_dump(&pub, po, &cf); /* cannot fail: ASCII strings only */
 	jv_free(po);
-	return write_new_file(pubpath, pub.data, pub.len, 0644, force, err) < 0 ? GL_E_IO
-										: GL_E_OK;
+	return write_new_file(pubpath, pub.data, pub.len, 0644, force, f) < 0 ? GL_E_IO : GL_E_OK;
 }
 
 /* Read a key file (at most GL_KEY_FILE_MAX bytes) into locked memory. */
-static enum gl_code read_locked(const char *path, char **out, size_t *len, char **err)
+static enum gl_code read_locked(const char *path, char **out, size_t *len, struct gl_fail *f)
 {
 	autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		*err = gl_xasprintf("%s: %s", path, strerror(errno));
-		return GL_E_IO;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > GL_KEY_FILE_MAX) {
-		*err = gl_xasprintf("%s: not a key file (a regular file of at most %u bytes)", path,
-				    GL_KEY_FILE_MAX);
-		return GL_E_IO;
-	}
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_size > GL_KEY_FILE_MAX)
+		return gl_fail_set(f, GL_E_IO,
+				   "%s: not a key file (a regular file of at most %u bytes)", path,
+				   GL_KEY_FILE_MAX);
 	char *buf = gl_locked(GL_KEY_FILE_MAX + 2);
 	ssize_t n = gl_read_full(fd, buf, GL_KEY_FILE_MAX + 1);
 	if (n < 0 || n > GL_KEY_FILE_MAX) {
 		sodium_free(buf);
-		*err = gl_xasprintf("%s: %s", path, n < 0 ? strerror(errno) : "file too large");
-		return GL_E_IO;
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path,
+				   n < 0 ? strerror(errno) : "file too large");
 	}
 	buf[n] = 0;
 	*out = buf;
@@ -358,7 +336,8 @@ static int is_zero_hex64(const char *s)
 }
 
 /* Decrypt the "encrypted" object of a key file into seed. */
-static enum gl_code decrypt_seed(const char *path, jv enc, unsigned char *seed, char **err)
+static enum gl_code decrypt_seed(const char *path, jv enc, unsigned char *seed,
+				 struct gl_fail *f)
 {
 	static const char *const fields[] = {"kdf",  "opslimit", "memlimit",
 					     "salt", "nonce",	 "ciphertext"};
@@ -371,39 +350,32 @@ static enum gl_code decrypt_seed(const char *path, jv enc, unsigned char *seed, 
 	    gl_json_get_int(enc, "memlimit", &mem) < 0 ||
 	    hex_field(enc, "salt", salt, sizeof salt) < 0 ||
 	    hex_field(enc, "nonce", nonce, sizeof nonce) < 0 ||
-	    hex_field(enc, "ciphertext", ct, sizeof ct) < 0) {
-		*err = gl_xasprintf("%s: malformed \"encrypted\" object", path);
-		return GL_E_IO;
-	}
+	    hex_field(enc, "ciphertext", ct, sizeof ct) < 0)
+		return gl_fail_set(f, GL_E_IO, "%s: malformed \"encrypted\" object", path);
 	if (ops < (int64_t)crypto_pwhash_OPSLIMIT_MIN || (uint64_t)ops > OPS_MAX ||
-	    mem < (int64_t)crypto_pwhash_MEMLIMIT_MIN || (uint64_t)mem > MEM_MAX) {
-		*err =
-		    gl_xasprintf("%s: argon2id limits out of bounds (opslimit %lld, memlimit %lld)",
-				 path, (long long)ops, (long long)mem);
-		return GL_E_IO;
-	}
+	    mem < (int64_t)crypto_pwhash_MEMLIMIT_MIN || (uint64_t)mem > MEM_MAX)
+		return gl_fail_set(
+		    f, GL_E_IO, "%s: argon2id limits out of bounds (opslimit %lld, memlimit %lld)",
+		    path, (long long)ops, (long long)mem);
 	autolocked char *pass = gl_locked(GL_PASS_MAX + 1);
-	enum gl_code st = ask(path, 0, pass, err);
+	enum gl_code st = gl_passphrase(path, 0, pass, f);
 	if (st != GL_E_OK)
 		return st;
 	autolocked unsigned char *key = gl_locked(crypto_secretbox_KEYBYTES);
 	if (crypto_pwhash(key, crypto_secretbox_KEYBYTES, pass, strlen(pass), salt,
 			  (unsigned long long)ops, (size_t)mem,
-			  crypto_pwhash_ALG_ARGON2ID13) != 0) {
-		*err = gl_xstrdup("argon2id: out of memory");
-		return GL_E_IO;
-	}
-	if (crypto_secretbox_open_easy(seed, ct, sizeof ct, nonce, key) != 0) {
-		*err = gl_xasprintf("%s: wrong passphrase or damaged key file", path);
-		return GL_E_BAD_PASSPHRASE;
-	}
+			  crypto_pwhash_ALG_ARGON2ID13) != 0)
+		return gl_fail_set(f, GL_E_IO, "argon2id: out of memory");
+	if (crypto_secretbox_open_easy(seed, ct, sizeof ct, nonce, key) != 0)
+		return gl_fail_set(f, GL_E_BAD_PASSPHRASE,
+				   "%s: wrong passphrase or damaged key file", path);
 	return GL_E_OK;
 }
 
 /* Check a parsed key file (borrowed) and fill pk; seed_taken says whether
  * take_seed() found a plain seed. */
 static enum gl_code check_key_obj(const char *path, jv o, int seed_taken, unsigned char pk[32],
-				  char **err)
+				  struct gl_fail *f)
 {
 	jv pubobj = jv_copy(o), kv = gl_json_get(o, "keyval");
 	const char *priv = gl_json_get_str(kv, "private");
@@ -419,25 +391,24 @@ static enum gl_code check_key_obj(const char *path, jv o, int seed_taken, unsign
 	const char *perr = pf.detail;
 	jv_free(pubobj);
 	jv_free(kv);
-	if (bad) {
-		*err = gl_xasprintf("%s: not a germline key file (%s)", path,
-				    perr ? perr : "expected keyval.private or \"encrypted\"");
-		return GL_E_IO;
-	}
+	if (bad)
+		return gl_fail_set(f, GL_E_IO, "%s: not a germline key file (%s)", path,
+				   perr ? perr : "expected keyval.private or \"encrypted\"");
 	return GL_E_OK;
 }
 
 /* Load a .key file: decrypt it into k->sk when want_secret, else only
  * read its public half (no passphrase asked). */
-static enum gl_code load_key_file(const char *path, int want_secret, struct gl_key *k, char **err)
+static enum gl_code load_key_file(const char *path, int want_secret, struct gl_key *k,
+				  struct gl_fail *f)
 {
 	struct stat st;
 	if (want_secret && stat(path, &st) == 0 && (st.st_mode & 077))
 		gl_warn("%s is readable by others (mode %04o); chmod 600 it", path,
 			(unsigned)(st.st_mode & 07777));
 	autolocked char *buf = NULL;
-	size_t len;
-	enum gl_code s = read_locked(path, &buf, &len, err);
+	size_t len = 0;
+	enum gl_code s = read_locked(path, &buf, &len, f);
 	if (s != GL_E_OK)
 		return s;
 	autolocked unsigned char *seed = gl_locked(32);
@@ -446,14 +417,13 @@ static enum gl_code load_key_file(const char *path, int want_secret, struct gl_k
 			 : gl_json_parse(buf, len);
 	if (!jv_is_valid(o)) {
 		jv msg = jv_invalid_get_msg(o);
-		*err = gl_xasprintf("%s: %s", path,
-				    jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg)
-								       : "bad JSON");
+		gl_fail_set(f, GL_E_IO, "%s: %s", path,
+			    jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "bad JSON");
 		jv_free(msg);
 		return GL_E_IO;
 	}
 	unsigned char filepk[32];
-	s = check_key_obj(path, o, taken, filepk, err);
+	s = check_key_obj(path, o, taken, filepk, f);
 	if (s == GL_E_OK && !want_secret) {
 		jv_free(o);
 		memcpy(k->pk, filepk, 32);
@@ -461,7 +431,7 @@ static enum gl_code load_key_file(const char *path, int want_secret, struct gl_k
 	}
 	if (s == GL_E_OK && !taken) {
 		jv enc = gl_json_get(o, "encrypted");
-		s = decrypt_seed(path, enc, seed, err);
+		s = decrypt_seed(path, enc, seed, f);
 		jv_free(enc);
 	}
 	jv_free(o);
@@ -469,43 +439,36 @@ static enum gl_code load_key_file(const char *path, int want_secret, struct gl_k
 		return s;
 	k->sk = gl_locked(crypto_sign_SECRETKEYBYTES);
 	crypto_sign_seed_keypair(k->pk, k->sk, seed);
-	if (sodium_memcmp(k->pk, filepk, 32) != 0) {
-		*err = gl_xasprintf("%s: keyval.public does not match the private key", path);
-		return GL_E_IO;
-	}
+	if (sodium_memcmp(k->pk, filepk, 32) != 0)
+		return gl_fail_set(f, GL_E_IO, "%s: keyval.public does not match the private key",
+				   path);
 	return GL_E_OK;
 }
 
 /* The public key from a .pub file, or from a .key file's public half. */
-static enum gl_code load_public(const char *path, struct gl_key *k, char **err)
+static enum gl_code load_public(const char *path, struct gl_key *k, struct gl_fail *f)
 {
 	autofree char *buf = NULL;
 	size_t len;
-	if (gl_read_file_capped(path, GL_KEY_FILE_MAX, &buf, &len) < 0) {
-		*err = gl_xasprintf("%s: %s", path, strerror(errno));
-		return GL_E_IO;
-	}
+	if (gl_read_file_capped(path, GL_KEY_FILE_MAX, &buf, &len) < 0)
+		return gl_fail_set(f, GL_E_IO, "%s: %s", path, strerror(errno));
 	jv o = gl_json_parse(buf, len);
 	autofail struct gl_fail pf = {0};
 	int bad = !jv_is_valid(o) || gl_pubkey_parse(o, k->pk, &pf) < 0;
 	const char *perr = pf.detail;
 	jv_free(o);
-	if (bad) {
-		*err = gl_xasprintf("%s: not a public key file (%s)", path,
-				    perr ? perr : "invalid JSON");
-		return GL_E_IO;
-	}
+	if (bad)
+		return gl_fail_set(f, GL_E_IO, "%s: not a public key file (%s)", path,
+				   perr ? perr : "invalid JSON");
 	return GL_E_OK;
 }
 
-/* gl_key_load, its words in *err. */
-static enum gl_code key_load(const char *arg, enum gl_key_need need, struct gl_key *k, char **err)
+enum gl_code gl_key_load(const char *arg, enum gl_key_need need, struct gl_key *k,
+			 struct gl_fail *f)
 {
 	memset(k, 0, sizeof *k);
-	if (sodium_init() < 0) {
-		*err = gl_xstrdup("libsodium failed to initialise");
-		return GL_E_IO;
-	}
+	if (sodium_init() < 0)
+		return gl_fail_set(f, GL_E_IO, "libsodium failed to initialise");
 	autofree char *keypath = NULL, *pubpath = NULL;
 	gl_key_paths(arg, &keypath, &pubpath);
 	size_t n = strlen(arg);
@@ -517,40 +480,18 @@ static enum gl_code key_load(const char *arg, enum gl_key_need need, struct gl_k
 		path = !named_pub && access(keypath, F_OK) == 0 ? keypath : pubpath;
 	else
 		path = access(pubpath, F_OK) == 0 || named_pub ? pubpath : keypath;
-	if (need == GL_KEY_SECRET && named_pub) {
-		*err = gl_xasprintf("%s: a public key cannot sign; give the .key", arg);
-		return GL_E_IO;
-	}
+	if (need == GL_KEY_SECRET && named_pub)
+		return gl_fail_set(f, GL_E_IO, "%s: a public key cannot sign; give the .key", arg);
 	k->path = gl_xstrdup(path);
 	enum gl_code s;
 	if (path == keypath)
-		s = load_key_file(path, need != GL_KEY_PUBLIC, k, err);
+		s = load_key_file(path, need != GL_KEY_PUBLIC, k, f);
 	else
-		s = load_public(path, k, err);
+		s = load_public(path, k, f);
 	if (s != GL_E_OK) {
 		gl_key_free(k);
 		return s;
 	}
 	gl_keyid(k->pk, k->keyid);
 	return GL_E_OK;
-}
-
-enum gl_code gl_key_generate(const char *prefix, int plain, int force, struct gl_key *k,
-			     struct gl_fail *f)
-{
-	char *err = NULL;
-	enum gl_code c = key_generate(prefix, plain, force, k, &err);
-	if (c != GL_E_OK)
-		gl_fail_take(f, c, err);
-	return c;
-}
-
-enum gl_code gl_key_load(const char *arg, enum gl_key_need need, struct gl_key *k,
-			 struct gl_fail *f)
-{
-	char *err = NULL;
-	enum gl_code c = key_load(arg, need, k, &err);
-	if (c != GL_E_OK)
-		gl_fail_take(f, c, err);
-	return c;
 }

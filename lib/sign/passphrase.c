@@ -53,13 +53,11 @@ static const char *take_env_pass(void)
 }
 
 /* Read one line from the terminal with echo off into out (locked,
- * GL_PASS_MAX+1). 0, or -1 with *err. */
-static int tty_read(int fd, const char *prompt, char *out, char **err)
+ * GL_PASS_MAX+1). 0, or -1 with f (io). */
+static int tty_read(int fd, const char *prompt, char *out, struct gl_fail *f)
 {
-	if (gl_write_all(fd, prompt, strlen(prompt)) < 0) {
-		*err = gl_xasprintf("writing to the terminal: %s", strerror(errno));
-		return -1;
-	}
+	if (gl_write_all(fd, prompt, strlen(prompt)) < 0)
+		return gl_fail_errno(f, GL_E_IO, "writing to the terminal");
 	size_t n = 0;
 	int toolong = 0;
 	for (;;) {
@@ -77,27 +75,22 @@ static int tty_read(int fd, const char *prompt, char *out, char **err)
 	if (n && out[n - 1] == '\r')
 		n--;
 	out[n] = 0;
-	if (toolong) {
-		*err = gl_xasprintf("passphrase longer than %d bytes", GL_PASS_MAX);
-		return -1;
-	}
+	if (toolong)
+		return gl_fail(f, GL_E_IO, "passphrase longer than %d bytes", GL_PASS_MAX);
 	return 0;
 }
 
 /* Prompt on /dev/tty (echo off), twice when confirm. */
-static enum gl_code tty_passphrase(const char *what, int confirm, char *out, char **err)
+static enum gl_code tty_passphrase(const char *what, int confirm, char *out, struct gl_fail *f)
 {
 	autoclose int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
+	if (fd < 0)
 		/* exit 2 with this hint (no passphrase is a usage error, SPEC §2) */
-		*err = gl_xstrdup("no passphrase: set GL_PASSPHRASE or run on a terminal "
-				  "(CI keys: gl-sign keygen --no-passphrase)");
-		return GL_E_IO;
-	}
-	if (tcgetattr(fd, &tty_saved) < 0) {
-		*err = gl_xasprintf("/dev/tty: %s", strerror(errno));
-		return GL_E_IO;
-	}
+		return gl_fail_set(f, GL_E_IO,
+				   "no passphrase: set GL_PASSPHRASE or run on a terminal "
+				   "(CI keys: gl-sign keygen --no-passphrase)");
+	if (tcgetattr(fd, &tty_saved) < 0)
+		return gl_fail_set(f, GL_E_IO, "/dev/tty: %s", strerror(errno));
 	struct termios t = tty_saved;
 	t.c_lflag &= (tcflag_t)~ECHO;
 	t.c_lflag |= ECHONL;
@@ -108,15 +101,13 @@ static enum gl_code tty_passphrase(const char *what, int confirm, char *out, cha
 	tty_echo_off = 1;
 	tcsetattr(fd, TCSAFLUSH, &t);
 	autofree char *prompt = gl_xasprintf("Passphrase for %s: ", what);
-	int rc = tty_read(fd, prompt, out, err);
+	int rc = tty_read(fd, prompt, out, f);
 	if (rc == 0 && confirm) {
 		autolocked char *again = gl_locked(GL_PASS_MAX + 1);
-		rc = tty_read(fd, "Again: ", again, err);
+		rc = tty_read(fd, "Again: ", again, f);
 		if (rc == 0 &&
-		    (strlen(again) != strlen(out) || sodium_memcmp(again, out, strlen(out)) != 0)) {
-			*err = gl_xstrdup("the two passphrases differ");
-			rc = -1;
-		}
+		    (strlen(again) != strlen(out) || sodium_memcmp(again, out, strlen(out)) != 0))
+			rc = gl_fail(f, GL_E_IO, "the two passphrases differ");
 	}
 	tty_restore();
 	tty_fd = -1;
@@ -132,9 +123,5 @@ enum gl_code gl_passphrase(const char *what, int confirm, char *out, struct gl_f
 		strcpy(out, e);
 		return GL_E_OK;
 	}
-	char *err = NULL;
-	enum gl_code c = tty_passphrase(what, confirm, out, &err);
-	if (c != GL_E_OK)
-		gl_fail_take(f, c, err);
-	return c;
+	return tty_passphrase(what, confirm, out, f);
 }

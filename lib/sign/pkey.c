@@ -20,11 +20,11 @@
 /* TUF key objects hold objects, arrays and strings only, at most 4 levels
  * deep: anything else is refused before the bytes are written (by
  * gl_canon_dump_tuf, the one canonical writer: SPEC §3, a PEM's newlines
- * verbatim). Borrows v. */
-static int key_shape(jv v, int depth, char **err)
+ * verbatim). Borrows v. 0, or -1 with f (bad_metadata). */
+static int key_shape(jv v, int depth, struct gl_fail *f)
 {
 	if (depth > 4)
-		return gl_err(err, "key object nested deeper than 4 levels");
+		return gl_fail(f, GL_E_BAD_METADATA, "key object nested deeper than 4 levels");
 	int r = 0;
 	switch (jv_get_kind(v)) {
 	case JV_KIND_STRING:
@@ -33,7 +33,7 @@ static int key_shape(jv v, int depth, char **err)
 		jv_array_foreach(v, i, e)
 		{
 			if (r == 0)
-				r = key_shape(e, depth + 1, err);
+				r = key_shape(e, depth + 1, f);
 			jv_free(e);
 		}
 		return r;
@@ -41,14 +41,15 @@ static int key_shape(jv v, int depth, char **err)
 		jv_object_foreach(v, k, e)
 		{
 			if (r == 0)
-				r = key_shape(e, depth + 1, err);
+				r = key_shape(e, depth + 1, f);
 			jv_free(k);
 			jv_free(e);
 		}
 		return r;
 	default:
-		return gl_err(err, "a key object holds a %s (only objects, arrays and strings)",
-			      jv_kind_name(jv_get_kind(v)));
+		return gl_fail(f, GL_E_BAD_METADATA,
+			       "a key object holds a %s (only objects, arrays and strings)",
+			       jv_kind_name(jv_get_kind(v)));
 	}
 }
 
@@ -57,9 +58,8 @@ int gl_pkey_keyid(jv key, char out[65], struct gl_fail *f)
 	autobuf struct gl_buf b = {0};
 	if (jv_get_kind(key) != JV_KIND_OBJECT)
 		return gl_fail(f, GL_E_BAD_METADATA, "a key is not an object");
-	char *err = NULL;
-	if (key_shape(key, 0, &err) < 0)
-		return gl_fail_take(f, GL_E_BAD_METADATA, err);
+	if (key_shape(key, 0, f) < 0)
+		return -1;
 	if (gl_canon_dump_tuf(&b, key, f) < 0)
 		return -1;
 	unsigned char d[32];
