@@ -136,16 +136,16 @@ static int valid_id(jv id, int allow_null)
 	return d == floor(d) && fabs(d) <= 9007199254740991.0;
 }
 
-/* gl_rpc_validate's checks, the words in *err. */
-static int validate(jv v, enum gl_rpc_kind *kind, char **err)
+int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, struct gl_fail *f)
 {
 	if (jv_get_kind(v) == JV_KIND_ARRAY)
-		return gl_err(err, "a batch (array); MCP 2025-06-18 has no batches");
+		return gl_fail(f, GL_E_BAD_RECORD,
+			       "a batch (array); MCP 2025-06-18 has no batches");
 	if (jv_get_kind(v) != JV_KIND_OBJECT)
-		return gl_err(err, "a message must be an object");
+		return gl_fail(f, GL_E_BAD_RECORD, "a message must be an object");
 	const char *ver = gl_json_get_str(v, "jsonrpc");
 	if (!ver || strcmp(ver, "2.0") != 0)
-		return gl_err(err, "\"jsonrpc\" must be \"2.0\"");
+		return gl_fail(f, GL_E_BAD_RECORD, "\"jsonrpc\" must be \"2.0\"");
 	int has_id = jv_object_has(jv_copy(v), jv_string("id"));
 	int has_method = jv_object_has(jv_copy(v), jv_string("method"));
 	int has_result = jv_object_has(jv_copy(v), jv_string("result"));
@@ -153,19 +153,22 @@ static int validate(jv v, enum gl_rpc_kind *kind, char **err)
 	enum gl_rpc_kind k;
 	if (has_method) {
 		if (has_result || has_error)
-			return gl_err(err, "a request carries \"result\" or \"error\"");
+			return gl_fail(f, GL_E_BAD_RECORD,
+				       "a request carries \"result\" or \"error\"");
 		k = has_id ? GL_RPC_REQUEST : GL_RPC_NOTIFICATION;
 	} else if (has_result && has_error) {
-		return gl_err(err, "a response carries both \"result\" and \"error\"");
+		return gl_fail(f, GL_E_BAD_RECORD,
+			       "a response carries both \"result\" and \"error\"");
 	} else if (has_result) {
 		k = GL_RPC_RESULT;
 	} else if (has_error) {
 		k = GL_RPC_ERROR;
 	} else {
-		return gl_err(err, "neither \"method\" nor \"result\" nor \"error\"");
+		return gl_fail(f, GL_E_BAD_RECORD,
+			       "neither \"method\" nor \"result\" nor \"error\"");
 	}
 	if ((k == GL_RPC_RESULT || k == GL_RPC_ERROR) && !has_id)
-		return gl_err(err, "a response without \"id\"");
+		return gl_fail(f, GL_E_BAD_RECORD, "a response without \"id\"");
 	jv_object_keys_foreach(v, key)
 	{
 		const char *s = jv_string_value(key);
@@ -174,7 +177,7 @@ static int validate(jv v, enum gl_rpc_kind *kind, char **err)
 			 (k == GL_RPC_RESULT && !strcmp(s, "result")) ||
 			 (k == GL_RPC_ERROR && !strcmp(s, "error"));
 		if (!ok) {
-			int r = gl_err(err, "unknown member \"%.64s\"", s);
+			int r = gl_fail(f, GL_E_BAD_RECORD, "unknown member \"%.64s\"", s);
 			jv_free(key);
 			return r;
 		}
@@ -185,18 +188,20 @@ static int validate(jv v, enum gl_rpc_kind *kind, char **err)
 		int ok = valid_id(id, k == GL_RPC_ERROR);
 		jv_free(id);
 		if (!ok)
-			return gl_err(err, "\"id\" must be a string or an integer");
+			return gl_fail(f, GL_E_BAD_RECORD, "\"id\" must be a string or an integer");
 	}
 	if (k <= GL_RPC_NOTIFICATION) {
 		const char *m = gl_json_get_str(v, "method");
 		if (!m || !*m || strlen(m) > GL_RPC_METHOD_MAX)
-			return gl_err(err, "\"method\" must be a non-empty string of at most %d bytes",
-				      GL_RPC_METHOD_MAX);
+			return gl_fail(f, GL_E_BAD_RECORD,
+				       "\"method\" must be a non-empty string of at most %d bytes",
+				       GL_RPC_METHOD_MAX);
 		jv p = jv_object_get(jv_copy(v), jv_string("params"));
 		jv_kind pk = jv_get_kind(p);
 		jv_free(p);
 		if (pk != JV_KIND_INVALID && pk != JV_KIND_OBJECT && pk != JV_KIND_ARRAY)
-			return gl_err(err, "\"params\" must be an object or an array");
+			return gl_fail(f, GL_E_BAD_RECORD,
+				       "\"params\" must be an object or an array");
 	}
 	if (k == GL_RPC_ERROR) {
 		jv e = jv_object_get(jv_copy(v), jv_string("error"));
@@ -205,16 +210,11 @@ static int validate(jv v, enum gl_rpc_kind *kind, char **err)
 			 gl_json_get_str(e, "message") != NULL;
 		jv_free(e);
 		if (!ok)
-			return gl_err(err, "\"error\" must hold an integer \"code\" and a string \"message\"");
+			return gl_fail(f, GL_E_BAD_RECORD,
+				       "\"error\" must hold an integer \"code\" and a string \"message\"");
 	}
 	*kind = k;
 	return 0;
-}
-
-int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, struct gl_fail *f)
-{
-	char *err = NULL;
-	return validate(v, kind, &err) == 0 ? 0 : gl_fail_take(f, GL_E_BAD_RECORD, err);
 }
 
 enum gl_rpc_status gl_rpc_read(struct gl_rpc_reader *r, int64_t deadline, size_t cap, jv *msg,

@@ -258,13 +258,15 @@ static bool value_ok(const char *s, size_t len)
 	return !strpbrk(s, "\r\n");
 }
 
-static int parse_headers(struct gl_msg *m, jv h, char **err)
+static int parse_headers(struct gl_msg *m, jv h, struct gl_fail *f)
 {
 	if (jv_get_kind(h) != JV_KIND_ARRAY)
-		return gl_err(err, "effect: headers is not an array of [name, value] pairs");
+		return gl_fail(f, GL_E_PROTOCOL,
+			       "effect: headers is not an array of [name, value] pairs");
 	int n = jv_array_length(jv_copy(h));
 	if (n > GL_MSG_HEADERS_MAX)
-		return gl_err(err, "effect: %d headers (at most %d)", n, GL_MSG_HEADERS_MAX);
+		return gl_fail(f, GL_E_PROTOCOL, "effect: %d headers (at most %d)", n,
+			       GL_MSG_HEADERS_MAX);
 	m->header = gl_xcalloc((size_t)n + 1, sizeof *m->header);
 	for (int i = 0; i < n; i++) {
 		jv pair = jv_array_get(jv_copy(h), i);
@@ -279,20 +281,23 @@ static int parse_headers(struct gl_msg *m, jv h, char **err)
 		jv_free(val);
 		jv_free(pair);
 		if (!shape || !ns || !vs)
-			return gl_err(err, "effect: headers[%d] is not a [name, value] pair of strings",
-				    i);
+			return gl_fail(f, GL_E_PROTOCOL,
+				       "effect: headers[%d] is not a [name, value] pair of strings",
+				       i);
 		if (!token_ok(ns, nl, 256))
-			return gl_err(err, "effect: headers[%d]: name is not an HTTP token", i);
+			return gl_fail(f, GL_E_PROTOCOL,
+				       "effect: headers[%d]: name is not an HTTP token", i);
 		if (!value_ok(vs, vl))
-			return gl_err(err, "effect: headers[%d]: value holds CR, LF or NUL, or is "
-					 "longer than %d bytes",
-				    i, GL_MSG_HEADER_MAX);
+			return gl_fail(f, GL_E_PROTOCOL,
+				       "effect: headers[%d]: value holds CR, LF or NUL, or is "
+				       "longer than %d bytes",
+				       i, GL_MSG_HEADER_MAX);
 		m->header[m->nheader++] = (struct gl_msg_header){ns, vs};
 	}
 	return 0;
 }
 
-static int parse_effect(struct gl_msg *m, char **err)
+static int parse_effect(struct gl_msg *m, struct gl_fail *f)
 {
 	jv method = jv_invalid(), url = jv_invalid(), headers = jv_invalid(), body = jv_invalid();
 	int r = 0;
@@ -308,7 +313,7 @@ static int parse_effect(struct gl_msg *m, char **err)
 			*slot = jv_copy(v);
 		} else if (strcmp(key, "type") && r == 0) {
 			autofree char *q = gl_sanitize(key, strlen(key));
-			r = gl_err(err, "effect: unknown field \"%.64s\"", q);
+			r = gl_fail(f, GL_E_PROTOCOL, "effect: unknown field \"%.64s\"", q);
 		}
 		jv_free(k);
 		jv_free(v);
@@ -317,20 +322,23 @@ static int parse_effect(struct gl_msg *m, char **err)
 	if (r == 0) {
 		m->method = str_of(method, &len);
 		if (!m->method || !token_ok(m->method, len, GL_MSG_METHOD_MAX))
-			r = gl_err(err, "effect: method is not an HTTP token of 1..%d bytes",
-				 GL_MSG_METHOD_MAX);
+			r = gl_fail(f, GL_E_PROTOCOL,
+				    "effect: method is not an HTTP token of 1..%d bytes",
+				    GL_MSG_METHOD_MAX);
 	}
 	if (r == 0) {
 		m->url = str_of(url, &len);
 		if (!m->url || len == 0 || len > GL_MSG_URL_MAX || strlen(m->url) != len)
-			r = gl_err(err, "effect: url is not a string of 1..%d bytes", GL_MSG_URL_MAX);
+			r = gl_fail(f, GL_E_PROTOCOL, "effect: url is not a string of 1..%d bytes",
+				    GL_MSG_URL_MAX);
 	}
 	if (r == 0 && jv_is_valid(headers))
-		r = parse_headers(m, headers, err);
+		r = parse_headers(m, headers, f);
 	if (r == 0 && jv_is_valid(body)) {
 		const char *b = str_of(body, &len);
 		if (!b || !(m->body = gl_b64_decode(b, len, &m->body_len)))
-			r = gl_err(err, "effect: body is not a standard base64 string");
+			r = gl_fail(f, GL_E_PROTOCOL,
+				    "effect: body is not a standard base64 string");
 	}
 	/* m->doc holds every string these borrowed views point into. */
 	jv_free(method);
@@ -341,7 +349,7 @@ static int parse_effect(struct gl_msg *m, char **err)
 }
 
 /* state_put and result: the fields each allows, exactly. */
-static int parse_simple(struct gl_msg *m, const char *type, char **err)
+static int parse_simple(struct gl_msg *m, const char *type, struct gl_fail *f)
 {
 	bool put = m->type == GL_MSG_STATE_PUT;
 	int r = 0;
@@ -361,12 +369,12 @@ static int parse_simple(struct gl_msg *m, const char *type, char **err)
 			if (jv_get_kind(v) == JV_KIND_STRING && !strcmp(jv_string_value(v), "disk"))
 				m->limit = "disk";
 			else
-				r = gl_err(err, "result: limit is not \"disk\"");
+				r = gl_fail(f, GL_E_PROTOCOL, "result: limit is not \"disk\"");
 		} else if (r == 0) {
 			/* e.g. a state write naming a horizon: the broker picks
 			 * the slot, always the copy's own (Definition 3). */
 			autofree char *q = gl_sanitize(name, strlen(name));
-			r = gl_err(err, "%s: unknown field \"%.64s\"", type, q);
+			r = gl_fail(f, GL_E_PROTOCOL, "%s: unknown field \"%.64s\"", type, q);
 		}
 		jv_free(k);
 		jv_free(v);
@@ -375,27 +383,28 @@ static int parse_simple(struct gl_msg *m, const char *type, char **err)
 	if (r == 0 && put) {
 		m->key = str_of(key, &len);
 		if (!m->key || len == 0 || len > GL_MSG_KEY_MAX || strlen(m->key) != len)
-			r = gl_err(err, "state_put: key is not a string of 1..%d bytes",
-				 GL_MSG_KEY_MAX);
+			r = gl_fail(f, GL_E_PROTOCOL,
+				    "state_put: key is not a string of 1..%d bytes",
+				    GL_MSG_KEY_MAX);
 		else if (!jv_is_valid(m->value))
-			r = gl_err(err, "state_put: no value");
+			r = gl_fail(f, GL_E_PROTOCOL, "state_put: no value");
 	}
 	if (r == 0 && !put) {
 		m->error = jv_is_valid(error) ? str_of(error, &len) : NULL;
 		if (jv_is_valid(error) && !m->error)
-			r = gl_err(err, "result: error is not a string");
+			r = gl_fail(f, GL_E_PROTOCOL, "result: error is not a string");
 		else if (jv_is_valid(error) == jv_is_valid(m->value))
-			r = gl_err(err, "result: needs exactly one of \"value\" or \"error\"");
+			r = gl_fail(f, GL_E_PROTOCOL,
+				    "result: needs exactly one of \"value\" or \"error\"");
 		else if (m->limit && !m->error)
-			r = gl_err(err, "result: a limit without an error");
+			r = gl_fail(f, GL_E_PROTOCOL, "result: a limit without an error");
 	}
 	jv_free(key); /* m->doc holds the strings */
 	jv_free(error);
 	return r;
 }
 
-/* gl_msg_parse's checks, the words in *err. */
-static int parse(struct gl_msg *m, const char *buf, size_t len, char **err)
+int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, struct gl_fail *f)
 {
 	memset(m, 0, sizeof *m);
 	m->value = jv_invalid();
@@ -405,36 +414,37 @@ static int parse(struct gl_msg *m, const char *buf, size_t len, char **err)
 	 * limit), whatever the copy sent (paper §III-A: the release, and so
 	 * every byte a copy sends, is the adversary's). */
 	if (!gl_json_nodes_off() && gl_json_nodes(buf, len, GL_MSG_NODES_MAX) > GL_MSG_NODES_MAX)
-		return gl_err(err, "more than %u JSON nodes in one message (an array or object "
-				 "weighs %d; lib/json/msg.h)",
-			    GL_MSG_NODES_MAX, GL_JSON_CONTAINER_WEIGHT);
+		return gl_fail(f, GL_E_PROTOCOL,
+			       "more than %u JSON nodes in one message (an array or object "
+			       "weighs %d; lib/json/msg.h)",
+			       GL_MSG_NODES_MAX, GL_JSON_CONTAINER_WEIGHT);
 	m->doc = gl_json_parse_unbounded(buf, len);
 	if (!jv_is_valid(m->doc)) {
 		jv msg = jv_invalid_get_msg(m->doc);
 		m->doc = jv_invalid();
-		int r = gl_err(err, "not JSON: %s", jv_string_value(msg));
+		int r = gl_fail(f, GL_E_PROTOCOL, "not JSON: %s", jv_string_value(msg));
 		jv_free(msg);
 		return r;
 	}
 	if (jv_get_kind(m->doc) != JV_KIND_OBJECT)
-		return gl_err(err, "not a JSON object");
+		return gl_fail(f, GL_E_PROTOCOL, "not a JSON object");
 	const char *type = gl_json_get_str(m->doc, "type");
 	if (!type)
-		return gl_err(err, "no \"type\"");
+		return gl_fail(f, GL_E_PROTOCOL, "no \"type\"");
 	if (!strcmp(type, "effect")) {
 		m->type = GL_MSG_EFFECT;
-		return parse_effect(m, err);
+		return parse_effect(m, f);
 	}
 	if (!strcmp(type, "state_put")) {
 		m->type = GL_MSG_STATE_PUT;
-		return parse_simple(m, type, err);
+		return parse_simple(m, type, f);
 	}
 	if (!strcmp(type, "result")) {
 		m->type = GL_MSG_RESULT;
-		return parse_simple(m, type, err);
+		return parse_simple(m, type, f);
 	}
 	autofree char *q = gl_sanitize(type, strlen(type));
-	return gl_err(err, "unknown type \"%.64s\" (effect, state_put, result)", q);
+	return gl_fail(f, GL_E_PROTOCOL, "unknown type \"%.64s\" (effect, state_put, result)", q);
 }
 
 void gl_msg_free(struct gl_msg *m)
@@ -446,10 +456,4 @@ void gl_msg_free(struct gl_msg *m)
 	memset(m, 0, sizeof *m);
 	m->value = jv_invalid();
 	m->doc = jv_invalid();
-}
-
-int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, struct gl_fail *f)
-{
-	char *err = NULL;
-	return parse(m, buf, len, &err) == 0 ? 0 : gl_fail_take(f, GL_E_PROTOCOL, err);
 }

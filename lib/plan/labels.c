@@ -38,21 +38,16 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* gl_labels_from_jv's checks, the words in *err. */
-static int from_jv(struct gl_labels *out, jv a, char **err)
+int gl_labels_from_jv(struct gl_labels *out, jv a, struct gl_fail *f)
 {
 	out->tag = NULL;
 	out->n = 0;
-	if (jv_get_kind(a) != JV_KIND_ARRAY) {
-		*err = gl_xasprintf("is %s, not an array of tag strings",
-				    kind_name(jv_get_kind(a)));
-		return -1;
-	}
+	if (jv_get_kind(a) != JV_KIND_ARRAY)
+		return gl_fail(f, GL_E_BAD_LABEL, "is %s, not an array of tag strings",
+			       kind_name(jv_get_kind(a)));
 	int n = jv_array_length(jv_copy(a));
-	if (n > GL_TAGS_MAX) {
-		*err = gl_xasprintf("has %d tags (at most %d)", n, GL_TAGS_MAX);
-		return -1;
-	}
+	if (n > GL_TAGS_MAX)
+		return gl_fail(f, GL_E_BAD_LABEL, "has %d tags (at most %d)", n, GL_TAGS_MAX);
 	const char **tag = gl_xcalloc((size_t)n, sizeof *tag);
 	for (int i = 0; i < n; i++) {
 		jv e = jv_array_get(jv_copy(a), i);
@@ -60,8 +55,8 @@ static int from_jv(struct gl_labels *out, jv a, char **err)
 		if (k != JV_KIND_STRING) {
 			jv_free(e);
 			free(tag);
-			*err = gl_xasprintf("element %d is %s, not a tag string", i, kind_name(k));
-			return -1;
+			return gl_fail(f, GL_E_BAD_LABEL, "element %d is %s, not a tag string", i,
+				       kind_name(k));
 		}
 		/* a still holds e, so the bytes outlive this reference. */
 		tag[i] = jv_string_value(e);
@@ -69,10 +64,10 @@ static int from_jv(struct gl_labels *out, jv a, char **err)
 		jv_free(e);
 		if (!gl_tag_ok(tag[i], len)) {
 			free(tag);
-			*err = gl_xasprintf("tag %d is empty, longer than %d bytes or holds a "
-					    "control character",
-					    i, GL_TAG_MAX);
-			return -1;
+			return gl_fail(f, GL_E_BAD_LABEL,
+				       "tag %d is empty, longer than %d bytes or holds a "
+				       "control character",
+				       i, GL_TAG_MAX);
 		}
 	}
 	qsort(tag, (size_t)n, sizeof *tag, str_cmp);
@@ -168,10 +163,4 @@ void gl_labels_free(struct gl_labels *l)
 	free(l->tag);
 	l->tag = NULL;
 	l->n = 0;
-}
-
-int gl_labels_from_jv(struct gl_labels *out, jv a, struct gl_fail *f)
-{
-	char *err = NULL;
-	return from_jv(out, a, &err) == 0 ? 0 : gl_fail_take(f, GL_E_BAD_LABEL, err);
 }

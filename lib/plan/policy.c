@@ -61,31 +61,23 @@ int gl_policy_by_host(const void *a, const void *b)
 		      ((const struct gl_policy_route *)b)->host);
 }
 
-/* Each member of an object field, or -1 with *err. Borrows obj. */
-static int object_field(jv doc, const char *key, bool required, jv *out, int max, char **err)
+/* Each member of an object field, or -1 with *f. Borrows obj. */
+static int object_field(jv doc, const char *key, bool required, jv *out, int max, struct gl_fail *f)
 {
 	*out = gl_json_get(doc, key);
-	if (!jv_is_valid(*out)) {
-		if (!required)
-			return 0;
-		*err = gl_xasprintf("%s: missing", key);
-		return -1;
-	}
-	if (jv_get_kind(*out) != JV_KIND_OBJECT) {
-		*err = gl_xasprintf("%s: not an object", key);
-		return -1;
-	}
-	if (jv_object_length(jv_copy(*out)) > max) {
-		*err = gl_xasprintf("%s: more than %d entries", key, max);
-		return -1;
-	}
+	if (!jv_is_valid(*out))
+		return required ? gl_fail(f, GL_E_USAGE, "%s: missing", key) : 0;
+	if (jv_get_kind(*out) != JV_KIND_OBJECT)
+		return gl_fail(f, GL_E_USAGE, "%s: not an object", key);
+	if (jv_object_length(jv_copy(*out)) > max)
+		return gl_fail(f, GL_E_USAGE, "%s: more than %d entries", key, max);
 	return 0;
 }
 
-static int load_clearances(struct gl_policy *p, char **err)
+static int load_clearances(struct gl_policy *p, struct gl_fail *f)
 {
 	jv cl;
-	int r = object_field(p->doc, "clearances", true, &cl, GL_POLICY_NAMES_MAX, err);
+	int r = object_field(p->doc, "clearances", true, &cl, GL_POLICY_NAMES_MAX, f);
 	if (r == 0) {
 		p->clear = gl_xcalloc((size_t)jv_object_length(jv_copy(cl)), sizeof *p->clear);
 		jv_object_foreach(cl, k, v)
@@ -93,21 +85,19 @@ static int load_clearances(struct gl_policy *p, char **err)
 			/* p->doc holds k and v, so their bytes outlive these refs. */
 			const char *name = jv_string_value(k);
 			size_t len = (size_t)jv_string_length_bytes(jv_copy(k));
-			autofail struct gl_fail why = {0};
 			if (r == 0 && (len == 0 || len > GL_NAME_MAX || !printable(name, len))) {
-				char *s = show(name);
-				*err = gl_xasprintf("clearances: %s is not a name (1..%d bytes, no "
-						    "control characters)",
-						    s, GL_NAME_MAX);
-				free(s);
-				r = -1;
+				autofree char *s = show(name);
+				r = gl_fail(f, GL_E_USAGE,
+					    "clearances: %s is not a name (1..%d bytes, no "
+					    "control characters)",
+					    s, GL_NAME_MAX);
 			}
 			struct gl_policy_clearance *c = &p->clear[p->nclear];
-			if (r == 0 && gl_labels_from_jv(&c->tags, v, &why) < 0) {
-				char *s = show(name);
-				*err = gl_xasprintf("clearances.%s: %s", s, gl_fail_detail(&why));
-				free(s);
-				r = -1;
+			/* gl_labels_from_jv's words, prefixed, as a usage error */
+			if (r == 0 && gl_labels_from_jv(&c->tags, v, f) < 0) {
+				autofree char *s = show(name);
+				r = gl_fail(f, GL_E_USAGE, "clearances.%s: %s", s,
+					    gl_fail_detail(f));
 			}
 			if (r == 0) {
 				c->name = name;
@@ -122,10 +112,10 @@ static int load_clearances(struct gl_policy *p, char **err)
 	return r;
 }
 
-static int load_routes(struct gl_policy *p, char **err)
+static int load_routes(struct gl_policy *p, struct gl_fail *f)
 {
 	jv ro;
-	int r = object_field(p->doc, "routes", false, &ro, GL_POLICY_NAMES_MAX, err);
+	int r = object_field(p->doc, "routes", false, &ro, GL_POLICY_NAMES_MAX, f);
 	if (r == 0 && jv_is_valid(ro)) {
 		p->route = gl_xcalloc((size_t)jv_object_length(jv_copy(ro)), sizeof *p->route);
 		jv_object_foreach(ro, k, v)
@@ -133,20 +123,18 @@ static int load_routes(struct gl_policy *p, char **err)
 			const char *host = jv_string_value(k);
 			size_t hlen = (size_t)jv_string_length_bytes(jv_copy(k));
 			if (r == 0 && !gl_host_ok(host, hlen)) {
-				char *s = show(host);
-				*err = gl_xasprintf("routes: %s is not a lowercase host name or IP "
-						    "literal",
-						    s);
-				free(s);
-				r = -1;
+				autofree char *s = show(host);
+				r = gl_fail(f, GL_E_USAGE,
+					    "routes: %s is not a lowercase host name or IP "
+					    "literal",
+					    s);
 			} else if (r == 0 && (jv_get_kind(v) != JV_KIND_STRING ||
 					      !route_ok(jv_string_value(v)))) {
-				char *s = show(host);
-				*err = gl_xasprintf("routes.%s: not \"addr:port\" (an IPv4 literal, "
-						    "[IPv6] or host name, and a port 1..65535)",
-						    s);
-				free(s);
-				r = -1;
+				autofree char *s = show(host);
+				r = gl_fail(f, GL_E_USAGE,
+					    "routes.%s: not \"addr:port\" (an IPv4 literal, "
+					    "[IPv6] or host name, and a port 1..65535)",
+					    s);
 			} else if (r == 0) {
 				p->route[p->nroute].host = host;
 				p->route[p->nroute].addr = jv_string_value(v);
@@ -189,29 +177,25 @@ static void split_glob(struct gl_policy_glob *g)
 
 /* "labels" keeps document order: gl_json_parse builds objects in source
  * order and jv iterates them in insertion order (tested in gl-plan.bats). */
-static int load_globs(struct gl_policy *p, char **err)
+static int load_globs(struct gl_policy *p, struct gl_fail *f)
 {
 	jv lb;
-	int r = object_field(p->doc, "labels", false, &lb, GL_POLICY_GLOBS_MAX, err);
+	int r = object_field(p->doc, "labels", false, &lb, GL_POLICY_GLOBS_MAX, f);
 	if (r == 0 && jv_is_valid(lb)) {
 		p->glob = gl_xcalloc((size_t)jv_object_length(jv_copy(lb)), sizeof *p->glob);
 		jv_object_foreach(lb, k, v)
 		{
 			const char *glob = jv_string_value(k);
-			autofail struct gl_fail why = {0};
 			struct gl_policy_glob *g = &p->glob[p->nglob];
 			if (r == 0 && !glob_ok(glob, (size_t)jv_string_length_bytes(jv_copy(k)))) {
-				char *s = show(glob);
-				*err = gl_xasprintf("labels: %s is not an absolute glob (no empty, "
-						    "'.' or '..' component, no trailing '/')",
-						    s);
-				free(s);
-				r = -1;
-			} else if (r == 0 && gl_labels_from_jv(&g->tags, v, &why) < 0) {
-				char *s = show(glob);
-				*err = gl_xasprintf("labels.%s: %s", s, gl_fail_detail(&why));
-				free(s);
-				r = -1;
+				autofree char *s = show(glob);
+				r = gl_fail(f, GL_E_USAGE,
+					    "labels: %s is not an absolute glob (no empty, "
+					    "'.' or '..' component, no trailing '/')",
+					    s);
+			} else if (r == 0 && gl_labels_from_jv(&g->tags, v, f) < 0) {
+				autofree char *s = show(glob);
+				r = gl_fail(f, GL_E_USAGE, "labels.%s: %s", s, gl_fail_detail(f));
 			} else if (r == 0) {
 				g->glob = glob;
 				split_glob(g);
@@ -227,7 +211,7 @@ static int load_globs(struct gl_policy *p, char **err)
 
 /* "read_paths": an array of absolute globs, validated as "labels" keys are
  * (SPEC §4; lib/plan/readpaths.h applies them). */
-static int load_read_paths(struct gl_policy *p, char **err)
+static int load_read_paths(struct gl_policy *p, struct gl_fail *f)
 {
 	jv rp = gl_json_get(p->doc, "read_paths");
 	int r = 0;
@@ -237,25 +221,26 @@ static int load_read_paths(struct gl_policy *p, char **err)
 	}
 	if (jv_get_kind(rp) != JV_KIND_ARRAY) {
 		jv_free(rp);
-		return gl_err(err, "read_paths: not an array of absolute globs");
+		return gl_fail(f, GL_E_USAGE, "read_paths: not an array of absolute globs");
 	}
 	int n = jv_array_length(jv_copy(rp));
 	if (n > GL_POLICY_READ_PATHS_MAX) {
 		jv_free(rp);
-		return gl_err(err, "read_paths: more than %d globs", GL_POLICY_READ_PATHS_MAX);
+		return gl_fail(f, GL_E_USAGE, "read_paths: more than %d globs",
+			       GL_POLICY_READ_PATHS_MAX);
 	}
 	p->rpath = gl_xcalloc((size_t)n + 1, sizeof *p->rpath);
 	jv_array_foreach(rp, i, v)
 	{
 		if (r == 0 && jv_get_kind(v) != JV_KIND_STRING) {
-			r = gl_err(err, "read_paths: element %d is not a string", i);
+			r = gl_fail(f, GL_E_USAGE, "read_paths: element %d is not a string", i);
 		} else if (r == 0 &&
 			   !glob_ok(jv_string_value(v), (size_t)jv_string_length_bytes(jv_copy(v)))) {
-			char *s = show(jv_string_value(v));
-			r = gl_err(err, "read_paths: element %d %s is not an absolute glob (no empty, "
-					"'.' or '..' component, no trailing '/')",
-				   i, s);
-			free(s);
+			autofree char *s = show(jv_string_value(v));
+			r = gl_fail(f, GL_E_USAGE,
+				    "read_paths: element %d %s is not an absolute glob (no empty, "
+				    "'.' or '..' component, no trailing '/')",
+				    i, s);
 		} else if (r == 0) {
 			struct gl_policy_glob *g = &p->rpath[p->nrpath++];
 			g->glob = jv_string_value(v); /* p->doc holds it */
@@ -267,20 +252,17 @@ static int load_read_paths(struct gl_policy *p, char **err)
 	return r;
 }
 
-static int load_limits(struct gl_policy *p, char **err)
+static int load_limits(struct gl_policy *p, struct gl_fail *f)
 {
 	jv v = gl_json_get(p->doc, "limits");
-	autofail struct gl_fail f = {0};
-	int r = gl_limits_parse(v, &p->limits, &f);
+	int r = gl_limits_parse(v, &p->limits, f);
 	jv_free(v);
-	if (r < 0)
-		*err = gl_fail_steal(&f);
 	return r;
 }
 
 /* "concurrency" (optional, default "any"): which calls gl-run --jobs may run
  * at the same time (docs/formats.md, docs/gl-run.md "--jobs"). */
-static int load_concurrency(struct gl_policy *p, char **err)
+static int load_concurrency(struct gl_policy *p, struct gl_fail *f)
 {
 	static const char *const names[] = {"any", "same-clearance", "none"};
 	jv v = gl_json_get(p->doc, "concurrency");
@@ -294,65 +276,54 @@ static int load_concurrency(struct gl_policy *p, char **err)
 				r = 0;
 			}
 		if (r < 0)
-			*err = gl_xstrdup("concurrency: must be \"any\", \"same-clearance\" or \"none\"");
+			gl_fail(f, GL_E_USAGE,
+				"concurrency: must be \"any\", \"same-clearance\" or \"none\"");
 	}
 	jv_free(v);
 	return r;
 }
 
-static int policy_parse(struct gl_policy *p, const char *buf, size_t len, char **err)
+int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_fail *f)
 {
 	static const char *const keys[] = {"clearances", "routes", "labels", "read_paths", "limits",
 					   "concurrency", NULL};
 	memset(p, 0, sizeof *p);
 	p->doc = jv_null();
-	*err = NULL;
-	if (len > GL_POLICY_MAX) {
-		*err = gl_xasprintf("%zu bytes (at most %u)", len, GL_POLICY_MAX);
-		return -1;
-	}
+	if (len > GL_POLICY_MAX)
+		return gl_fail(f, GL_E_USAGE, "%zu bytes (at most %u)", len, GL_POLICY_MAX);
 	jv doc = gl_json_parse(buf, len);
 	if (!jv_is_valid(doc)) {
 		jv msg = jv_invalid_get_msg(doc);
-		*err = gl_xasprintf("not JSON: %s", jv_string_value(msg));
+		gl_fail(f, GL_E_USAGE, "not JSON: %s", jv_string_value(msg));
 		jv_free(msg);
 		return -1;
 	}
 	p->doc = doc;
 	if (jv_get_kind(doc) != JV_KIND_OBJECT) {
-		*err = gl_xstrdup("not a JSON object");
 		gl_policy_free(p);
-		return -1;
+		return gl_fail(f, GL_E_USAGE, "not a JSON object");
 	}
+	int r = 0;
 	jv_object_foreach(doc, k, v)
 	{
 		bool known = false;
 		for (size_t i = 0; keys[i]; i++)
 			known = known || strcmp(jv_string_value(k), keys[i]) == 0;
-		if (!known && !*err) {
-			char *s = show(jv_string_value(k));
-			*err = gl_xasprintf("unknown field %s (clearances, routes, labels, "
-					    "read_paths, limits, concurrency)",
-					    s);
-			free(s);
+		if (!known && r == 0) {
+			autofree char *s = show(jv_string_value(k));
+			r = gl_fail(f, GL_E_USAGE,
+				    "unknown field %s (clearances, routes, labels, "
+				    "read_paths, limits, concurrency)",
+				    s);
 		}
 		jv_free(k);
 		jv_free(v);
 	}
-	if (*err || load_clearances(p, err) < 0 || load_routes(p, err) < 0 ||
-	    load_globs(p, err) < 0 || load_read_paths(p, err) < 0 ||
-	    load_limits(p, err) < 0 || load_concurrency(p, err) < 0) {
+	if (r < 0 || load_clearances(p, f) < 0 || load_routes(p, f) < 0 || load_globs(p, f) < 0 ||
+	    load_read_paths(p, f) < 0 || load_limits(p, f) < 0 || load_concurrency(p, f) < 0) {
 		gl_policy_free(p);
 		return -1;
 	}
-	return 0;
-}
-
-int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_fail *f)
-{
-	char *err = NULL;
-	if (policy_parse(p, buf, len, &err) < 0)
-		return gl_fail_take(f, GL_E_USAGE, err);
 	return 0;
 }
 

@@ -33,32 +33,33 @@ static uint32_t *slot(struct gl_limits *l, const struct field *f)
 
 /* The fields of object o (borrowed) over *l; "releases" allowed when
  * top. where: "limits" or "limits.releases.NAME". */
-static int fields_in(jv o, struct gl_limits *l, const char *where, bool top, char **err)
+static int fields_in(jv o, struct gl_limits *l, const char *where, bool top, struct gl_fail *f)
 {
 	if (jv_get_kind(o) != JV_KIND_OBJECT)
-		return gl_err(err, "%s: not an object", where);
+		return gl_fail(f, GL_E_USAGE, "%s: not an object", where);
 	int r = 0;
 	jv_object_foreach(o, k, v)
 	{
 		const char *key = jv_string_value(k);
-		const struct field *f = NULL;
+		const struct field *fld = NULL;
 		for (size_t i = 0; i < NFIELDS; i++)
 			if (strcmp(key, fields[i].key) == 0)
-				f = &fields[i];
+				fld = &fields[i];
 		int64_t n;
-		if (r == 0 && !f && !(top && strcmp(key, "releases") == 0)) {
+		if (r == 0 && !fld && !(top && strcmp(key, "releases") == 0)) {
 			autofree char *s = gl_quote(key, strlen(key));
-			r = gl_err(err, "%s: unknown field %s (memory_mb, pids, tmp_mb, cpu_s, "
-					"workspace_mb%s)",
-				   where, s, top ? ", releases" : "");
-		} else if (r == 0 && f) {
+			r = gl_fail(f, GL_E_USAGE,
+				    "%s: unknown field %s (memory_mb, pids, tmp_mb, cpu_s, "
+				    "workspace_mb%s)",
+				    where, s, top ? ", releases" : "");
+		} else if (r == 0 && fld) {
 			if (gl_json_get_int(o, key, &n) < 0)
-				r = gl_err(err, "%s.%s: not an integer", where, key);
-			else if (n < f->lo || n > f->hi)
-				r = gl_err(err, "%s.%s: %lld (from %u to %u)", where, key,
-					   (long long)n, f->lo, f->hi);
+				r = gl_fail(f, GL_E_USAGE, "%s.%s: not an integer", where, key);
+			else if (n < fld->lo || n > fld->hi)
+				r = gl_fail(f, GL_E_USAGE, "%s.%s: %lld (from %u to %u)", where,
+					    key, (long long)n, fld->lo, fld->hi);
 			else
-				*slot(l, f) = (uint32_t)n;
+				*slot(l, fld) = (uint32_t)n;
 		}
 		jv_free(k);
 		jv_free(v);
@@ -72,7 +73,7 @@ static int by_name(const void *a, const void *b)
 		      ((const struct gl_limits_release *)b)->name);
 }
 
-static int releases_in(jv o, struct gl_limits_table *t, char **err)
+static int releases_in(jv o, struct gl_limits_table *t, struct gl_fail *f)
 {
 	jv rel = gl_json_get(o, "releases");
 	if (!jv_is_valid(rel)) {
@@ -81,9 +82,10 @@ static int releases_in(jv o, struct gl_limits_table *t, char **err)
 	}
 	int r = 0;
 	if (jv_get_kind(rel) != JV_KIND_OBJECT)
-		r = gl_err(err, "limits.releases: not an object");
+		r = gl_fail(f, GL_E_USAGE, "limits.releases: not an object");
 	else if (jv_object_length(jv_copy(rel)) > GL_LIMITS_RELEASES_MAX)
-		r = gl_err(err, "limits.releases: more than %d names", GL_LIMITS_RELEASES_MAX);
+		r = gl_fail(f, GL_E_USAGE, "limits.releases: more than %d names",
+			    GL_LIMITS_RELEASES_MAX);
 	else
 		t->rel = gl_xcalloc((size_t)jv_object_length(jv_copy(rel)) + 1, sizeof *t->rel);
 	if (r == 0) {
@@ -96,7 +98,7 @@ static int releases_in(jv o, struct gl_limits_table *t, char **err)
 				where = gl_xasprintf("limits.releases.%s", s);
 				struct gl_limits_release *e = &t->rel[t->nrel];
 				e->lim = t->global;
-				r = fields_in(v, &e->lim, where, false, err);
+				r = fields_in(v, &e->lim, where, false, f);
 				/* the key's string lives in the policy document (borrowed) */
 				e->name = jv_string_value(k);
 				t->nrel++;
@@ -117,10 +119,9 @@ int gl_limits_parse(jv v, struct gl_limits_table *t, struct gl_fail *f)
 	t->global = GL_LIMITS_DEFAULT;
 	if (!jv_is_valid(v))
 		return 0;
-	char *err = NULL;
-	if (fields_in(v, &t->global, "limits", true, &err) < 0 || releases_in(v, t, &err) < 0) {
+	if (fields_in(v, &t->global, "limits", true, f) < 0 || releases_in(v, t, f) < 0) {
 		gl_limits_free(t);
-		return gl_fail_take(f, GL_E_USAGE, err);
+		return -1;
 	}
 	return 0;
 }

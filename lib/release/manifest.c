@@ -46,7 +46,7 @@ static bool str_of(jv v, const char **s, size_t *len)
 }
 
 /* Refuse keys of obj (borrowed) not in allowed (NULL-terminated). */
-static int only_keys(jv obj, const char *const *allowed, const char *where, char **err)
+static int only_keys(jv obj, const char *const *allowed, const char *where, struct gl_fail *f)
 {
 	int r = 0;
 	jv_object_foreach(obj, k, v)
@@ -57,11 +57,9 @@ static int only_keys(jv obj, const char *const *allowed, const char *where, char
 			known = known || strcmp(jv_string_value(k), allowed[i]) == 0;
 		if (!known && r == 0) {
 			size_t len = (size_t)jv_string_length_bytes(jv_copy(k));
-			char *s = gl_quote(jv_string_value(k), len);
-			*err = where ? gl_xasprintf("%s: unknown field %s", where, s)
-				     : gl_xasprintf("unknown field %s", s);
-			free(s);
-			r = -1;
+			autofree char *s = gl_quote(jv_string_value(k), len);
+			r = where ? gl_fail(f, GL_E_BAD_MANIFEST, "%s: unknown field %s", where, s)
+				  : gl_fail(f, GL_E_BAD_MANIFEST, "unknown field %s", s);
 		}
 		jv_free(k);
 	}
@@ -70,27 +68,24 @@ static int only_keys(jv obj, const char *const *allowed, const char *where, char
 
 /* A string field matching ok(); required unless opt. Borrows m. */
 static int check_str(jv m, const char *key, bool opt, bool (*ok)(const char *, size_t),
-		     const char *rule, char **err)
+		     const char *rule, struct gl_fail *f)
 {
 	jv v = gl_json_get(m, key);
 	if (!jv_is_valid(v)) {
 		jv_free(v);
 		if (opt)
 			return 0;
-		*err = gl_xasprintf("%s: missing", key);
-		return -1;
+		return gl_fail(f, GL_E_BAD_MANIFEST, "%s: missing", key);
 	}
 	const char *s;
 	size_t len;
 	int r = 0;
 	if (!str_of(v, &s, &len)) {
-		*err = gl_xasprintf("%s: not a string", key);
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "%s: not a string", key);
 	} else if (!ok(s, len)) {
 		char *sh = gl_quote(s, len);
-		*err = gl_xasprintf("%s: %s is not %s", key, sh, rule);
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "%s: %s is not %s", key, sh, rule);
 		free(sh);
-		r = -1;
 	}
 	jv_free(v);
 	return r;
@@ -98,38 +93,34 @@ static int check_str(jv m, const char *key, bool opt, bool (*ok)(const char *, s
 
 /* An array of at most max strings, each ok(), none repeated. Borrows a. */
 static int check_str_array(jv a, const char *where, size_t max, bool allow_dups,
-			   bool (*ok)(const char *, size_t), const char *rule, char **err)
+			   bool (*ok)(const char *, size_t), const char *rule, struct gl_fail *f)
 {
-	if (jv_get_kind(a) != JV_KIND_ARRAY) {
-		*err = gl_xasprintf("%s: not an array", where);
-		return -1;
-	}
+	if (jv_get_kind(a) != JV_KIND_ARRAY)
+		return gl_fail(f, GL_E_BAD_MANIFEST, "%s: not an array", where);
 	int n = jv_array_length(jv_copy(a));
-	if ((size_t)n > max) {
-		*err = gl_xasprintf("%s: %d elements (at most %zu)", where, n, max);
-		return -1;
-	}
+	if ((size_t)n > max)
+		return gl_fail(f, GL_E_BAD_MANIFEST, "%s: %d elements (at most %zu)", where, n,
+			       max);
 	for (int i = 0; i < n; i++) {
 		jv e = jv_array_get(jv_copy(a), i);
-		const char *s;
-		size_t len;
+		const char *s = NULL;
+		size_t len = 0;
 		int r = 0;
 		if (!str_of(e, &s, &len)) {
-			*err = gl_xasprintf("%s[%d]: not a string", where, i);
-			r = -1;
+			r = gl_fail(f, GL_E_BAD_MANIFEST, "%s[%d]: not a string", where, i);
 		} else if (ok && !ok(s, len)) {
 			char *sh = gl_quote(s, len);
-			*err = gl_xasprintf("%s[%d]: %s is not %s", where, i, sh, rule);
+			r = gl_fail(f, GL_E_BAD_MANIFEST, "%s[%d]: %s is not %s", where, i, sh,
+				    rule);
 			free(sh);
-			r = -1;
 		}
 		for (int j = 0; r == 0 && !allow_dups && j < i; j++) {
 			jv o = jv_array_get(jv_copy(a), j);
 			if (jv_equal(o, jv_copy(e))) {
 				char *sh = gl_quote(s, len);
-				*err = gl_xasprintf("%s[%d]: %s listed twice", where, i, sh);
+				r = gl_fail(f, GL_E_BAD_MANIFEST, "%s[%d]: %s listed twice", where,
+					    i, sh);
 				free(sh);
-				r = -1;
 			}
 		}
 		jv_free(e);
@@ -194,21 +185,20 @@ static bool mcp_name_ok(const char *s, size_t len)
 }
 static bool arg_name_ok(const char *s, size_t len) { return mcp_name_ok(s, len); }
 
-static int check_entry(jv m, bool exec, char **err)
+static int check_entry(jv m, bool exec, struct gl_fail *f)
 {
 	if (!exec)
 		return check_str(m, "entry", false, module_ok,
-				 "a dotted Python module name (runtime python)", err);
+				 "a dotted Python module name (runtime python)", f);
 	jv e = gl_json_get(m, "entry");
 	int r = 0;
 	if (!jv_is_valid(e)) {
-		*err = gl_xstrdup("entry: missing");
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "entry: missing");
 	} else if (jv_get_kind(e) != JV_KIND_ARRAY || jv_array_length(jv_copy(e)) == 0) {
-		*err = gl_xstrdup("entry: not a non-empty argv array (runtime exec)");
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST,
+			    "entry: not a non-empty argv array (runtime exec)");
 	} else if (check_str_array(e, "entry", GL_MANIFEST_ARGV_MAX, true, argv_ok,
-				   "at most 4096 bytes", err) < 0) {
+				   "at most 4096 bytes", f) < 0) {
 		r = -1;
 	} else {
 		jv a0 = jv_array_get(jv_copy(e), 0);
@@ -216,11 +206,11 @@ static int check_entry(jv m, bool exec, char **err)
 		size_t len = 0;
 		if (!str_of(a0, &s, &len) || !argv0_ok(s, len)) {
 			char *sh = gl_quote(s, len);
-			*err = gl_xasprintf("entry[0]: %s is not a normalised path (absolute, or "
-					    "relative without '..')",
-					    sh);
+			r = gl_fail(f, GL_E_BAD_MANIFEST,
+				    "entry[0]: %s is not a normalised path (absolute, or "
+				    "relative without '..')",
+				    sh);
 			free(sh);
-			r = -1;
 		}
 		jv_free(a0);
 	}
@@ -231,7 +221,7 @@ static int check_entry(jv m, bool exec, char **err)
 /* "dirs_from_args" (docs/exec.md "Directory items"): argument names like
  * items_from_args, none of them also there, and only for runtime exec,
  * whose copies read a directory item through their Landlock rules. */
-static int check_dirs(jv fn, const char *where, bool exec, char **err)
+static int check_dirs(jv fn, const char *where, bool exec, struct gl_fail *f)
 {
 	jv d = gl_json_get(fn, "dirs_from_args");
 	jv a = gl_json_get(fn, "items_from_args");
@@ -240,13 +230,13 @@ static int check_dirs(jv fn, const char *where, bool exec, char **err)
 	if (!jv_is_valid(d)) {
 		/* none */
 	} else if (!exec) {
-		*err = gl_xasprintf("%s: only for runtime exec (a copy reads a directory item "
-				    "through its Landlock rules)",
-				    w);
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST,
+			    "%s: only for runtime exec (a copy reads a directory item "
+			    "through its Landlock rules)",
+			    w);
 	} else {
 		r = check_str_array(d, w, GL_MANIFEST_ARGS_MAX, false, arg_name_ok,
-				    "an argument name", err);
+				    "an argument name", f);
 	}
 	if (r == 0 && jv_is_valid(d) && jv_get_kind(a) == JV_KIND_ARRAY) {
 		jv_array_foreach(d, i, s)
@@ -256,10 +246,10 @@ static int check_dirs(jv fn, const char *where, bool exec, char **err)
 				if (r == 0 && jv_equal(jv_copy(s), jv_copy(t))) {
 					autofree char *q = gl_quote(jv_string_value(s),
 								    strlen(jv_string_value(s)));
-					*err = gl_xasprintf("%s[%d]: %s is also in items_from_args "
-							    "(an argument names files or directories)",
-							    w, i, q);
-					r = -1;
+					r = gl_fail(f, GL_E_BAD_MANIFEST,
+						    "%s[%d]: %s is also in items_from_args "
+						    "(an argument names files or directories)",
+						    w, i, q);
 				}
 				(void)j;
 				jv_free(t);
@@ -279,7 +269,7 @@ static int check_dirs(jv fn, const char *where, bool exec, char **err)
  * of theirs is refused (the call fails "protocol") and its calls take no
  * slot, so gl-run --jobs runs calls of one slot side by side. A release
  * keeping its workspace in the slot ("state_dir": true) cannot declare it. */
-static int check_state(jv fn, const char *where, bool workspace, char **err)
+static int check_state(jv fn, const char *where, bool workspace, struct gl_fail *f)
 {
 	jv st = gl_json_get(fn, "state");
 	int r = 0;
@@ -287,28 +277,25 @@ static int check_state(jv fn, const char *where, bool workspace, char **err)
 		/* the default: a slot */
 	} else if (jv_get_kind(st) != JV_KIND_STRING ||
 		   (strcmp(jv_string_value(st), "slot") && strcmp(jv_string_value(st), "none"))) {
-		*err = gl_xasprintf("%s.state: not \"slot\" or \"none\"", where);
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "%s.state: not \"slot\" or \"none\"", where);
 	} else if (workspace && !strcmp(jv_string_value(st), "none")) {
-		*err = gl_xasprintf("%s.state: \"none\" with \"state_dir\": true (the workspace is "
-				    "kept in the slot)",
-				    where);
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST,
+			    "%s.state: \"none\" with \"state_dir\": true (the workspace is "
+			    "kept in the slot)",
+			    where);
 	}
 	jv_free(st);
 	return r;
 }
 
-static int check_function(jv fn, const char *name, bool exec, bool workspace, char **err)
+static int check_function(jv fn, const char *name, bool exec, bool workspace, struct gl_fail *f)
 {
 	static const char *const keys[] = {"destinations", "destinations_from_call",
 					   "items_from_args", "dirs_from_args", "state", NULL};
 	autofree char *where = gl_xasprintf("functions.%s", name);
-	if (jv_get_kind(fn) != JV_KIND_OBJECT) {
-		*err = gl_xasprintf("%s: not an object", where);
-		return -1;
-	}
-	if (only_keys(fn, keys, where, err) < 0)
+	if (jv_get_kind(fn) != JV_KIND_OBJECT)
+		return gl_fail(f, GL_E_BAD_MANIFEST, "%s: not an object", where);
+	if (only_keys(fn, keys, where, f) < 0)
 		return -1;
 	int r = 0;
 	jv d = gl_json_get(fn, "destinations");
@@ -316,47 +303,43 @@ static int check_function(jv fn, const char *name, bool exec, bool workspace, ch
 		autofree char *w = gl_xasprintf("%s.destinations", where);
 		r = check_str_array(d, w, GL_MANIFEST_DESTS_MAX, false, gl_host_ok,
 				    "a lowercase host name or IP literal (no scheme, port or path)",
-				    err);
+				    f);
 	}
 	jv_free(d);
-	jv f = gl_json_get(fn, "destinations_from_call");
-	if (r == 0 && jv_is_valid(f) && jv_get_kind(f) != JV_KIND_TRUE &&
-	    jv_get_kind(f) != JV_KIND_FALSE) {
-		*err = gl_xasprintf("%s.destinations_from_call: not a boolean", where);
-		r = -1;
-	}
-	jv_free(f);
+	jv dfc = gl_json_get(fn, "destinations_from_call");
+	if (r == 0 && jv_is_valid(dfc) && jv_get_kind(dfc) != JV_KIND_TRUE &&
+	    jv_get_kind(dfc) != JV_KIND_FALSE)
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "%s.destinations_from_call: not a boolean",
+			    where);
+	jv_free(dfc);
 	jv a = gl_json_get(fn, "items_from_args");
 	if (r == 0 && jv_is_valid(a)) {
 		autofree char *w = gl_xasprintf("%s.items_from_args", where);
 		r = check_str_array(a, w, GL_MANIFEST_ARGS_MAX, false, arg_name_ok,
-				    "an argument name", err);
+				    "an argument name", f);
 	}
 	jv_free(a);
 	if (r == 0)
-		r = check_dirs(fn, where, exec, err);
+		r = check_dirs(fn, where, exec, f);
 	if (r == 0)
-		r = check_state(fn, where, workspace, err);
+		r = check_state(fn, where, workspace, f);
 	return r;
 }
 
-static int check_functions(jv m, bool mcp, bool exec, char **err)
+static int check_functions(jv m, bool mcp, bool exec, struct gl_fail *f)
 {
 	bool workspace = gl_json_get_bool(m, "state_dir", 0) == 1;
 	jv fns = gl_json_get(m, "functions");
 	int r = 0;
 	if (!jv_is_valid(fns)) {
-		*err = gl_xstrdup("functions: missing");
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "functions: missing");
 	} else if (jv_get_kind(fns) != JV_KIND_OBJECT) {
-		*err = gl_xstrdup("functions: not an object");
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "functions: not an object");
 	} else {
 		int n = jv_object_length(jv_copy(fns));
 		if (n == 0 || n > GL_MANIFEST_FUNCTIONS_MAX) {
-			*err = gl_xasprintf("functions: %d declared (1 to %d)", n,
-					    GL_MANIFEST_FUNCTIONS_MAX);
-			r = -1;
+			r = gl_fail(f, GL_E_BAD_MANIFEST, "functions: %d declared (1 to %d)", n,
+				    GL_MANIFEST_FUNCTIONS_MAX);
 		}
 	}
 	if (r < 0) {
@@ -369,14 +352,14 @@ static int check_functions(jv m, bool mcp, bool exec, char **err)
 		size_t len = (size_t)jv_string_length_bytes(jv_copy(k));
 		if (r == 0 && !(mcp ? mcp_name_ok(s, len) : fn_name_ok(s, len))) {
 			char *sh = gl_quote(s, len);
-			*err = gl_xasprintf("functions: %s is not a function name (%s)", sh,
-					    mcp ? "[A-Za-z0-9_][A-Za-z0-9_.-]*, MCP tool name"
-						: "an identifier [A-Za-z_][A-Za-z0-9_]*");
+			r = gl_fail(f, GL_E_BAD_MANIFEST,
+				    "functions: %s is not a function name (%s)", sh,
+				    mcp ? "[A-Za-z0-9_][A-Za-z0-9_.-]*, MCP tool name"
+					: "an identifier [A-Za-z_][A-Za-z0-9_]*");
 			free(sh);
-			r = -1;
 		}
 		if (r == 0)
-			r = check_function(v, s, exec, workspace, err);
+			r = check_function(v, s, exec, workspace, f);
 		jv_free(k);
 		jv_free(v);
 	}
@@ -394,23 +377,21 @@ static bool env_name_ok(const char *s, size_t len)
  * NAME -> value strings (NAME [A-Z_][A-Z0-9_]*, value at most 4096 bytes,
  * no NUL), and "state_dir", a boolean: a writable scratch directory per
  * copy, restored from and stored to its horizon slot. */
-static int check_exec_extras(jv m, bool exec, char **err)
+static int check_exec_extras(jv m, bool exec, struct gl_fail *f)
 {
 	jv env = gl_json_get(m, "env");
 	jv sd = gl_json_get(m, "state_dir");
 	int r = 0;
 	if (!exec && (jv_is_valid(env) || jv_is_valid(sd))) {
-		*err = gl_xstrdup(jv_is_valid(env) ? "env: only for runtime exec"
-						   : "state_dir: only for runtime exec");
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST,
+			    jv_is_valid(env) ? "env: only for runtime exec"
+					     : "state_dir: only for runtime exec");
 	} else if (jv_is_valid(sd) && jv_get_kind(sd) != JV_KIND_TRUE &&
 		   jv_get_kind(sd) != JV_KIND_FALSE) {
-		*err = gl_xstrdup("state_dir: not a boolean");
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "state_dir: not a boolean");
 	} else if (jv_is_valid(env) && (jv_get_kind(env) != JV_KIND_OBJECT ||
 					jv_object_length(jv_copy(env)) > 32)) {
-		*err = gl_xstrdup("env: not an object of at most 32 strings");
-		r = -1;
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "env: not an object of at most 32 strings");
 	} else if (jv_is_valid(env)) {
 		jv_object_foreach(env, k, v)
 		{
@@ -418,14 +399,14 @@ static int check_exec_extras(jv m, bool exec, char **err)
 			size_t kl = (size_t)jv_string_length_bytes(jv_copy(k));
 			if (r == 0 && !env_name_ok(ks, kl)) {
 				autofree char *q = gl_quote(ks, kl);
-				*err = gl_xasprintf("env: %s is not a variable name ([A-Z_][A-Z0-9_]*)", q);
-				r = -1;
+				r = gl_fail(f, GL_E_BAD_MANIFEST,
+					    "env: %s is not a variable name ([A-Z_][A-Z0-9_]*)", q);
 			} else if (r == 0 && (jv_get_kind(v) != JV_KIND_STRING ||
 					      jv_string_length_bytes(jv_copy(v)) > 4096 ||
 					      strlen(jv_string_value(v)) !=
 						  (size_t)jv_string_length_bytes(jv_copy(v)))) {
-				*err = gl_xasprintf("env.%s: not a string of at most 4096 bytes", ks);
-				r = -1;
+				r = gl_fail(f, GL_E_BAD_MANIFEST,
+					    "env.%s: not a string of at most 4096 bytes", ks);
 			}
 			jv_free(k);
 			jv_free(v);
@@ -436,31 +417,28 @@ static int check_exec_extras(jv m, bool exec, char **err)
 	return r;
 }
 
-static int manifest_check(jv m, char **err)
+int gl_manifest_check(jv m, struct gl_fail *f)
 {
 	static const char *const keys[] = {"name",	 "version",    "runtime",
 					   "entry",	 "protocol",   "functions",
 					   "read_paths", "deterministic", "description",
 					   "env",	 "state_dir",  NULL};
-	*err = NULL;
-	if (jv_get_kind(m) != JV_KIND_OBJECT) {
-		*err = gl_xstrdup("not a JSON object");
-		return -1;
-	}
-	if (only_keys(m, keys, NULL, err) < 0 ||
+	if (jv_get_kind(m) != JV_KIND_OBJECT)
+		return gl_fail(f, GL_E_BAD_MANIFEST, "not a JSON object");
+	if (only_keys(m, keys, NULL, f) < 0 ||
 	    check_str(m, "name", false, name_ok,
-		      "a name ([A-Za-z0-9][A-Za-z0-9._-]*, at most 64 bytes)", err) < 0 ||
+		      "a name ([A-Za-z0-9][A-Za-z0-9._-]*, at most 64 bytes)", f) < 0 ||
 	    check_str(m, "version", false, version_ok,
-		      "a version ([A-Za-z0-9][A-Za-z0-9.+_-]*, at most 64 bytes)", err) < 0 ||
-	    check_str(m, "runtime", false, runtime_ok, "\"python\" or \"exec\"", err) < 0 ||
-	    check_str(m, "protocol", true, protocol_ok, "\"germline\" or \"mcp-stdio\"", err) < 0 ||
-	    check_str(m, "description", true, description_ok, "at most 4096 bytes", err) < 0)
+		      "a version ([A-Za-z0-9][A-Za-z0-9.+_-]*, at most 64 bytes)", f) < 0 ||
+	    check_str(m, "runtime", false, runtime_ok, "\"python\" or \"exec\"", f) < 0 ||
+	    check_str(m, "protocol", true, protocol_ok, "\"germline\" or \"mcp-stdio\"", f) < 0 ||
+	    check_str(m, "description", true, description_ok, "at most 4096 bytes", f) < 0)
 		return -1;
 	const char *rt = gl_json_get_str(m, "runtime");
 	const char *proto = gl_json_get_str(m, "protocol");
-	if (check_entry(m, strcmp(rt, "exec") == 0, err) < 0 ||
+	if (check_entry(m, strcmp(rt, "exec") == 0, f) < 0 ||
 	    check_functions(m, proto && strcmp(proto, "mcp-stdio") == 0, strcmp(rt, "exec") == 0,
-			    err) < 0)
+			    f) < 0)
 		return -1;
 	jv rp = gl_json_get(m, "read_paths");
 	int r = 0;
@@ -468,26 +446,16 @@ static int manifest_check(jv m, char **err)
 		r = check_str_array(rp, "read_paths", GL_MANIFEST_PATHS_MAX, false, gl_path_clean,
 				    "an absolute normalised path (no '.', '..', '//' or trailing "
 				    "'/')",
-				    err);
+				    f);
 	jv_free(rp);
 	jv det = gl_json_get(m, "deterministic");
 	if (r == 0 && jv_is_valid(det) && jv_get_kind(det) != JV_KIND_TRUE &&
-	    jv_get_kind(det) != JV_KIND_FALSE) {
-		*err = gl_xstrdup("deterministic: not a boolean");
-		r = -1;
-	}
+	    jv_get_kind(det) != JV_KIND_FALSE)
+		r = gl_fail(f, GL_E_BAD_MANIFEST, "deterministic: not a boolean");
 	jv_free(det);
 	if (r == 0)
-		r = check_exec_extras(m, strcmp(rt, "exec") == 0, err);
+		r = check_exec_extras(m, strcmp(rt, "exec") == 0, f);
 	return r;
-}
-
-int gl_manifest_check(jv m, struct gl_fail *f)
-{
-	char *err = NULL;
-	if (manifest_check(m, &err) < 0)
-		return gl_fail_take(f, GL_E_BAD_MANIFEST, err);
-	return 0;
 }
 
 jv gl_manifest_parse(const char *buf, size_t len)
