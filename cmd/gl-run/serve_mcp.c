@@ -118,12 +118,12 @@ static int initialize(jv params, jv *result)
 }
 
 /* The tool list (borrowed, cached after its first success), or
- * jv_invalid() with *code and *detail. */
-static jv tools(struct serve *v, char **code, char **detail)
+ * jv_invalid() with *f. */
+static jv tools(struct serve *v, struct gl_fail *f)
 {
 	if (jv_is_valid(v->tools))
 		return v->tools;
-	jv list = gl_session_tools(v->s, v->release, code, detail);
+	jv list = gl_session_tools(v->s, v->release, f);
 	if (jv_is_valid(list))
 		v->tools = list;
 	return list;
@@ -214,12 +214,10 @@ static int call_envelope(struct serve *v, jv params, struct gl_buf *line, int *c
 	/* The tool's inputSchema (from the server's discovery, lib/broker/mcp.h):
 	 * a wrong argument never reaches a copy. A failed tools/list is met
 	 * again, with its cause, by gl_session_line. */
-	char *lc = NULL, *ld = NULL;
-	jv list = tools(v, &lc, &ld);
-	free(lc);
-	free(ld);
-	jv schema = jv_is_valid(list) && !schema_off() ? input_schema(list, name) : jv_invalid();
 	autofail struct gl_fail f = {0};
+	jv list = tools(v, &f);
+	gl_fail_clear(&f);
+	jv schema = jv_is_valid(list) && !schema_off() ? input_schema(list, name) : jv_invalid();
 	if (jv_is_valid(schema) && gl_schema_check(schema, args, "arguments", &f) < 0) {
 		const char *why = gl_fail_detail(&f);
 		jv_free(schema);
@@ -404,11 +402,12 @@ static void request(struct serve *v, jv msg)
 	} else if (!strcmp(method, "ping")) {
 		send_msg(v, gl_rpc_result(jv_copy(id), jv_object()));
 	} else if (!strcmp(method, "tools/list")) {
-		char *code = NULL, *detail = NULL;
-		jv list = tools(v, &code, &detail);
+		autofail struct gl_fail f = {0};
+		jv list = tools(v, &f);
 		if (jv_is_valid(list)) {
 			send_msg(v, gl_rpc_result(jv_copy(id), jv_copy(list)));
 		} else {
+			const char *code = gl_code_name(f.code), *detail = gl_fail_detail(&f);
 			char *m = gl_xasprintf("germline: %s: %s", code, detail);
 			autofree char *d = gl_sanitize(detail, strnlen(detail, 300));
 			gl_warn("tools/list: refused: %s: %s", code, d);
@@ -420,8 +419,6 @@ static void request(struct serve *v, jv msg)
 			free(m);
 			v->refused = 1;
 		}
-		free(code);
-		free(detail);
 	} else if (!strcmp(method, "tools/call") && v->J) {
 		call_async(v, id, params);
 	} else if (!strcmp(method, "tools/call")) {

@@ -36,49 +36,48 @@ int gl_broker_item_index(const struct gl_call *c, const char *name)
 /* The contents of an item's path into *raw: opened with no symlink in any
  * component (an item is labelled by its path, so /pub/x -> /hr/salary.csv
  * must not pass as /pub/x) and never host state, checked on what was
- * opened (lib/broker/itempath.h: *code "item_path", else "bad_item"), a file item a regular file of at most
- * GL_ITEM_MAX bytes, a directory item ("dir": true) a directory, whose
- * contents are empty (an exec copy lists it through its Landlock rule,
- * lib/runtime/exec.c). NULL, or why not (malloc'd). */
-static char *read_path_item(const struct gl_state_roots *roots, const char *path, bool dir,
-			    char **raw, size_t *len, int *keep, const char **code)
+ * opened (lib/broker/itempath.h: GL_E_ITEM_PATH, else GL_E_BAD_ITEM), a
+ * file item a regular file of at most GL_ITEM_MAX bytes, a directory item
+ * ("dir": true) a directory, whose contents are empty (an exec copy lists
+ * it through its Landlock rule, lib/runtime/exec.c). 0, or -1 with *f
+ * (cleared on entry). */
+static int read_path_item(const struct gl_state_roots *roots, const char *path, bool dir,
+			  char **raw, size_t *len, int *keep, struct gl_fail *f)
 {
 	autofree char *qp = gl_quote(path, strlen(path));
-	char *refused = NULL;
-	autoclose int fd = gl_itempath_open(roots, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, &refused);
+	autoclose int fd = gl_itempath_open(roots, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, f);
 	struct stat st;
-	*code = "bad_item";
-	if (refused) {
-		*code = GL_ERR_ITEM_PATH;
-		return refused;
-	}
+	if (f->code != GL_E_OK)
+		return -1; /* the rule refused it */
 	if (fd < 0 && errno == ELOOP)
-		return gl_xasprintf("%s resolves through a symlink; an item is labelled by its "
-				    "path, so name the real path",
-				    qp);
+		return gl_fail(f, GL_E_BAD_ITEM,
+			       "%s resolves through a symlink; an item is labelled by its "
+			       "path, so name the real path",
+			       qp);
 	if (fd < 0 || fstat(fd, &st) < 0)
-		return gl_xasprintf("%s: %s", qp, strerror(errno));
+		return gl_fail(f, GL_E_BAD_ITEM, "%s: %s", qp, strerror(errno));
 	if (dir && !S_ISDIR(st.st_mode))
-		return gl_xasprintf("%s is not a directory (\"dir\": true)", qp);
+		return gl_fail(f, GL_E_BAD_ITEM, "%s is not a directory (\"dir\": true)", qp);
 	if (!dir && S_ISDIR(st.st_mode))
-		return gl_xasprintf("%s is a directory; a directory item says \"dir\": true "
-				    "(dirs_from_args)",
-				    qp);
+		return gl_fail(f, GL_E_BAD_ITEM,
+			       "%s is a directory; a directory item says \"dir\": true "
+			       "(dirs_from_args)",
+			       qp);
 	if (dir) {
 		*raw = gl_xstrdup("");
 		*len = 0;
 		*keep = gl_steal_fd(&fd);
-		return NULL;
+		return 0;
 	}
 	if (!S_ISREG(st.st_mode))
-		return gl_xasprintf("%s is not a regular file", qp);
+		return gl_fail(f, GL_E_BAD_ITEM, "%s is not a regular file", qp);
 	if ((uint64_t)st.st_size > GL_ITEM_MAX || gl_read_fd_capped(fd, GL_ITEM_MAX, raw, len) < 0)
-		return gl_xasprintf("%s: %s", qp,
-				    errno == EFBIG || (uint64_t)st.st_size > GL_ITEM_MAX
-					? "larger than 32 MiB"
-					: strerror(errno));
+		return gl_fail(f, GL_E_BAD_ITEM, "%s: %s", qp,
+			       errno == EFBIG || (uint64_t)st.st_size > GL_ITEM_MAX
+				   ? "larger than 32 MiB"
+				   : strerror(errno));
 	*keep = gl_steal_fd(&fd);
-	return NULL;
+	return 0;
 }
 
 /* Contents of every item as base64 (the call message's encoding). Read
@@ -103,14 +102,13 @@ jv gl_broker_load_items(struct run *r)
 		autofree char *raw = NULL;
 		size_t len = 0;
 		autofree unsigned char *dec = NULL;
-		autofree char *why = NULL;
-		const char *code = NULL;
+		autofail struct gl_fail why = {0};
 		if (jv_is_valid(out) || x < 0 || r->b64[x]) {
 			/* an earlier error, or an item gl_call_read did not keep */
-		} else if (path && (why = read_path_item(r->b->roots, path,
-							 gl_json_get_bool(it, "dir", 0), &raw, &len,
-							 &r->item_fd[x], &code))) {
-			out = gl_broker_refuse(code, "item %s: %s", q, why);
+		} else if (path && read_path_item(r->b->roots, path, gl_json_get_bool(it, "dir", 0),
+						  &raw, &len, &r->item_fd[x], &why) < 0) {
+			out = gl_broker_refuse(gl_code_name(why.code), "item %s: %s", q,
+					       gl_fail_detail(&why));
 		} else if (!path && !(dec = gl_b64_decode(data, strlen(data), &len))) {
 			out = gl_broker_refuse("bad_item", "item %s: data is not standard base64", q);
 		} else if (len > GL_ITEM_MAX) {

@@ -46,9 +46,8 @@ static char *show(const char *s)
 	return gl_xasprintf("\"%s\"%s", t, n > 512 ? "…" : "");
 }
 
-int gl_itempath_check(const struct gl_state_roots *roots, const char *path, char **detail)
+int gl_itempath_check(const struct gl_state_roots *roots, const char *path, struct gl_fail *f)
 {
-	*detail = NULL;
 	if (gl_itempath_off())
 		return 0; /* test build only: any path, as before issue 14 */
 	autofree char *abs = absolute(path);
@@ -60,8 +59,8 @@ int gl_itempath_check(const struct gl_state_roots *roots, const char *path, char
 			continue;
 		autofree char *qp = show(path);
 		autofree char *qr = real && strcmp(real, path) ? show(real) : NULL;
-		return gl_err(detail, "item path %s%s%s%s: refused: %s", qp, qr ? " (resolves to " : "",
-			      qr ? qr : "", qr ? ")" : "", rule);
+		return gl_fail(f, GL_E_ITEM_PATH, "item path %s%s%s%s: refused: %s", qp,
+			       qr ? " (resolves to " : "", qr ? qr : "", qr ? ")" : "", rule);
 	}
 	return 0;
 }
@@ -75,13 +74,12 @@ int gl_itempath_check_call(const struct gl_call *c, const struct gl_state_roots 
 		const char *p = rc == 0 && jv_get_kind(it) == JV_KIND_OBJECT
 				    ? gl_json_get_str(it, "path")
 				    : NULL;
-		char *why = NULL;
+		autofail struct gl_fail why = {0};
 		if (p && gl_itempath_check(roots, p, &why) < 0) {
 			const char *nm = gl_json_get_str(it, "name");
 			autofree char *q = nm ? gl_quote(nm, strlen(nm)) : gl_xstrdup("?");
 			e->code = GL_ERR_ITEM_PATH;
-			e->detail = gl_xasprintf("item %s: %s", q, why);
-			free(why);
+			e->detail = gl_xasprintf("item %s: %s", q, gl_fail_detail(&why));
 			rc = -1;
 		}
 		(void)i;
@@ -338,12 +336,11 @@ static int openat_no_symlinks(int dfd, const char *name, int flags)
 }
 
 int gl_itempath_open(const struct gl_state_roots *roots, const char *path, int flags,
-		     char **refused)
+		     struct gl_fail *f)
 {
-	*refused = NULL;
 	if (gl_itempath_off())
 		return gl_open_no_symlinks(path, flags);
-	if (gl_itempath_check(roots, path, refused) < 0)
+	if (gl_itempath_check(roots, path, f) < 0)
 		return -1;
 	/* the parent first, then the last component beneath it: the walk
 	 * starts from a directory this very descriptor lies in */
@@ -362,9 +359,8 @@ int gl_itempath_open(const struct gl_state_roots *roots, const char *path, int f
 	if (rule) {
 		autofree char *qp = show(path);
 		autofree char *qr = real && strcmp(real, path) ? show(real) : NULL;
-		*refused = gl_xasprintf("item path %s%s%s%s: refused: %s", qp,
-					qr ? " (opened as " : "", qr ? qr : "", qr ? ")" : "", rule);
-		return -1;
+		return gl_fail(f, GL_E_ITEM_PATH, "item path %s%s%s%s: refused: %s", qp,
+			       qr ? " (opened as " : "", qr ? qr : "", qr ? ")" : "", rule);
 	}
 	return gl_steal_fd(&fd);
 }

@@ -36,9 +36,9 @@ bool gl_itempath_off(void);
 
 /* path (relative: from the working directory) as given and resolved
  * against the host-state rule (roots NULL: the fixed paths only). 0, or -1
- * with *detail (malloc'd) naming the path, what it resolves to and the
+ * with *f (GL_E_ITEM_PATH) naming the path, what it resolves to and the
  * rule. */
-int gl_itempath_check(const struct gl_state_roots *roots, const char *path, char **detail);
+int gl_itempath_check(const struct gl_state_roots *roots, const char *path, struct gl_fail *f);
 
 /* Every item of c with a "path": gl_itempath_check. 0, or -1 with e set
  * (GL_ERR_ITEM_PATH). */
@@ -58,9 +58,10 @@ int gl_itempath_check_call(const struct gl_call *c, const struct gl_state_roots 
  *     a bind mount of GL_HOME/slots elsewhere is GL_HOME/slots;
  *   - a directory moreover not above one of theirs there, and holding no
  *     mount point beneath it.
- * What cannot be examined is refused. The descriptor, or -1: with
- * *refused (malloc'd) when the rule refused it, else errno. */
+ * What cannot be examined is refused. The descriptor, or -1: with *f
+ * filled (GL_E_ITEM_PATH) when the rule refused it, else *f untouched and
+ * errno set. */
 int gl_itempath_open(const struct gl_state_roots *roots, const char *path, int flags,
-		     char **refused);
+		     struct gl_fail *f);
 
 #endif

@@ -55,38 +55,6 @@ int gl_fail_errno(struct gl_fail *f, enum gl_code code, const char *fmt, ...)
 	return -1;
 }
 
-int gl_fail_take(struct gl_fail *f, enum gl_code code, char *detail)
-{
-	free(f->detail);
-	f->detail = detail ? detail : gl_xstrdup("");
-	f->code = code;
-	return -1;
-}
-
-int gl_fail_put(struct gl_fail *f, enum gl_code code, char *detail)
-{
-	free(f->detail);
-	f->detail = detail;
-	f->code = code;
-	return -1;
-}
-
-int gl_fail_named(struct gl_fail *f, const char *name, enum gl_code dflt, char *detail)
-{
-	enum gl_code c = name ? gl_code_from_name(name) : GL_E_COUNT_;
-	return gl_fail_put(f, c == GL_E_COUNT_ ? dflt : c, detail);
-}
-
-int gl_fail_give(struct gl_fail *f, char **err)
-{
-	char *d = gl_fail_steal(f);
-	if (err)
-		*err = d;
-	else
-		free(d);
-	return -1;
-}
-
 void gl_fail_clear(struct gl_fail *f)
 {
 	free(f->detail);

@@ -121,17 +121,6 @@ enum gl_code gl_fail_vset(struct gl_fail *f, enum gl_code code, const char *fmt,
 int gl_fail(struct gl_fail *f, enum gl_code code, const char *fmt, ...) GL_PRINTF(3, 4);
 /* gl_fail with ": strerror(errno)" appended, as gl_die_errno writes it. */
 int gl_fail_errno(struct gl_fail *f, enum gl_code code, const char *fmt, ...) GL_PRINTF(3, 4);
-/* Move a "char **err" message (consumed) into f under code; returns -1. */
-int gl_fail_take(struct gl_fail *f, enum gl_code code, char *detail);
-/* gl_fail_take keeping a NULL detail NULL (f->detail then says "no words":
- * the caller's fallback text stands, as with the "char **err" form). */
-int gl_fail_put(struct gl_fail *f, enum gl_code code, char *detail);
-/* gl_fail_put under the code SPEC names name (dflt when name is NULL or
- * not SPEC's): the bridge from a "const char **code, char **err" step. */
-int gl_fail_named(struct gl_fail *f, const char *name, enum gl_code dflt, char *detail);
-/* The other way, for a caller still of the "char **err" form: f's detail
- * moved into *err (malloc'd; dropped when err is NULL), f cleared; -1. */
-int gl_fail_give(struct gl_fail *f, char **err);
 void gl_fail_clear(struct gl_fail *f);
 static inline void gl_fail_clearp(struct gl_fail *f)
 {

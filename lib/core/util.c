@@ -107,16 +107,6 @@ char *gl_xasprintf(const char *fmt, ...)
 	return s;
 }
 
-int gl_err(char **err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		gl_die(GL_EXIT_USAGE, "out of memory");
-	va_end(ap);
-	return -1;
-}
-
 void gl_buf_reserve(struct gl_buf *b, size_t extra)
 {
 	if (b->len + extra + 1 <= b->cap)

@@ -36,9 +36,6 @@ void *gl_xcalloc(size_t n, size_t m);
 void *gl_xrealloc(void *p, size_t n);
 char *gl_xstrdup(const char *s);
 char *gl_xasprintf(const char *fmt, ...) GL_PRINTF(1, 2);
-/* Set *err to the formatted message (malloc'd) and return -1: the usual
- * failure path of a function that reports "0, or -1 with *err". */
-int gl_err(char **err, const char *fmt, ...) GL_PRINTF(2, 3);
 
 /* __attribute__((cleanup)) helpers: early returns leak nothing. */
 static inline void gl_freep(void *p) { free(*(void **)p); }

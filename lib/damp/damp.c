@@ -240,17 +240,10 @@ int gl_damp_save(const struct gl_damp_state *st, const char *path)
 
 /* ---- records --------------------------------------------------------- */
 
-static int fail(const char **code, char **detail, const char *c, char *d)
-{
-	*code = c;
-	*detail = d;
-	return -1;
-}
-
-int gl_damp_classify(jv rec, struct gl_damp_record *out, const char **code, char **detail)
+int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f)
 {
 	if (jv_get_kind(rec) != JV_KIND_OBJECT)
-		return fail(code, detail, "bad_record", gl_xasprintf("record is not a JSON object"));
+		return gl_fail(f, GL_E_BAD_RECORD, "record is not a JSON object");
 	jv w = gl_json_get(rec, "witness");
 	bool has_witness = jv_is_valid(w);
 	bool witness_ok = jv_get_kind(w) == JV_KIND_STRING;
@@ -271,39 +264,33 @@ int gl_damp_classify(jv rec, struct gl_damp_record *out, const char **code, char
 		/* A verdict of gl-replay (SPEC §7). */
 		const char *name = gl_json_get_str(rec, "event");
 		if (!witness_ok)
-			return fail(code, detail, "bad_record",
-				    gl_xasprintf("verdict: \"witness\" is not a string"));
+			return gl_fail(f, GL_E_BAD_RECORD, "verdict: \"witness\" is not a string");
 		if (!name)
-			return fail(code, detail, "bad_record",
-				    gl_xasprintf("verdict: \"event\" missing or not a string"));
+			return gl_fail(f, GL_E_BAD_RECORD, "verdict: \"event\" missing or not a string");
 		if (gl_damp_event_parse(name, &out->event) < 0)
-			return fail(code, detail, "unknown_event",
-				    gl_xasprintf("verdict: event \"%.80s\" is not one of verified, "
-						 "verified_undeclared, unverified, declared_broken "
-						 "(Table XIV)",
-						 name));
+			return gl_fail(f, GL_E_UNKNOWN_EVENT,
+				       "verdict: event \"%.80s\" is not one of verified, "
+				       "verified_undeclared, unverified, declared_broken (Table XIV)",
+				       name);
 		out->kind = GL_DAMP_VERDICT;
 	} else if (is_call) {
 		/* A result record of gl-run (SPEC §6), refused calls included. */
 		if (ok_kind != JV_KIND_INVALID && ok_kind != JV_KIND_TRUE && ok_kind != JV_KIND_FALSE)
-			return fail(code, detail, "bad_record",
-				    gl_xasprintf("result record: \"ok\" is not true or false"));
+			return gl_fail(f, GL_E_BAD_RECORD, "result record: \"ok\" is not true or false");
 		out->kind = GL_DAMP_CALL;
 	} else {
-		return fail(code, detail, "bad_record",
-			    gl_xasprintf("neither a result record of gl-run (\"release\" with "
-					 "\"id\", \"mode\" or \"ok\") nor a verdict of gl-replay "
-					 "(\"witness\", \"release\", \"event\")"));
+		return gl_fail(f, GL_E_BAD_RECORD,
+			       "neither a result record of gl-run (\"release\" with \"id\", "
+			       "\"mode\" or \"ok\") nor a verdict of gl-replay (\"witness\", "
+			       "\"release\", \"event\")");
 	}
 	const char *rel = gl_json_get_str(rec, "release");
 	if (!rel)
-		return fail(code, detail, "bad_release",
-			    gl_xasprintf("\"release\" missing or not a string%s",
-					 out->kind == GL_DAMP_CALL ? " (an upstream error record?)" : ""));
+		return gl_fail(f, GL_E_BAD_RELEASE, "\"release\" missing or not a string%s",
+			       out->kind == GL_DAMP_CALL ? " (an upstream error record?)" : "");
 	if (!gl_damp_hash_ok(rel))
-		return fail(code, detail, "bad_release",
-			    gl_xasprintf("release \"%.80s\" is not 64 lowercase hex digits (SHA-256)",
-					 rel));
+		return gl_fail(f, GL_E_BAD_RELEASE,
+			       "release \"%.80s\" is not 64 lowercase hex digits (SHA-256)", rel);
 	memcpy(out->release, rel, 65);
 	return 0;
 }

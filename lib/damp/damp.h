@@ -110,10 +110,10 @@ struct gl_damp_record {
 	enum gl_damp_event event; /* verdicts only */
 };
 
-/* Classify one input record (borrowed). 0 on success; else -1 with *code
- * set to a static stream error code (bad_record, bad_release,
- * unknown_event) and *detail (malloc'd) naming the problem. */
-int gl_damp_classify(jv rec, struct gl_damp_record *out, const char **code, char **detail);
+/* Classify one input record (borrowed). 0 on success; else -1 with *f: a
+ * stream error (bad_record, bad_release, unknown_event) naming the
+ * problem. */
+int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f);
 
 /* Apply one record to the state: a call decays, a verdict adds its event's
  * weight, then the thresholds are checked (Appendix B-E). Reports the

@@ -62,14 +62,15 @@ int gl_damp_stream_line(struct gl_damp_store *store, const struct gl_damp_params
 		return 0;
 	}
 	struct gl_damp_record r;
-	const char *code;
-	autofree char *detail = NULL;
-	int rc = gl_damp_classify(rec, &r, &code, &detail);
+	autofail struct gl_fail cf = {0};
+	int rc = gl_damp_classify(rec, &r, &cf);
 	jv_free(rec);
 	if (rc < 0) {
+		const char *code = gl_code_name(cf.code);
 		gl_log_event("refusal", JV_OBJECT(jv_string("line"), jv_number((double)lineno),
 						  jv_string("error"), jv_string(code)));
-		gl_json_emit_error(jv_null(), code, "line %llu: %s", (unsigned long long)lineno, detail);
+		gl_json_emit_error(jv_null(), code, "line %llu: %s", (unsigned long long)lineno,
+				   gl_fail_detail(&cf));
 		return 0;
 	}
 	return apply(store, p, &r, lineno, jv_object(), f);

@@ -155,7 +155,7 @@ static char *resolve_glob(const char *g, bool strict)
 /* The policy's labels and read_paths globs whose literal heads lead
  * through a symlink, resolved (a labelled /data/hr/GLOB where /data links
  * to /mnt/data also labels /mnt/data/hr/...), as policy *alt. */
-static int resolved_policy(const struct gl_policy *pol, struct gl_policy *alt, char **detail)
+static int resolved_policy(const struct gl_policy *pol, struct gl_policy *alt, struct gl_fail *f)
 {
 	jv labels = jv_object(), rps = jv_array();
 	for (size_t i = 0; i < pol->nglob; i++) {
@@ -173,12 +173,11 @@ static int resolved_policy(const struct gl_policy *pol, struct gl_policy *alt, c
 	autobuf struct gl_buf b = {0};
 	gl_json_dump(&b, doc);
 	jv_free(doc);
-	autofail struct gl_fail f = {0};
-	if (gl_policy_parse(alt, b.data, b.len, &f) < 0) {
-		/* a resolved glob over the bounds: fail closed */
-		gl_err(detail, "the policy's globs, resolved, are not usable: %s", gl_fail_detail(&f));
-		return -1;
-	}
+	autofail struct gl_fail pf = {0};
+	/* a resolved glob over the bounds: fail closed */
+	if (gl_policy_parse(alt, b.data, b.len, &pf) < 0)
+		return gl_fail(f, GL_E_READ_PATHS, "the policy's globs, resolved, are not usable: %s",
+			       gl_fail_detail(&pf));
 	return 0;
 }
 
@@ -189,9 +188,9 @@ static char *show(const char *s)
 	return gl_xasprintf("\"%s\"%s", t, n > 512 ? "…" : "");
 }
 
-/* One entry: 0, or -1 with *detail. */
+/* One entry: 0, or -1 with *f. */
 static int check_one(const struct gl_policy *const pol[2], const struct gl_state_roots *homes,
-		     const char *p, int idx, char **detail)
+		     const char *p, int idx, struct gl_fail *f)
 {
 	autofree char *real = gl_path_resolve(p);
 	autofree char *qp = show(p);
@@ -205,22 +204,21 @@ static int check_one(const struct gl_policy *const pol[2], const struct gl_state
 		const char *rule = denied(pol, homes, xs[k], &glob);
 		if (rule) {
 			autofree char *qg = glob ? show(glob) : NULL;
-			return gl_err(detail, "manifest read_paths[%d] %s%s: refused: %s%s%s", idx, qp,
-				      via, rule, qg ? " " : "", qg ? qg : "");
+			return gl_fail(f, GL_E_READ_PATHS, "manifest read_paths[%d] %s%s: refused: %s%s%s",
+				       idx, qp, via, rule, qg ? " " : "", qg ? qg : "");
 		}
 		if (!granted(pol, xs[k]))
-			return gl_err(detail,
-				      "manifest read_paths[%d] %s%s: refused: not_granted (no glob "
-				      "of the policy's read_paths matches %s)",
-				      idx, qp, via, k ? "the resolved path" : "it");
+			return gl_fail(f, GL_E_READ_PATHS,
+				       "manifest read_paths[%d] %s%s: refused: not_granted (no glob "
+				       "of the policy's read_paths matches %s)",
+				       idx, qp, via, k ? "the resolved path" : "it");
 	}
 	return 0;
 }
 
 int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv manifest,
-		       char **detail)
+		       struct gl_fail *f)
 {
-	*detail = NULL;
 #ifdef GL_TESTING
 	const char *off = getenv("GL_TEST_READPATHS_OFF");
 	if (off && !strcmp(off, "1"))
@@ -233,22 +231,23 @@ int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv
 	}
 	if (jv_get_kind(rp) != JV_KIND_ARRAY) {
 		jv_free(rp);
-		return gl_err(detail, "manifest read_paths: not an array");
+		return gl_fail(f, GL_E_READ_PATHS, "manifest read_paths: not an array");
 	}
 	/* the host's state, as given and resolved */
 	struct gl_state_roots homes;
 	gl_state_roots_init(&homes, state);
 	struct gl_policy alt = {.doc = jv_null()};
-	int rc = pol ? resolved_policy(pol, &alt, detail) : 0;
+	int rc = pol ? resolved_policy(pol, &alt, f) : 0;
 	const struct gl_policy *const pols[2] = {pol, pol ? &alt : NULL};
 	jv_array_foreach(rp, i, v)
 	{
 		if (rc == 0 && (jv_get_kind(v) != JV_KIND_STRING ||
 				!gl_path_clean(jv_string_value(v),
 					       (size_t)jv_string_length_bytes(jv_copy(v)))))
-			rc = gl_err(detail, "manifest read_paths[%d]: not a clean absolute path", i);
+			rc = gl_fail(f, GL_E_READ_PATHS, "manifest read_paths[%d]: not a clean absolute path",
+				     i);
 		else if (rc == 0)
-			rc = check_one(pols, &homes, jv_string_value(v), i, detail);
+			rc = check_one(pols, &homes, jv_string_value(v), i, f);
 		jv_free(v);
 	}
 	jv_free(rp);

@@ -31,8 +31,6 @@
 
 #include "plan/policy.h"
 
-#define GL_ERR_READ_PATHS "read_paths"
-
 #define GL_READPATHS_STATE_MAX 8
 
 /* The host's state paths (GL_HOME first, then --releases, --damp,
@@ -61,11 +59,11 @@ char *gl_path_resolve(const char *p);
 /* 0 when every entry of manifest's read_paths (borrowed; absent or empty:
  * nothing asked) is admitted by pol (NULL: a policy granting none), state
  * being the host's state paths (NULL-terminated, GL_HOME first, at most
- * GL_READPATHS_STATE_MAX); else -1 with *detail (malloc'd) naming the
+ * GL_READPATHS_STATE_MAX); else -1 with *f (GL_E_READ_PATHS) naming the
  * entry (sanitised), what it resolves to and the rule it broke.
  * Test build only (GL_TESTING): GL_TEST_READPATHS_OFF=1 admits everything
  * (tests/read-paths.bats shows the disclosure with the check off). */
 int gl_readpaths_check(const struct gl_policy *pol, const char *const *state, jv manifest,
-		       char **detail);
+		       struct gl_fail *f);
 
 #endif

@@ -96,9 +96,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	/* read_paths are granted as gl-run grants them: by --policy, none
 	 * without one (SPEC §7; lib/plan/readpaths.h). */
 	const char *state[] = {x->home, x->items_dir, NULL}; /* items_dir may be NULL */
-	char *rp = NULL;
-	if (gl_readpaths_check(x->pol, state, x->manifest, &rp) < 0) {
-		gl_fail_take(f, GL_E_READ_PATHS, rp); /* lib/plan/readpaths.h's "char **" form */
+	if (gl_readpaths_check(x->pol, state, x->manifest, f) < 0) {
 		stop(x);
 		return NULL;
 	}

@@ -144,17 +144,11 @@ void gl_session_call_read(struct gl_session *s, const struct gl_buf *line,
  * germline (launched, and for mcp-stdio discovered, on first use). */
 static void germline_prepare(struct gl_session *s, struct gl_session_call *k)
 {
-	const char *code = "launch";
-	char *err = NULL;
-	struct gl_fail f = {0};
+	autofail struct gl_fail f = {0};
 	k->r = gl_session_germline(s, k->c.release, k->manifest, &f);
-	if (!k->r) {
-		code = gl_code_name(f.code);
-		err = f.detail; /* taken */
-	}
-	if (!k->r || gl_session_mcp_ready(s, k->r, &code, &err) < 0) {
-		k->out = gl_session_refusal(k->out, code, jv_string(err));
-		free(err);
+	if (!k->r || gl_session_mcp_ready(s, k->r, &f) < 0) {
+		k->out = gl_session_refusal(k->out, gl_code_name(f.code),
+					     jv_string(gl_fail_detail(&f)));
 		return;
 	}
 	k->state = GL_CALL_READY;

@@ -427,7 +427,6 @@ int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_rel
 			       "--serve-mcp: release %s has no verified install record: %s: %s",
 			       release, rec, strerror(errno));
 	jv m = jv_invalid();
-	char *why = NULL;
 	autofail struct gl_fail rf = {0};
 	if (gl_releases_get(rel, release, &m, &rf) != GL_E_OK)
 		return gl_fail(f, GL_E_USAGE, "--serve-mcp: release %s: %s/manifest.json: %s",
@@ -437,10 +436,8 @@ int gl_mcp_serve_check(const char *home, const char *releases_dir, struct gl_rel
 			       "--serve-mcp: release %s: %s/manifest.json: a runtime or protocol "
 			       "gl-run does not run",
 			       release, dir);
-	if (check_read_paths && gl_readpaths_check(pol, state, m, &why) < 0) {
-		int r = gl_fail(f, GL_E_USAGE, "--serve-mcp: release %s: %s", release, why);
-		free(why);
-		return r;
-	}
+	if (check_read_paths && gl_readpaths_check(pol, state, m, &rf) < 0)
+		return gl_fail(f, GL_E_USAGE, "--serve-mcp: release %s: %s", release,
+			       gl_fail_detail(&rf));
 	return 0;
 }

@@ -55,9 +55,9 @@ struct gl_resident *gl_session_resident(struct gl_session *s, const char *releas
 		jv_free(p);
 	}
 	jv_free(rp);
-	char *why = NULL;
+	autofail struct gl_fail why = {0};
 	if (gl_readpaths_check(s->pol, s->state, r->manifest, &why) < 0)
-		r->rp_refused = why;
+		r->rp_refused = gl_fail_steal(&why);
 	return admitted(r, f);
 }
 
@@ -190,21 +190,15 @@ struct gl_resident *gl_session_germline(struct gl_session *s, const char *releas
  * runtime exec, launches one (gl_session_fork through the runtime seam,
  * lib/runtime/runtime.h; docs/exec.md). A changed tool list refuses the
  * release for the session. */
-int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, const char **code,
-			 char **detail)
+int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, struct gl_fail *f)
 {
-	if (r->refused) {
-		*code = GL_ERR_DISCOVERY;
-		*detail = gl_xstrdup(r->refused);
-		return -1;
-	}
+	if (r->refused)
+		return gl_fail(f, GL_E_DISCOVERY_CHANGED, "%s", r->refused);
 	if (r->discovered || gl_manifest_protocol(r->manifest) != GL_PROTO_MCP_STDIO)
 		return 0;
 	bool lost = false;
 	jv tools;
-	struct gl_fail f = {0};
-	enum gl_code dc =
-	    gl_mcp_discover(&r->g, r->manifest, s->broker.deadline_s, &tools, &lost, &f);
+	enum gl_code dc = gl_mcp_discover(&r->g, r->manifest, s->broker.deadline_s, &tools, &lost, f);
 	if (dc == GL_E_OK) {
 		jv_free(r->tools);
 		r->tools = tools;
@@ -212,45 +206,28 @@ int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, const char
 		return 0;
 	}
 	if (dc == GL_E_DISCOVERY_CHANGED) {
-		r->refused = gl_fail_steal(&f);
-		*code = GL_ERR_DISCOVERY;
-		*detail = gl_xstrdup(r->refused);
+		r->refused = gl_xstrdup(gl_fail_detail(f));
 		return -1;
 	}
 	if (lost) {
 		gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 		r->up = false;
 	}
-	*code = gl_code_name(dc); /* germline (lost) or germline_check */
-	*detail = gl_fail_steal(&f);
-	return -1;
+	return -1; /* f: germline (lost) or germline_check */
 }
 
-jv gl_session_tools(struct gl_session *s, const char *release, char **code, char **detail)
+jv gl_session_tools(struct gl_session *s, const char *release, struct gl_fail *f)
 {
 	jv manifest = jv_invalid();
-	char *err = NULL;
-	*code = NULL;
-	struct gl_fail rf = {0};
-	if (gl_releases_get(s->rel, release, &manifest, &rf) != GL_E_OK) {
-		*code = gl_xstrdup("unknown_release"); /* a bad manifest too, as before */
-		*detail = gl_fail_steal(&rf);
+	if (gl_releases_get(s->rel, release, &manifest, f) != GL_E_OK) {
+		f->code = GL_E_UNKNOWN_RELEASE; /* a bad manifest too, as before */
 		return jv_invalid();
 	}
 	jv tools = jv_null();
 	if (gl_manifest_protocol(manifest) == GL_PROTO_MCP_STDIO && !gl_session_baseline(s)) {
-		const char *c = "launch";
-		struct gl_fail f = {0};
-		struct gl_resident *r = gl_session_germline(s, release, manifest, &f);
-		if (!r) {
-			c = gl_code_name(f.code);
-			err = f.detail; /* NULL: no words, as before */
-		}
-		if (!r || gl_session_mcp_ready(s, r, &c, &err) < 0) {
-			*code = gl_xstrdup(c);
-			*detail = err;
+		struct gl_resident *r = gl_session_germline(s, release, manifest, f);
+		if (!r || gl_session_mcp_ready(s, r, f) < 0)
 			return jv_invalid();
-		}
 		tools = jv_copy(r->tools);
 	}
 	jv out = gl_mcp_tools_list(manifest, tools);

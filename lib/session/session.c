@@ -58,8 +58,10 @@ int gl_session_suppressed(struct gl_session *s, const char *release, struct gl_f
 	    st.st_mtim.tv_nsec != s->damp_st.st_mtim.tv_nsec) {
 		gl_damp_free(s->damp);
 		s->damp = gl_damp_load(s->damp_path, f);
-		if (!s->damp) /* its detail under the code gl-run refuses a call with */
-			return gl_fail_take(f, GL_E_DAMP, gl_fail_steal(f));
+		if (!s->damp) { /* its detail under the code gl-run refuses a call with */
+			f->code = GL_E_DAMP;
+			return -1;
+		}
 		s->damp_st = st;
 	}
 	return gl_damp_is_suppressed(s->damp, release) ? 1 : 0;

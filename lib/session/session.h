@@ -125,8 +125,8 @@ void gl_session_idle(struct gl_session *s);
 
 /* The MCP tools/list result of a release ({"tools":[…]}, owned, from the
  * signed manifest; for an mcp-stdio release after its discovery check),
- * or jv_invalid() with *code and *detail (malloc'd). */
-jv gl_session_tools(struct gl_session *s, const char *release, char **code, char **detail);
+ * or jv_invalid() with *f. */
+jv gl_session_tools(struct gl_session *s, const char *release, struct gl_fail *f);
 
 /* c(name) under the session's policy, as a JSON array (owned). */
 jv gl_session_clearance(const struct gl_session *s, const char *name);

@@ -59,9 +59,8 @@ struct gl_resident *gl_session_germline(struct gl_session *s, const char *releas
 
 /* An mcp-stdio release's discovery check (SPEC §11; lib/broker/mcp.h),
  * once per germline, before its first call: 0 when r may serve calls,
- * else -1 with *code and *detail (malloc'd). */
-int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, const char **code,
-			 char **detail);
+ * else -1 with *f (discovery_changed, germline or germline_check). */
+int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, struct gl_fail *f);
 
 /* The baselines (SPEC §6; paper §VII-A "Runtimes"), baseline.c: the part
  * before the call (the release's record, an exec release's verification,

@@ -69,9 +69,8 @@ enum gl_code gl_archive_read_member(int fd, const char *name, size_t cap, char *
  * temporary sibling directory dest.tmp.XXXXXX and renames it into place
  * (RENAME_NOREPLACE) only when every entry was accepted; on refusal nothing
  * is left behind. Returns GL_E_OK, GL_E_UNSAFE_ARCHIVE (f's detail is
- * 'entry N "name": reason', sanitised) or GL_E_IO; on failure f's detail
- * may be NULL when nothing better than errno says why. The
- * resulting tree is read-only (files 0444 or 0555, directories 0555);
+ * 'entry N "name": reason', sanitised) or GL_E_IO (f's detail names the
+ * path and errno's text). The resulting tree is read-only (files 0444 or 0555, directories 0555);
  * setuid/setgid/sticky bits are dropped. *files (owned by the caller)
  * receives {"path": "<sha256 hex>", ...} for every regular file, so a
  * later launch can tell a file changed after install. */

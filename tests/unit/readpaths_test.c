@@ -34,16 +34,16 @@ static void expect(const struct gl_policy *pol, const char *path, const char *wa
 	autofree char *home = gl_xasprintf("%s/home", tmp);
 	const char *state[] = {home, NULL};
 	jv m = JV_OBJECT(jv_string("read_paths"), JV_ARRAY(jv_string(path)));
-	char *detail = NULL;
-	int rc = gl_readpaths_check(pol, state, m, &detail);
+	autofail struct gl_fail f = {0};
+	int rc = gl_readpaths_check(pol, state, m, &f);
 	jv_free(m);
 	if (!want)
-		CHECK(rc == 0, "%s: refused: %s", path, detail ? detail : "?");
+		CHECK(rc == 0, "%s: refused: %s", path, gl_fail_detail(&f));
 	else if (rc == 0)
 		CHECK(0, "%s: admitted, wanted %s", path, want);
 	else
-		CHECK(strstr(detail, want) != NULL, "%s: %s (wanted %s)", path, detail, want);
-	free(detail);
+		CHECK(f.code == GL_E_READ_PATHS && strstr(gl_fail_detail(&f), want) != NULL,
+		      "%s: %s (wanted %s)", path, gl_fail_detail(&f), want);
 }
 
 /* A policy labelling TMP/LABELS/hr/ *.csv hr, granting read_paths. */
