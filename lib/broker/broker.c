@@ -114,9 +114,10 @@ static void note(struct run *r, const struct gl_http_req *q, const char *source,
 }
 
 /* Algorithm 1 in its own order below: lines 5–7, then 8–28 per group. */
-static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lost,
-		    size_t *copies);
-static jv begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies);
+static int run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lost,
+		     size_t *copies, struct gl_fail *f);
+static int begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies,
+		       struct gl_fail *f);
 static void call_message(struct run *r, struct gl_germline *gm,
 			 const struct gl_plan_group *g, struct gl_buf *out);
 static enum outcome serve(struct run *r, struct gl_msg *result);
@@ -160,31 +161,37 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 	gl_broker_run_init(&r, b->lazy ? &gl_mode_lazy : &gl_mode_germline, b, c, plan,
 			   plan->ngroup);
 	r.stateless = keeps_no_state(c);
-	jv out = gl_broker_load_items(&r);
+	autofail struct gl_fail why = {0}; /* a refusal of the whole call */
+	jv label = jv_invalid();           /* the refusal's own label (a slot lock's) */
+	int rc = gl_broker_load_items(&r, &why);
 	jv results = jv_array();
 	size_t copies = 0;
-	if (!jv_is_valid(out) && !r.stateless) /* no slot: nothing to lock */
-		out = gl_broker_lock_slots(&r);
-	if (r.mode->contacted_only && !jv_is_valid(out) && c->ndest)
-		out = gl_broker_lazy_probe(&r, g, germline_lost, &copies);
+	if (rc == 0 && !r.stateless) /* no slot: nothing to lock */
+		rc = gl_broker_lock_slots(&r, &label, &why);
+	if (r.mode->contacted_only && rc == 0 && c->ndest)
+		rc = gl_broker_lazy_probe(&r, g, germline_lost, &copies, &why);
 	/* Line 7: the groups in Plan's order, one copy at a time. */
-	for (r.gi = 0; !jv_is_valid(out) && r.gi < plan->ngroup; r.gi++)
+	for (r.gi = 0; rc == 0 && r.gi < plan->ngroup; r.gi++)
 		if (gl_cancel_requested(b->cancel)) /* MCP notifications/cancelled */
-			out = gl_broker_refuse("cancelled", "the call was cancelled by its client");
+			rc = gl_fail(&why, GL_E_CANCELLED, "the call was cancelled by its client");
 		else if (!gl_broker_lazy_skip(&r, &plan->group[r.gi]))
-			out = run_group(&r, g, &results, germline_lost, &copies);
+			rc = run_group(&r, g, &results, germline_lost, &copies, &why);
 	gl_slot_unlock(&r.locks); /* the call's writes are committed (or dropped) */
 	/* SPEC §6: every field's label (broker_record.c). A refusal after a
 	 * copy ran carries the call's label too: which check failed, and when,
 	 * may follow what ran before it. */
 	gl_broker_call_label(&r, plan->ngroup + 1);
-	if (!jv_is_valid(out)) {
+	jv out;
+	if (rc == 0) {
 		out = gl_broker_record(&r, copies, results);
 	} else {
 		jv_free(results);
-		if (copies) /* before any copy, a refusal is the broker's own */
+		out = gl_broker_refusal(&why);
+		if (!jv_is_valid(label) && copies) /* before any copy, the broker's own */
+			label = gl_labels_to_jv(&r.callL);
+		if (jv_is_valid(label))
 			out = jv_object_set(out, jv_string("labels"),
-					    JV_OBJECT(jv_string("call"), gl_labels_to_jv(&r.callL)));
+					    JV_OBJECT(jv_string("call"), label));
 	}
 	gl_broker_run_free(&r, g);
 	return out;
@@ -193,13 +200,13 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 /* ---- one group (lines 8–11, 25–28) --------------------------------------- */
 
 /* Lines 8–28 for group r->gi. Appends the consumers' results to *results.
- * Returns jv_invalid(), or a refusal of the whole call. */
-static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lost, size_t *copies)
+ * 0, or -1 with *f, a refusal of the whole call. */
+static int run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lost,
+		     size_t *copies, struct gl_fail *f)
 {
 	int from = jv_array_length(jv_copy(r->triggers));
-	jv out = begin_group(r, gm, lost, copies); /* lines 8, 9, 11 */
-	if (jv_is_valid(out))
-		return out;
+	if (begin_group(r, gm, lost, copies, f) < 0) /* lines 8, 9, 11 */
+		return -1;
 	/* Line 10: m, τ, the whole slot, the contents of V(g). */
 	autobuf struct gl_buf msg = {0};
 	call_message(r, gm, &r->plan->group[r->gi], &msg);
@@ -207,30 +214,29 @@ static jv run_group(struct run *r, struct gl_germline *gm, jv *results, bool *lo
 	enum outcome o = gl_broker_serve_copy(r, gm, &msg, &result); /* lines 10–27 */
 	end_group(r, gm, from, o, &result, results); /* line 28 */
 	gl_msg_free(&result);
-	return jv_invalid();
+	return 0;
 }
 
 /* Lines 8, 9 and 11 for group r->gi: G1–G3, σ[κ(g)] read, L ← ℓ(V(g)) ⊔
- * ℓ(σ), n[e] ← 0, the fork. jv_invalid() or a refusal of the call. */
-static jv begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies)
+ * ℓ(σ), n[e] ← 0, the fork. 0, or -1 with *f, a refusal of the call. */
+static int begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies,
+		       struct gl_fail *f)
 {
 	const struct gl_plan_group *g = &r->plan->group[r->gi];
 	const struct gl_call *c = r->c;
-	autofail struct gl_fail f = {0};
-	jv out = gl_broker_check_germline(r, gm); /* line 8 */
-	if (jv_is_valid(out))
-		return out;
+	if (gl_broker_check_germline(r, gm, f) < 0) /* line 8 */
+		return -1;
 	if (r->stateless) {
 		gl_slot_none(&r->slot); /* line 10's σ is empty: no slot is read */
-	} else if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, &f) < 0) {
+	} else if (gl_slot_open(&r->slot, r->b->home, c->release, &g->horizon, f) < 0) {
 		/* The reason may quote what a copy of an earlier call stored (a
 		 * key): the operator's stderr gets it, the record a fixed text
 		 * (SPEC §6; docs/gl-run.md "Field labels"). */
-		autofree char *q = gl_sanitize(gl_fail_detail(&f), strlen(gl_fail_detail(&f)));
+		autofree char *q = gl_sanitize(gl_fail_detail(f), strlen(gl_fail_detail(f)));
 		gl_warn("%s", q);
 		gl_slot_free(&r->slot);
-		return gl_broker_refuse("bad_slot", "the state slot of this call's horizon cannot "
-						    "be read (gl-run's stderr says why)");
+		return gl_fail(f, GL_E_BAD_SLOT, "the state slot of this call's horizon cannot "
+						 "be read (gl-run's stderr says why)");
 	}
 	r->slot.held = gl_slot_locks_held(&r->locks, &r->slot);
 	/* Line 11: L ← ℓ(V(g)) ⊔ ℓ(σ); n[e] ← 0. */
@@ -242,10 +248,11 @@ static jv begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t 
 	for (size_t e = 0; e < c->ndest; e++)
 		r->dest[e].n = 0, r->dest[e].triggered = false;
 	r->requests = 0;
-	out = gl_broker_fork_copy(r, gm, lost, copies); /* line 9 */
-	if (jv_is_valid(out))
+	if (gl_broker_fork_copy(r, gm, lost, copies, f) < 0) { /* line 9 */
 		gl_slot_free(&r->slot);
-	return out;
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the call message (line 10) ------------------------------------------ */

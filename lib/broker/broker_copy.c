@@ -25,24 +25,25 @@
 #include "sandbox/live.h"
 #include "core/util.h"
 
-/* Line 8: the germline must still be data-free (A2). jv_invalid() or a
- * refusal of the call naming the check. With gl-run --pool the next copy
+/* Line 8: the germline must still be data-free (A2). 0, or -1 with *f
+ * (germline_check) naming the check. With gl-run --pool the next copy
  * is the pooled one when it is alive: the germline passed this check just
  * before that copy was forked (gl_germline_prefork). */
-jv gl_broker_check_germline(struct run *r, struct gl_germline *gm)
+int gl_broker_check_germline(struct run *r, struct gl_germline *gm, struct gl_fail *f)
 {
 	struct gl_runtime *rt = gl_germline_runtime(gm);
 	if (gl_runtime_forks(rt)) { /* the pool is the germline's (§VI) */
 		if (r->b->pool && gm->pooled)
-			return jv_invalid();
+			return 0;
 		gl_germline_settle(gm); /* the last copy is gone before G1 looks (A1) */
 	}
 	/* exec checks nothing here: each copy is a verified launch, checked
 	 * by gl_proc_check_exec after it */
-	autofail struct gl_fail f = {0};
-	if (gl_runtime_check(rt, &f) < 0)
-		return gl_broker_refuse("germline_check", "%s", gl_fail_detail(&f));
-	return jv_invalid();
+	if (gl_runtime_check(rt, f) < 0) {
+		f->code = GL_E_GERMLINE_CHECK;
+		return -1;
+	}
+	return 0;
 }
 
 /* Line 9 through the seam: the copy on channel sp (its end sp[1] closed by
@@ -177,11 +178,11 @@ static int exec_bound(struct gl_germline *gm, int pidfd, struct gl_fail *f)
 }
 
 /* Line 9: fork a copy on a fresh channel (r->sock); its absolute budget
- * starts now. jv_invalid() with *pidfd, or a refusal (*lost: the germline
- * is to be relaunched). */
-jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies)
+ * starts now. 0 with *pidfd, or -1 with *f, a refusal of the call (germline
+ * or launch; *lost: the germline is to be relaunched). */
+int gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies,
+			struct gl_fail *f)
 {
-	autofail struct gl_fail f = {0};
 	int sp[2];
 	int *pidfd = &r->pidfd;
 	*pidfd = -1;
@@ -191,33 +192,34 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 		/* the pooled copy: forked, confined and checked before this call */
 		took = true;
 	} else {
-		if (pooled) { /* it died while it waited: line 8 for a fork now */
-			jv out = gl_broker_check_germline(r, gm);
-			if (jv_is_valid(out))
-				return out;
-		}
+		if (pooled && gl_broker_check_germline(r, gm, f) < 0)
+			return -1; /* it died while it waited: line 8 for a fork now */
 		/* no channel, no copy: the call is refused as a failed fork or
 		 * launch would be, but the germline is not lost */
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-			return gl_broker_refuse(forks ? "germline" : "launch", "socketpair: %s",
-						strerror(errno));
-		if (spawn_copy(r, gm, sp, &f) < 0) {
+			return gl_fail(f, forks ? GL_E_GERMLINE : GL_E_LAUNCH, "socketpair: %s",
+				       strerror(errno));
+		if (spawn_copy(r, gm, sp, f) < 0) {
 			close(sp[0]);
 			*lost = true;
-			const char *d = gl_fail_detail(&f);
-			return forks ? gl_broker_refuse("germline", "fork request failed: %s", d)
-				     : gl_broker_refuse("launch", "%s", d); /* an exec copy's launch */
+			if (!forks) { /* an exec copy's launch */
+				f->code = GL_E_LAUNCH;
+				return -1;
+			}
+			autofree char *d = gl_fail_steal(f);
+			return gl_fail(f, GL_E_GERMLINE, "fork request failed: %s", d);
 		}
 	}
 	/* a fork bounded itself before release code ran (gl_germline_fork); an
 	 * exec copy is bounded now, after its spawn */
-	if (!forks && gm->cg && exec_bound(gm, *pidfd, &f) < 0) {
+	if (!forks && gm->cg && exec_bound(gm, *pidfd, f) < 0) {
 		/* its target has not started: it waits for the call message */
 		gl_broker_kill_wait(*pidfd, -1, gl_germline_runtime(gm), r->scratch);
 		r->scratch = NULL;
 		*pidfd = -1;
 		close(sp[0]);
-		return gl_broker_refuse("launch", "%s", gl_fail_detail(&f));
+		f->code = GL_E_LAUNCH;
+		return -1;
 	}
 	/* gl-run --jobs (lib/sandbox/live.h): the copy is this worker's in the
 	 * shared table, so the main process kills it should the worker die;
@@ -229,8 +231,8 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 		r->scratch = NULL;
 		*pidfd = -1;
 		close(sp[0]);
-		return gl_broker_refuse(forks ? "germline" : "launch",
-					"the table of live copies is full (%d)", GL_LIVE_COPIES_MAX);
+		return gl_fail(f, forks ? GL_E_GERMLINE : GL_E_LAUNCH,
+			       "the table of live copies is full (%d)", GL_LIVE_COPIES_MAX);
 	}
 	r->live_pid = gl_live_pid(*pidfd); /* alive: it waits for its call message */
 	(*copies)++;
@@ -238,5 +240,5 @@ jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t
 	r->sock = sp[0];
 	fcntl(r->sock, F_SETFL, O_NONBLOCK);
 	r->deadline = gl_mono_ns() + (int64_t)(r->b->deadline_s * 1e9);
-	return jv_invalid();
+	return 0;
 }

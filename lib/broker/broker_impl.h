@@ -229,9 +229,9 @@ jv gl_broker_record(struct run *r, size_t copies, jv results);
 jv gl_broker_consumer_record(const char *u, enum outcome o, const struct gl_msg *result,
 			     const char *why, const struct gl_labels *L, bool limits);
 
-/* {"ok":false,"error":code,"detail":…}: a refusal of the whole call. */
-GL_PRINTF(2, 3)
-jv gl_broker_refuse(const char *code, const char *fmt, ...);
+/* {"ok":false,"error":CODE,"detail":…}: f as a refusal of the whole call
+ * (the detail as the step wrote it: an item's name comes quoted). */
+jv gl_broker_refusal(const struct gl_fail *f);
 
 /* ---- items (broker_items.c) ---- */
 
@@ -240,9 +240,9 @@ int gl_broker_item_index(const struct gl_call *c, const char *name);
 
 /* Contents of every item as base64 into r->b64 (read here, never by Plan),
  * and each path item's descriptor into r->item_fd, so that an exec copy's
- * Landlock rule is for the file the broker read. jv_invalid(), or a
- * refusal ("bad_item"). */
-jv gl_broker_load_items(struct run *r);
+ * Landlock rule is for the file the broker read. 0, or -1 with *f, a
+ * refusal of the call (bad_item, item_path). */
+int gl_broker_load_items(struct run *r, struct gl_fail *f);
 
 /* Free r->b64 and close r->item_fd (both may be NULL). */
 void gl_broker_items_free(struct run *r);
@@ -251,13 +251,14 @@ void gl_broker_items_free(struct run *r);
 
 /* Line 8: gl_runtime_check before a copy (G1–G3 before a fork; nothing
  * for runtime exec; nothing for the pooled copy, checked before it was
- * forked). jv_invalid() or a refusal. */
-jv gl_broker_check_germline(struct run *r, struct gl_germline *gm);
+ * forked). 0, or -1 with *f (germline_check). */
+int gl_broker_check_germline(struct run *r, struct gl_germline *gm, struct gl_fail *f);
 
 /* Line 9: a copy on a fresh channel (r->sock, nonblocking, with its
- * deadline; r->pidfd), or a refusal (*lost: the germline is to be
- * relaunched). */
-jv gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies);
+ * deadline; r->pidfd): 0, or -1 with *f, a refusal of the call (germline,
+ * launch; *lost: the germline is to be relaunched). */
+int gl_broker_fork_copy(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies,
+			struct gl_fail *f);
 
 /* How the copy ended, given o from serving it, once its bound is asked
  * (lib/sandbox/cgroup.h): a copy that reached its memory, pids or CPU bound
@@ -282,14 +283,16 @@ int gl_broker_kill_wait(int pidfd, pid_t child, struct gl_runtime *rt, char *scr
 jv gl_broker_deliver(struct run *r, struct gl_http_req *req, bool *no_time);
 
 /* Lock every slot the call's copies read until it ends (issue 19):
- * jv_invalid() or a refusal ("slot_busy", "bad_slot") with its label. */
-jv gl_broker_lock_slots(struct run *r);
+ * 0, or -1 with *f (slot_busy, bad_slot) and *label, the refusal's call
+ * label (owned). */
+int gl_broker_lock_slots(struct run *r, jv *label, struct gl_fail *f);
 
 /* ---- gl-run --mode lazy (broker_lazy.c) ---- */
 
 /* The full-view copy, run before the groups: marks the declared hosts it
- * contacts (dest[e].contacted). jv_invalid() or a refusal. */
-jv gl_broker_lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies);
+ * contacts (dest[e].contacted). 0, or -1 with *f, a refusal of the call. */
+int gl_broker_lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies,
+			 struct gl_fail *f);
 
 /* A group that serves only destinations the full-view copy never
  * contacted is not forked at all. */

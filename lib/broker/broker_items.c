@@ -82,8 +82,8 @@ static int read_path_item(const struct gl_state_roots *roots, const char *path, 
 
 /* Contents of every item as base64 (the call message's encoding). Read
  * here, never by Plan (Definition 7). A path is opened by the broker; data
- * must be strict base64. NULL-or-error via *out. */
-jv gl_broker_load_items(struct run *r)
+ * must be strict base64. 0, or -1 with *f. */
+int gl_broker_load_items(struct run *r, struct gl_fail *f)
 {
 	const struct gl_call *c = r->c;
 	r->b64 = gl_xcalloc(c->nitem ? c->nitem : 1, sizeof *r->b64);
@@ -91,7 +91,7 @@ jv gl_broker_load_items(struct run *r)
 	for (size_t k = 0; k < c->nitem; k++)
 		r->item_fd[k] = -1;
 	size_t total = 0;
-	jv out = jv_invalid();
+	int rc = 0;
 	jv_array_foreach(c->items, i, it)
 	{
 		const char *name = gl_json_get_str(it, "name");
@@ -103,16 +103,15 @@ jv gl_broker_load_items(struct run *r)
 		size_t len = 0;
 		autofree unsigned char *dec = NULL;
 		autofail struct gl_fail why = {0};
-		if (jv_is_valid(out) || x < 0 || r->b64[x]) {
+		if (rc < 0 || x < 0 || r->b64[x]) {
 			/* an earlier error, or an item gl_call_read did not keep */
 		} else if (path && read_path_item(r->b->roots, path, gl_json_get_bool(it, "dir", 0),
 						  &raw, &len, &r->item_fd[x], &why) < 0) {
-			out = gl_broker_refuse(gl_code_name(why.code), "item %s: %s", q,
-					       gl_fail_detail(&why));
+			rc = gl_fail(f, why.code, "item %s: %s", q, gl_fail_detail(&why));
 		} else if (!path && !(dec = gl_b64_decode(data, strlen(data), &len))) {
-			out = gl_broker_refuse("bad_item", "item %s: data is not standard base64", q);
+			rc = gl_fail(f, GL_E_BAD_ITEM, "item %s: data is not standard base64", q);
 		} else if (len > GL_ITEM_MAX) {
-			out = gl_broker_refuse("bad_item", "item %s: larger than 32 MiB", q);
+			rc = gl_fail(f, GL_E_BAD_ITEM, "item %s: larger than 32 MiB", q);
 		} else {
 			struct gl_buf b = {0};
 			gl_b64_encode(&b, path ? (unsigned char *)raw : dec, len);
@@ -122,10 +121,10 @@ jv gl_broker_load_items(struct run *r)
 		}
 		jv_free(it);
 	}
-	if (!jv_is_valid(out) && total > GL_MSG_MAX - (4u << 20))
-		out = gl_broker_refuse("bad_item", "items hold more than %u bytes of base64 in all",
+	if (rc == 0 && total > GL_MSG_MAX - (4u << 20))
+		rc = gl_fail(f, GL_E_BAD_ITEM, "items hold more than %u bytes of base64 in all",
 			     GL_MSG_MAX - (4u << 20));
-	return out;
+	return rc;
 }
 
 void gl_broker_items_free(struct run *r)

@@ -46,21 +46,20 @@ const struct mode gl_mode_probe = {.name = "lazy probe",
 				   .full_view = true, /* an exec copy: every item file readable */
 				   .bounded = true};
 
-jv gl_broker_lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies)
+int gl_broker_lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_t *copies,
+			 struct gl_fail *f)
 {
 	const struct gl_call *c = r->c;
-	jv out = gl_broker_check_germline(r, gm);
-	if (jv_is_valid(out))
-		return out;
+	if (gl_broker_check_germline(r, gm, f) < 0)
+		return -1;
 	/* its label: every item (its view), an empty slot, no reply */
 	for (size_t x = 0; x < c->nitem; x++)
 		gl_broker_join(&r->gL[r->plan->ngroup], &c->item[x].label);
 	const struct mode *keep = r->mode;
 	r->mode = &gl_mode_probe;
-	out = gl_broker_fork_copy(r, gm, lost, copies);
-	if (jv_is_valid(out)) {
+	if (gl_broker_fork_copy(r, gm, lost, copies, f) < 0) {
 		r->mode = keep;
-		return out;
+		return -1;
 	}
 	for (size_t x = 0; x < c->nitem; x++)
 		r->items[x].b64 = r->b64[x];
@@ -77,7 +76,7 @@ jv gl_broker_lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size_
 	if (o != COPY_RESULT)
 		gl_warn("lazy: the full-view copy: %s", gl_broker_outcome_name[o]);
 	gl_msg_free(&result); /* its value goes to no one */
-	return jv_invalid();
+	return 0;
 }
 
 bool gl_broker_lazy_skip(const struct run *r, const struct gl_plan_group *g)

@@ -19,18 +19,11 @@
 const char *const gl_broker_outcome_name[] = {"ok",     "deadline", "crash", "protocol",
 					      "memory", "pids",     "cpu"};
 
-jv gl_broker_refuse(const char *code, const char *fmt, ...)
+jv gl_broker_refusal(const struct gl_fail *f)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	char *d = NULL;
-	if (vasprintf(&d, fmt, ap) < 0)
-		gl_die(GL_EXIT_USAGE, "out of memory");
-	va_end(ap);
-	jv r = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string(code),
-			 jv_string("detail"), jv_string(d));
-	free(d);
-	return r;
+	return JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
+			 jv_string(gl_code_name(f->code)), jv_string("detail"),
+			 jv_string(gl_fail_detail(f)));
 }
 
 enum outcome gl_broker_protocol(struct run *r, const char *fmt, ...)
@@ -181,39 +174,37 @@ void gl_broker_run_free(struct run *r, struct gl_germline *gm)
  * and waits at most this call's own budget, T per group; past it the call
  * is refused "slot_busy" rather than hanging. The refusal depends on how
  * long calls in those horizons ran, so it carries their join as its label
- * (SPEC §6). Returns jv_invalid() or the refusal. */
-jv gl_broker_lock_slots(struct run *r)
+ * (SPEC §6). 0, or -1 with *f (slot_busy, bad_slot) and *label (owned). */
+int gl_broker_lock_slots(struct run *r, jv *label, struct gl_fail *f)
 {
 	const struct gl_plan *plan = r->plan;
 	if (plan->ngroup == 0)
-		return jv_invalid();
+		return 0;
 	const struct gl_labels **hz = gl_xcalloc(plan->ngroup, sizeof *hz);
 	for (size_t gi = 0; gi < plan->ngroup; gi++)
 		hz[gi] = &plan->group[gi].horizon;
 	double t = r->b->deadline_s > 0 ? r->b->deadline_s : GL_BROKER_DEADLINE_DEFAULT;
 	int64_t wait = (int64_t)(t * 1e9) * (int64_t)plan->ngroup;
-	autofail struct gl_fail f = {0};
 	int rc = gl_slot_lock(&r->locks, r->b->home, r->c->release, hz, plan->ngroup,
-			      gl_mono_ns() + wait, &f);
+			      gl_mono_ns() + wait, f);
 	int e = errno;
-	jv out = jv_invalid();
 	if (rc < 0) {
-		autofree char *q = gl_sanitize(gl_fail_detail(&f), strlen(gl_fail_detail(&f)));
+		autofree char *q = gl_sanitize(gl_fail_detail(f), strlen(gl_fail_detail(f)));
 		gl_warn("%s", q);
 		struct gl_labels all = {0};
 		for (size_t gi = 0; gi < plan->ngroup; gi++)
 			gl_broker_join(&all, hz[gi]);
-		out = e == ETIMEDOUT
-			  ? gl_broker_refuse("slot_busy",
-					     "another gl-run held this call's state slot for longer "
-					     "than the call's budget (%.0f s)",
-					     t * (double)plan->ngroup)
-			  : gl_broker_refuse("bad_slot", "the state slot of this call's horizon "
-							 "cannot be locked (gl-run's stderr says why)");
-		out = jv_object_set(out, jv_string("labels"),
-				    JV_OBJECT(jv_string("call"), gl_labels_to_jv(&all)));
+		if (e == ETIMEDOUT)
+			gl_fail(f, GL_E_SLOT_BUSY,
+				"another gl-run held this call's state slot for longer than the "
+				"call's budget (%.0f s)",
+				t * (double)plan->ngroup);
+		else
+			gl_fail(f, GL_E_BAD_SLOT, "the state slot of this call's horizon cannot be "
+						  "locked (gl-run's stderr says why)");
+		*label = gl_labels_to_jv(&all);
 		gl_labels_free(&all);
 	}
 	free(hz);
-	return out;
+	return rc < 0 ? -1 : 0;
 }

@@ -282,8 +282,11 @@ jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 	struct run r;
 	gl_broker_run_init(&r, any ? &gl_mode_any_host : &gl_mode_allowlist, b, c, plan, 0);
 	r.sock = p->sock; /* the session's: the run never ends its process */
-	jv out = gl_broker_load_items(&r);
-	if (!jv_is_valid(out)) {
+	autofail struct gl_fail why = {0};
+	jv out;
+	if (gl_broker_load_items(&r, &why) < 0) {
+		out = gl_broker_refusal(&why);
+	} else {
 		autobuf struct gl_buf msg = {0};
 		session_message(&r, mode, &msg);
 		r.deadline = gl_mono_ns() + (int64_t)(b->deadline_s * 1e9);

@@ -82,6 +82,7 @@
 	/* SPEC §11 (docs/mcp.md): MCP */                                                   \
 	X(DISCOVERY_CHANGED, "discovery_changed", GL_EXIT_REFUSED)                          \
 	X(NOT_CLEARED, "not_cleared", GL_EXIT_REFUSED)                                      \
+	X(CANCELLED, "cancelled", GL_EXIT_REFUSED)                                          \
 	/* SPEC §7 (docs/witness.md): gl-replay */                                          \
 	X(NO_WITNESS, "no_witness", GL_EXIT_REFUSED)                                        \
 	X(HASH_MISMATCH, "hash_mismatch", GL_EXIT_REFUSED)                                  \
