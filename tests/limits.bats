@@ -180,13 +180,13 @@ init_release() {
 # tasks (RLIMIT_NPROC: the copies' pids + 2). Its import is bounded before
 # the runtime's exec (gl_cg_bound_launch): a release's initialisation
 # cannot take the host's memory nor fork without bound.
-@test "off: an import touching 3 GiB and one forking 300 children are launched (the damage)" {
+@test "off: an import touching 1.5 GiB (the bound: 1 GiB) and one forking 300 children are launched (the damage)" {
   plain_pass || skip "the damage is the plain pass's (docs/testing.md); this pass runs the bound on"
   limits '{"memory_mb":64,"pids":32}'
-  init_release 3072 0
+  init_release 1536 0
   call i1 noop '{}' >calls
   GL_TEST_LIMITS_OFF=1 serve "$TGLRUN" calls
-  rec 1 | jq -e '.results[0].ok == true and .results[0].value.mib == 3072' || { rec 1 | cut -c1-600; false; }
+  rec 1 | jq -e '.results[0].ok == true and .results[0].value.mib == 1536' || { rec 1 | cut -c1-600; false; }
   rm -rf "$BATS_TEST_TMPDIR/limits-init"
   init_release 0 300
   call i2 noop '{}' >calls
@@ -194,9 +194,9 @@ init_release() {
   rec 1 | jq -e '.results[0].ok == true and .results[0].value.forked == 300' || { rec 1 | cut -c1-600; false; }
 }
 
-@test "on: an import touching 3 GiB is refused at launch naming memory; MemAvailable drops by at most the germline's bound" {
+@test "on: an import touching 1.5 GiB is refused at launch naming memory; MemAvailable drops by at most the germline's bound" {
   limits '{"memory_mb":64,"pids":32}'
-  init_release 3072 0
+  init_release 1536 0
   call i1 noop '{}' >calls
   local base
   base=$(memavail)
