@@ -7,10 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$PWD/build/npm/mcp-sdk
 version=1.32.2
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock" # several suites at once: one installs, the others wait
+flock 9
 if [ ! -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
   [ "$(jq -r .version "$dir/node_modules/@modelcontextprotocol/sdk/package.json")" != "$version" ]; then
-  mkdir -p "$dir"
-  echo '{"name":"gl-mcp-sdk-client","private":true}' >"$dir/package.json"
-  (cd "$dir" && npm install --no-audit --no-fund --silent "@modelcontextprotocol/sdk@$version" >&2)
+  scripts/npm-install.sh "$dir" '{"name":"gl-mcp-sdk-client","private":true}' \
+    --silent "@modelcontextprotocol/sdk@$version"
 fi
 echo "$dir"

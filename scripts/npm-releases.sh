@@ -45,17 +45,19 @@ tools() {
 
 for name in server-filesystem server-memory server-everything; do
   c=$cache/$name
+  # several suites at once (tests/run.sh): one installs, the others wait and
+  # copy the finished tree (scripts/npm-install.sh)
+  exec 9>"$c.lock"
+  flock 9
   if [ "${GL_NPM_REFRESH:-0}" = 1 ] || [ ! -f "$c/package-lock.json" ]; then
-    rm -rf "$c"
-    mkdir -p "$c"
-    echo '{"name":"gl-npm-cache","private":true}' >"$c/package.json"
-    (cd "$c" && npm install --no-audit --no-fund --omit=dev --ignore-scripts \
-       "@modelcontextprotocol/$name@$ver" >/dev/null)
+    "$root/scripts/npm-install.sh" "$c" '{"name":"gl-npm-cache","private":true}' \
+      --omit=dev --ignore-scripts "@modelcontextprotocol/$name@$ver"
   fi
   d=$out/$name
   rm -rf "$d"
   mkdir -p "$d"
   cp -a "$c/node_modules" "$d/"
+  exec 9>&-
   rm -rf "$d/node_modules/.bin" "$d/node_modules/.package-lock.json"
   find "$d" -type l -delete
   version=$(jq -r .version "$d/node_modules/@modelcontextprotocol/$name/package.json")
