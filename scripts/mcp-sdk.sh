@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 dir=$PWD/build/npm/mcp-sdk
 version=1.32.2
 mkdir -p "$(dirname "$dir")"
-exec 9>"$dir.lock" # several suites at once: one installs, the others wait
-flock 9
+. scripts/npm-lock.bash
+npm_lock "$dir.lock"
 if [ ! -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
   [ "$(jq -r .version "$dir/node_modules/@modelcontextprotocol/sdk/package.json")" != "$version" ]; then
   scripts/npm-install.sh "$dir" '{"name":"gl-mcp-sdk-client","private":true}' \
