@@ -20,7 +20,9 @@ pkg=${2:?usage: npm-install.sh DIR PACKAGE_JSON NPM_ARGS…}
 shift 2
 stage=$dir.new.$$
 trap 'rm -rf "$stage"' EXIT
-rm -rf "$stage"
+# under the caller's lock no other install runs: a DIR.new.* left is a killed
+# install's, and goes
+rm -rf "$dir".new.*
 mkdir -p "$stage"
 printf '%s\n' "$pkg" >"$stage/package.json"
 (cd "$stage" && npm install --no-audit --no-fund "$@" >&2)
