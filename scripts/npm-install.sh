@@ -10,7 +10,7 @@
 # it into place, so a reader never sees a half-written node_modules and a
 # killed install leaves no DIR that looks complete (the lock dies with its
 # descriptor).
-# CI at 576ea4b failed tests/tufjs.bats twice for want of this: the plain
+# A CI run failed tests/tufjs.bats twice for want of this: the plain
 # and the sanitizer runs of tufjs.bats and tufjs-interop.bats each ran
 # `npm install` into one directory at once, and one suite's node found
 # modules the other's npm was rewriting.

@@ -6,7 +6,7 @@
 #                   others wait and find the finished tree.
 # A user who may not write FILE (the unprivileged pass runs as nobody over a
 # build/npm that root filled) locks it read-only, which flock allows; if FILE
-# does not exist and cannot be made, nobody could install there either, and
+# does not exist and cannot be made, no one could install there either, and
 # the script goes on without the lock to find what is there (or fail).
 npm_lock() {
   { exec 9>>"$1"; } 2>/dev/null || { exec 9<"$1"; } 2>/dev/null || return 0
