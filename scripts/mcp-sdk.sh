@@ -7,12 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$PWD/build/npm/mcp-sdk
 version=1.32.2
-mkdir -p "$(dirname "$dir")"
-. scripts/npm-lock.bash
+. scripts/npm.bash
 npm_lock "$dir.lock"
 if [ ! -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
   [ "$(jq -r .version "$dir/node_modules/@modelcontextprotocol/sdk/package.json")" != "$version" ]; then
-  scripts/npm-install.sh "$dir" '{"name":"gl-mcp-sdk-client","private":true}' \
+  npm_install "$dir" '{"name":"gl-mcp-sdk-client","private":true}' \
     --silent "@modelcontextprotocol/sdk@$version"
 fi
 echo "$dir"

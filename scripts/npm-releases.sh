@@ -27,7 +27,7 @@ node=${GL_NODE:-/usr/bin/node}
 ver=${GL_NPM_VERSION:-latest}
 command -v npm >/dev/null || { echo "npm-releases: npm is missing (scripts/deps.sh)" >&2; exit 2; }
 mkdir -p "$out" "$cache"
-. "$root/scripts/npm-lock.bash"
+. "$root/scripts/npm.bash"
 
 # tools NAME DIR — the tool names of the server's tools/list, one a line.
 tools() {
@@ -47,10 +47,10 @@ tools() {
 for name in server-filesystem server-memory server-everything; do
   c=$cache/$name
   # several suites at once (tests/run.sh): one installs, the others wait and
-  # copy the finished tree (scripts/npm-install.sh)
+  # copy the finished tree (scripts/npm.bash)
   npm_lock "$c.lock"
   if [ "${GL_NPM_REFRESH:-0}" = 1 ] || [ ! -f "$c/package-lock.json" ]; then
-    "$root/scripts/npm-install.sh" "$c" '{"name":"gl-npm-cache","private":true}' \
+    npm_install "$c" '{"name":"gl-npm-cache","private":true}' \
       --omit=dev --ignore-scripts "@modelcontextprotocol/$name@$ver"
   fi
   d=$out/$name

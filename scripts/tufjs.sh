@@ -10,11 +10,10 @@ cd "$(dirname "$0")/.."
 dir=$PWD/build/npm/tufjs
 version=4.1.0 # tuf-js; @tufjs/models is pinned to the same version
 have() { [ "$(jq -r .version "$dir/node_modules/$1/package.json" 2>/dev/null)" = "$version" ]; }
-mkdir -p "$(dirname "$dir")"
-. scripts/npm-lock.bash
+. scripts/npm.bash
 npm_lock "$dir.lock"
 if ! have tuf-js || ! have @tufjs/models; then
-  scripts/npm-install.sh "$dir" '{"name":"gl-tufjs-client","private":true,"type":"module"}' \
+  npm_install "$dir" '{"name":"gl-tufjs-client","private":true,"type":"module"}' \
     --silent --save-exact "tuf-js@$version" "@tufjs/models@$version"
 fi
 echo "$dir"

@@ -166,7 +166,7 @@ run_job() {
 
 # The npm packages some suites use are fetched once, before passes that may
 # run side by side (each suite would otherwise fetch into build/npm itself;
-# the scripts also take a lock, scripts/npm-install.sh, should one be missed).
+# the scripts also take a lock, scripts/npm.bash, should one be missed).
 if command -v npm >/dev/null && grep -qlE 'tufjs_setup_file' "${suites[@]}"; then
   scripts/tufjs.sh >/dev/null 2>&1 || true
 fi
