@@ -160,6 +160,7 @@ static void free_job(struct job *jb)
 	free(jb->hset);
 	jv_free(jb->rec);
 	jv_free(jb->tag);
+	gl_buf_free(&jb->line);
 	free(jb);
 }
 
@@ -199,6 +200,14 @@ struct gl_jobs *gl_jobs_open(struct gl_session *s, unsigned n, bool unordered)
 	J->nokeys = off && !strcmp(off, "1"); /* the damage: calls of one slot at once */
 #endif
 	J->held = (size_t)J->n * GL_JOBS_HELD_PER_JOB;
+	/* a worker serves further calls of python germlines; not with --pool
+	 * (the pooled copy is the main process's) nor in the baselines, whose
+	 * processes a call may stop (jobs_pool.c) */
+	J->reuse = !gl_session_baseline(s) && !s->broker.pool;
+#ifdef GL_TESTING
+	const char *one = getenv("GL_TEST_JOBS_NOREUSE");
+	J->reuse = J->reuse && !(one && !strcmp(one, "1")); /* a fork per call, as before */
+#endif
 	J->q = gl_xcalloc(J->held, sizeof *J->q);
 	return J;
 }
@@ -220,11 +229,13 @@ void gl_jobs_add(struct gl_jobs *J, const struct gl_buf *line, jv tag)
 		return;
 	}
 	struct job *jb = gl_xcalloc(1, sizeof *jb);
-	jb->fd = jb->cfd = -1;
+	jb->w = (struct worker){.pid = -1, .fd = -1, .req = -1, .cfd = -1};
 	jb->rec = jv_invalid();
 	jb->tag = tag;
 	jb->t0 = gl_mono_ns();
 	gl_session_call_read(J->s, line, &jb->k);
+	if (J->reuse && jb->k.state == GL_CALL_READ) /* what a reused worker reads again */
+		gl_buf_add(&jb->line, line->data, line->len);
 	J->seq++;
 	if (jb->k.state == GL_CALL_READ) {
 		jb->lane = (unsigned)((J->seq - 1) % GL_COPY_LANES); /* its input position */
@@ -241,7 +252,7 @@ size_t gl_jobs_fds(const struct gl_jobs *J, struct pollfd *pf, size_t max)
 	size_t n = 0;
 	for (size_t i = 0; i < J->nq && n < max; i++)
 		if (J->q[i]->st == J_RUNNING)
-			pf[n++] = (struct pollfd){.fd = J->q[i]->fd, .events = POLLIN};
+			pf[n++] = (struct pollfd){.fd = J->q[i]->w.fd, .events = POLLIN};
 	return n;
 }
 
@@ -252,7 +263,7 @@ void gl_jobs_step(struct gl_jobs *J, const struct pollfd *pf, size_t n, gl_jobs_
 		if (!pf[i].revents)
 			continue;
 		for (size_t e = 0; e < J->nq; e++) /* by descriptor: the queue may have moved */
-			if (J->q[e]->st == J_RUNNING && J->q[e]->fd == pf[i].fd) {
+			if (J->q[e]->st == J_RUNNING && J->q[e]->w.fd == pf[i].fd) {
 				gl_job_drain(J, J->q[e]);
 				break;
 			}
@@ -298,6 +309,7 @@ void gl_jobs_close(struct gl_jobs *J, gl_jobs_done_fn done, void *ctx)
 		if (poll(pf, n, -1) >= 0)
 			gl_jobs_step(J, pf, n, done, ctx);
 	}
+	gl_jobs_end_idle(J);
 	for (size_t i = 0; i < J->nq; i++)
 		free_job(J->q[i]);
 	free(J->q);

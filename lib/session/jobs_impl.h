@@ -1,6 +1,6 @@
 /* jobs_impl.h — the dispatcher's insides, shared by jobs.c (the queue, its
- * keys, the API of jobs.h) and jobs_worker.c (one worker process per call
- * and its pipe). Not for other files. */
+ * keys, the API of jobs.h), jobs_worker.c (a worker process, its pipes)
+ * and jobs_pool.c (workers kept for further calls). Not for other files. */
 #ifndef GL_JOBS_IMPL_H
 #define GL_JOBS_IMPL_H
 
@@ -18,6 +18,27 @@ struct msg_head {
 	uint8_t flags[8]; /* lost, sp_down, pool_empty */
 };
 
+/* A call given to a reused worker: this head, the envelope's line, the
+ * receipts' ids prepare gave it (JSON). */
+struct call_head {
+	uint64_t line_len, ids_len;
+	uint32_t lane;
+	uint32_t pad;
+};
+
+/* A worker process (jobs_worker.c): forked for a call; a worker of a
+ * python germline's call then waits for the next call (jobs_pool.c). */
+#define GL_JOBS_WORKER_CALLS 1000 /* calls one worker serves before it ends */
+struct worker {
+	pid_t pid;
+	int fd;  /* the read end of its record pipe (nonblocking), or -1 */
+	int req; /* the write end of its call pipe; -1: a worker of one call */
+	int cfd; /* the write end of its cancel pipe, or -1 */
+	uint64_t print; /* gl_session_fingerprint when it was forked */
+	unsigned calls; /* calls given to it */
+	bool spent;     /* given no further call: a cancel was sent to it */
+};
+
 enum job_state { J_QUEUED, J_RUNNING, J_DONE };
 
 struct job {
@@ -28,9 +49,8 @@ struct job {
 	size_t nkeys;
 	char *hset; /* the horizon ids, sorted, joined; NULL: none */
 	size_t nh;
-	pid_t pid;
-	int fd;
-	int cfd; /* the write end of its cancel pipe, or -1 */
+	struct worker w; /* J_RUNNING: its worker */
+	struct gl_buf line; /* the envelope, kept for a reused worker until it starts */
 	struct gl_buf msg;
 	int64_t t0;
 	jv rec; /* J_DONE: the record */
@@ -48,6 +68,9 @@ struct gl_jobs {
 	unsigned long seq; /* calls read so far */
 	unsigned running;
 	size_t held; /* the bound on nq */
+	bool reuse; /* workers of python germlines' calls serve further calls */
+	struct worker idle[GL_JOBS_MAX]; /* reused workers waiting for a call */
+	size_t nidle;
 };
 
 /* Fork jb's worker: 0, or -1 (jb is then done with a refusal). */
@@ -57,6 +80,18 @@ void gl_job_drain(struct gl_jobs *J, struct job *jb);
 /* Cancel jb's running call: a byte on its cancel pipe (the worker fires
  * the call's lib/core/cancel.h control), or SIGKILL when it has none. */
 void gl_job_cancel(struct job *jb);
+/* Give jb to an idle worker forked when the session's registry was what it
+ * is now (jobs_pool.c): 0, or -1 (none: fork one). */
+int gl_job_reuse(struct gl_jobs *J, struct job *jb);
+/* jb's worker is done with its call: keep it for the next (idle) or end
+ * it (jobs_pool.c). */
+void gl_job_release(struct gl_jobs *J, struct job *jb);
+/* End worker w (jobs_pool.c): SIGKILLed when kill_it, its pipes closed,
+ * reaped; with killed, each copy still registered to it is killed (their
+ * count in *killed) and its cgroup slots drained. Its wait status. */
+int gl_worker_end(struct gl_jobs *J, struct worker *w, bool kill_it, unsigned *killed);
+/* End every idle worker (gl_jobs_close). */
+void gl_jobs_end_idle(struct gl_jobs *J);
 /* jb's record from its call (jobs.c). */
 void gl_job_done(struct gl_jobs *J, struct job *jb);
 

@@ -64,10 +64,77 @@ static void cancel_start(struct gl_session *s, int cfd)
 	pthread_attr_destroy(&at);
 }
 
+/* Run k and send its record on wfd: the head (the lengths, the flags), the
+ * receipts' ids and the record, each its own JSON text, so that a record
+ * as deep as a record may be (GL_JSON_MAX_DEPTH) is read back as it is. A
+ * retired copy has ended before it is sent, so the next call of its slot
+ * or lane never forks while it dies. false: nothing, or not all of it, was
+ * sent (bounded: the main process reads at most MSG_MAX). */
+static bool run_call(struct gl_session *s, struct gl_session_call *k, int wfd)
+{
+	gl_session_call_run(s, k);
+	if (k->r && gl_runtime_forks(gl_germline_runtime(&k->r->g)))
+		gl_germline_settle(&k->r->g);
+	jv out = k->out;
+	k->out = jv_invalid();
+	if (!gl_jsonl_fits(out))
+		out = gl_jsonl_oversized_result(out);
+	autobuf struct gl_buf ids = {0}, rec = {0};
+	gl_json_dump(&ids, k->ids);
+	gl_json_dump(&rec, out);
+	jv_free(out);
+	struct msg_head h = {.ids_len = ids.len, .out_len = rec.len,
+			     .flags = {k->lost, k->sp_down, k->pool_empty}};
+	return h.ids_len + h.out_len <= MSG_MAX && gl_write_all(wfd, &h, sizeof h) == 0 &&
+	       gl_write_all(wfd, ids.data, ids.len) == 0 && gl_write_all(wfd, rec.data, rec.len) == 0;
+}
+
+/* n bytes from fd into b (NUL-terminated): false at EOF or an error. */
+static bool read_into(int fd, struct gl_buf *b, size_t n)
+{
+	gl_buf_reserve(b, n + 1);
+	if (gl_read_full(fd, b->data, n) != (ssize_t)n)
+		return false;
+	b->len = n;
+	b->data[n] = 0;
+	return true;
+}
+
+/* A reused worker (jobs_pool.c) between calls: the next call from req, the
+ * line the main process read and prepared, run on this process's copy of
+ * the registry (gl_session_call_adopt); the end of req (gl-run ended it,
+ * or is gone) ends it. Never returns. Idle, it is named gl-run-idle. */
+GL_NORETURN static void serve_calls(struct gl_session *s, int req, int wfd)
+{
+	for (;;) {
+		prctl(PR_SET_NAME, "gl-run-idle");
+		struct call_head h;
+		ssize_t got = gl_read_full(req, &h, sizeof h);
+		if (got == 0)
+			_exit(0);
+		if (got != (ssize_t)sizeof h || h.line_len > GL_JSON_LINE_MAX || h.ids_len > MSG_MAX ||
+		    h.lane >= GL_COPY_LANES)
+			_exit(1);
+		autobuf struct gl_buf line = {0}, idt = {0};
+		if (!read_into(req, &line, h.line_len) || !read_into(req, &idt, h.ids_len))
+			_exit(1);
+		prctl(PR_SET_NAME, "gl-run-job");
+		jv ids = gl_json_parse(idt.data, idt.len);
+		if (jv_get_kind(ids) != JV_KIND_ARRAY)
+			_exit(1);
+		struct gl_session_call k;
+		gl_session_call_adopt(s, &line, ids, &k);
+		s->broker.lane = h.lane; /* this call's copies' number (germline.h) */
+		if (!run_call(s, &k, wfd))
+			_exit(0); /* the main process refuses the call */
+		gl_session_call_free(&k);
+	}
+}
+
 /* The worker: the call's broker part, its record to the main process,
- * then the end of a retired copy; never returns. */
+ * then (req >= 0) further calls; never returns. */
 GL_NORETURN static void worker(struct gl_jobs *J, struct job *jb, int wfd, int kfd, int cfd,
-				 pid_t parent)
+				 int req, pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* gl-run gone: its calls too */
 	prctl(PR_SET_NAME, "gl-run-job");  /* what ps shows (tests/jobs.bats finds it) */
@@ -84,103 +151,107 @@ GL_NORETURN static void worker(struct gl_jobs *J, struct job *jb, int wfd, int k
 	if (kfd >= 0)
 		close(kfd);
 	cancel_start(J->s, cfd);
-	struct gl_session_call *k = &jb->k;
 	J->s->broker.lane = jb->lane; /* this call's copies' number (germline.h) */
-	gl_session_call_run(J->s, k);
-	jv out = k->out;
-	k->out = jv_invalid();
-	if (!gl_jsonl_fits(out)) /* bounded: the main process reads at most MSG_MAX */
-		out = gl_jsonl_oversized_result(out);
-	/* the record is sent as its own JSON text, so that one as deep as a
-	 * record may be (GL_JSON_MAX_DEPTH) is read back as it is */
-	autobuf struct gl_buf ids = {0}, rec = {0};
-	gl_json_dump(&ids, k->ids);
-	gl_json_dump(&rec, out);
-	jv_free(out);
-	struct msg_head h = {.ids_len = ids.len, .out_len = rec.len,
-			     .flags = {k->lost, k->sp_down, k->pool_empty}};
-	if (h.ids_len + h.out_len <= MSG_MAX && gl_write_all(wfd, &h, sizeof h) == 0 &&
-	    gl_write_all(wfd, ids.data, ids.len) == 0)
-		gl_write_all(wfd, rec.data, rec.len);
-	close(wfd);
-	if (k->r && gl_runtime_forks(gl_germline_runtime(&k->r->g)))
-		gl_germline_settle(&k->r->g); /* a retired copy ends before the next call forks */
-	_exit(0);
+	if (!run_call(J->s, &jb->k, wfd) || req < 0)
+		_exit(0);
+	/* J's other calls are the main process's: not this one's to free */
+	serve_calls(J->s, req, wfd);
 }
 
-/* Fork jb's worker: 0, or -1 (jb is then done with a refusal). */
-int gl_job_start(struct gl_jobs *J, struct job *jb)
+static void close_pipes(int (*pp)[2], size_t n)
 {
-	int p[2], kp[2] = {-1, -1}, cp[2] = {-1, -1};
-	const struct gl_receipts *rc = J->s->launcher.rc;
-	fflush(NULL); /* nothing buffered is written twice */
-	bool piped = pipe2(p, O_CLOEXEC) == 0;
-	bool keyed = !rc || !rc->key.sk || pipe2(kp, O_CLOEXEC) == 0;
-	bool cancels = !J->s->broker.cancel || pipe2(cp, O_CLOEXEC) == 0;
-	if (!piped || !keyed || !cancels) {
-		int *fds[] = {p, kp, cp};
-		for (int i = 0; i < 3; i++)
-			for (int j = 0; j < 2; j++)
-				if ((i > 0 || piped) && fds[i][j] >= 0)
-					close(fds[i][j]);
-		jb->k.out = gl_session_refusal(jb->k.out, "internal",
-					       jv_string("cannot make the worker's pipe"));
-		jb->k.state = GL_CALL_DONE;
-		return -1;
-	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		int *fds[] = {kp, cp};
-		for (int i = 0; i < 2; i++)
-			for (int j = 0; j < 2; j++)
-				if (fds[i][j] >= 0)
-					close(fds[i][j]);
-		jb->k.out = gl_session_refusal(jb->k.out, "internal",
-					       jv_string("cannot fork the call's worker"));
-		jb->k.state = GL_CALL_DONE;
-		return -1;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		if (kp[1] >= 0)
-			close(kp[1]);
-		if (cp[1] >= 0)
-			close(cp[1]);
-		worker(J, jb, p[1], kp[0], cp[0], parent);
-	}
-	close(p[1]);
-	if (kp[0] >= 0) {
-		close(kp[0]);
-		gl_write_all(kp[1], rc->key.sk, 64); /* a pipe holds 64 bytes: no wait */
-		close(kp[1]);
-	}
-	if (cp[0] >= 0)
-		close(cp[0]);
-	jb->cfd = cp[1];
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	jb->pid = pid;
-	jb->fd = p[0];
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < 2; j++)
+			if (pp[i][j] >= 0)
+				close(gl_steal_fd(&pp[i][j]));
+}
+
+static int refuse_start(struct job *jb, const char *why)
+{
+	jb->k.out = gl_session_refusal(jb->k.out, "internal", jv_string(why));
+	jb->k.state = GL_CALL_DONE;
+	return -1;
+}
+
+static void running(struct gl_jobs *J, struct job *jb)
+{
 	jb->st = J_RUNNING;
 	J->running++;
 	if (jb->k.r) /* never evicted while a call runs on it (--max-resident) */
 		jb->k.r->busy++;
+	gl_buf_free(&jb->line);
+}
+
+/* Start jb on an idle worker (jobs_pool.c), or fork its worker: 0, or -1
+ * (jb is then done with a refusal). A worker of a python germline's call
+ * gets a call pipe and serves further calls; any other is one call's. */
+int gl_job_start(struct gl_jobs *J, struct job *jb)
+{
+	bool reusable = J->reuse && jb->k.r && !jb->k.r->g.exec;
+	if (reusable && gl_job_reuse(J, jb) == 0) {
+		running(J, jb);
+		return 0;
+	}
+	enum { REC, KEY, CANCEL, REQ, NPIPE };
+	int pp[NPIPE][2] = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+	const struct gl_receipts *rc = J->s->launcher.rc;
+	fflush(NULL); /* nothing buffered is written twice */
+	bool want[NPIPE] = {true, rc && rc->key.sk, J->s->broker.cancel != NULL, reusable};
+	for (int i = 0; i < NPIPE; i++)
+		if (want[i] && pipe2(pp[i], O_CLOEXEC) < 0) {
+			close_pipes(pp, NPIPE);
+			return refuse_start(jb, "cannot make the worker's pipe");
+		}
+	uint64_t print = gl_session_fingerprint(J->s); /* what the worker inherits */
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		close_pipes(pp, NPIPE);
+		return refuse_start(jb, "cannot fork the call's worker");
+	}
+	if (pid == 0) {
+		for (int i = 0; i < NPIPE; i++) /* the worker's ends: the write end of REC */
+			if (pp[i][i == REC ? 0 : 1] >= 0)
+				close(gl_steal_fd(&pp[i][i == REC ? 0 : 1]));
+		worker(J, jb, pp[REC][1], pp[KEY][0], pp[CANCEL][0], pp[REQ][0], parent);
+	}
+	close(gl_steal_fd(&pp[REC][1]));
+	if (pp[KEY][1] >= 0) /* a pipe holds 64 bytes: no wait */
+		gl_write_all(pp[KEY][1], rc->key.sk, 64);
+	for (int i = KEY; i < NPIPE; i++)
+		if (pp[i][0] >= 0)
+			close(gl_steal_fd(&pp[i][0]));
+	if (pp[KEY][1] >= 0)
+		close(gl_steal_fd(&pp[KEY][1]));
+	fcntl(pp[REC][0], F_SETFL, O_NONBLOCK);
+	jb->w = (struct worker){.pid = pid, .fd = pp[REC][0], .req = pp[REQ][1],
+				.cfd = pp[CANCEL][1], .print = print, .calls = 1};
+	running(J, jb);
 	return 0;
+}
+
+/* How far jb's worker's message is: 1 whole, 0 not yet, -1 longer than
+ * its head says or malformed. */
+static int msg_state(const struct job *jb)
+{
+	struct msg_head h;
+	if (jb->msg.len < sizeof h)
+		return 0;
+	memcpy(&h, jb->msg.data, sizeof h);
+	if (h.ids_len > MSG_MAX || h.out_len > MSG_MAX - h.ids_len)
+		return -1;
+	size_t want = sizeof h + h.ids_len + h.out_len;
+	return jb->msg.len == want ? 1 : jb->msg.len < want ? 0 : -1;
 }
 
 /* The worker's message into jb's call: true when it was whole and well
  * formed. */
 static bool take_msg(struct job *jb)
 {
+	if (msg_state(jb) != 1)
+		return false;
 	struct msg_head h;
-	if (jb->msg.len < sizeof h)
-		return false;
 	memcpy(&h, jb->msg.data, sizeof h);
-	if (h.ids_len > MSG_MAX || h.out_len > MSG_MAX - h.ids_len ||
-	    jb->msg.len != sizeof h + h.ids_len + h.out_len)
-		return false;
 	const char *p = jb->msg.data + sizeof h;
 	jv ids = gl_json_parse(p, (size_t)h.ids_len);
 	jv out = gl_json_parse(p + h.ids_len, (size_t)h.out_len);
@@ -214,32 +285,32 @@ static void pool_sync(struct gl_session_call *k)
 	}
 }
 
+/* jb's call has its record, or its worker ended without one. */
+static void call_ended(struct gl_jobs *J, struct job *jb)
+{
+	J->running--;
+	struct gl_session_call *k = &jb->k;
+	if (k->r && k->r->busy)
+		k->r->busy--;
+	gl_buf_free(&jb->msg);
+	pool_sync(k);
+	gl_job_done(J, jb);
+}
+
 /* jb's worker has closed its pipe: reap it; kill what it left (its live
  * copies, its cgroup slots); a worker that died without a whole record
  * gives its call a refusal, and its germline or baseline process, whose
  * protocol state is unknown, is stopped (relaunched at the next call). */
 static void reap(struct gl_jobs *J, struct job *jb)
 {
-	close(jb->fd);
-	jb->fd = -1;
-	if (jb->cfd >= 0)
-		close(jb->cfd);
-	jb->cfd = -1;
-	int ws = 0;
-	while (waitpid(jb->pid, &ws, 0) < 0 && errno == EINTR)
-		;
 	bool noreap = false;
 #ifdef GL_TESTING
 	const char *off = getenv("GL_TEST_JOBS_NOREAP");
 	noreap = off && !strcmp(off, "1"); /* the damage: a dead worker's copy runs on */
 #endif
-	unsigned killed = noreap ? 0 : gl_live_reap(jb->pid);
-	if (!noreap)
-		gl_cg_reclaim(&J->s->cg, jb->pid);
-	J->running--;
+	unsigned killed = 0;
+	int ws = gl_worker_end(J, &jb->w, false, noreap ? NULL : &killed);
 	struct gl_session_call *k = &jb->k;
-	if (k->r && k->r->busy)
-		k->r->busy--;
 	if (!take_msg(jb)) {
 		char why[64];
 		if (WIFSIGNALED(ws))
@@ -261,26 +332,35 @@ static void reap(struct gl_jobs *J, struct job *jb)
 		gl_log_event("worker_lost", JV_OBJECT(jv_string("release"), jv_string(k->c.release),
 						      jv_string("detail"), jv_string(why)));
 	}
-	gl_buf_free(&jb->msg);
-	pool_sync(k);
-	gl_job_done(J, jb);
+	call_ended(J, jb);
 }
 
-/* Read what jb's worker wrote; reap it at its pipe's end. A message past
- * its bound kills the worker (its call is refused). */
+/* Read what jb's worker wrote. A worker of one call is reaped at its
+ * pipe's end; a reused one's call ends with its whole message (the worker
+ * then waits for the next: gl_job_release). A message past its bound, or
+ * one that does not parse, kills the worker (its call is refused). */
 void gl_job_drain(struct gl_jobs *J, struct job *jb)
 {
 	char buf[65536];
 	for (;;) {
-		ssize_t n = read(jb->fd, buf, sizeof buf);
+		ssize_t n = read(jb->w.fd, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
+		if (n < 0 && errno == EAGAIN) {
+			if (jb->w.req < 0 || msg_state(jb) == 0)
+				return;
+			if (take_msg(jb)) {
+				gl_job_release(J, jb);
+				call_ended(J, jb);
+				return;
+			}
+			kill(jb->w.pid, SIGKILL); /* malformed: refused when reaped */
+			break;
+		}
 		if (n <= 0)
 			break;
 		if (jb->msg.len + (size_t)n > MSG_MAX + sizeof(struct msg_head)) {
-			kill(jb->pid, SIGKILL);
+			kill(jb->w.pid, SIGKILL);
 			gl_buf_free(&jb->msg);
 			break;
 		}
@@ -289,10 +369,10 @@ void gl_job_drain(struct gl_jobs *J, struct job *jb)
 	reap(J, jb);
 }
 
-
 void gl_job_cancel(struct job *jb)
 {
-	if (jb->cfd >= 0 && write(jb->cfd, "c", 1) == 1)
+	jb->w.spent = true; /* its cancel pipe may hold the byte: no further call */
+	if (jb->w.cfd >= 0 && write(jb->w.cfd, "c", 1) == 1)
 		return; /* the worker ends its call (cancel_main) */
-	kill(jb->pid, SIGKILL); /* no control: the worker dies; reap() cleans up */
+	kill(jb->w.pid, SIGKILL); /* no control: the worker dies; reap() cleans up */
 }

@@ -97,8 +97,10 @@ static void ids_out(struct gl_session *s, struct gl_session_call *k)
 	s->ids = jv_array();
 }
 
-void gl_session_call_read(struct gl_session *s, const struct gl_buf *line,
-			  struct gl_session_call *k)
+/* gl_session_call_read; log: its call_start event (not when a reused
+ * worker reads the line the main process read and logged). */
+static void read_line(struct gl_session *s, const struct gl_buf *line, struct gl_session_call *k,
+		      bool log)
 {
 	memset(k, 0, sizeof *k);
 	k->given = k->manifest = jv_invalid();
@@ -123,11 +125,13 @@ void gl_session_call_read(struct gl_session *s, const struct gl_buf *line,
 		struct gl_call *c = &k->c;
 		k->out = JV_OBJECT(jv_string("release"), jv_string(c->release), jv_string("function"),
 				   jv_string(c->function), jv_string("mode"), jv_string(s->mode_name));
-		gl_log_event("call_start",
-			     JV_OBJECT(jv_string("id"), jv_is_valid(c->id) ? jv_copy(c->id) : jv_null(),
-				       jv_string("release"), jv_string(c->release), jv_string("function"),
-				       jv_string(c->function), jv_string("mode"),
-				       jv_string(s->mode_name)));
+		if (log)
+			gl_log_event(
+			    "call_start",
+			    JV_OBJECT(jv_string("id"), jv_is_valid(c->id) ? jv_copy(c->id) : jv_null(),
+				      jv_string("release"), jv_string(c->release), jv_string("function"),
+				      jv_string(c->function), jv_string("mode"),
+				      jv_string(s->mode_name)));
 		gl_plan_make(&k->plan, c, s->pol, s->mode);
 		k->have_plan = true;
 		if (!plan_ok(s, k->given, &k->plan, c))
@@ -138,6 +142,33 @@ void gl_session_call_read(struct gl_session *s, const struct gl_buf *line,
 			k->state = GL_CALL_READ;
 	}
 	ids_out(s, k);
+}
+
+void gl_session_call_read(struct gl_session *s, const struct gl_buf *line,
+			  struct gl_session_call *k)
+{
+	read_line(s, line, k, true);
+}
+
+void gl_session_call_adopt(struct gl_session *s, const struct gl_buf *line, jv ids,
+			   struct gl_session_call *k)
+{
+	read_line(s, line, k, false);
+	jv_free(k->ids);
+	k->ids = ids;
+	if (k->state != GL_CALL_READ)
+		return; /* the same line the main process read: not expected */
+	k->state = GL_CALL_DONE;
+	for (size_t i = 0; i < s->nres; i++) {
+		struct gl_resident *r = &s->res[i];
+		if (!strcmp(r->release, k->c.release) && r->up && !r->g.exec && !r->rp_refused) {
+			k->r = r;
+			k->state = GL_CALL_READY;
+			return;
+		}
+	}
+	k->out = gl_session_refusal(k->out, "internal",
+				     jv_string("the worker's session has no germline of this release"));
 }
 
 /* Germline execution's part before the call: the release's resident

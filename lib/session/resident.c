@@ -61,6 +61,32 @@ struct gl_resident *gl_session_resident(struct gl_session *s, const char *releas
 	return admitted(r, f);
 }
 
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++, v >>= 8)
+		h = (h ^ (v & 0xff)) * 0x100000001b3ull; /* FNV-1a */
+	return h;
+}
+
+uint64_t gl_session_fingerprint(const struct gl_session *s)
+{
+	uint64_t h = mix(0xcbf29ce484222325ull, s->nres);
+	for (size_t i = 0; i < s->nres; i++) { /* O(releases) <= 256, per dispatch */
+		const struct gl_resident *r = &s->res[i];
+		const struct gl_germline *g = &r->g;
+		uint64_t flags = (uint64_t)r->up | (uint64_t)r->discovered << 1 |
+				 (uint64_t)r->sp.up << 2 | (uint64_t)g->pooled << 3 |
+				 (uint64_t)(g->exec != NULL) << 4 | (uint64_t)(r->refused != NULL) << 5 |
+				 (uint64_t)(r->rp_refused != NULL) << 6;
+		h = mix(h, flags);
+		h = mix(h, (uint64_t)(uint32_t)g->pid << 32 | (uint32_t)g->gpid);
+		h = mix(h, (uint64_t)(uint32_t)g->ctl << 32 | (uint32_t)g->pidfd);
+		h = mix(h, g->ctl_ino);
+		h = mix(h, (uint64_t)(uint32_t)r->sp.pid << 32 | (uint32_t)r->sp.sock);
+	}
+	return h;
+}
+
 bool gl_session_is_resident(const struct gl_resident *r)
 {
 	return r->sp.up || (r->up && !r->g.exec);

@@ -114,10 +114,24 @@ struct gl_session_call {
 void gl_session_call_read(struct gl_session *s, const struct gl_buf *line,
 			  struct gl_session_call *k);
 void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k);
+/* gl-run --jobs, in a reused worker (lib/session/jobs_worker.c): line read
+ * again as the main process read and prepared it (no second call_start
+ * event), ids (consumed) the receipts' ids prepare gave it, and its
+ * release's python germline taken from this process's registry, which the
+ * main process's was when the worker was forked (gl_session_fingerprint):
+ * READY, or DONE with a refusal. */
+void gl_session_call_adopt(struct gl_session *s, const struct gl_buf *line, jv ids,
+			   struct gl_session_call *k);
 void gl_session_call_run(struct gl_session *s, struct gl_session_call *k);
 /* The record (owned; k->out moved out). */
 jv gl_session_call_finish(struct gl_session *s, struct gl_session_call *k);
 void gl_session_call_free(struct gl_session_call *k);
+
+/* What a reused worker's registry must still match (gl-run --jobs): every
+ * resident record's germline and process, by what a launch, a loss, an
+ * eviction, a discovery or a pool changes. Equal values: a worker forked
+ * when it was taken serves the next call on the same germlines. */
+uint64_t gl_session_fingerprint(const struct gl_session *s);
 
 /* Between records (gl-run --pool): fill each resident germline's pool,
  * after the record is written, so that forking is off the call's path. */
