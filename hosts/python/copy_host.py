@@ -36,9 +36,14 @@ import random
 import selectors
 import struct
 import sys
-import threading
 import time
 import uuid
+# _thread, not threading: threading registers an after-fork hook that every
+# copy runs in PyOS_AfterFork_Child (its _after_fork rebuilds the thread
+# table), about 125 of a copy's 410 page faults when the release itself
+# never imports threading (docs/performance.md "Kept workers"). A release
+# that does import it gets its hook, as it would anywhere.
+from _thread import allocate_lock
 from collections.abc import MutableMapping
 
 import copy_files
@@ -75,7 +80,7 @@ _precall_twin = None  # (time, seed hex)
 class Channel:
     def __init__(self, fd):
         self.fd = fd
-        self.lock = threading.Lock()  # one exchange at a time, even from threads
+        self.lock = allocate_lock()  # one exchange at a time, even from threads
 
     def _read(self, n):
         buf = bytearray()

@@ -1,8 +1,10 @@
 /* jobs.h — gl-run --jobs N (issue 19; docs/gl-run.md "--jobs"; docs/design/
  * run.md "Workers"): up to N calls in flight, each call's broker part in a
- * worker process forked for it (libjq's jv refcounts are not atomic, so
- * never threads), everything that changes the session's registry in the
- * main process (lib/session/session.h: read, prepare, finish).
+ * worker process (libjq's jv refcounts are not atomic, so never threads),
+ * forked for it or kept from an earlier call of a python germline while
+ * the registry is unchanged (jobs_pool.c), everything that changes the
+ * session's registry in the main process (lib/session/session.h: read,
+ * prepare, finish).
  *
  * Ordering: a call's keys are its release's copy lane ("r:<release>#<lane>",
  * the lane its input position mod GL_COPY_LANES, whose copies are number
