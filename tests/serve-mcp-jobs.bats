@@ -104,6 +104,29 @@ sdk() {
   ! grep -E 'Sanitizer|runtime error' <<<"$stderr" || { grep -A25 -E 'Sanitizer|runtime error' <<<"$stderr"; false; }
 }
 
+@test "a call after a cancelled one is answered: the cancelled call's worker is not kept (off: kept, the next call given to it is cancelled too)" {
+  # raw lines, one call at a time: a 6 s sleep, cancelled after 1.5 s, then
+  # a 0 s sleep; --jobs 2 keeps a worker for the next call
+  after_cancel() {
+    {
+      echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+      echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"seconds":6}}}'
+      sleep 1.5
+      echo '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"t"}}'
+      sleep 1.5
+      echo '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sleep","arguments":{"seconds":0}}}'
+    } | "$@" --serve-mcp --release "$REL" --policy "$POLICY" --jobs 2 2>>"$BATS_TEST_TMPDIR/err" |
+      jq -c 'select(.id == 2 or .id == 3)'
+  }
+  run after_cancel env GL_TEST_JOBS_KEEP_CANCELLED=1 "$GL_ROOT/build/testing/bin/gl-run"
+  echo "off: $output"
+  ! jq -e 'select(.id == 3) | .result.content[0].text == "slept 0 s"' <<<"$output"
+  run after_cancel gl-run
+  echo "on: $output"
+  [ "$(jq -c .id <<<"$output" | paste -sd' ')" = 3 ] # no answer for the cancelled call
+  jq -e 'select(.id == 3) | .result.content[0].text == "slept 0 s"' <<<"$output"
+}
+
 # ping_during JOBS — raw lines to --serve-mcp --jobs JOBS: a 3 s sleep,
 # then a ping and tools/list, then the end of input. Prints the ids of the
 # answers in the order they came.

@@ -14,8 +14,9 @@
  * A reused worker holds nothing a copy reaches: copies are forked by the
  * germline, not by it, and talk to it over their own channels; what is left
  * of an earlier call in its memory is what gl-run --jobs 1 keeps in its one
- * process. A worker a cancel was sent to is never given another call (its
- * cancel pipe may still hold the byte). */
+ * process (the broker is trusted: A3). A worker a cancel was sent to is
+ * never given another call: its control stays cancelled, its cancel thread
+ * has ended, or the byte is still in its pipe. */
 #define _GNU_SOURCE
 #include "session/jobs_impl.h"
 
@@ -92,12 +93,26 @@ int gl_job_reuse(struct gl_jobs *J, struct job *jb)
 	return -1;
 }
 
+/* GL_TESTING's GL_TEST_JOBS_KEEP_CANCELLED=1: the damage, a worker kept
+ * after a cancel (its control still says cancelled, its cancel thread is
+ * gone). */
+static bool spent_ok(void)
+{
+#ifdef GL_TESTING
+	const char *off = getenv("GL_TEST_JOBS_KEEP_CANCELLED");
+	return off && !strcmp(off, "1");
+#else
+	return false;
+#endif
+}
+
 void gl_job_release(struct gl_jobs *J, struct job *jb)
 {
 	struct worker w = jb->w;
 	jb->w = (struct worker){.pid = -1, .fd = -1, .req = -1, .cfd = -1};
 	unsigned killed;
-	if (w.req < 0 || w.spent || w.calls >= GL_JOBS_WORKER_CALLS || J->nidle >= J->n)
+	if (w.req < 0 || (w.spent && !spent_ok()) || w.calls >= GL_JOBS_WORKER_CALLS ||
+	    J->nidle >= J->n)
 		gl_worker_end(J, &w, true, &killed);
 	else
 		J->idle[J->nidle++] = w;
