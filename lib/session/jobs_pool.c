@@ -9,7 +9,7 @@
  * germline from its own copy of the registry (gl_session_call_adopt). What
  * this saves per call is the fork of gl-run, the copy-on-write and
  * file-page faults of a fresh address space on both sides, and an exit
- * (docs/performance.md "Reused workers").
+ * (docs/performance.md "Kept workers").
  *
  * A reused worker holds nothing a copy reaches: copies are forked by the
  * germline, not by it, and talk to it over their own channels; what is left
