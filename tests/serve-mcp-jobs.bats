@@ -105,8 +105,18 @@ sdk() {
 }
 
 @test "a call after a cancelled one is answered: the cancelled call's worker is not kept (off: kept, the next call given to it is cancelled too)" {
+  # Not in the sanitizer pass: GCC 12's ASan has no fork handler for its
+  # allocator, so a worker forked while gl-run's reader thread frees memory
+  # can inherit ASan's quarantine lock held and spin on it forever (seen
+  # once, 2026-12-06: the fork of this test's third call met the reader at
+  # the end of input). glibc's malloc takes its locks around fork, so the
+  # plain and unprivileged builds have no such window; the kept-worker
+  # paths run under ASan in this suite's other tests and tests/jobs-reuse.bats.
+  plain_pass || [ "$GL_TEST_LANE" = unprivileged ] ||
+    skip "GCC 12's ASan allocator is not fork-safe beside gl-run's reader thread"
   # raw lines, one call at a time: a 6 s sleep, cancelled after 1.5 s, then
-  # a 0 s sleep; --jobs 2 keeps a worker for the next call
+  # a 0 s sleep; --jobs 2 keeps a worker for the next call; the input ends
+  # a second after it
   after_cancel() {
     {
       echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
@@ -115,6 +125,7 @@ sdk() {
       echo '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"t"}}'
       sleep 1.5
       echo '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sleep","arguments":{"seconds":0}}}'
+      sleep 1
     } | "$@" --serve-mcp --release "$REL" --policy "$POLICY" --jobs 2 2>>"$BATS_TEST_TMPDIR/err" |
       jq -c 'select(.id == 2 or .id == 3)'
   }
