@@ -64,14 +64,18 @@ static bool give(const struct job *jb, const struct worker *w)
 	       gl_write_all(w->req, ids.data, ids.len) == 0;
 }
 
-/* GL_TESTING's GL_TEST_JOBS_STALE=1: the damage, a worker given calls
- * whatever became of the germlines it was forked with. */
-static bool stale_ok(void)
+/* A GL_TESTING build's switch NAME=1, the damage of tests/jobs-reuse.bats
+ * and tests/serve-mcp-jobs.bats: GL_TEST_JOBS_STALE, a worker given calls
+ * whatever became of the germlines it was forked with;
+ * GL_TEST_JOBS_KEEP_CANCELLED, a worker kept after a cancel (its control
+ * still says cancelled, its cancel thread is gone). Never on in gl-run. */
+static bool switched_off(const char *name)
 {
 #ifdef GL_TESTING
-	const char *off = getenv("GL_TEST_JOBS_STALE");
+	const char *off = getenv(name);
 	return off && !strcmp(off, "1");
 #else
+	(void)name;
 	return false;
 #endif
 }
@@ -82,7 +86,7 @@ int gl_job_reuse(struct gl_jobs *J, struct job *jb)
 	while (J->nidle > 0) {
 		struct worker w = J->idle[--J->nidle]; /* the last idle: its pages the warmest */
 		unsigned killed;
-		if ((w.print != print && !stale_ok()) || !give(jb, &w)) {
+		if ((w.print != print && !switched_off("GL_TEST_JOBS_STALE")) || !give(jb, &w)) {
 			gl_worker_end(J, &w, true, &killed);
 			continue;
 		}
@@ -93,26 +97,13 @@ int gl_job_reuse(struct gl_jobs *J, struct job *jb)
 	return -1;
 }
 
-/* GL_TESTING's GL_TEST_JOBS_KEEP_CANCELLED=1: the damage, a worker kept
- * after a cancel (its control still says cancelled, its cancel thread is
- * gone). */
-static bool spent_ok(void)
-{
-#ifdef GL_TESTING
-	const char *off = getenv("GL_TEST_JOBS_KEEP_CANCELLED");
-	return off && !strcmp(off, "1");
-#else
-	return false;
-#endif
-}
-
 void gl_job_release(struct gl_jobs *J, struct job *jb)
 {
 	struct worker w = jb->w;
 	jb->w = (struct worker){.pid = -1, .fd = -1, .req = -1, .cfd = -1};
 	unsigned killed;
-	if (w.req < 0 || (w.spent && !spent_ok()) || w.calls >= GL_JOBS_WORKER_CALLS ||
-	    J->nidle >= J->n)
+	bool spent = w.spent && !switched_off("GL_TEST_JOBS_KEEP_CANCELLED");
+	if (w.req < 0 || spent || w.calls >= GL_JOBS_WORKER_CALLS || J->nidle >= J->n)
 		gl_worker_end(J, &w, true, &killed);
 	else
 		J->idle[J->nidle++] = w;

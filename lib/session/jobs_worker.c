@@ -202,7 +202,8 @@ int gl_job_start(struct gl_jobs *J, struct job *jb)
 			close_pipes(pp, NPIPE);
 			return refuse_start(jb, "cannot make the worker's pipe");
 		}
-	uint64_t print = gl_session_fingerprint(J->s); /* what the worker inherits */
+	/* what a kept worker inherits (jobs_pool.c) */
+	uint64_t print = reusable ? gl_session_fingerprint(J->s) : 0;
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
