@@ -3,6 +3,8 @@
 # Nothing is downloaded from anywhere but Debian's archive (SPEC §1).
 # GL_SKIP_DEPS=1 skips the check (a machine managed by other means).
 # GL_DEPS_DEB=1 also installs what `make deb` alone needs (lintian).
+# GL_DEPS_CHECK=1 also installs what `make check` and `make fuzz` need: clang
+# (the second compiler) and its sanitizer and libFuzzer runtimes.
 set -euo pipefail
 [ "${GL_SKIP_DEPS:-0}" = 1 ] && exit 0
 
@@ -18,6 +20,9 @@ pkgs=(
 )
 # make deb only (scripts/deb.sh checks the package with lintian)
 [ "${GL_DEPS_DEB:-0}" = 1 ] && pkgs+=(lintian)
+# make check and make fuzz only; the runtimes are a Recommends of clang-14,
+# which --no-install-recommends below would leave out
+[ "${GL_DEPS_CHECK:-0}" = 1 ] && pkgs+=(clang libclang-rt-14-dev)
 # npm: a separate Debian package (Debian 12: nodejs 18 + npm), bundled with
 # nodesource's nodejs; only asked for when there is no npm at all.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)

@@ -132,6 +132,8 @@ static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline
 	struct gl_twin tw;
 	gl_twin_new(&tw);
 	autobuf struct gl_buf msg = {0}, in = {0};
+	/* declared before the first goto below: its cleanup runs at done */
+	autofail struct gl_fail why = {0};
 	jv args = jv_object(), state = jv_object();
 	gl_callmsg(&msg, GL_MCP_DISCOVERY_FN, args, NULL, 0, state, &tw);
 	jv_free(args);
@@ -140,12 +142,19 @@ static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline
 	enum gl_msg_status st = gl_msg_write(p.sock, deadline, msg.data, msg.len);
 	if (st == GL_MSG_OK)
 		st = gl_msg_read(p.sock, deadline, &in);
+	if (st == GL_MSG_DEADLINE) {
+		gl_fail(f, GL_E_GERMLINE_CHECK,
+			"discovery copy: deadline: the server did not list its tools within %g s",
+			deadline_s);
+		goto done;
+	}
 	if (st != GL_MSG_OK) {
-		gl_fail(f, GL_E_GERMLINE_CHECK, "discovery copy: %s", gl_msg_status_name(st));
+		gl_fail(f, GL_E_GERMLINE_CHECK,
+			"discovery copy: the server ended before it listed its tools (%s)",
+			gl_msg_status_name(st));
 		goto done;
 	}
 	struct gl_msg m;
-	autofail struct gl_fail why = {0};
 	if (gl_msg_parse(&m, in.data, in.len, &why) < 0) {
 		gl_fail(f, GL_E_GERMLINE_CHECK, "discovery copy: %s", gl_fail_detail(&why));
 	} else if (m.type != GL_MSG_RESULT) {

@@ -18,7 +18,7 @@
 
 const char *gl_prog = "gl";
 
-static void vwarn(int errnum, const char *fmt, va_list ap)
+GL_PRINTF(2, 0) static void vwarn(int errnum, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", gl_prog);
 	vfprintf(stderr, fmt, ap);

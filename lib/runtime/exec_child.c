@@ -39,7 +39,7 @@ enum exec_step {
 	XS_ROOT,
 };
 static const char *const step_name[] = {
-    "ok", "userns", "mount", "workspace tmpfs on /run", "workspace directory " GL_WORKSPACE_DIR,
+    "ok", "userns", "mount", "workspace tmpfs on /run", ("workspace directory " GL_WORKSPACE_DIR),
     "workspace bind mount", "loopback", "relay socket", "descriptors", "pdeathsig",
     "landlock", "no_new_privs", "seccomp", "exec", "minimal root"};
 /* What a failed step leaves missing, as a bootstrap_failed receipt names it

@@ -196,9 +196,11 @@ static int add_state_rules(scmp_filter_ctx ctx, struct gl_fail *f)
 		return -1;
 	/* wait4/waitid with a rusage pointer, times() with a buffer: the CPU
 	 * time and faults of the children reaped, seen by the germline (A2).
-	 * waitpid() and times(NULL) pass 0 and stay allowed. */
-	struct scmp_arg_cmp ru4 = SCMP_A3(SCMP_CMP_NE, 0), ru5 = SCMP_A4(SCMP_CMP_NE, 0),
-			    tms = SCMP_A0(SCMP_CMP_NE, 0);
+	 * waitpid() and times(NULL) pass 0 and stay allowed. A one-operand
+	 * comparison names its unused second datum (0) here and below, so
+	 * that every field is initialised for both compilers. */
+	struct scmp_arg_cmp ru4 = SCMP_A3(SCMP_CMP_NE, 0, 0), ru5 = SCMP_A4(SCMP_CMP_NE, 0, 0),
+			    tms = SCMP_A0(SCMP_CMP_NE, 0, 0);
 	if (deny(ctx, eperm, "wait4", 1, &ru4, f) < 0 || deny(ctx, eperm, "waitid", 1, &ru5, f) < 0 ||
 	    deny(ctx, eperm, "times", 1, &tms, f) < 0)
 		return -1;
@@ -227,7 +229,7 @@ static int add_meta_rules(scmp_filter_ctx ctx, struct gl_fail *f)
 		return -1;
 	/* personality: only the query (0xffffffff); READ_IMPLIES_EXEC or
 	 * ADDR_NO_RANDOMIZE set at initialisation would weaken every copy (A1) */
-	struct scmp_arg_cmp query = SCMP_A0(SCMP_CMP_NE, 0xffffffffull);
+	struct scmp_arg_cmp query = SCMP_A0(SCMP_CMP_NE, 0xffffffffull, 0);
 	return deny(ctx, eperm, "personality", 1, &query, f);
 }
 
@@ -267,8 +269,8 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, struct gl_fail *
 	}
 	/* Sockets: AF_UNIX only, and socket() only SOCK_STREAM (an unconnected
 	 * datagram socket could sendto() a pathname socket without connect). */
-	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
-	struct scmp_arg_cmp not_inet = SCMP_A0(SCMP_CMP_NE, AF_INET);
+	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0);
+	struct scmp_arg_cmp not_inet = SCMP_A0(SCMP_CMP_NE, AF_INET, 0);
 	if (deny(ctx, eperm, "socket", 1, which == GL_FILTER_EXEC ? &not_inet : &not_unix, f) < 0 ||
 	    deny(ctx, eperm, "socketpair", 1, &not_unix, f) < 0)
 		return -1;
@@ -278,7 +280,7 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, struct gl_fail *
 		if (deny(ctx, eperm, "socket", 1, &c, f) < 0)
 			return -1;
 	}
-	struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0);
+	struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0, 0);
 	if (deny(ctx, eperm, "sendto", 1, &addr, f) < 0)
 		return -1;
 	return add_state_rules(ctx, f);

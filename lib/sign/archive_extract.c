@@ -351,6 +351,7 @@ static enum gl_code extract(int fd, const char *dest, const struct gl_archive_li
 		return gl_fail_set(f, GL_E_IO, "%s: %s", tmp, strerror(errno));
 	struct xtract x = {.root = -1, .lim = lim, .files = jv_object(), .f = f};
 	enum gl_code rc = GL_E_OK;
+	int root_seen = 0;
 	x.root = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (x.root < 0) {
 		rc = gl_fail_set(x.f, GL_E_IO, "%s: %s", tmp, strerror(errno));
@@ -362,7 +363,6 @@ static enum gl_code extract(int fd, const char *dest, const struct gl_archive_li
 		goto out;
 	}
 	x.buf = gl_xmalloc(XBUF);
-	int root_seen = 0;
 	for (;;) {
 		struct archive_entry *e;
 		if (x.index++ >= lim->max_entries) {

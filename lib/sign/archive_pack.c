@@ -312,6 +312,35 @@ static enum gl_archive_status write_archive(struct pack *p, int outfd)
 	return rc;
 }
 
+/* Walk p->root, write the sorted entries to *outfd (the temporary file
+ * tmp) and give it its name out_path; *outfd is closed on success. */
+static enum gl_archive_status pack_into(struct pack *p, const char *src_dir, int *outfd,
+					const char *tmp, const char *out_path)
+{
+	int walkfd = openat(p->root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (walkfd < 0)
+		return pack_fail(p, GL_ARCHIVE_IO, errno, "%s", src_dir);
+	enum gl_archive_status rc = walk(p, walkfd, "");
+	if (rc != GL_ARCHIVE_OK)
+		return rc;
+	qsort(p->v, p->n, sizeof *p->v, entry_cmp);
+	/* Names are bytes; pax records are UTF-8. In a UTF-8 locale libarchive
+	 * writes a UTF-8 name as it is (a pax record only where one is needed)
+	 * and refuses a name that is not UTF-8. Thread-local: the process's
+	 * locale is left alone. */
+	struct gl_ar_locale utf8 = gl_ar_utf8_enter();
+	rc = write_archive(p, *outfd);
+	gl_ar_utf8_leave(&utf8);
+	if (rc != GL_ARCHIVE_OK)
+		return rc;
+	/* 0644 whatever the umask: the file's mode is not part of its bytes,
+	 * but a publisher expects the same result every time. */
+	if (fchmod(*outfd, 0644) < 0 || fsync(*outfd) < 0 || close(gl_steal_fd(outfd)) < 0 ||
+	    rename(tmp, out_path) < 0)
+		return pack_fail(p, GL_ARCHIVE_IO, errno, "%s", out_path);
+	return GL_ARCHIVE_OK;
+}
+
 enum gl_code gl_archive_pack(const char *src_dir, const char *out_path, struct gl_fail *f)
 {
 	struct pack p = {.root = -1};
@@ -334,31 +363,7 @@ enum gl_code gl_archive_pack(const char *src_dir, const char *out_path, struct g
 	}
 	p.out_dev = st.st_dev;
 	p.out_ino = st.st_ino;
-	int walkfd = openat(p.root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (walkfd < 0) {
-		rc = pack_fail(&p, GL_ARCHIVE_IO, errno, "%s", src_dir);
-		goto out;
-	}
-	rc = walk(&p, walkfd, "");
-	if (rc != GL_ARCHIVE_OK)
-		goto out;
-	qsort(p.v, p.n, sizeof *p.v, entry_cmp);
-	/* Names are bytes; pax records are UTF-8. In a UTF-8 locale libarchive
-	 * writes a UTF-8 name as it is (a pax record only where one is needed)
-	 * and refuses a name that is not UTF-8. Thread-local: the process's
-	 * locale is left alone. */
-	struct gl_ar_locale utf8 = gl_ar_utf8_enter();
-	rc = write_archive(&p, outfd);
-	gl_ar_utf8_leave(&utf8);
-	if (rc != GL_ARCHIVE_OK)
-		goto out;
-	/* 0644 whatever the umask: the file's mode is not part of its bytes,
-	 * but a publisher expects the same result every time. */
-	if (fchmod(outfd, 0644) < 0 || fsync(outfd) < 0 || close(gl_steal_fd(&outfd)) < 0 ||
-	    rename(tmp, out_path) < 0) {
-		rc = pack_fail(&p, GL_ARCHIVE_IO, errno, "%s", out_path);
-		goto out;
-	}
+	rc = pack_into(&p, src_dir, &outfd, tmp, out_path);
 out:
 	if (rc != GL_ARCHIVE_OK && (outfd >= 0 || p.out_ino))
 		unlink(tmp);

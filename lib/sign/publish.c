@@ -282,15 +282,15 @@ static enum gl_code add_signed(struct gl_pubrepo *r, struct gl_keys keys, const 
 	}
 	free(s.tmp);
 	s.tmp = NULL;
-	if (gl_meta_consistent(&r->root) && hashed_copy(r->dir, name, &s, f))
-		goto done;
-	jv ts = gl_json_get(r->targets.sig, "targets");
-	ts = jv_object_set(ts, jv_string(name), target_entry(&s, m));
-	jv o = add_record(name, &s, m);
-	if (gl_pubrepo_commit(r, keys, GL_META_TARGETS, ts, e, &o, f) == GL_E_OK)
-		*out = o;
-	else
-		jv_free(o);
+	if (!gl_meta_consistent(&r->root) || !hashed_copy(r->dir, name, &s, f)) {
+		jv ts = gl_json_get(r->targets.sig, "targets");
+		ts = jv_object_set(ts, jv_string(name), target_entry(&s, m));
+		jv o = add_record(name, &s, m);
+		if (gl_pubrepo_commit(r, keys, GL_META_TARGETS, ts, e, &o, f) == GL_E_OK)
+			*out = o;
+		else
+			jv_free(o);
+	}
 done:
 	jv_free(m);
 	staged_free(&s);

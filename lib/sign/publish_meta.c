@@ -333,6 +333,40 @@ static enum gl_code sign_root(const struct gl_meta *cur, const char *role, jv rs
 	return gl_meta_parse(next, name, b.data, b.len, GL_META_ROOT, f);
 }
 
+/* r->root is the rotated root (signed, doc its JSON): the chain below the
+ * rotated role is signed again under it by the old and new keys together
+ * and checked before anything is written; then the root, its numbered copy
+ * and the chain are written, and *out says what was rotated. doc is
+ * borrowed. */
+static enum gl_code rotate_write(struct gl_pubrepo *r, const char *repo, const char *role,
+				 struct gl_keys old_keys, struct gl_keys new_keys, jv doc,
+				 struct chain *c, jv *out, struct gl_fail *f)
+{
+	struct gl_key *both = gl_xcalloc(old_keys.n + new_keys.n + 1, sizeof *both);
+	memcpy(both, old_keys.k, old_keys.n * sizeof *both);
+	memcpy(both + old_keys.n, new_keys.k, new_keys.n * sizeof *both);
+	struct gl_keys ks = {both, old_keys.n + new_keys.n};
+	enum gl_meta_type from = !strcmp(role, "targets")    ? GL_META_TARGETS
+				 : !strcmp(role, "snapshot") ? GL_META_SNAPSHOT
+							     : GL_META_TIMESTAMP;
+	bool resign = strcmp(role, "root") != 0;
+	enum gl_code rc =
+	    resign ? chain_build(r, ks, from, gl_json_get(r->targets.sig, "targets"), NULL, c, f)
+		   : GL_E_OK;
+	free(both);
+	if (rc != GL_E_OK)
+		return rc;
+	autofree char *vname = gl_xasprintf("%lld.root.json", (long long)r->root.version);
+	if (gl_pub_write(repo, vname, jv_copy(doc), f) ||
+	    gl_pub_write(repo, "root.json", jv_copy(doc), f) || (resign && chain_write(r, c, f)))
+		return f->code;
+	jv o = jv_object_set(jv_object(), jv_string("ok"), jv_true());
+	o = jv_object_set(o, jv_string("role"), jv_string(role));
+	o = jv_object_set(o, jv_string("version"), jv_number((double)r->root.version));
+	*out = jv_object_set(o, jv_string("keyids"), keyids_of(r->root.sig));
+	return GL_E_OK;
+}
+
 enum gl_code gl_publish_rotate(const char *repo, const char *role, struct gl_keys old_keys,
 				  struct gl_keys new_keys, int64_t threshold, int64_t expires,
 				  jv *out, struct gl_fail *f)
@@ -341,9 +375,10 @@ enum gl_code gl_publish_rotate(const char *repo, const char *role, struct gl_key
 	if (gl_pubrepo_load(&r, repo, f))
 		return f->code;
 	autofree char *nextp = gl_xasprintf("%s/%lld.root.json", repo, (long long)r.root.version + 1);
-	jv doc = jv_invalid(), o = jv_invalid();
+	jv doc = jv_invalid();
 	struct gl_meta next = {0};
 	struct chain c = {.doc = {jv_invalid(), jv_invalid(), jv_invalid()}};
+	struct gl_keys probe = {0};
 	jv cur_role = gl_meta_role(&r.root, role);
 	int64_t t = threshold;
 	if (!t)
@@ -353,7 +388,6 @@ enum gl_code gl_publish_rotate(const char *repo, const char *role, struct gl_key
 		gl_fail_set(f, GL_E_IO, "%s exists; root.json is not the newest root", nextp);
 		goto done;
 	}
-	struct gl_keys probe = {0};
 	if (signers_of(&r.root, "root", old_keys, &probe, f))
 		goto done;
 	free((void *)probe.k);
@@ -362,36 +396,12 @@ enum gl_code gl_publish_rotate(const char *repo, const char *role, struct gl_key
 		      new_keys, &doc, &next, f) ||
 	    gl_meta_verify(&next, &next, "root", NULL, f))
 		goto done;
-	/* The chain below the rotated role, signed under the new root: checked
-	 * before anything is written. */
 	gl_meta_free(&r.root);
 	r.root = next;
 	next = (struct gl_meta){0};
-	struct gl_key *both = gl_xcalloc(old_keys.n + new_keys.n + 1, sizeof *both);
-	memcpy(both, old_keys.k, old_keys.n * sizeof *both);
-	memcpy(both + old_keys.n, new_keys.k, new_keys.n * sizeof *both);
-	struct gl_keys ks = {both, old_keys.n + new_keys.n};
-	enum gl_meta_type from = !strcmp(role, "targets")    ? GL_META_TARGETS
-				 : !strcmp(role, "snapshot") ? GL_META_SNAPSHOT
-							     : GL_META_TIMESTAMP;
-	int resign = strcmp(role, "root") != 0;
-	if (!resign ||
-	    chain_build(&r, ks, from, gl_json_get(r.targets.sig, "targets"), NULL, &c, f) == GL_E_OK) {
+	if (rotate_write(&r, repo, role, old_keys, new_keys, doc, &c, out, f) == GL_E_OK)
 		gl_pub_warn_expired(nextp, expires);
-		autofree char *vname = gl_xasprintf("%lld.root.json", (long long)r.root.version);
-		o = jv_object_set(jv_object(), jv_string("ok"), jv_true());
-		if (!gl_pub_write(repo, vname, jv_copy(doc), f) &&
-		    !gl_pub_write(repo, "root.json", jv_copy(doc), f) &&
-		    (!resign || !chain_write(&r, &c, f))) {
-			o = jv_object_set(o, jv_string("role"), jv_string(role));
-			o = jv_object_set(o, jv_string("version"), jv_number((double)r.root.version));
-			*out = jv_object_set(o, jv_string("keyids"), keyids_of(r.root.sig));
-			o = jv_invalid();
-		}
-	}
-	free(both);
 done:
-	jv_free(o);
 	jv_free(doc);
 	chain_free(&c);
 	gl_meta_free(&next);

@@ -74,24 +74,28 @@ static int has_kind(jv obj, const char *key, jv_kind k)
 	return ok;
 }
 
-static int check_signatures(struct gl_fail *f, const char *name, jv sigs)
+/* doc.signatures is a bounded array of {keyid, sig} (borrowed doc). */
+static int check_signatures(struct gl_fail *f, const char *name, jv doc)
 {
-	if (!is_kind(sigs, JV_KIND_ARRAY))
-		return bad(f, "%s: \"signatures\" is not an array", name);
-	if (jv_array_length(jv_copy(sigs)) > GL_TUF_SIGS_MAX)
-		return bad(f, "%s: more than %d signatures", name, GL_TUF_SIGS_MAX);
+	jv sigs = gl_json_get(doc, "signatures");
 	int rc = 0;
-	jv_array_foreach(sigs, i, s)
-	{
-		if (rc == 0 && (!is_kind(s, JV_KIND_OBJECT) ||
-				!is_hex(gl_json_get_str(s, "keyid"), 64, 64) ||
-				!is_hex(gl_json_get_str(s, "sig"), 2, 4096)))
-			rc = bad(f,
-				 "%s: signature %d is not {\"keyid\": 64 hex digits, \"sig\": hex "
-				 "digits}",
-				 name, i);
-		jv_free(s);
-	}
+	if (!is_kind(sigs, JV_KIND_ARRAY))
+		rc = bad(f, "%s: \"signatures\" is not an array", name);
+	else if (jv_array_length(jv_copy(sigs)) > GL_TUF_SIGS_MAX)
+		rc = bad(f, "%s: more than %d signatures", name, GL_TUF_SIGS_MAX);
+	else
+		jv_array_foreach(sigs, i, s)
+		{
+			if (rc == 0 && (!is_kind(s, JV_KIND_OBJECT) ||
+					!is_hex(gl_json_get_str(s, "keyid"), 64, 64) ||
+					!is_hex(gl_json_get_str(s, "sig"), 2, 4096)))
+				rc = bad(f,
+					 "%s: signature %d is not {\"keyid\": 64 hex digits, "
+					 "\"sig\": hex digits}",
+					 name, i);
+			jv_free(s);
+		}
+	jv_free(sigs);
 	return rc;
 }
 
@@ -445,10 +449,7 @@ enum gl_code gl_meta_parse(struct gl_meta *m, const char *name, const char *buf,
 		bad(f, "%s: not {\"signed\":{…},\"signatures\":[…]}", name);
 		goto refused;
 	}
-	jv sigs = gl_json_get(m->doc, "signatures");
-	int rc = check_signatures(f, name, sigs);
-	jv_free(sigs);
-	if (rc < 0)
+	if (check_signatures(f, name, m->doc) < 0)
 		goto refused;
 	m->sig = gl_json_get(m->doc, "signed");
 	if (check_signed(m, f) < 0)

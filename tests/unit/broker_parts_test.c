@@ -116,8 +116,8 @@ static void test_parse(void)
 	    "{\"type\":\"effect\",\"method\":\"GET\"}",
 	    "{\"type\":\"effect\",\"method\":\"G T\",\"url\":\"http://a/\"}",
 	    "{\"type\":\"effect\",\"method\":\"GET\",\"url\":\"http://a/\",\"body\":\"%%\"}",
-	    "{\"type\":\"effect\",\"method\":\"GET\",\"url\":\"http://a/\","
-	    "\"headers\":[[\"X\",\"a\\r\\nHost: evil\"]]}",
+	    ("{\"type\":\"effect\",\"method\":\"GET\",\"url\":\"http://a/\","
+	     "\"headers\":[[\"X\",\"a\\r\\nHost: evil\"]]}"),
 	    "{\"type\":\"effect\",\"method\":\"GET\",\"url\":\"http://a/\",\"headers\":[[\"X\"]]}",
 	    "{\"type\":\"effect\",\"method\":\"GET\",\"url\":\"http://a/\",\"extra\":1}",
 	    "{\"type\":\"result\",\"value\":1,\"type\":\"result\"}",
