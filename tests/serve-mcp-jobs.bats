@@ -100,7 +100,9 @@ sdk() {
   echo "$output" | jq -e '(.progress.nine | length) >= 1 and (.progress.two | length) >= 1'
   # no answer of the cancelled request (id 2) came; every other did (initialize, id 0, before the recording)
   echo "$output" | jq -e '(.ids | sort) == [1,3,4,5]'
-  grep -q '^gl-run: tools/call sleep: cancelled by the client: cancelled' <<<"$stderr"
+  grep -qE '^gl-run: tools/call sleep: cancelled by the client: cancelled: no answer sent \(call mcp-[0-9]+, request 2\)$' <<<"$stderr"
+  grep -qx 'gl-run: copy 1 of 1: cancelled' <<<"$stderr" # the worker's copy, not a CPU bound
+  ! grep -E ': cpu$' <<<"$stderr"
   ! grep -E 'Sanitizer|runtime error' <<<"$stderr" || { grep -A25 -E 'Sanitizer|runtime error' <<<"$stderr"; false; }
 }
 

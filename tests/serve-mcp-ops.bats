@@ -89,7 +89,8 @@ EOF
 
 @test "SDK client: negotiates 2025-11-25, -32602 names the field, a cancelled 5 s call's copy is gone and unanswered, the next call answered" {
   REL=$(install_release "$FIX/mcp/slow")
-  GL_OPS_MARK="$GL_HOME/releases/$REL" run --separate-stderr node "$FIX/mcp/sdk_ops.mjs" \
+  LOG=$BATS_TEST_TMPDIR/ops.log
+  GL_LOG=$LOG GL_OPS_MARK="$GL_HOME/releases/$REL" run --separate-stderr node "$FIX/mcp/sdk_ops.mjs" \
     gl-run --serve-mcp --release "$REL" --policy "$POLICY"
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   echo "$output" | jq .
@@ -113,7 +114,16 @@ EOF
   echo "$output" | jq -e '.answered_ids == [1,2,3,4,5,6,7,9] and .next.content[0].text == "after"'
   # stderr: one line per refusal, and the cancellation
   [ "$(grep -c '^gl-run: tools/call echo: refused: bad_args: arguments' <<<"$stderr")" -eq 5 ] || { echo "$stderr"; false; }
-  grep -q '^gl-run: tools/call sleep: cancelled by the client: cancelled' <<<"$stderr"
+  # the cancellation said as such, naming the call (its envelope id and the
+  # client's request id), never as the CPU bound its SIGKILL looks like
+  grep -qE '^gl-run: tools/call sleep: cancelled by the client: cancelled: no answer sent \(call mcp-[0-9]+, request 8\)$' <<<"$stderr"
+  grep -qx 'gl-run: copy 1 of 1: cancelled' <<<"$stderr"
+  ! grep -E ': cpu$|copy failed' <<<"$stderr"
+  jq -se 'map(select(.event == "cancelled")) | length == 1 and (.[0] | .request == 8
+    and (.id | test("^mcp-[0-9]+$")) and .function == "sleep")' "$LOG"
+  jq -se --arg id "$(jq -r 'select(.event == "cancelled") | .id' "$LOG")" '
+    map(select(.id == $id and (.event == "limit" or .event == "copy_failed"))) | length == 1
+    and .[0].event == "copy_failed" and .[0].error == "cancelled"' "$LOG"
   ! grep -E 'Sanitizer|runtime error' <<<"$stderr" # the sanitizer pass: threads, jv, the kill
 }
 

@@ -58,6 +58,7 @@ struct serve {
 	struct gl_jobs *J; /* --jobs > 1: calls at once (lib/session/jobs.h); else NULL */
 	jv tools; /* the tools/list result, once it succeeded (the schemas) */
 	unsigned long calls;
+	char call_id[32]; /* the last envelope's id ("mcp-N"), "" when none was made */
 	int refused;
 };
 
@@ -164,11 +165,45 @@ static void report_record(jv rec, const char *tool)
 		jv_array_foreach(res, i, r)
 		{
 			(void)i;
-			if (gl_json_get_bool(r, "ok", 0) != 1)
-				warn_call(tool, "copy failed", gl_json_get_str(r, "error"), NULL);
+			const char *e = gl_json_get_str(r, "error");
+			if (gl_json_get_bool(r, "ok", 0) != 1 &&
+			    !(e && !strcmp(e, "cancelled"))) /* said by report_cancelled */
+				warn_call(tool, "copy failed", e, NULL);
 			jv_free(r);
 		}
 	jv_free(res);
+}
+
+/* A call the client cancelled: no answer goes out (MCP "Cancellation");
+ * stderr and the log name it by its call id (the envelope's, as in its
+ * call_start event) and the client's request id. tag {id, name, call} is
+ * borrowed. */
+static void report_cancelled(struct serve *v, jv tag)
+{
+	jv rid = gl_json_get(tag, "id"), call = gl_json_get(tag, "call");
+	autobuf struct gl_buf rtext = {0};
+	gl_json_dump(&rtext, rid); /* a string or a number (jsonrpc.c) */
+	autofree char *detail = gl_xasprintf(
+	    "no answer sent (call %s, request %.*s)",
+	    jv_get_kind(call) == JV_KIND_STRING ? jv_string_value(call) : "none",
+	    (int)(rtext.len < 64 ? rtext.len : 64), rtext.data ? rtext.data : "");
+	warn_call(gl_json_get_str(tag, "name"), "cancelled by the client", "cancelled", detail);
+	gl_log_event("cancelled",
+		     JV_OBJECT(jv_string("id"), jv_is_valid(call) ? call : jv_null(),
+			       jv_string("request"), jv_is_valid(rid) ? rid : jv_null(),
+			       jv_string("release"), jv_string(v->release), jv_string("function"),
+			       gl_log_field(tag, "name")));
+}
+
+/* A tag {id, name, call} of a tools/call request (id and params borrowed):
+ * what names the call once it is cancelled. */
+static jv call_tag(const struct serve *v, jv id, jv params)
+{
+	const char *name = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get_str(params, "name")
+								 : NULL;
+	return JV_OBJECT(jv_string("id"), jv_copy(id), jv_string("name"),
+			 name ? jv_string(name) : jv_null(), jv_string("call"),
+			 v->call_id[0] ? jv_string(v->call_id) : jv_null());
 }
 
 static int bad_params(int *code, char **message, jv *data, const char *what)
@@ -196,6 +231,7 @@ static bool schema_off(void)
 static int call_envelope(struct serve *v, jv params, struct gl_buf *line, int *code,
 			 char **message, jv *data)
 {
+	v->call_id[0] = '\0';
 	const char *name = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get_str(params, "name")
 								 : NULL;
 	jv args = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get(params, "arguments")
@@ -232,9 +268,8 @@ static int call_envelope(struct serve *v, jv params, struct gl_buf *line, int *c
 		return -1;
 	}
 	jv_free(schema);
-	char id[32];
-	snprintf(id, sizeof id, "mcp-%lu", ++v->calls);
-	jv env = JV_OBJECT(jv_string("id"), jv_string(id), jv_string("release"),
+	snprintf(v->call_id, sizeof v->call_id, "mcp-%lu", ++v->calls);
+	jv env = JV_OBJECT(jv_string("id"), jv_string(v->call_id), jv_string("release"),
 			   jv_string(v->release), jv_string("function"), jv_string(name),
 			   jv_string("args"), args, jv_string("items"), jv_array(),
 			   jv_string("consumers"), jv_array_append(jv_array(), jv_string(v->consumer)));
@@ -287,10 +322,9 @@ static void call(struct serve *v, jv id, jv params)
 	char *message = NULL;
 	int r = tools_call(v, params, &result, &code, &message, &data);
 	if (gl_mcp_io_call_end(v->io)) {
-		const char *name = jv_get_kind(params) == JV_KIND_OBJECT
-				       ? gl_json_get_str(params, "name") : NULL;
-		warn_call(name, "cancelled by the client", "cancelled", "no answer sent");
-		gl_log_event("cancelled", JV_OBJECT(jv_string("release"), jv_string(v->release)));
+		jv tag = call_tag(v, id, params);
+		report_cancelled(v, tag);
+		jv_free(tag);
 		jv_free(result);
 		jv_free(data);
 	} else if (r == 0) {
@@ -345,9 +379,7 @@ static void call_async(struct serve *v, jv id, jv params)
 	gl_mcp_io_track(v->io, id, token);
 	jv_free(token);
 	jv_free(meta);
-	jv tag = JV_OBJECT(jv_string("id"), jv_copy(id), jv_string("name"),
-			   jv_string(gl_json_get_str(params, "name")));
-	gl_jobs_add(v->J, &line, tag);
+	gl_jobs_add(v->J, &line, call_tag(v, id, params));
 }
 
 /* --jobs > 1: notifications/cancelled (msg borrowed) for a call the
@@ -363,9 +395,7 @@ static void cancel_call(struct serve *v, jv msg)
 							    : jv_invalid();
 	if (jv_is_valid(tag)) {
 		gl_mcp_io_untrack(v->io, rid); /* no progress after the cancellation */
-		warn_call(gl_json_get_str(tag, "name"), "cancelled by the client", "cancelled",
-			  "no answer sent");
-		gl_log_event("cancelled", JV_OBJECT(jv_string("release"), jv_string(v->release)));
+		report_cancelled(v, tag);
 	}
 	jv_free(tag);
 	jv_free(rid);

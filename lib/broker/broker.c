@@ -293,7 +293,11 @@ enum outcome gl_broker_serve_copy(struct run *r, struct gl_germline *gm, const s
 		o = serve(r, result); /* lines 12–24 */
 	if (o == COPY_RESULT && r->mode->compare_end)
 		r->mode->compare_end(r); /* lines 25–26 */
-	if (r->mode->bounded)
+	/* A cancelled call's copy was killed by the broker (SIGKILL, like
+	 * RLIMIT_CPU's): it ended because of the cancellation, not a bound. */
+	if (o != COPY_RESULT && gl_cancel_requested(r->b->cancel))
+		o = COPY_CANCELLED;
+	else if (r->mode->bounded)
 		o = gl_broker_limit_outcome(gm, r->pidfd, o);
 	/* Line 27: the copy and all its descendants are gone before anything
 	 * else happens (A1). */

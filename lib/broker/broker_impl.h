@@ -52,7 +52,8 @@ struct tally {
 
 /* How a copy ended. */
 enum outcome { COPY_RESULT, COPY_DEADLINE, COPY_CRASH, COPY_PROTOCOL,
-	       COPY_MEMORY, COPY_PIDS, COPY_CPU /* a bound reached (SPEC §4 limits) */ };
+	       COPY_MEMORY, COPY_PIDS, COPY_CPU, /* a bound reached (SPEC §4 limits) */
+	       COPY_CANCELLED /* its call was cancelled by the client (lib/core/cancel.h) */ };
 extern const char *const gl_broker_outcome_name[];
 
 struct run;

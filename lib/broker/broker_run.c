@@ -17,7 +17,7 @@
 #include "core/util.h"
 
 const char *const gl_broker_outcome_name[] = {"ok",     "deadline", "crash", "protocol",
-					      "memory", "pids",     "cpu"};
+					      "memory", "pids",     "cpu",   "cancelled"};
 
 jv gl_broker_refusal(const struct gl_fail *f)
 {
