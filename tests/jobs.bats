@@ -170,7 +170,9 @@ kill_worker() {
   alive "$copy"
   kill -KILL "$w"
   wait_ids o doomed
-  rec doomed '.ok == false and .error == "internal"'
+  # labelled like every outcome that may follow what its copies did: the
+  # call's bound (its items, horizons and destinations: all public here)
+  rec doomed '.ok == false and .error == "internal" and .labels.call == []'
   jq -r 'select(.id == "doomed") | .detail' o | grep 'signal 9'
 }
 

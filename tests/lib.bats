@@ -49,6 +49,10 @@ unit_ok() {
   unit_ok json_test
 }
 
+@test "numbers: whatever the strict reader, its TUF variant, canonical JSON or a copy message takes, the writer writes back as text it reads as the same value (numbers_test)" {
+  unit_ok numbers_test
+}
+
 @test "jsonrpc: validation, the bounded line reader and the writer (lib/json/jsonrpc.c; jsonrpc_test)" {
   unit_ok jsonrpc_test
 }

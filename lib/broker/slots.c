@@ -58,12 +58,11 @@ static int check_entries(jv doc, struct gl_labels *label, struct gl_fail *f)
 		struct gl_labels l = {0}, u = {0};
 		autofail struct gl_fail why = {0};
 		if (r == 0 && (nfield != 2 || !jv_is_valid(val) || !jv_is_valid(lb))) {
-			autofree char *q = gl_sanitize(key, strlen(key));
-			r = gl_fail(f, GL_E_BAD_SLOT,
-				    "entry \"%.64s\": not {\"value\":…,\"label\":[…]}", q);
+			autofree char *q = gl_quote(key, strlen(key));
+			r = gl_fail(f, GL_E_BAD_SLOT, "entry %s: not {\"value\":…,\"label\":[…]}", q);
 		} else if (r == 0 && gl_labels_from_jv(&l, lb, &why) < 0) {
-			autofree char *q = gl_sanitize(key, strlen(key));
-			r = gl_fail(f, GL_E_BAD_SLOT, "entry \"%.64s\": label %s", q,
+			autofree char *q = gl_quote(key, strlen(key));
+			r = gl_fail(f, GL_E_BAD_SLOT, "entry %s: label %s", q,
 				    gl_fail_detail(&why));
 		} else if (r == 0) {
 			gl_labels_union(&u, label, &l);

@@ -267,11 +267,13 @@ int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f)
 			return gl_fail(f, GL_E_BAD_RECORD, "verdict: \"witness\" is not a string");
 		if (!name)
 			return gl_fail(f, GL_E_BAD_RECORD, "verdict: \"event\" missing or not a string");
-		if (gl_damp_event_parse(name, &out->event) < 0)
+		if (gl_damp_event_parse(name, &out->event) < 0) {
+			autofree char *q = gl_quote(name, strlen(name));
 			return gl_fail(f, GL_E_UNKNOWN_EVENT,
-				       "verdict: event \"%.80s\" is not one of verified, "
+				       "verdict: event %s is not one of verified, "
 				       "verified_undeclared, unverified, declared_broken (Table XIV)",
-				       name);
+				       q);
+		}
 		out->kind = GL_DAMP_VERDICT;
 	} else if (is_call) {
 		/* A result record of gl-run (SPEC §6), refused calls included. */
@@ -288,9 +290,11 @@ int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f)
 	if (!rel)
 		return gl_fail(f, GL_E_BAD_RELEASE, "\"release\" missing or not a string%s",
 			       out->kind == GL_DAMP_CALL ? " (an upstream error record?)" : "");
-	if (!gl_damp_hash_ok(rel))
+	if (!gl_damp_hash_ok(rel)) {
+		autofree char *q = gl_quote(rel, strlen(rel));
 		return gl_fail(f, GL_E_BAD_RELEASE,
-			       "release \"%.80s\" is not 64 lowercase hex digits (SHA-256)", rel);
+			       "release %s is not 64 lowercase hex digits (SHA-256)", q);
+	}
 	memcpy(out->release, rel, 65);
 	return 0;
 }

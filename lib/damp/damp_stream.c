@@ -49,6 +49,42 @@ static int apply(struct gl_damp_store *store, const struct gl_damp_params *p,
 	return 1;
 }
 
+/* A line the reader refuses (why: its message). No stage of ours writes
+ * one; a record whose copy made it unreadable (a value the pipeline cannot
+ * carry) would otherwise hide its call and its triggers. When its top level
+ * names a release, the line is an unverified event of that release (the
+ * weight of a trigger that cannot be replayed): reading nothing from a
+ * record never costs a release less than the record would have. Otherwise
+ * there is nobody to charge: only the error record. */
+static int bad_line(struct gl_damp_store *store, const struct gl_damp_params *p,
+		    const struct gl_buf *line, uint64_t lineno, const char *why, struct gl_fail *f)
+{
+	jv named = gl_jsonl_named(line->data, line->len);
+	const char *rel = gl_json_get_str(named, "release");
+	autofree char *detail = gl_xasprintf("line %llu: %s%s", (unsigned long long)lineno, why,
+					     rel ? "; counted as an unverified event of its release"
+						 : "");
+	if (!rel) {
+		jv_free(named);
+		gl_json_emit_error(jv_null(), "bad_json", "%s", detail);
+		return 0;
+	}
+	struct gl_damp_record r = {.kind = GL_DAMP_VERDICT, .event = GL_DAMP_UNVERIFIED};
+	memcpy(r.release, rel, 65);
+	jv extra = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string("bad_json"),
+			     jv_string("detail"), jv_string(detail));
+	jv id = gl_json_get(named, "id");
+	if (jv_is_valid(id))
+		extra = jv_object_set(extra, jv_string("id"), id);
+	else
+		jv_free(id);
+	jv_free(named);
+	gl_log_event("refusal", JV_OBJECT(jv_string("line"), jv_number((double)lineno),
+					  jv_string("release"), jv_string(r.release),
+					  jv_string("error"), jv_string("bad_json")));
+	return apply(store, p, &r, lineno, extra, f) < 0 ? -1 : 0;
+}
+
 /* One record: classify, then apply. */
 int gl_damp_stream_line(struct gl_damp_store *store, const struct gl_damp_params *p,
 			const struct gl_buf *line, uint64_t lineno, struct gl_fail *f)
@@ -56,10 +92,10 @@ int gl_damp_stream_line(struct gl_damp_store *store, const struct gl_damp_params
 	jv rec = gl_json_parse(line->data, line->len);
 	if (!jv_is_valid(rec)) {
 		jv msg = jv_invalid_get_msg(rec);
-		gl_json_emit_error(jv_null(), "bad_json", "line %llu: %s", (unsigned long long)lineno,
-				   jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?");
+		int rc = bad_line(store, p, line, lineno,
+				  jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?", f);
 		jv_free(msg);
-		return 0;
+		return rc;
 	}
 	struct gl_damp_record r;
 	autofail struct gl_fail cf = {0};

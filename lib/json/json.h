@@ -107,7 +107,10 @@ bool gl_json_depth_off(void);
 
 /* The text gl_json_dump writes for the finite number d (at most 39 bytes
  * and NUL): an integer within ±(2^53−1) as one, else the shortest of
- * %.15g..%.17g that reads back as d. */
+ * %.15g..%.17g that reads back as d, in exponent form (%.*e, the same
+ * digits) where %g would write an integer literal. Every text it writes,
+ * the reader (gl_json_parse, its TUF variant, the copy message) reads back
+ * as d: parse → write → parse is the identity on values. */
 void gl_json_number_text(double d, char out[40]);
 
 /* Append compact JSON (RFC 8259, UTF-8 verbatim, control characters

@@ -177,7 +177,8 @@ int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, struct gl_fail *f)
 			 (k == GL_RPC_RESULT && !strcmp(s, "result")) ||
 			 (k == GL_RPC_ERROR && !strcmp(s, "error"));
 		if (!ok) {
-			int r = gl_fail(f, GL_E_BAD_RECORD, "unknown member \"%.64s\"", s);
+			autofree char *q = gl_quote(s, (size_t)jv_string_length_bytes(jv_copy(key)));
+			int r = gl_fail(f, GL_E_BAD_RECORD, "unknown member %s", q);
 			jv_free(key);
 			return r;
 		}

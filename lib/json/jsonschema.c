@@ -179,7 +179,11 @@ static int check_object(struct ctx *c, jv schema, jv v, int depth)
 			(void)i;
 			if (!r && jv_get_kind(n) == JV_KIND_STRING &&
 			    !jv_object_has(jv_copy(v), jv_copy(n)))
-				r = fail(c, "missing required property \"%.64s\"", jv_string_value(n));
+			{
+				autofree char *q = gl_quote(jv_string_value(n),
+							    (size_t)jv_string_length_bytes(jv_copy(n)));
+				r = fail(c, "missing required property %s", q);
+			}
 			jv_free(n);
 		}
 	jv_free(req);

@@ -312,8 +312,8 @@ static int parse_effect(struct gl_msg *m, struct gl_fail *f)
 		if (slot) {
 			*slot = jv_copy(v);
 		} else if (strcmp(key, "type") && r == 0) {
-			autofree char *q = gl_sanitize(key, strlen(key));
-			r = gl_fail(f, GL_E_PROTOCOL, "effect: unknown field \"%.64s\"", q);
+			autofree char *q = gl_quote(key, strlen(key));
+			r = gl_fail(f, GL_E_PROTOCOL, "effect: unknown field %s", q);
 		}
 		jv_free(k);
 		jv_free(v);
@@ -373,8 +373,8 @@ static int parse_simple(struct gl_msg *m, const char *type, struct gl_fail *f)
 		} else if (r == 0) {
 			/* e.g. a state write naming a horizon: the broker picks
 			 * the slot, always the copy's own (Definition 3). */
-			autofree char *q = gl_sanitize(name, strlen(name));
-			r = gl_fail(f, GL_E_PROTOCOL, "%s: unknown field \"%.64s\"", type, q);
+			autofree char *q = gl_quote(name, strlen(name));
+			r = gl_fail(f, GL_E_PROTOCOL, "%s: unknown field %s", type, q);
 		}
 		jv_free(k);
 		jv_free(v);
@@ -443,8 +443,8 @@ int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, struct gl_fail *
 		m->type = GL_MSG_RESULT;
 		return parse_simple(m, type, f);
 	}
-	autofree char *q = gl_sanitize(type, strlen(type));
-	return gl_fail(f, GL_E_PROTOCOL, "unknown type \"%.64s\" (effect, state_put, result)", q);
+	autofree char *q = gl_quote(type, strlen(type));
+	return gl_fail(f, GL_E_PROTOCOL, "unknown type %s (effect, state_put, result)", q);
 }
 
 void gl_msg_free(struct gl_msg *m)

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/sha.h"
 #include "evidence/witness_store.h"
 #include "json/json.h"
+#include "json/jsonl.h"
 #include "json/log.h"
 #include "replay/replay_stream.h"
 
@@ -83,15 +85,52 @@ static enum kind kind_of(jv rec)
 	return t ? K_TRIGGER : K_OTHER;
 }
 
+/* A line the reader refuses (why: its message). No stage of ours writes
+ * one; a result record that a copy made unreadable would otherwise take
+ * its triggers out of replay and damping. When its top level names a
+ * release, the answer is an unverified event of that release, which gl-damp
+ * counts (the weight of a trigger that cannot be replayed), naming as its
+ * witness the SHA-256 of the line; the line itself is not passed on, so it
+ * is counted once. */
+static int bad_line(const struct gl_buf *line, const char *why)
+{
+	jv named = gl_jsonl_named(line->data, line->len);
+	const char *rel = gl_json_get_str(named, "release");
+	jv out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string("bad_json"),
+			   jv_string("detail"),
+			   jv_string_fmt("%s%s", why,
+					 rel ? "; an unverified event of the release it names" : ""));
+	if (rel) {
+		/* a verdict names its evidence: here the line itself, by its hash */
+		unsigned char d[GL_SHA256_BYTES];
+		char sha[65];
+		gl_sha256(d, line->data, line->len);
+		gl_hex(d, sizeof d, sha);
+		out = jv_object_set(out, jv_string("witness"), jv_string(sha));
+		out = jv_object_set(out, jv_string("release"), jv_string(rel));
+		out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
+		out = jv_object_set(out, jv_string("weight"), jv_number(GL_REPLAY_WEIGHT_W));
+		jv id = gl_json_get(named, "id");
+		if (jv_is_valid(id))
+			out = jv_object_set(out, jv_string("call"), id);
+		else
+			jv_free(id);
+	}
+	jv_free(named);
+	gl_log_event("refusal", JV_OBJECT(jv_string("release"), gl_log_field(out, "release"),
+					  jv_string("error"), jv_string("bad_json")));
+	autofail struct gl_fail f = {0};
+	return gl_json_put(out, &f) < 0 ? -1 : GL_EXIT_REFUSED;
+}
+
 int gl_replay_stream_line(struct gl_replay *x, const struct gl_buf *line)
 {
 	jv rec = gl_json_parse(line->data, line->len);
 	if (!jv_is_valid(rec)) {
 		jv msg = jv_invalid_get_msg(rec);
-		gl_json_emit_error(jv_null(), "bad_json", "%s",
-				   jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?");
+		int st = bad_line(line, jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg) : "?");
 		jv_free(msg);
-		return GL_EXIT_REFUSED;
+		return st;
 	}
 	enum kind k = kind_of(rec);
 	if (k == K_TRIGGER) {

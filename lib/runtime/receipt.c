@@ -202,8 +202,8 @@ static bool shape_fields(struct vctx *v, jv s)
 		for (size_t i = 0; i < sizeof known / sizeof *known; i++)
 			ok |= !strcmp(jv_string_value(k), known[i]);
 		if (!ok) {
-			autofree char *n = gl_sanitize(jv_string_value(k), strlen(jv_string_value(k)));
-			fail(v, "bad_receipt", "shape", "unknown field \"%.64s\"", n);
+			autofree char *n = gl_quote(jv_string_value(k), strlen(jv_string_value(k)));
+			fail(v, "bad_receipt", "shape", "unknown field %s", n);
 		}
 		jv_free(k);
 		jv_free(val);

@@ -318,11 +318,15 @@ static void reap(struct gl_jobs *J, struct job *jb)
 			snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(ws));
 		else
 			snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(ws));
+		/* How and when the worker ended may follow what its copies did:
+		 * labelled with everything they could see (SPEC §6) */
 		k->out = gl_session_refusal(
 		    k->out, "internal",
 		    jv_string_fmt("the call's worker process ended without a record (%s); "
 				  "%u of its copies killed",
 				  why, killed));
+		k->out = jv_object_set(k->out, jv_string("labels"),
+				       JV_OBJECT(jv_string("call"), gl_session_call_bound(J->s, k)));
 		k->state = GL_CALL_RAN;
 		k->lost = !noreap && !gl_session_baseline(J->s);
 		k->sp_down = gl_session_baseline(J->s) && J->s->run != GL_RUN_FRESH;

@@ -144,6 +144,12 @@ jv gl_session_tools(struct gl_session *s, const char *release, struct gl_fail *f
 
 /* c(name) under the session's policy, as a JSON array (owned). */
 jv gl_session_clearance(const struct gl_session *s, const char *name);
+/* The label every copy of call k can reach, known before any copy runs
+ * (SPEC §6, Eq. 2): its items' labels, its groups' horizons (their slots)
+ * and its destinations' clearances (their replies); owned, a sorted array.
+ * What a refusal carries as labels.call when it depends on a run the main
+ * process did not see (a worker that died mid-call). */
+jv gl_session_call_bound(const struct gl_session *s, const struct gl_session_call *k);
 
 /* The broker's cancellation control (lib/core/cancel.h; NULL: none). */
 void gl_session_set_cancel(struct gl_session *s, struct gl_cancel *c);

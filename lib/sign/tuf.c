@@ -126,8 +126,9 @@ static int check_common(struct gl_meta *m, struct gl_fail *f)
 	if (!sv)
 		return bad(f, "%s: signed.spec_version is not a string", m->name);
 	if (strncmp(sv, "1.", 2)) {
-		gl_fail_set(f, GL_E_UNSUPPORTED,
-			    "%s: spec_version \"%.40s\": only TUF 1.x is supported", m->name, sv);
+		autofree char *q = gl_quote(sv, strlen(sv));
+		gl_fail_set(f, GL_E_UNSUPPORTED, "%s: spec_version %s: only TUF 1.x is supported",
+			    m->name, q);
 		return -1;
 	}
 	if (gl_json_get_int(m->sig, "version", &m->version) < 0 || m->version < 1)

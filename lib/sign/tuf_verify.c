@@ -79,7 +79,7 @@ static enum gl_code verify_with(const struct gl_meta *m, jv keys, jv r, const ch
 						 kf.detail ? kf.detail : "malformed");
 			else if (ok < 0 && !unsup) {
 				const char *kt = gl_json_get_str(key, "keytype");
-				unsup = gl_xasprintf("%.40s", kt ? kt : "?");
+				unsup = gl_quote(kt ? kt : "?", kt ? strlen(kt) : 1);
 			} else if (ok == 0)
 				rc = gl_fail_set(f, GL_E_BAD_SIGNATURE,
 						 "%s: signature %d by key %s (authorised for the %s "
@@ -98,7 +98,7 @@ static enum gl_code verify_with(const struct gl_meta *m, jv keys, jv r, const ch
 	if (rc == GL_E_OK && n < threshold && unsup)
 		rc = gl_fail_set(f, GL_E_UNSUPPORTED,
 				 "%s: %d valid signature%s of the %s role (threshold %lld); a key "
-				 "of type \"%s\" cannot be verified on this host",
+				 "of type %s cannot be verified on this host",
 				 m->name, n, n == 1 ? "" : "s", role, (long long)threshold, unsup);
 	else if (rc == GL_E_OK && n < threshold)
 		rc = gl_fail_set(

@@ -52,6 +52,36 @@ static void validation(void)
 	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\",\"method\":\"q\"}") == -2); /* dup key */
 }
 
+/* An unknown member's name in the error text: control characters escaped,
+ * cut to 64 bytes without splitting a character (escaped, never raw). */
+static void hostile_names(void)
+{
+	struct gl_buf name = {0};
+	gl_buf_adds(&name, "a\\u001b[31m");
+	for (int i = 0; i < 40; i++)
+		gl_buf_adds(&name, "\u00e9"); /* é: two bytes of UTF-8 each */
+	char *text = gl_xasprintf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\",\"%.*s\":3}",
+				  (int)name.len, name.data);
+	jv v = gl_json_parse(text, strlen(text));
+	CHECK(jv_is_valid(v));
+	enum gl_rpc_kind k;
+	struct gl_fail f = {0};
+	CHECK(gl_rpc_validate(v, &k, &f) < 0 && f.detail);
+	const char *d = gl_fail_detail(&f);
+	bool plain = true;
+	for (const char *c = d; *c; c++)
+		plain = plain && (unsigned char)*c >= 0x20 && (unsigned char)*c != 0x7f &&
+			((unsigned char)*c < 0x80 || !strncmp(c, "…", strlen("…")) ||
+			 (c > d && !strncmp(c - 1, "…", strlen("…"))) ||
+			 (c > d + 1 && !strncmp(c - 2, "…", strlen("…"))));
+	CHECK(plain, "raw control or non-ASCII bytes in: %s", d);
+	CHECK(strstr(d, "\\x1b[31m") != NULL, "the escape is not shown escaped: %s", d);
+	gl_fail_clear(&f);
+	jv_free(v);
+	free(text);
+	gl_buf_free(&name);
+}
+
 static void reader(void)
 {
 	int p[2];
@@ -115,6 +145,7 @@ int main(void)
 {
 	gl_prog = "jsonrpc_test";
 	validation();
+	hostile_names();
 	reader();
 	writer();
 	return check_done();
