@@ -81,6 +81,30 @@ case "$only" in
   *) echo "tests/run.sh: GL_TEST_PASS must be plain, sanitizers or unprivileged" >&2; exit 2 ;;
 esac
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+# the watchdog's settings (its budgets: below, before the jobs start)
+case ${GL_TEST_WATCHDOG:-} in
+  0 | 1) watchdog=$GL_TEST_WATCHDOG ;;
+  "") if [ -n "${GL_TEST_ONLY:-}" ]; then watchdog=0; else watchdog=1; fi ;;
+  *) echo "tests/run.sh: GL_TEST_WATCHDOG must be 0 or 1" >&2; exit 2 ;;
+esac
+if [[ ${GL_TEST_BUDGET_SCALE:-1} =~ ^([0-9]+)(\.([0-9]{0,2}))?$ ]]; then
+  f=${BASH_REMATCH[3]}00
+  scale_pct=$((10#${BASH_REMATCH[1]} * 100 + 10#${f:0:2}))
+else
+  scale_pct=0
+fi
+if [ "$scale_pct" -le 0 ]; then
+  echo "tests/run.sh: GL_TEST_BUDGET_SCALE must be a number above 0 (up to 2 decimals)" >&2; exit 2
+fi
+if [ -n "${GL_TEST_BUDGET:-}" ] && ! [[ $GL_TEST_BUDGET =~ ^[1-9][0-9]*$ ]]; then
+  echo "tests/run.sh: GL_TEST_BUDGET must be a number of seconds" >&2; exit 2
+fi
+if [ -n "${GL_TEST_TIMES:-}" ]; then
+  [ -f "$GL_TEST_TIMES" ] || { echo "tests/run.sh: GL_TEST_TIMES: no file $GL_TEST_TIMES" >&2; exit 2; }
+  budget_files=("$GL_TEST_TIMES")
+else
+  budget_files=("$root/tests/times.tsv")
+fi
 
 # skipped SUITE PASS REASON — a suite that a pass could not run: one TAP
 # skip line in the log, so that it is counted as skipped (never as passed).
@@ -288,29 +312,6 @@ fi
 # its line in tests/times.tsv, or a "# budget: N" line, when it is added.
 # A hang costs 5 to 25 minutes, not CI's 90.
 wd_k=10 wd_c=180 wd_floor=300 wd_default=1500
-case ${GL_TEST_WATCHDOG:-} in
-  0 | 1) watchdog=$GL_TEST_WATCHDOG ;;
-  "") if [ -n "${GL_TEST_ONLY:-}" ]; then watchdog=0; else watchdog=1; fi ;;
-  *) echo "tests/run.sh: GL_TEST_WATCHDOG must be 0 or 1" >&2; exit 2 ;;
-esac
-if [[ ${GL_TEST_BUDGET_SCALE:-1} =~ ^([0-9]+)(\.([0-9]{0,2}))?$ ]]; then
-  f=${BASH_REMATCH[3]}00
-  scale_pct=$((10#${BASH_REMATCH[1]} * 100 + 10#${f:0:2}))
-else
-  scale_pct=0
-fi
-if [ "$scale_pct" -le 0 ]; then
-  echo "tests/run.sh: GL_TEST_BUDGET_SCALE must be a number above 0 (up to 2 decimals)" >&2; exit 2
-fi
-if [ -n "${GL_TEST_BUDGET:-}" ] && ! [[ $GL_TEST_BUDGET =~ ^[1-9][0-9]*$ ]]; then
-  echo "tests/run.sh: GL_TEST_BUDGET must be a number of seconds" >&2; exit 2
-fi
-if [ -n "${GL_TEST_TIMES:-}" ]; then
-  [ -f "$GL_TEST_TIMES" ] || { echo "tests/run.sh: GL_TEST_TIMES: no file $GL_TEST_TIMES" >&2; exit 2; }
-  budget_files=("$GL_TEST_TIMES")
-else
-  budget_files=("$root/tests/times.tsv")
-fi
 for f in "${budget_files[@]}"; do
   [ -f "$f" ] || continue
   while read -r p n sec _; do
