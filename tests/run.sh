@@ -300,17 +300,19 @@ fi
 # skipping or a loaded run would lower or raise:
 #   budget = max(wd_floor, wd_k × recorded + wd_c); wd_default unrecorded
 # wd_k 10: tests/times.tsv was recorded on a machine with nothing else
-# running. CI's was 2 to 4× slower for the same suites (docs/testing.md
-# "Where make check's time goes"); this project's machine, running three
-# other checkouts' builds and tests beside a make check, up to 8.4×
-# (2026-12-06: tests/witness-bounds.bats 547 s, recorded 65). 10× keeps 40%
-# over the worst seen, and 2.5× over a machine 3× slower with four suites
-# on two cores. wd_c 180 s and the floor 300 s: a short suite is mostly
-# fixed costs (process starts, a setup_file, a lock another suite holds)
-# that a slow or busy machine stretches more than its tests. wd_default
-# 1500 s: the longest recorded job's (127 s → 1450 s); a new suite gets
-# its line in tests/times.tsv, or a "# budget: N" line, when it is added.
-# A hang costs 5 to 25 minutes, not CI's 90.
+# running. CI's took 2 to 4× as long for the same suites (docs/testing.md
+# "Where make check's time goes"); this project's machine on 2026-12-06,
+# running three other checkouts' builds and tests beside a clean clone's
+# make check (72 min), 4× at the median and up to 11.7× (the sanitizer
+# pass of tests/gl-verify.bats, 269 s against 23) — yet every job ended
+# within two thirds of its budget (tests/witness-bounds.bats 547 s of 830,
+# gl-verify 269 of 410). A machine 3× slower running four suites on two
+# cores keeps 2.5× or more. wd_c 180 s and the floor 300 s: a short suite
+# is mostly fixed costs (process starts, a setup_file, a lock another suite
+# holds) that a busy machine stretches more than its tests (the 11.7×
+# above). wd_default 1500 s: about the longest recorded job's (127 s →
+# 1450 s); a new suite gets its line in tests/times.tsv, or a "# budget:
+# N" line, when it is added. A hang costs 5 to 25 minutes, not CI's 90.
 wd_k=10 wd_c=180 wd_floor=300 wd_default=1500
 for f in "${budget_files[@]}"; do
   [ -f "$f" ] || continue
