@@ -32,8 +32,8 @@
 #   budget = max(300, 10 × recorded + 180), the seconds tests/times.tsv
 #   records for that pass and suite; 1500 for a job it does not record; a
 #   suite's line "# budget: N" sets its own.
-#   GL_TEST_WATCHDOG=0|1                       off / on (default: on, except in a run
-#                                              of chosen suites, GL_TEST_ONLY)
+#   GL_TEST_WATCHDOG=0|1                       off / on (default: on; the Makefile's
+#                                              long counts, make e7 and the like, turn it off)
 #   GL_TEST_BUDGET_SCALE=2 tests/run.sh        every budget times 2 (up to 2 decimals)
 #   GL_TEST_BUDGET=N tests/run.sh              every job's budget N seconds
 #   GL_TEST_TIMES=FILE tests/run.sh            the budgets from FILE's times, not tests/times.tsv
@@ -84,7 +84,7 @@ want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 # the watchdog's settings (its budgets: below, before the jobs start)
 case ${GL_TEST_WATCHDOG:-} in
   0 | 1) watchdog=$GL_TEST_WATCHDOG ;;
-  "") if [ -n "${GL_TEST_ONLY:-}" ]; then watchdog=0; else watchdog=1; fi ;;
+  "") watchdog=1 ;;
   *) echo "tests/run.sh: GL_TEST_WATCHDOG must be 0 or 1" >&2; exit 2 ;;
 esac
 if [[ ${GL_TEST_BUDGET_SCALE:-1} =~ ^([0-9]+)(\.([0-9]{0,2}))?$ ]]; then
@@ -608,7 +608,7 @@ workers=${GL_TEST_JOBS:-4}
 if [ "$watchdog" = 1 ]; then
   echo "== $njobs suite runs, $workers at a time, longest first; the watchdog kills a job past its budget ($(cut -d' ' -f2 "$jobdir/order" | sort -n | sed -n '1p;$p' | paste -sd'-') s; GL_TEST_BUDGETS=1 lists them)"
 else
-  echo "== $njobs suite runs, $workers at a time, longest first; no watchdog (GL_TEST_WATCHDOG=1 turns it on)"
+  echo "== $njobs suite runs, $workers at a time, longest first; no watchdog (GL_TEST_WATCHDOG=0)"
 fi
 worker_pids=()
 for ((w = 0; w < workers; w++)); do
