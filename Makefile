@@ -253,3 +253,4 @@ deb: deps
 
 clean:
 	rm -rf $(BUILD) bin
+include fuzz/fuzz.mk
