@@ -296,3 +296,4 @@ deb: deps
 
 clean:
 	rm -rf $(BUILD) bin
+include fuzz/fuzz.mk

@@ -6,6 +6,8 @@
  *                   (state_put, result)
  *   channel.c       the broker channel on fd 3 (length-prefixed JSON)
  *   relay.c         the HTTP relay on fd 4: one request -> one effect
+ *   relay_parse.c   its parsing half, without I/O (relay_parse.h: the
+ *                   request head, a chunked body; fuzz/http.c feeds it)
  *   target.c        starting and ending the target, its twin inputs, its
  *                   stderr's tail, and the loop over its output and the relay
  *   protocol.c      the release's protocol with the target ("germline",

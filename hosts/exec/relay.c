@@ -19,9 +19,7 @@
 
 #include "json/json.h"
 #include "json/msg.h"
-
-#define HEAD_MAX (64u << 10)     /* bytes of one HTTP request head */
-#define BODY_MAX (16u << 20)     /* bytes of one HTTP request body */
+#include "relay_parse.h"
 
 static int wait_fd(int fd, short ev, int64_t deadline)
 {
@@ -54,31 +52,6 @@ static int read_more(int fd, struct gl_buf *b, size_t want, int64_t deadline)
 static char *find_crlf2(struct gl_buf *b)
 {
 	return b->len >= 4 ? memmem(b->data, b->len, "\r\n\r\n", 4) : NULL;
-}
-
-/* Decode a complete chunked body at p[0..n); -1 incomplete, -2 bad. */
-static ssize_t dechunk(const char *p, size_t n, struct gl_buf *out)
-{
-	size_t pos = 0;
-	out->len = 0;
-	for (;;) {
-		const char *eol = memmem(p + pos, n - pos, "\r\n", 2);
-		if (!eol)
-			return -1;
-		char *end;
-		unsigned long size = strtoul(p + pos, &end, 16);
-		if (end == p + pos || size > BODY_MAX)
-			return -2;
-		size_t data = (size_t)(eol - p) + 2;
-		if (size == 0)
-			return memmem(p + data, n - data, "\r\n", 2) ? (ssize_t)out->len : -1;
-		if (n < data + size + 2)
-			return -1;
-		gl_buf_add(out, p + data, size);
-		if (out->len > BODY_MAX)
-			return -2;
-		pos = data + size + 2;
-	}
 }
 
 static void write_all_to(int fd, const char *p, size_t n, int64_t deadline)
@@ -116,79 +89,16 @@ static const char *reason(int status)
 	return "Status";
 }
 
-static bool hop_header(const char *k, size_t n)
-{
-	static const char *const hop[] = {"host", "connection", "content-length", "transfer-encoding",
-					  "keep-alive", "proxy-connection", NULL};
-	for (size_t i = 0; hop[i]; i++)
-		if (strlen(hop[i]) == n && !strncasecmp(k, hop[i], n))
-			return true;
-	return false;
-}
-
-/* One request as the target sent it: parsed from its head (the buffer's
- * request line and header lines, cut in place), its body read in full. */
-struct relay_req {
-	struct gl_buf buf; /* the bytes read: the head (cut), then what followed */
-	size_t head_len;   /* bytes of the head, with its blank line */
-	const char *method, *target, *host;
-	jv headers; /* [[name, value]…] without hop-by-hop headers (owned) */
-	long long clen;
-	bool chunked;
-	struct gl_buf body;
-};
-
-static void relay_req_free(struct relay_req *q)
-{
-	free(q->buf.data);
-	free(q->body.data);
-	jv_free(q->headers);
-}
-
 /* Parse: the head, read within HEAD_MAX bytes, cut into the request line
- * and its header lines. -1 when there is no complete head or the request
- * line is not "METHOD TARGET HTTP/1.x". */
+ * and its header lines (relay_head_cut). -1 when there is no complete head
+ * or the request line is not "METHOD TARGET HTTP/1.x". */
 static int relay_parse_head(int conn, struct relay_req *q, int64_t deadline)
 {
 	char *eoh;
 	while (!(eoh = find_crlf2(&q->buf)))
 		if (q->buf.len > HEAD_MAX || read_more(conn, &q->buf, HEAD_MAX, deadline) <= 0)
 			return -1;
-	*eoh = 0;
-	q->head_len = (size_t)(eoh - q->buf.data) + 4;
-	char *line_end = strstr(q->buf.data, "\r\n");
-	char *rl = q->buf.data;
-	if (line_end)
-		*line_end = 0;
-	char *sp1 = strchr(rl, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-	if (!sp1 || !sp2 || strncmp(sp2 + 1, "HTTP/1.", 7))
-		return -1;
-	*sp1 = *sp2 = 0;
-	q->method = rl;
-	q->target = sp1 + 1;
-	for (char *h = line_end ? line_end + 2 : NULL; h && *h;) {
-		char *e = strstr(h, "\r\n");
-		if (e)
-			*e = 0;
-		char *colon = strchr(h, ':');
-		if (colon) {
-			size_t kn = (size_t)(colon - h);
-			char *v = colon + 1;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			if (kn == 4 && !strncasecmp(h, "host", 4))
-				q->host = v;
-			else if (kn == 14 && !strncasecmp(h, "content-length", 14))
-				q->clen = atoll(v);
-			else if (kn == 17 && !strncasecmp(h, "transfer-encoding", 17))
-				q->chunked = strcasestr(v, "chunked") != NULL;
-			if (!hop_header(h, kn))
-				q->headers = jv_array_append(
-				    q->headers, JV_ARRAY(jv_string_sized(h, (int)kn), jv_string(v)));
-		}
-		h = e ? e + 2 : NULL;
-	}
-	return 0;
+	return relay_head_cut(q, eoh);
 }
 
 /* Validate and read the body: a Host header, a length within BODY_MAX,

@@ -407,12 +407,18 @@ static void check(struct rd *r, struct gl_witness *w)
 	digests_ok(r, w->compared, "compared");
 }
 
-int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], struct gl_fail *f)
+/* An empty witness: every jv invalid, so gl_witness_free is safe. */
+static void witness_init(struct gl_witness *w)
 {
 	memset(w, 0, sizeof *w);
 	w->doc = w->call = w->args = w->dests = w->transcript = w->delivered = w->compared =
 	    w->served.view = w->served.slot = w->comparing.view = w->comparing.slot =
 		jv_invalid();
+}
+
+int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], struct gl_fail *f)
+{
+	witness_init(w);
 	autofree char *buf = NULL;
 	size_t len = 0;
 	/* A regular file only: a FIFO or a device named by a stream must not
@@ -431,8 +437,15 @@ int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], str
 			return gl_fail(f, GL_E_TOO_LARGE, "larger than %u bytes", GL_WITNESS_MAX);
 		return gl_fail(f, GL_E_IO, "%s", strerror(errno));
 	}
+	return gl_witness_parse(buf, len, w, sha256, f);
+}
+
+int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha256[65],
+		     struct gl_fail *f)
+{
+	witness_init(w);
 	unsigned char h[32];
-	gl_sha256(h, (unsigned char *)buf, len);
+	gl_sha256(h, (const unsigned char *)buf, len);
 	gl_hex(h, 32, sha256);
 	w->doc = gl_canon_parse(buf, len);
 	if (!jv_is_valid(w->doc)) {

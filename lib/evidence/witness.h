@@ -121,6 +121,11 @@ struct gl_witness {
  * truncated)"). *sha256 gets the SHA-256 of the file's bytes (when it was
  * read). Release with gl_witness_free either way. */
 int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], struct gl_fail *f);
+/* The same for the bytes buf[0..len) already read (at most GL_WITNESS_MAX:
+ * the caller's cap): bad_witness only. gl_witness_load reads the file and
+ * calls it; fuzz/witness.c feeds it directly. */
+int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha256[65],
+		     struct gl_fail *f);
 void gl_witness_free(struct gl_witness *w);
 
 /* Version 3: load both groups' snapshots from the slots/ directory beside

@@ -1,0 +1,31 @@
+/* msg.c — what a copy sends the broker (lib/json/msg.c): the input as one
+ * message's JSON (gl_msg_parse), then the input as the byte stream of the
+ * channel, framed messages read by gl_msg_read from a pipe that holds it
+ * (then EOF) and each parsed, until the stream ends or is refused. A
+ * frame's length prefix is the input's: a large one with few bytes behind
+ * it must cost nothing (msg.h: the buffer grows only as bytes arrive). */
+#include "fuzz.h"
+
+#include "json/msg.h"
+
+static void parse(const char *buf, size_t len)
+{
+	struct gl_msg m;
+	autofail struct gl_fail f = {0};
+	gl_msg_parse(&m, buf, len, &f);
+	gl_msg_free(&m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	parse((const char *)data, size);
+	int fd = fuzz_pipe(data, size);
+	if (fd < 0)
+		return 0;
+	int64_t deadline = gl_mono_ns() + 5 * (int64_t)1000000000;
+	autobuf struct gl_buf in = {0};
+	for (int i = 0; i < 64 && gl_msg_read(fd, deadline, &in) == GL_MSG_OK; i++)
+		parse(in.data, in.len);
+	close(fd);
+	return 0;
+}
