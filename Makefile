@@ -24,6 +24,8 @@ CC_IS_CLANG := $(shell $(CC) --version 2>/dev/null | grep -q clang && echo 1)
 ifneq ($(CC_IS_CLANG),1)
 WARN    += -Wjump-misses-init
 endif
+# the same warnings for clang (make clang, the fuzz targets)
+CLANG_WARN := $(filter-out -Wjump-misses-init,$(WARN))
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2 -iquote lib \
            -DGL_BUILD_HOST_DIR='"$(abspath build)/host"'
@@ -127,7 +129,7 @@ asan: $(ASAN_BINS) $(ASAN_UNITS) $(ASAN_HOST)
 # the other may refuse). -O0: clang's warnings come from its front end, not
 # its optimiser, so the cheapest build reads the same.
 CLANG     := clang
-CLANG_FLAGS := -O0 -std=gnu11 $(filter-out -Wjump-misses-init,$(WARN)) -fPIC -iquote lib \
+CLANG_FLAGS := -O0 -std=gnu11 $(CLANG_WARN) -fPIC -iquote lib \
            -DGL_BUILD_HOST_DIR='"$(abspath build)/host"'
 CLANG_LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/clang/lib/%.o,$(LIB_SRC))
 CLANG_OUT := $(addprefix $(BUILD)/clang/bin/,$(CMDS)) \

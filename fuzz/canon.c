@@ -13,6 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		autofail struct gl_fail f = {0}, g = {0};
 		gl_canon_dump(&a, v, &f);
 		gl_canon_dump_tuf(&b, v, &g);
+		fuzz_roundtrip(v, gl_canon_parse, true, "canonical reader");
 	}
 	jv_free(v);
 	return 0;

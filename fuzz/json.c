@@ -2,7 +2,8 @@
  * on any bytes: its node count first (gl_json_nodes, the pass that bounds
  * what a document may cost), then the parse; a value it took is walked by
  * the writers that follow it in the pipeline (compact and canonical) and
- * by the depth check. No round-trip property here (docs/fuzzing.md). */
+ * by the depth check, and must round-trip (fuzz_roundtrip). The same bytes
+ * through the TUF variant (gl_json_parse_tuf) and its round trip. */
 #include "fuzz.h"
 
 #include "json/json.h"
@@ -18,7 +19,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gl_json_dump(&out, v);
 		gl_canon_dump(&canon, v, &f);
 		gl_json_depth(v, GL_JSON_MAX_DEPTH);
+		fuzz_roundtrip(v, gl_json_parse, false, "strict reader");
 	}
 	jv_free(v);
+	jv t = gl_json_parse_tuf(buf, size);
+	if (jv_is_valid(t))
+		fuzz_roundtrip(t, gl_json_parse_tuf, false, "TUF reader");
+	jv_free(t);
 	return 0;
 }

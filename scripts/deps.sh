@@ -16,8 +16,6 @@ pkgs=(
   bats minisign
   bubblewrap nodejs
   groff-base
-  # the fuzz targets: clang and libFuzzer (fuzz/fuzz.mk, tests/fuzz.bats)
-  clang libclang-rt-14-dev
   python3-numpy python3-pypdf python3-requests
 )
 # make deb only (scripts/deb.sh checks the package with lintian)
