@@ -202,7 +202,7 @@ layers:
 check: deps
 	@GL_DEPS_DEB=1 GL_DEPS_CHECK=1 scripts/deps.sh
 	@$(MAKE) --no-print-directory layers
-	@$(MAKE) --no-print-directory -j$(JOBS) build units clang
+	@$(MAKE) --no-print-directory -j$(JOBS) build units clang fuzz-build
 	@GL_TEST_BUILD_ASAN=1 GL_TEST_MAKE_JOBS=$(JOBS) tests/run.sh
 
 # The long counts below run without tests/run.sh's watchdog: its budgets
