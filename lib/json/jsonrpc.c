@@ -136,6 +136,28 @@ static int valid_id(jv id, int allow_null)
 	return d == floor(d) && fabs(d) <= 9007199254740991.0;
 }
 
+/* Every member of v (borrowed) is one a message of kind k may have: 0, or
+ * -1 with f naming the first other one (quoted: the peer chose it). */
+static int members_known(jv v, enum gl_rpc_kind k, struct gl_fail *f)
+{
+	jv_object_keys_foreach(v, key)
+	{
+		const char *s = jv_string_value(key);
+		int ok = !strcmp(s, "jsonrpc") || !strcmp(s, "id") ||
+			 (k <= GL_RPC_NOTIFICATION && (!strcmp(s, "method") || !strcmp(s, "params"))) ||
+			 (k == GL_RPC_RESULT && !strcmp(s, "result")) ||
+			 (k == GL_RPC_ERROR && !strcmp(s, "error"));
+		if (!ok) {
+			autofree char *q = gl_quote(s, (size_t)jv_string_length_bytes(jv_copy(key)));
+			int r = gl_fail(f, GL_E_BAD_RECORD, "unknown member %s", q);
+			jv_free(key);
+			return r;
+		}
+		jv_free(key);
+	}
+	return 0;
+}
+
 int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, struct gl_fail *f)
 {
 	if (jv_get_kind(v) == JV_KIND_ARRAY)
@@ -169,21 +191,8 @@ int gl_rpc_validate(jv v, enum gl_rpc_kind *kind, struct gl_fail *f)
 	}
 	if ((k == GL_RPC_RESULT || k == GL_RPC_ERROR) && !has_id)
 		return gl_fail(f, GL_E_BAD_RECORD, "a response without \"id\"");
-	jv_object_keys_foreach(v, key)
-	{
-		const char *s = jv_string_value(key);
-		int ok = !strcmp(s, "jsonrpc") || !strcmp(s, "id") ||
-			 (k <= GL_RPC_NOTIFICATION && (!strcmp(s, "method") || !strcmp(s, "params"))) ||
-			 (k == GL_RPC_RESULT && !strcmp(s, "result")) ||
-			 (k == GL_RPC_ERROR && !strcmp(s, "error"));
-		if (!ok) {
-			autofree char *q = gl_quote(s, (size_t)jv_string_length_bytes(jv_copy(key)));
-			int r = gl_fail(f, GL_E_BAD_RECORD, "unknown member %s", q);
-			jv_free(key);
-			return r;
-		}
-		jv_free(key);
-	}
+	if (members_known(v, k, f) < 0)
+		return -1;
 	if (has_id) {
 		jv id = jv_object_get(jv_copy(v), jv_string("id"));
 		int ok = valid_id(id, k == GL_RPC_ERROR);
