@@ -49,29 +49,27 @@ static int apply(struct gl_damp_store *store, const struct gl_damp_params *p,
 	return 1;
 }
 
-/* A line the reader refuses (why: its message). No stage of ours writes
- * one; a record whose copy made it unreadable (a value the pipeline cannot
- * carry) would otherwise hide its call and its triggers. When its top level
- * names a release, the line is an unverified event of that release (the
- * weight of a trigger that cannot be replayed): reading nothing from a
- * record never costs a release less than the record would have. Otherwise
- * there is nobody to charge: only the error record. */
-static int bad_line(struct gl_damp_store *store, const struct gl_damp_params *p,
-		    const struct gl_buf *line, uint64_t lineno, const char *why, struct gl_fail *f)
+/* A line gl-damp could not take as a record, whose bytes buf[0..n) may
+ * name a release at their top level (gl_jsonl_named): charged to that
+ * release as r says (r->release filled here) and answered with the penalty
+ * and ok:false, error code, detail what, plus how it was counted (as_what);
+ * naming none, there is nobody to charge: only the error record. Either
+ * way gl-damp's exit status is 1. */
+static int charge_named(struct gl_damp_store *store, const struct gl_damp_params *p,
+			struct gl_damp_record *r, const char *buf, size_t n, uint64_t lineno,
+			const char *code, const char *what, const char *as_what, struct gl_fail *f)
 {
-	jv named = gl_jsonl_named(line->data, line->len);
+	jv named = gl_jsonl_named(buf, n);
 	const char *rel = gl_json_get_str(named, "release");
-	autofree char *detail = gl_xasprintf("line %llu: %s%s", (unsigned long long)lineno, why,
-					     rel ? "; counted as an unverified event of its release"
-						 : "");
+	autofree char *detail = gl_xasprintf("line %llu: %s%s%s", (unsigned long long)lineno, what,
+					     rel ? "; counted as " : "", rel ? as_what : "");
 	if (!rel) {
 		jv_free(named);
-		gl_json_emit_error(jv_null(), "bad_json", "%s", detail);
+		gl_json_emit_error(jv_null(), code, "%s", detail);
 		return 0;
 	}
-	struct gl_damp_record r = {.kind = GL_DAMP_VERDICT, .event = GL_DAMP_UNVERIFIED};
-	memcpy(r.release, rel, 65);
-	jv extra = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string("bad_json"),
+	memcpy(r->release, rel, 65);
+	jv extra = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string(code),
 			     jv_string("detail"), jv_string(detail));
 	jv id = gl_json_get(named, "id");
 	if (jv_is_valid(id))
@@ -80,9 +78,23 @@ static int bad_line(struct gl_damp_store *store, const struct gl_damp_params *p,
 		jv_free(id);
 	jv_free(named);
 	gl_log_event("refusal", JV_OBJECT(jv_string("line"), jv_number((double)lineno),
-					  jv_string("release"), jv_string(r.release),
-					  jv_string("error"), jv_string("bad_json")));
-	return apply(store, p, &r, lineno, extra, f) < 0 ? -1 : 0;
+					  jv_string("release"), jv_string(r->release),
+					  jv_string("error"), jv_string(code)));
+	return apply(store, p, r, lineno, extra, f) < 0 ? -1 : 0;
+}
+
+/* A line the reader refuses (why: its message). No stage of ours writes
+ * one; a record whose copy made it unreadable (a value the pipeline cannot
+ * carry) would otherwise hide its call and its triggers. Naming a release,
+ * it is an unverified event of that release (the weight of a trigger that
+ * cannot be replayed): reading nothing from a record never costs a release
+ * less than the record would have. */
+static int bad_line(struct gl_damp_store *store, const struct gl_damp_params *p,
+		    const struct gl_buf *line, uint64_t lineno, const char *why, struct gl_fail *f)
+{
+	struct gl_damp_record r = {.kind = GL_DAMP_VERDICT, .event = GL_DAMP_UNVERIFIED};
+	return charge_named(store, p, &r, line->data, line->len, lineno, "bad_json", why,
+			    "an unverified event of its release", f);
 }
 
 /* One record: classify, then apply. */
@@ -114,34 +126,15 @@ int gl_damp_stream_line(struct gl_damp_store *store, const struct gl_damp_params
 
 /* No stage of ours writes a line over the limit; when its first bytes name
  * a release it is counted as a call to it (never a silently skipped
- * record) and answered with the penalty and ok:false; otherwise there is
- * nobody to charge: only the error record. Either way gl-damp's exit
- * status is 1. */
+ * record). */
 int gl_damp_stream_too_long(struct gl_damp_store *store, const struct gl_damp_params *p,
 			    const struct gl_buf *prefix, uint64_t lineno, struct gl_fail *f)
 {
-	jv named = gl_jsonl_named(prefix->data, prefix->len);
-	const char *rel = gl_json_get_str(named, "release");
-	autofree char *detail = gl_xasprintf("line %llu: longer than %u bytes (the pipeline's "
-					     "line limit, SPEC §2)%s",
-					     (unsigned long long)lineno, GL_JSON_LINE_MAX,
-					     rel ? "; counted as a call to its release" : "");
-	if (!rel) {
-		jv_free(named);
-		gl_json_emit_error(jv_null(), "too_long", "%s", detail);
-		return 0;
-	}
 	struct gl_damp_record r = {.kind = GL_DAMP_CALL};
-	memcpy(r.release, rel, 65);
-	jv extra = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"), jv_string("too_long"),
-			     jv_string("detail"), jv_string(detail));
-	jv id = gl_json_get(named, "id");
-	if (jv_is_valid(id))
-		extra = jv_object_set(extra, jv_string("id"), id);
-	else
-		jv_free(id);
-	jv_free(named);
-	return apply(store, p, &r, lineno, extra, f) < 0 ? -1 : 0;
+	autofree char *what = gl_xasprintf("longer than %u bytes (the pipeline's line limit, SPEC §2)",
+					   GL_JSON_LINE_MAX);
+	return charge_named(store, p, &r, prefix->data, prefix->len, lineno, "too_long", what,
+			    "a call to its release", f);
 }
 
 static void print_calls(const char *label, jv k)
