@@ -5,6 +5,7 @@
 #                   after building the whole tree with clang too (make clang)
 #   make demo       the same, then the paper's running example end to end
 #   make bench      benchmarks, reported as ratios against baselines in one run
+#   make fuzz [SECONDS=N]  each libFuzzer target for N seconds (fuzz/fuzz.mk)
 #   make install [PREFIX=/usr/local] [DESTDIR=]   (make uninstall: the same files)
 #   make deb        build/deb/germline_VERSION_ARCH.deb (docs/install.md)
 
