@@ -202,6 +202,7 @@ layers:
 # (lintian too: tests/deb.bats checks the package with it)
 check: deps
 	@GL_DEPS_DEB=1 GL_DEPS_CHECK=1 scripts/deps.sh
+	@if [ "$$(id -u)" = 0 ]; then scripts/delegate-uids.sh root nobody; fi
 	@$(MAKE) --no-print-directory layers
 	@$(MAKE) --no-print-directory -j$(JOBS) build units clang fuzz-build
 	@GL_TEST_BUILD_ASAN=1 GL_TEST_MAKE_JOBS=$(JOBS) tests/run.sh

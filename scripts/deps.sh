@@ -5,6 +5,8 @@
 # GL_DEPS_DEB=1 also installs what `make deb` alone needs (lintian).
 # GL_DEPS_CHECK=1 also installs what `make check` and `make fuzz` need: clang
 # (the second compiler) and its sanitizer and libFuzzer runtimes.
+# uidmap (newuidmap/newgidmap) is installed always: an unprivileged gl-run
+# maps its delegated host uids with it.
 set -euo pipefail
 [ "${GL_SKIP_DEPS:-0}" = 1 ] && exit 0
 
@@ -23,6 +25,10 @@ pkgs=(
 # make check and make fuzz only; the runtimes are a Recommends of clang-14,
 # which --no-install-recommends below would leave out
 [ "${GL_DEPS_CHECK:-0}" = 1 ] && pkgs+=(clang libclang-rt-14-dev)
+# newuidmap/newgidmap: gl-run as a user other than root maps its delegated
+# host uids with them (docs/sandbox.md "Host uids"; make check's
+# unprivileged pass); also for an operator who runs gl-run unprivileged
+pkgs+=(uidmap)
 # npm: a separate Debian package (Debian 12: nodejs 18 + npm), bundled with
 # nodesource's nodejs; only asked for when there is no npm at all.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)

@@ -49,6 +49,10 @@ unit_ok() {
   unit_ok json_test
 }
 
+@test "uids: the delegated range from subid files (malformed entries, a range holding an account refused), leases one at a time, a released block back (uids_test)" {
+  unit_ok uids_test
+}
+
 @test "numbers: whatever the strict reader, its TUF variant, canonical JSON or a copy message takes, the writer writes back as text it reads as the same value (numbers_test)" {
   unit_ok numbers_test
 }

@@ -142,6 +142,13 @@ int main(int argc, char **argv)
 	struct gl_cg cg;
 	gl_cg_open(&cg);
 	x.cg = &cg;
+	/* a host uid per copy, as gl-run's (lib/sandbox/uids.h): the replays'
+	 * copies hold a witness's items beside whatever else runs */
+	struct gl_uids uids;
+	struct gl_fail uf = {0};
+	if (gl_uids_open(&uids, gl_uids_subuid_path(), gl_uids_subgid_path(), &uf) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&uf));
+	x.uids = &uids;
 	if (i < argc) {
 		int first = i;
 		for (; i < argc; i++) {
@@ -172,6 +179,7 @@ int main(int argc, char **argv)
 	}
 	gl_replay_end(&x);
 	gl_cg_close(&cg);
+	gl_uids_close(&uids);
 	gl_log_close();
 	gl_policy_free(&pol);
 	curl_global_cleanup();

@@ -87,6 +87,15 @@ int main(int argc, char **argv)
 		gl_die(GL_EXIT_USAGE, "--damp %s", gl_fail_detail(&f));
 	if (gl_session_places(&s, o.releases, o.receipts, o.host_key, &f) < 0)
 		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
+	/* no delegated host uids: every call alone (lib/sandbox/uids.h) */
+	if (gl_session_serialize(&s)) {
+		if (o.jobs > 1 || s.broker.pool)
+			gl_warn("%s: each call runs alone host-wide (--jobs 1, no --pool; "
+				"docs/sandbox.md \"Host uids\")",
+				s.uids.why);
+		o.jobs = 1;
+		s.broker.pool = false;
+	}
 	rc.mode = s.mode_name;
 	/* --serve-mcp fails fast, before its first message and before any
 	 * slot exists (issue 17): an agent host shows this stderr line, with

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
+#include "sandbox/uids.h"
 
 #define REQ_MAX 256       /* a fork request is 13 bytes */
 #define DETAIL_MAX 8000   /* bytes of an error text sent to the broker */
@@ -183,10 +184,11 @@ static int read_sync(int fd, int32_t msg[2])
 }
 
 /* Runs in the clone child: confine, or die without running release code. */
-static void confine_or_die(int chan, int abi, const struct gl_bpf *bpf, int sync_w, unsigned off)
+static void confine_or_die(int chan, int abi, const struct gl_bpf *bpf, int sync_w, unsigned off,
+			   long uid)
 {
-	struct gl_copy_confine c = {
-		.channel = chan, .landlock_abi = abi, .bpf = bpf, .sync_fd = sync_w, .off = off};
+	struct gl_copy_confine c = {.channel = chan, .landlock_abi = abi, .bpf = bpf,
+				    .sync_fd = sync_w, .off = off, .uid = uid};
 	enum gl_confine_step s = gl_confine_copy(&c);
 	if (s != GL_CONFINE_OK) {
 		int32_t m[2] = {(int32_t)s, errno};
@@ -245,6 +247,7 @@ static long clone_copy(unsigned long flags, unsigned off, unsigned lane)
 /* What the fork-serving loop keeps, set up once by germline_setup. */
 struct germline {
 	int ctl;               /* the control socket */
+	bool copy_uids;        /* each copy takes inside uid 1 + lane (lib/sandbox/uids.h) */
 	int abi;               /* the kernel's Landlock ABI, every copy's rules */
 	struct gl_bpf bpf;     /* the copy's seccomp filter, compiled once */
 	uint64_t release_mask; /* the release's signal mask, a copy's again */
@@ -319,10 +322,11 @@ static unsigned long copy_flags(unsigned off)
 /* In the clone child: confined before any Python code runs, then waits for
  * the broker's go, gets the release's signal mask back and becomes the
  * copy (the caller returns its channel, fd 3). */
-static void become_copy(struct germline *g, int chan, int sync[2], unsigned off)
+static void become_copy(struct germline *g, int chan, int sync[2], unsigned off, unsigned lane)
 {
 	close(sync[0]);
-	confine_or_die(chan, g->abi, &g->bpf, sync[1], off);
+	confine_or_die(chan, g->abi, &g->bpf, sync[1], off,
+		       g->copy_uids ? (long)gl_uids_copy_id(lane) : -1);
 	free(g->bpf.insns);
 	wait_for_go(3);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &g->release_mask, NULL, sizeof g->release_mask);
@@ -397,7 +401,7 @@ static bool serve_one(struct germline *g)
 		PyOS_BeforeFork(); /* GL_TESTING builds only: off is 0 otherwise */
 	long pid = clone_copy(flags, off, lane);
 	if (pid == 0) {
-		become_copy(g, chan, sync, off);
+		become_copy(g, chan, sync, off, lane);
 		return true;
 	}
 	int e = errno;
@@ -418,14 +422,17 @@ static bool serve_one(struct germline *g)
 	return false;
 }
 
-/* serve(ctl_fd, profile=None): the germline's fork server (paper §IV-D,
- * Algorithm 1 lines 8–9). Returns only in a copy, with its channel. */
+/* serve(ctl_fd, profile=None, copy_uids=False): the germline's fork
+ * server (paper §IV-D, Algorithm 1 lines 8–9). Returns only in a copy,
+ * with its channel. */
 static PyObject *gl_serve(PyObject *self, PyObject *args)
 {
 	struct germline g = {.ctl = -1};
 	const char *prof = NULL;
-	if (!PyArg_ParseTuple(args, "i|z", &g.ctl, &prof))
+	int uids = 0;
+	if (!PyArg_ParseTuple(args, "i|zp", &g.ctl, &prof, &uids))
 		return NULL;
+	g.copy_uids = uids;
 	if (germline_setup(&g, prof) < 0)
 		return NULL;
 	static const char ready[] = "{\"op\":\"ready\"}";

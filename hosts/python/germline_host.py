@@ -86,6 +86,9 @@ def main():
     # The operator's weaker profile is for _germline only, not for the
     # release to read (gl-replay's germline has none): out of os.environ.
     profile = os.environ.pop("GL_PROFILE", None)
+    # Each copy takes its lane's host uid (docs/sandbox.md "Host uids"):
+    # for _germline too, checked from outside whatever the release does.
+    copy_uids = os.environ.pop("GL_COPY_UIDS", None) == "1"
     # -I (or -Ps) leaves the script's directory out of sys.path: the host
     # first (for _germline and copy_host), then the release root.
     sys.path[:0] = [host_dir, release_dir]
@@ -124,7 +127,7 @@ def main():
     except BaseException as exc:  # noqa: BLE001
         report_error(CTL_FD, "copy_host: %s" % _short_traceback(exc))
         os._exit(1)
-    fd = serve(CTL_FD, profile)  # returns only in a copy
+    fd = serve(CTL_FD, profile, copy_uids)  # returns only in a copy
     copy_host.run(fd, module)
 
 

@@ -114,7 +114,8 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 				      .import_real = !itw,
 				      .tmp_mb = x->lim.tmp_mb,
 				      .cg = x->cg,
-				      .limits = &x->lim};
+				      .limits = &x->lim,
+				      .uids = x->uids};
 	autofail struct gl_fail why = {0};
 	enum gl_launch_step st = GL_LAUNCH_OK;
 	if (gl_replay_is_exec(x)) { /* each run a verified launch (lib/replay/replay_exec.c) */
@@ -378,6 +379,22 @@ static jv run_tries(struct gl_replay *x, struct gl_germline *g, const struct gl_
 	return jv_invalid();
 }
 
+/* The serial lock (lib/sandbox/uids.h) around a witness's replay when no
+ * range is delegated, or, with exec, for an exec release (its launches
+ * take no lane's uid yet): its probe and control copies, and a germline's
+ * launch, run alone host-wide, whatever gl-run runs beside it. -1: none
+ * taken; gl-replay stops when it cannot be taken. */
+static int serial_take(const struct gl_replay *x, bool exec)
+{
+	if (!x->uids || x->uids->off || (x->uids->on && !exec))
+		return -1;
+	struct gl_fail f = {0};
+	int fd = gl_uids_serial_take(x->uids, &f);
+	if (fd < 0)
+		gl_die(GL_EXIT_USAGE, "the serial lock of release code: %s", gl_fail_detail(&f));
+	return fd;
+}
+
 jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha256,
 		  const char *expect_id, enum gl_replay_status *status)
 {
@@ -390,11 +407,14 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	autofail struct gl_fail f = {0};
 	struct runs r = {0};
 	const struct gl_twin *itw = w.import_twinned ? &w.import_twin : NULL;
+	int serial = serial_take(x, false);
 	struct gl_germline *g = contents(x, &w, &r, &f) < 0 ? NULL
 							    : germline(x, w.release, itw, &f);
 	/* An exec run reads W's (probe) or V(d)'s (control) files at their
 	 * paths, as gl-run's copies did. */
 	bool launches = g && !gl_runtime_forks(gl_germline_runtime(g));
+	if (launches && serial < 0)
+		serial = serial_take(x, true);
 	if (launches && gl_replay_make_tmp(x, &f) < 0) /* io */
 		g = NULL;
 	if (g && launches &&
@@ -428,6 +448,7 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	} else if (gl_replay_unverifiable(gl_json_get_str(out, "error"))) {
 		out = gl_replay_as_unverified(out, &w); /* gl-damp counts it */
 	}
+	gl_uids_serial_give(serial);
 	runs_free(&r, w.nitem);
 	gl_witness_free(&w);
 	return out;

@@ -37,6 +37,7 @@ struct gl_replay {
 	 * them, by --policy's limits for the release's name, else the SPEC §4
 	 * defaults; cg is gl-replay's own pool (gl_cg_open). NULL: unbounded. */
 	struct gl_cg *cg;
+	const struct gl_uids *uids; /* host uids (lib/sandbox/uids.h); NULL: the auditor's own */
 	struct gl_limits lim; /* the release's, set at its launch */
 	char *found;          /* the archive picked from archive_dir (owned) */
 	int tries;

@@ -49,6 +49,7 @@ const char *gl_launch_step_name(enum gl_launch_step s)
 	case GL_LAUNCH_HANDSHAKE: return "handshake";
 	case GL_LAUNCH_ROOT: return "minimal_root";
 	case GL_LAUNCH_LIMITS: return "limits";
+	case GL_LAUNCH_UIDS: return "host_uids";
 	}
 	return "?";
 }
@@ -180,6 +181,7 @@ static enum gl_launch_step launch_fail(struct gl_germline *g, struct launch_prep
 		close(g->ctl);
 	g->pid = -1;
 	g->pidfd = g->ctl = -1;
+	gl_uids_release(&g->uids); /* the init reaped: nothing of the namespace is left */
 	if (g->mounter.pid > 0)
 		gl_scratch_stop(&g->mounter);
 	for (size_t i = 0; g->scratch_under && g->scratch_under[i]; i++)
@@ -217,6 +219,9 @@ static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g
 		if (rc < 0)
 			return -1;
 	}
+	/* a delegated block: its maps, before the child takes inside 0 */
+	if (p->parent_maps && gl_uids_map(spec->uids, &g->uids, g->pid, f) < 0)
+		return -1;
 	ssize_t w;
 	do
 		w = write(p->go_w, "g", 1);
@@ -522,6 +527,7 @@ static void launch_init_handle(struct gl_germline *g)
 	g->rt.ops = &gl_germline_ops;
 	g->pid = g->gpid = -1;
 	g->pidfd = g->ctl = -1;
+	g->uids.fd = -1;
 	g->mounter = (struct gl_scratch){-1, -1};
 	static const char *const ns[] = {"ipc", "mnt", "net", "pid", "user", NULL};
 	memcpy(g->enf.namespaces, ns, sizeof ns);
@@ -562,6 +568,18 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	struct import_args ia = {0};
 	gl_launch_import_args(spec, g, &ia);
 	autofree char *prof = spec->profile ? gl_xasprintf("GL_PROFILE=%s", spec->profile) : NULL;
+	/* A block of host uids of its own (lib/sandbox/uids.h), leased before
+	 * the clone: the child learns there whether the broker maps it. A
+	 * GL_TESTING build without a PID namespace (GL_OFF_PIDNS) makes its
+	 * user namespace after the go byte, too late to be mapped from here. */
+	if (spec->uids && spec->uids->on && !(p.off & GL_OFF_PIDNS)) {
+		if (gl_uids_lease(spec->uids, &g->uids, f) < 0)
+			return launch_fail(g, &p, GL_LAUNCH_UIDS, f);
+		p.parent_maps = p.root.become_root = true;
+		g->enf.uid = "per-copy";
+	} else if (spec->uids && !spec->uids->off) {
+		g->enf.uid = "serialized"; /* the caller runs each call alone */
+	}
 	gl_launch_args(spec, g, &p, &ia, script, prof);
 	if ((step = launch_clone(g, &p, f)) != GL_LAUNCH_OK)
 		return launch_fail(g, &p, step, f);

@@ -25,6 +25,7 @@
 #include "runtime/runtime.h"
 #include "sandbox/scratch.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/uids.h"
 
 /* Each step of a launch, so a failure names the step (STYLE: typed results). */
 enum gl_launch_step {
@@ -42,6 +43,7 @@ enum gl_launch_step {
 	GL_LAUNCH_HANDSHAKE,  /* the host did not report "ready" (import failed, crashed) */
 	GL_LAUNCH_ROOT,       /* the minimal root (lib/sandbox/root.h): mount namespace, binds, pivot */
 	GL_LAUNCH_LIMITS,     /* the germline's bound (lib/sandbox/cgroup.h gl_cg_bound_launch) */
+	GL_LAUNCH_UIDS,       /* a block of delegated host uids (lib/sandbox/uids.h) */
 };
 const char *gl_launch_step_name(enum gl_launch_step s);
 
@@ -69,6 +71,10 @@ struct gl_launch_spec {
 	 * NULL cg: unbounded (a caller that bounds nothing, e.g. unit tests). */
 	struct gl_cg *cg;
 	const struct gl_limits *limits;
+	/* The host uids of the germline and its copies (lib/sandbox/uids.h):
+	 * with a delegated range, a block leased for this germline; without,
+	 * or NULL, the broker's own uid (the caller serialises). */
+	const struct gl_uids *uids;
 };
 
 struct gl_exec;
@@ -129,6 +135,10 @@ struct gl_germline {
 	 * shared table by the worker that takes it (lib/sandbox/live.h). */
 	unsigned lane;
 	bool no_register;
+	/* Its block of host uids (lib/sandbox/uids.h), held for its life:
+	 * inside 0 is the germline, 1 + lane the copy of that lane; fd -1:
+	 * none (the germline and its copies run as the broker's uid). */
+	struct gl_uid_lease uids;
 	/* A copy killed whose end is still to be awaited (gl_copy_retire). */
 	bool retiring;
 	int retired_pidfd;

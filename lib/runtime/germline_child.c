@@ -112,12 +112,23 @@ static void enter_namespaces(const struct launch_prep *p, int sfd)
 	}
 	if ((p->off & GL_OFF_PIDNS) && unshare(CLONE_NEWUSER) < 0)
 		child_fail(sfd, GL_LAUNCH_USERNS, W_NONE);
-	if (gl_write_file_str("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
-		child_fail(sfd, GL_LAUNCH_USERNS, W_SETGROUPS);
-	if (gl_write_file_str("/proc/self/uid_map", p->uid_map) < 0)
-		child_fail(sfd, GL_LAUNCH_USERNS, W_UID_MAP);
-	if (gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
-		child_fail(sfd, GL_LAUNCH_USERNS, W_GID_MAP);
+	if (p->parent_maps) {
+		/* The broker mapped a block of host ids (lib/sandbox/uids.h):
+		 * inside 0 is its first, this init's and the germline's, taken
+		 * once the minimal root's sources are open (the broker's uid
+		 * opens them: gl_root_enter), or here without one. */
+		if (!p->root.n &&
+		    (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0 ||
+		     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
+			child_fail(sfd, GL_LAUNCH_USERNS, W_UID_MAP);
+	} else {
+		if (gl_write_file_str("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+			child_fail(sfd, GL_LAUNCH_USERNS, W_SETGROUPS);
+		if (gl_write_file_str("/proc/self/uid_map", p->uid_map) < 0)
+			child_fail(sfd, GL_LAUNCH_USERNS, W_UID_MAP);
+		if (gl_write_file_str("/proc/self/gid_map", p->gid_map) < 0)
+			child_fail(sfd, GL_LAUNCH_USERNS, W_GID_MAP);
+	}
 	/* No network, no System V / POSIX IPC shared with anything (A1). */
 	int ns = CLONE_NEWNET | CLONE_NEWIPC | (p->root.n ? CLONE_NEWNS : 0);
 	if (p->off & GL_OFF_NEWNET)
@@ -311,4 +322,12 @@ void gl_launch_args(const struct gl_launch_spec *spec, const struct gl_germline 
 			g->import_twinned ? (char *)ia->hashseed : prof, g->import_twinned ? prof : NULL,
 			NULL};
 	memcpy(p->envp, envp, sizeof envp);
+	/* Each copy takes its lane's uid (hosts/python/_germline.c; checked
+	 * from outside, lib/sandbox/proc.c): set before the release runs. */
+	if (p->parent_maps) {
+		size_t i = 0;
+		while (p->envp[i])
+			i++;
+		p->envp[i] = "GL_COPY_UIDS=1";
+	}
 }

@@ -26,8 +26,11 @@ struct launch_prep {
 	pid_t parent;
 	const char *release_dir;
 	char uid_map[64], gid_map[64];
+	/* the broker writes the maps (a delegated block, lib/sandbox/uids.h)
+	 * before the go byte; the child then takes inside uid and gid 0 */
+	bool parent_maps;
 	char *argv[11];
-	char *envp[13];
+	char *envp[14];
 	struct gl_bpf bpf;
 	struct gl_root root; /* lib/sandbox/root.h; empty with GL_OFF_ROOT */
 	int scratch_abi; /* > 0: the germline's layer grants writes beneath its /tmp (lib/sandbox/scratch.h) */

@@ -225,7 +225,8 @@ static int copy_scratch(struct gl_germline *g, int pidfd, pid_t host, struct gl_
 	if (!g->scratch)
 		return 0;
 	autofail struct gl_fail sf = {0};
-	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, &sf) == 0)
+	long owner = g->uids.fd >= 0 ? (long)gl_uids_copy_id(g->lane) : -1;
+	if (gl_scratch_mount(&g->mounter, pidfd, host, g->gpid, g->tmp_mb, owner, &sf) == 0)
 		return 0;
 	gl_fail(f, GL_E_GERMLINE, "fork: %s", gl_fail_detail(&sf));
 	gl_copy_kill(pidfd);
@@ -318,6 +319,14 @@ static int read_forked(struct gl_germline *g, int *pidfd, pid_t *host, bool *fix
 	return -1;
 }
 
+/* The host uid or gid (base: the block's first) the copy must run as:
+ * its lane's of the germline's block (lib/sandbox/uids.h), or -1: without
+ * a block, the germline's own, not checked here. */
+static long copy_id(const struct gl_germline *g, unsigned long base)
+{
+	return g->uids.fd >= 0 ? (long)(base + gl_uids_copy_id(g->lane)) : -1;
+}
+
 /* The germline's own code confined the copy; the broker checks it from
  * outside before the copy receives anything (docs/sandbox.md): its number
  * in the germline's PID namespace, then the copy and the germline through
@@ -335,7 +344,8 @@ static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed, 
 			"fork: copy: its number in the germline's PID namespace is not %d "
 			"(a growing number would count earlier copies' processes)",
 			GL_COPY_PID + (int)g->lane);
-	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, &cf) < 0 ||
+	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, copy_id(g, g->uids.uid),
+						copy_id(g, g->uids.gid), &cf) < 0 ||
 			     gl_proc_check_quiet(g->gpid, &cf) < 0)) {
 		gl_fail(f, GL_E_GERMLINE, "fork: %s", gl_fail_detail(&cf));
 	} else {
@@ -516,6 +526,9 @@ static void germline_stop(struct gl_runtime *rt)
 	if (g->launch_cg) /* its launch's group, empty now (lib/sandbox/cgroup.h) */
 		gl_cg_germline_end(g->launch_cg, g->launch_cg_pid);
 	g->launch_cg = NULL;
+	/* the init reaped, and with it every process of its namespace: the
+	 * block's uids run nothing now (lib/sandbox/uids.h) */
+	gl_uids_release(&g->uids);
 	if (g->mounter.pid > 0)
 		gl_scratch_stop(&g->mounter);
 	for (size_t i = 0; g->scratch_under && g->scratch_under[i]; i++)

@@ -38,6 +38,11 @@ struct gl_enforcement {
 	/* how the last copy was bounded (lib/sandbox/cgroup.h): "cgroup_v1",
 	 * "rlimit_as", …; NULL: no bound was asked for (no gl_germline.cg) */
 	const char *limits_memory, *limits_pids, *limits_cpu;
+	/* how the copies' host uids were kept apart (lib/sandbox/uids.h):
+	 * "per-copy" (a delegated block per germline, a uid per lane) or
+	 * "serialized" (no range: each process of release code ran alone);
+	 * NULL: not asked (a caller that runs one copy at a time by itself) */
+	const char *uid;
 };
 
 /* An item of a copy's view: the descriptor the broker opened (with no

@@ -3,6 +3,7 @@
 #include "sandbox/proc.h"
 
 #include "sandbox/live.h"
+#include "sandbox/proc_impl.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,18 +20,6 @@
 
 #include "core/util.h"
 
-static void closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
-#define autoclosedir __attribute__((cleanup(closedirp)))
-
-static int read_small(const char *path, char **out, size_t cap)
-{
-	size_t len;
-	return gl_read_file_capped(path, cap, out, &len);
-}
 
 uint64_t gl_proc_socket_ino(int fd)
 {
@@ -206,111 +195,6 @@ int gl_proc_check_quiet(pid_t germline, struct gl_fail *f)
 	return -1;
 }
 
-/* G2 for one descriptor. ctl_ino == 0: no socket is allowed at fd >= 4. */
-static int check_fd(pid_t pid, int fd, uint64_t sock_ino, const char *check, struct gl_fail *f)
-{
-	char path[64], link[256];
-	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
-	ssize_t n = readlink(path, link, sizeof link - 1);
-	if (n < 0)
-		return errno == ENOENT ? 0
-				       : gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s",
-						       check, path);
-	link[n] = 0;
-	struct stat st;
-	if (stat(path, &st) < 0)
-		return errno == ENOENT ? 0
-				       : gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot stat %s",
-						       check, path);
-	if (S_ISSOCK(st.st_mode)) {
-		if (sock_ino && (uint64_t)st.st_ino == sock_ino)
-			return 0;
-		return gl_fail(f, GL_E_GERMLINE_CHECK,
-			       "%s: fd %d is a socket other than its control socket", check, fd);
-	}
-	if (S_ISFIFO(st.st_mode))
-		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is a pipe", check, fd);
-	if (fd <= 2) {
-		/* 0-2 are the host's /dev/null, by device and inode (SPEC §10): a
-		 * release file there would be an open file description (offset,
-		 * flags, locks) shared with every copy. */
-		struct stat null;
-		if (!S_ISCHR(st.st_mode) || stat("/dev/null", &null) < 0 || st.st_rdev != null.st_rdev ||
-		    st.st_dev != null.st_dev || st.st_ino != null.st_ino)
-			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is not /dev/null", check,
-				       fd);
-		return 0;
-	}
-	if (S_ISCHR(st.st_mode)) {
-		if (major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
-			return 0; /* /dev/null */
-		return gl_fail(f, GL_E_GERMLINE_CHECK,
-			       "%s: fd %d is a character device other than /dev/null", check, fd);
-	}
-	if (S_ISDIR(st.st_mode))
-		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is a directory", check, fd);
-	if (!S_ISREG(st.st_mode)) {
-		if (!strncmp(link, "anon_inode:", 11)) {
-			autofree char *kind = gl_sanitize(link + 11, strlen(link + 11));
-			return gl_fail(f, GL_E_GERMLINE_CHECK,
-				       "%s: fd %d is an anonymous inode (%s)", check, fd, kind);
-		}
-		return gl_fail(f, GL_E_GERMLINE_CHECK,
-			       "%s: fd %d is neither a regular file, /dev/null nor the control socket",
-			       check, fd);
-	}
-	if (!strncmp(link, "/memfd:", 7))
-		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is a memfd", check, fd);
-	if (st.st_nlink == 0)
-		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is a deleted file", check, fd);
-	/* Regular file: opened read-only (fdinfo flags, octal). */
-	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd);
-	autofree char *info = NULL;
-	if (read_small(path, &info, 64 * 1024) < 0)
-		return errno == ENOENT ? 0
-				       : gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s",
-						       check, path);
-	char *fl = strstr(info, "\nflags:");
-	if (!fl && !strncmp(info, "flags:", 6))
-		fl = info - 1;
-	unsigned long flags;
-	if (!fl || sscanf(fl + 7, " %lo", &flags) != 1)
-		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: unreadable %s", check, path);
-	if (flags & O_PATH)
-		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is an O_PATH descriptor", check,
-			       fd);
-	if ((flags & O_ACCMODE) != O_RDONLY)
-		return gl_fail(f, GL_E_GERMLINE_CHECK,
-			       "%s: fd %d is a regular file open for writing", check, fd);
-	return 0;
-}
-
-static int check_fds(pid_t pid, uint64_t sock_ino, const char *check, struct gl_fail *f)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
-	autoclosedir DIR *d = opendir(path);
-	if (!d)
-		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s", check, path);
-	struct dirent *e;
-	int n = 0;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (++n > GL_PROC_MAX_FDS)
-			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: more than %d descriptors",
-				       check, GL_PROC_MAX_FDS);
-		char *end;
-		long fd = strtol(e->d_name, &end, 10);
-		if (*end || fd < 0 || fd > INT32_MAX)
-			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: unreadable descriptor list",
-				       check);
-		if (check_fd(pid, (int)fd, sock_ino, check, f) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* G3: no shared mapping that is, or may become, writable. maps shows the
  * current protection only; a read-only shared mapping of a file opened for
  * writing can be mprotect()ed back to writable, which smaps shows as the
@@ -382,7 +266,7 @@ int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, struct gl_fa
 					      "namespace",
 					      f) < 0))
 		return -1;
-	if (check_signals(pid, "G1", f) < 0 || check_fds(pid, ctl_ino, "G2", f) < 0 ||
+	if (check_signals(pid, "G1", f) < 0 || gl_proc_fds_check(pid, ctl_ino, "G2", f) < 0 ||
 	    check_maps(pid, "G3", f) < 0)
 		return -1;
 	return 0;
@@ -433,7 +317,20 @@ static int same_file(pid_t a, int fa, pid_t b, int fb)
 
 /* gl_proc_check_copy's checks, the words in *f (check_fds and check_maps
  * fill GL_E_GERMLINE_CHECK: the caller re-codes). */
-static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, struct gl_fail *f)
+/* Are all four ids of status field name ("Uid", "Gid") equal to want? */
+static bool ids_are(const char *status, const char *name, long want)
+{
+	char key[8];
+	snprintf(key, sizeof key, "\n%s:", name);
+	const char *l = strstr(status, key);
+	long id[4];
+	if (!l || sscanf(l + strlen(key), "%ld %ld %ld %ld", &id[0], &id[1], &id[2], &id[3]) != 4)
+		return false;
+	return id[0] == want && id[1] == want && id[2] == want && id[3] == want;
+}
+
+static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
+		       long gid, struct gl_fail *f)
 {
 	/* Its 0-2 are its own /dev/null, not open file descriptions shared
 	 * with the germline (their flags and owner would be a channel). */
@@ -474,6 +371,10 @@ static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
 	const char *ppid = status_field(status, "PPid", v);
 	if (init != germline && (!ppid || atol(ppid) != (long)init))
 		return gl_fail(f, GL_E_GERMLINE, "copy: its parent is not the germline's init");
+	/* its lane's host uid: no per-user counter shared (lib/sandbox/uids.h) */
+	if (uid >= 0 && (!ids_are(status, "Uid", uid) || !ids_are(status, "Gid", gid)))
+		return gl_fail(f, GL_E_GERMLINE, "copy: not running as its own host uid %ld, gid %ld",
+			       uid, gid);
 	const char *nnp = status_field(status, "NoNewPrivs", v);
 	if (!nnp || strcmp(nnp, "1"))
 		return gl_fail(f, GL_E_GERMLINE, "copy: no_new_privs is not set");
@@ -489,26 +390,26 @@ static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
 		if (!c || strspn(c, "0") != strlen(c))
 			return gl_fail(f, GL_E_GERMLINE, "copy: holds capabilities (%s)", caps[i]);
 	}
-	if (check_fds(copy, chan_ino, "copy", f) < 0 || check_maps(copy, "copy", f) < 0)
+	if (gl_proc_fds_check(copy, chan_ino, "copy", f) < 0 || check_maps(copy, "copy", f) < 0)
 		return -1;
 	/* The channel must be there, on fd 3. */
-	snprintf(path, sizeof path, "/proc/%d/fd/3", (int)copy);
 	struct stat st;
-	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != chan_ino)
+	if (gl_proc_fd_stat(copy, 3, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    (uint64_t)st.st_ino != chan_ino)
 		return gl_fail(f, GL_E_GERMLINE, "copy: fd 3 is not its channel");
 	return 0;
 }
 
-int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino,
-		       struct gl_fail *f)
+int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
+		       long gid, struct gl_fail *f)
 {
-	if (copy_checks(copy, germline, init, chan_ino, f) == 0)
+	if (copy_checks(copy, germline, init, chan_ino, uid, gid, f) == 0)
 		return 0;
 	f->code = GL_E_GERMLINE;
 	return -1;
 }
 
-/* gl_proc_check_exec's checks, the words in *f (check_fd and check_maps
+/* gl_proc_check_exec's checks, the words in *f (gl_proc_fd_check and check_maps
  * fill GL_E_GERMLINE_CHECK: the caller re-codes). */
 static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struct gl_fail *f)
 {
@@ -565,7 +466,7 @@ static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struc
 			    (listen_ino && (uint64_t)st.st_ino != listen_ino))
 				return gl_fail(f, GL_E_LAUNCH,
 					       "exec copy: fd 4 is not its relay socket");
-		} else if (check_fd(copy, (int)fd, chan_ino, "exec copy", f) < 0) {
+		} else if (gl_proc_fd_check(copy, (int)fd, chan_ino, "exec copy", f) < 0) {
 			return -1;
 		}
 	}

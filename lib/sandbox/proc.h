@@ -40,10 +40,11 @@ pid_t gl_proc_first_child(pid_t pid);
  * no_new_privs, the germline's and its own seccomp filters, no capability,
  * descriptors 0–2 its own /dev/null (not the germline's open files: kcmp)
  * and 3 the channel, no other, no shared writable mapping; the child of
- * INIT (CLONE_PARENT), not of the germline. 0, or -1 with f (germline: the
- * fork is refused). */
-int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino,
-		       struct gl_fail *f);
+ * INIT (CLONE_PARENT), not of the germline; with uid and gid >= 0, every
+ * one of its uids and gids that host id (lib/sandbox/uids.h). 0, or -1
+ * with f (germline: the fork is refused). */
+int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
+		       long gid, struct gl_fail *f);
 
 /* A freshly launched exec copy (lib/runtime/exec.c), after its exec and before it
  * receives anything: its own pid, net, ipc, mount and user namespaces (not

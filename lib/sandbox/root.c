@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -199,6 +200,7 @@ const char *gl_root_step_name(enum gl_root_step s)
 	case GL_ROOT_MOUNT: return "bind mount";
 	case GL_ROOT_PIVOT: return "pivot_root";
 	case GL_ROOT_READONLY: return "read-only root";
+	case GL_ROOT_IDS: return "inside uid 0";
 	}
 	return "?";
 }
@@ -279,15 +281,11 @@ static void close_all(int *fds, size_t n)
 			close(fds[i]);
 }
 
-enum gl_root_step gl_root_enter(const struct gl_root *r, const char *base, int *bad)
+/* Each source of r, by path with no symlink anywhere (each was resolved
+ * before the fork), into fds (-1 for an entry with none): 0, or -1 with
+ * errno, *bad its index and nothing left open. */
+static int open_sources(const struct gl_root *r, int *fds, int *bad)
 {
-	*bad = -1;
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return GL_ROOT_PRIVATE;
-	/* Sources first, by path with no symlink anywhere (each was resolved
-	 * before the fork), while the host's tree is still there: a source
-	 * under base stays reachable through its descriptor. */
-	int fds[GL_ROOT_MAX];
 	for (size_t i = 0; i < r->n; i++) {
 		fds[i] = -1;
 		const struct gl_root_entry *e = &r->e[i];
@@ -309,8 +307,29 @@ enum gl_root_step gl_root_enter(const struct gl_root *r, const char *base, int *
 			*bad = (int)i;
 			close_all(fds, i);
 			errno = err;
-			return GL_ROOT_SOURCE;
+			return -1;
 		}
+	}
+	return 0;
+}
+
+enum gl_root_step gl_root_enter(const struct gl_root *r, const char *base, int *bad)
+{
+	*bad = -1;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return GL_ROOT_PRIVATE;
+	/* Sources first, while the host's tree is still there: a source under
+	 * base stays reachable through its descriptor. */
+	int fds[GL_ROOT_MAX];
+	if (open_sources(r, fds, bad) < 0)
+		return GL_ROOT_SOURCE;
+	/* (a change of uid clears the dumpable flag, which the launch child
+	 * sets: the broker's helpers enter its namespaces through its pidfd) */
+	if (r->become_root &&
+	    (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0 ||
+	     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)) {
+		close_all(fds, r->n);
+		return GL_ROOT_IDS;
 	}
 	if (mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096") < 0) {
 		close_all(fds, r->n);

@@ -52,6 +52,11 @@ struct gl_root_entry {
 struct gl_root {
 	struct gl_root_entry e[GL_ROOT_MAX];
 	size_t n;
+	/* Inside uid and gid 0 once every source is open (gl_root_enter): in
+	 * a user namespace holding a delegated block (lib/sandbox/uids.h),
+	 * where the broker's own uid, which may open the sources, is not
+	 * mapped, and an unmapped uid may create nothing in the new root. */
+	bool become_root;
 };
 
 /* Bind path read-only at the same place, resolved with realpath first (the
@@ -94,6 +99,7 @@ enum gl_root_step {
 	GL_ROOT_MOUNT,    /* open_tree / mount_setattr / move_mount of one bind */
 	GL_ROOT_PIVOT,    /* pivot_root and detach the host's root */
 	GL_ROOT_READONLY, /* remount the new root read-only */
+	GL_ROOT_IDS,      /* inside uid and gid 0 (become_root) */
 };
 const char *gl_root_step_name(enum gl_root_step s);
 

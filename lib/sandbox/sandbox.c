@@ -366,6 +366,19 @@ int gl_caps_drop_all(void)
 
 enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c)
 {
+	/* Under the minimal root (its "/" read-only, never the host's)? Asked
+	 * as the germline's root: another uid meets EACCES before EROFS. */
+	bool minimal = faccessat(AT_FDCWD, "/", W_OK, AT_EACCESS) < 0 && errno == EROFS;
+	/* A host uid of its own (lib/sandbox/uids.h): no per-user counter of
+	 * the kernel's is shared with another copy alive at the same time.
+	 * First: changing the effective uid clears the parent-death signal
+	 * and the dumpable flag (commit_creds), which are set again below. */
+	if (c->uid >= 0) {
+		if (syscall(SYS_setresgid, c->uid, c->uid, c->uid) < 0 ||
+		    syscall(SYS_setresuid, c->uid, c->uid, c->uid) < 0 ||
+		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+			return GL_CONFINE_UID;
+	}
 	/* The copy dies with its germline (and the germline with the broker). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return GL_CONFINE_PDEATHSIG;
@@ -385,20 +398,21 @@ enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c)
 		if (fd > 3)
 			close(fd);
 	}
+	/* Before Landlock, which takes no_new_privs in place of CAP_SYS_ADMIN:
+	 * a copy with its own uid has no capability left. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return GL_CONFINE_NO_NEW_PRIVS;
 	if (!(c->off & GL_OFF_LANDLOCK)) {
 		int rs = gl_landlock_copy_ruleset(c->landlock_abi);
 		/* the copy's own tmpfs on /tmp, stacked by the broker before it
 		 * runs (lib/sandbox/scratch.h: why the rule is on the root) — under the
-		 * minimal root only, whose "/" is read-only (never the host's) */
-		bool minimal = faccessat(AT_FDCWD, "/", W_OK, AT_EACCESS) < 0 && errno == EROFS;
+		 * minimal root only */
 		if (rs < 0 ||
 		    (minimal && gl_scratch_allow(rs, c->landlock_abi, GL_SCRATCH_RULE_PATH) < 0) ||
 		    gl_landlock_restrict(rs) < 0)
 			return GL_CONFINE_LANDLOCK;
 		close(rs);
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return GL_CONFINE_NO_NEW_PRIVS;
 	/* Root of its user namespace no more: a copy needs no capability. */
 	if (gl_caps_drop_all() < 0)
 		return GL_CONFINE_CAPS;
@@ -425,6 +439,7 @@ const char *gl_confine_step_name(enum gl_confine_step s)
 	case GL_CONFINE_SECCOMP: return "seccomp";
 	case GL_CONFINE_DESCRIPTORS: return "descriptors";
 	case GL_CONFINE_DEVNULL: return "devnull";
+	case GL_CONFINE_UID: return "uid";
 	}
 	return "?";
 }

@@ -127,6 +127,7 @@ enum gl_confine_step {
 	GL_CONFINE_SECCOMP,
 	GL_CONFINE_DESCRIPTORS, /* close_range(4, ~0U) */
 	GL_CONFINE_DEVNULL,     /* a /dev/null of its own on 0-2 */
+	GL_CONFINE_UID,         /* its lane's uid and gid (lib/sandbox/uids.h) */
 };
 /* Test-only switches (compiled in only where GL_TESTING is defined: the
  * test build of the extension, never build/host/_germline.so). */
@@ -152,6 +153,8 @@ struct gl_copy_confine {
 	const struct gl_bpf *bpf; /* GL_FILTER_COPY */
 	int sync_fd;              /* closed last: EOF tells the germline "confined"; or -1 */
 	unsigned off;             /* 0 except in GL_TESTING builds */
+	long uid;                 /* its uid and gid inside the germline's namespace (1 + lane,
+				   * lib/sandbox/uids.h), or -1: the germline's */
 };
 enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c);
 const char *gl_confine_step_name(enum gl_confine_step s);

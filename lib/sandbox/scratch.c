@@ -216,7 +216,11 @@ GL_NORETURN static void mounter(const char *const *nested)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(1);
-	if (setns(M_GERM, CLONE_NEWUSER | CLONE_NEWNS) < 0) {
+	/* inside 0 of the germline's namespace: under a delegated block
+	 * (lib/sandbox/uids.h) the broker's own uid is not mapped there, and
+	 * an unmapped uid may create nothing in its tmpfs */
+	if (setns(M_GERM, CLONE_NEWUSER | CLONE_NEWNS) < 0 || syscall(SYS_setresgid, 0, 0, 0) < 0 ||
+	    syscall(SYS_setresuid, 0, 0, 0) < 0) {
 		reply(H_SETNS, errno);
 		_exit(1);
 	}
@@ -340,7 +344,7 @@ static unsigned long long mnt_ns(pid_t pid)
 }
 
 int gl_scratch_mount(struct gl_scratch *s, int copy_pidfd, pid_t copy, pid_t germline,
-		     unsigned tmp_mb, struct gl_fail *f)
+		     unsigned tmp_mb, long owner, struct gl_fail *f)
 {
 	/* A copy in the germline's own mount namespace would get the tmpfs
 	 * of every later copy (A1): refused, the copy is killed. */
@@ -351,8 +355,11 @@ int gl_scratch_mount(struct gl_scratch *s, int copy_pidfd, pid_t copy, pid_t ger
 					: "shares the germline's mount namespace");
 	if (s->sock < 0)
 		return gl_fail(f, GL_E_GERMLINE, "copy: scratch /tmp: no mount helper");
-	char opts[96];
+	char opts[112];
 	gl_scratch_options(opts, sizeof opts, tmp_mb);
+	if (owner >= 0) /* the copy's own uid (lib/sandbox/uids.h): its /tmp is its */
+		snprintf(opts + strlen(opts), sizeof opts - strlen(opts), ",uid=%ld,gid=%ld", owner,
+			 owner);
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;

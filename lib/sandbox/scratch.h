@@ -75,9 +75,11 @@ void gl_scratch_stop(struct gl_scratch *s);
  * GL_HOME in /tmp) bound again, read-only as they were, on it. copy is the
  * copy's pid here, germline the germline's: the copy's mount namespace must
  * not be the germline's (else the tmpfs would be every later copy's).
+ * owner: the copy's uid and gid inside the germline's namespace, which own
+ * the tmpfs (lib/sandbox/uids.h), or -1: inside root's.
  * 0, or -1 with f (germline: the fork is refused). */
 int gl_scratch_mount(struct gl_scratch *s, int copy_pidfd, pid_t copy, pid_t germline,
-		     unsigned tmp_mb, struct gl_fail *f);
+		     unsigned tmp_mb, long owner, struct gl_fail *f);
 #define GL_SCRATCH_NESTED_MAX 32
 
 /* The tmpfs mount options of a scratch of tmp_mb MiB (size, nr_inodes,

@@ -221,6 +221,16 @@ void gl_session_call_prepare(struct gl_session *s, struct gl_session_call *k)
 	ids_out(s, k);
 }
 
+/* A call of an exec release runs alone host-wide (its copies take no
+ * lane's uid yet; lib/sandbox/uids.h), which its record's enforcement
+ * says: the serial lock, unless the session holds it for every call. */
+static int exec_serial(struct gl_session *s, struct gl_germline *g)
+{
+	if (!s->uids.off)
+		g->enf.uid = "serialized";
+	return s->serial ? -1 : gl_session_serial_take(s, true);
+}
+
 void gl_session_call_run(struct gl_session *s, struct gl_session_call *k)
 {
 	if (k->state != GL_CALL_READY)
@@ -232,7 +242,12 @@ void gl_session_call_run(struct gl_session *s, struct gl_session_call *k)
 		k->out = jv_object_merge(k->out, gl_session_baseline_run(s, &k->c, &k->plan, r));
 		k->sp_down = s->run != GL_RUN_FRESH && !r->sp.up;
 	} else {
+		/* An exec copy is a launch of its own that takes no lane's uid
+		 * yet: with or without a delegated range its calls run alone
+		 * host-wide (lib/sandbox/uids.h) */
+		int serial = r->g.exec ? exec_serial(s, &r->g) : -1;
 		jv res = gl_broker_call(&s->broker, &r->g, &k->c, &k->plan, &k->lost);
+		gl_uids_serial_give(serial);
 		k->out = jv_object_merge(k->out, res);
 		k->out = jv_object_set(k->out, jv_string("enforcement"),
 				       gl_session_enforcement(&r->g.enf));
@@ -281,11 +296,15 @@ void gl_session_call_free(struct gl_session_call *k)
 
 jv gl_session_line(struct gl_session *s, const struct gl_buf *line)
 {
+	/* without delegated host uids, the whole call alone host-wide: its
+	 * germline's launch, its discovery, its copies (lib/sandbox/uids.h) */
+	int serial = gl_session_serial_take(s, false);
 	struct gl_session_call k;
 	gl_session_call_read(s, line, &k);
 	gl_session_call_prepare(s, &k);
 	gl_session_call_run(s, &k);
 	jv out = gl_session_call_finish(s, &k);
 	gl_session_call_free(&k);
+	gl_uids_serial_give(serial);
 	return out;
 }

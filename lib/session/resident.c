@@ -150,6 +150,7 @@ struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
 	    /* bounded from before the exec (lib/sandbox/cgroup.h gl_cg_bound_launch) */
 	    .cg = (struct gl_cg *)&s->cg,
 	    .limits = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name")),
+	    .uids = &s->uids,
 	};
 }
 
@@ -251,8 +252,15 @@ jv gl_session_tools(struct gl_session *s, const char *release, struct gl_fail *f
 	}
 	jv tools = jv_null();
 	if (gl_manifest_protocol(manifest) == GL_PROTO_MCP_STDIO && !gl_session_baseline(s)) {
+		/* a launch and a discovery copy: alone host-wide without a
+		 * delegated range, and an exec release's always (line.c) */
+		int serial = gl_session_serial_take(s, false);
 		struct gl_resident *r = gl_session_germline(s, release, manifest, f);
-		if (!r || gl_session_mcp_ready(s, r, f) < 0)
+		if (r && r->g.exec && serial < 0)
+			serial = gl_session_serial_take(s, true);
+		int rc = !r || gl_session_mcp_ready(s, r, f) < 0 ? -1 : 0;
+		gl_uids_serial_give(serial);
+		if (rc < 0)
 			return jv_invalid();
 		tools = jv_copy(r->tools);
 	}
@@ -300,6 +308,7 @@ void gl_session_end(struct gl_session *s)
 	gl_damp_free(s->damp);
 	s->damp = NULL;
 	gl_cg_close(&s->cg);
+	gl_uids_close(&s->uids);
 	gl_releases_free(s->rel);
 	s->rel = NULL;
 	gl_state_roots_free(&s->roots);

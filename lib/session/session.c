@@ -94,6 +94,10 @@ int gl_session_places(struct gl_session *s, const char *releases, const char *re
 	s->rel = gl_releases_new(dir);
 	s->broker.launcher = &s->launcher; /* exec copies' receipts (lib/runtime/launch.h) */
 	s->broker.ids = &s->ids;
+	/* a host uid per copy (lib/sandbox/uids.h): a range that exists but
+	 * cannot be used safely stops gl-run here */
+	if (gl_uids_open(&s->uids, gl_uids_subuid_path(), gl_uids_subgid_path(), f) < 0)
+		return -1;
 	return 0;
 }
 
@@ -124,7 +128,26 @@ jv gl_session_enforcement(const struct gl_enforcement *e)
 				  JV_OBJECT(jv_string("memory"), jv_string(e->limits_memory),
 					    jv_string("pids"), jv_string(e->limits_pids),
 					    jv_string("cpu"), jv_string(e->limits_cpu)));
+	if (e->uid) /* how the copies' host uids were kept apart (lib/sandbox/uids.h) */
+		o = jv_object_set(o, jv_string("uid"), jv_string(e->uid));
 	return o;
+}
+
+bool gl_session_serialize(struct gl_session *s)
+{
+	s->serial = !s->uids.on && !s->uids.off && !gl_session_baseline(s);
+	return s->serial;
+}
+
+int gl_session_serial_take(const struct gl_session *s, bool exec)
+{
+	if (s->uids.off || (!s->serial && !exec))
+		return -1;
+	struct gl_fail f = {0};
+	int fd = gl_uids_serial_take(&s->uids, &f);
+	if (fd < 0)
+		gl_die(GL_EXIT_USAGE, "the serial lock of release code: %s", gl_fail_detail(&f));
+	return fd;
 }
 
 jv gl_session_refusal(jv out, const char *code, jv detail)

@@ -54,6 +54,11 @@ struct gl_session {
 	size_t nres;
 	uint64_t tick; /* the last use's stamp (struct gl_resident .used) */
 	struct gl_cg cg; /* the per-copy cgroup pool (lib/sandbox/cgroup.h) */
+	struct gl_uids uids; /* the delegated host uids (lib/sandbox/uids.h) */
+	/* no delegated range: one call at a time, each under the user's
+	 * serial lock, so that no two processes of release code run at once
+	 * host-wide (gl_session_serialize) */
+	bool serial;
 	struct gl_state_roots roots; /* what no item path may reach */
 	char *own[5];                /* gl_session_places' strings */
 };
@@ -141,6 +146,16 @@ void gl_session_idle(struct gl_session *s);
  * signed manifest; for an mcp-stdio release after its discovery check),
  * or jv_invalid() with *f. */
 jv gl_session_tools(struct gl_session *s, const char *release, struct gl_fail *f);
+
+/* Without delegated host uids (lib/sandbox/uids.h), every process of
+ * release code runs alone host-wide: s->serial, and true when the caller
+ * must run one call at a time (no --jobs, no --pool). The baselines keep
+ * their own processes and are not serialised. */
+bool gl_session_serialize(struct gl_session *s);
+/* The serial lock around one call or discovery when s->serial, or, with
+ * exec, for an exec release (its copies take no lane's uid yet); else -1
+ * and nothing taken. gl-run stops when it cannot be taken. */
+int gl_session_serial_take(const struct gl_session *s, bool exec);
 
 /* c(name) under the session's policy, as a JSON array (owned). */
 jv gl_session_clearance(const struct gl_session *s, const char *name);

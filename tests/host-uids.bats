@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# A host uid of its own for every process that runs release code while
+# another may (SPEC §5; docs/sandbox.md "Host uids"; lib/sandbox/uids.h).
+# The kernel counts queued signals per user: with one uid for every copy,
+# a public copy reads what an hr copy alive at the same time holds
+# (tests/fixtures/releases/uid-sigq: hold queues V signals, probe counts
+# what is left under its own lowered RLIMIT_SIGPENDING). Off (the test build,
+# GL_TEST_UIDS_OFF=1): every copy runs as gl-run's uid and the public
+# consumer decodes V exactly; on: 0. (Across two gl-run processes each copy
+# is in its own germline's user namespace, where the count is its own with
+# or without this mechanism; what they share is the count one level up,
+# charged to gl-run's uid for every germline, which a copy reaches only by
+# queueing towards the namespace's whole limit: the per-copy signal limit
+# closes that, not the uid.)
+# Without a delegated range every call runs alone (enforcement "uid":
+# "serialized"), and the same pair decodes nothing.
+#
+# make check delegates a range to root and nobody (scripts/delegate-uids.sh).
+# unprivileged: yes — as nobody the maps are written by newuidmap/newgidmap
+load helpers
+load fixtures/run/helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+  run_setup
+  TBIN=$GL_ROOT/build/testing/bin
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  echo '{"clearances":{"hrbot":["hr"],"agent":[]},"routes":{},"concurrency":"any"}' >"$POLICY"
+  REL=$(install_release "$FIX/releases/uid-sigq")
+  me=$(id -un)
+  grep -q "^$me:" /etc/subuid && grep -q "^$me:" /etc/subgid ||
+    skip "no range is delegated to $me in /etc/subuid and /etc/subgid (make check: scripts/delegate-uids.sh)"
+}
+
+teardown() { release_cleanup; }
+
+# hold SECRET / probe — the two calls (planned): hold's copy holds the hr
+# item SECRET for HOLD_S seconds (2), probe's is public and probes after
+# PROBE_WAIT seconds (1), while hold's sleeps
+hold() {
+  jq -cn --arg r "$REL" --arg s "$(b64 "$1")" '{id:"h",release:$r,function:"hold",args:{s:2},
+    items:[{name:"salary.csv",label:["hr"],data:$s}],consumers:["hrbot"]} | .args.s = ($ENV.HOLD_S // "2" | tonumber)' |
+    gl-plan --policy "$POLICY"
+}
+probe() {
+  jq -cn --arg r "$REL" '{id:"p",release:$r,function:"probe",args:{wait:($ENV.PROBE_WAIT // "1" | tonumber)},
+    items:[],consumers:["agent"]}' |
+    gl-plan --policy "$POLICY"
+}
+
+# decoded GLRUN SECRET — both calls at --jobs 2 in one GLRUN: what the agent got
+decoded() {
+  { hold "$2"; probe; } | "$1" --policy "$POLICY" --jobs 2 --unordered 3>&- >out 2>err ||
+    { cat out err; return 1; }
+  jq -er 'select(.id == "p") | .results[0].value' out
+}
+
+@test "queued signals: a public copy beside an hr copy decodes its secret with one uid for both (off), nothing with a uid each (on); --jobs 2" {
+  [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  [ "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 37)" = 37 ]
+  [ "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 12)" = 12 ]
+  [ "$(decoded gl-run 37)" = 0 ]
+  [ "$(decoded gl-run 12)" = 0 ]
+  jq -se 'all(.ok and .enforcement.uid == "per-copy")' out
+}
+
+@test "the germline and each live copy run as host ids of the delegated range, no two alike; the germline's block is another gl-run's never" {
+  read -r _ ub un < <(awk -F: -v u="$me" '$1 == u { print $1, $2, $3; exit }' /etc/subuid)
+  export HOLD_S=5 PROBE_WAIT=4
+  { hold 5; probe; } | gl-run --policy "$POLICY" --jobs 2 --unordered 3>&- >out 2>err &
+  local p=$!
+  # another session: a GL_HOME of its own (its slots; hold's would wait
+  # for the first session's hold on the shared slot's lock)
+  mkdir -p home2
+  hold 6 | GL_HOME=$PWD/home2 gl-run --policy "$POLICY" --releases "$GL_HOME/releases" --jobs 1 \
+    3>&- >out3 2>err3 &
+  local q=$!
+  # every process of release code, once the three copies run (hold's
+  # sleep 5 s from their start, probe's 4 s)
+  for _ in $(seq 60); do
+    ps -eo uid=,gid=,ppid=,comm= | awk -v b="$ub" -v n="$un" '$4 ~ /^python3/ && $1 >= b && $1 < b + n' >ids
+    [ "$(wc -l <ids)" -ge 5 ] && break
+    sleep 0.1
+  done
+  # every process of release code: python3 under either gl-run
+  ps -eo uid=,gid=,ppid=,comm= | awk -v b="$ub" -v n="$un" '$4 ~ /^python3/ && $1 >= b && $1 < b + n' >ids
+  wait "$p" && wait "$q" || { cat out err out3 err3; false; }
+  cat ids
+  # two germlines (one per gl-run), a copy of hold and one of probe beside
+  # the first, one copy of hold beside the second: five processes, five uids
+  [ "$(wc -l <ids)" -eq 5 ]
+  [ "$(awk '{ print $1 }' ids | sort -u | wc -l)" -eq 5 ]
+  awk '$1 != $2 { exit 1 }' ids # gid alike
+  jq -se 'all(.ok)' out out3
+}
+
+@test "a block is leased host-wide: a second gl-run finds it held and is refused; once its holder is killed, it comes back" {
+  [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  # one block of the delegated range only (65 ids near its end)
+  read -r ub un < <(awk -F: -v u="$me" '$1 == u { print $2, $3; exit }' /etc/subuid)
+  read -r gb gn < <(awk -F: -v u="$me" '$1 == u { print $2, $3; exit }' /etc/subgid)
+  echo "$me:$((ub + un - 65)):65" >subuid
+  echo "$me:$((gb + gn - 65)):65" >subgid
+  export GL_TEST_SUBUID=$PWD/subuid GL_TEST_SUBGID=$PWD/subgid
+  mkfifo fifo
+  "$TBIN/gl-run" --policy "$POLICY" --jobs 1 <fifo 3>&- >out1 2>err1 &
+  local p=$!
+  exec 4>fifo
+  hold 3 >&4 # its germline leases the one block and keeps it while gl-run runs
+  for _ in $(seq 100); do [ -s out1 ] && break; sleep 0.1; done
+  jq -e '.ok and .enforcement.uid == "per-copy"' out1
+  hold 4 | "$TBIN/gl-run" --policy "$POLICY" --jobs 1 3>&- >out2 2>err2 || true
+  jq -e '.ok == false and .error == "bootstrap_failed" and (.detail | test("host_uids.*every block of 65 host ids"))' out2
+  kill -KILL "$p"
+  exec 4>&-
+  wait "$p" || true
+  # its germline and copies went with it (pdeathsig); the block is free again
+  hold 4 | "$TBIN/gl-run" --policy "$POLICY" --jobs 1 3>&- >out3 2>err3
+  jq -e '.ok and .enforcement.uid == "per-copy" and .results[0].value == "held"' out3
+}
+
+@test "no delegated range: every call alone (--jobs 1, serialized in the record, the reason on stderr), and the pair decodes nothing" {
+  [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  export GL_TEST_SUBUID=/nonexistent GL_TEST_SUBGID=/nonexistent
+  [ "$(decoded "$TBIN/gl-run" 37)" = 0 ]
+  jq -se 'length == 2 and all(.ok and .enforcement.uid == "serialized")' out
+  grep -q 'no range of host ids is delegated to .* each call runs alone host-wide (--jobs 1, no --pool' err
+}
