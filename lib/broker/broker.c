@@ -244,7 +244,7 @@ static int begin_group(struct run *r, struct gl_germline *gm, bool *lost, size_t
 	gl_labels_copy(&r->L, &r->slot.label);
 	for (size_t x = 0; x < c->nitem; x++)
 		if (in_view(g, x))
-			gl_broker_join(&r->L, &c->item[x].label);
+			gl_labels_join(&r->L, &c->item[x].label);
 	for (size_t e = 0; e < c->ndest; e++)
 		r->dest[e].n = 0, r->dest[e].triggered = false;
 	r->requests = 0;
@@ -466,7 +466,7 @@ static jv effect_own(struct run *r, struct gl_http_req *req, size_t e, const cha
 	d->rel[d->nrel++].reply = jv_copy(reply); /* line 15 */
 	d->delivered++;
 	*source = "delivered";
-	gl_broker_join(&r->L, gl_policy_clearance(r->b->pol, req->host));
+	gl_labels_join(&r->L, gl_policy_clearance(r->b->pol, req->host));
 	return reply;
 }
 
@@ -484,7 +484,7 @@ static jv effect_other(struct run *r, const struct gl_http_req *req, size_t e,
 	 * admissible host with a record joins c(e) into L even when q does not
 	 * match. */
 	if (adm && d->nrel > 0)
-		gl_broker_join(&r->L, gl_policy_clearance(r->b->pol, req->host));
+		gl_labels_join(&r->L, gl_policy_clearance(r->b->pol, req->host));
 	bool match = rec && !memcmp(rec->digest, req->digest, 32);
 	if (match && adm) {
 		*source = "recorded";
@@ -531,7 +531,7 @@ static void end_group(struct run *r, struct gl_germline *gm, int from, enum outc
 	 * full-view copy's choice (Lemma 2), so that copy's label joins. */
 	gl_labels_copy(&r->gL[r->gi], &r->L);
 	if (r->mode->contacted_only && !g->nconsumer && g->ndest) /* one lazy_skip may skip */
-		gl_broker_join(&r->gL[r->gi], &r->gL[r->plan->ngroup]);
+		gl_labels_join(&r->gL[r->gi], &r->gL[r->plan->ngroup]);
 	/* Line 28: each consumer of g gets the value with label L (Eq. 2). */
 	for (size_t i = 0; i < g->nconsumer; i++)
 		*results = jv_array_append(

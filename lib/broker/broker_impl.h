@@ -168,15 +168,6 @@ static inline int dest_index(const struct gl_call *c, const char *host)
 	return -1;
 }
 
-/* L ← L ⊔ add. */
-static inline void gl_broker_join(struct gl_labels *L, const struct gl_labels *add)
-{
-	struct gl_labels u = {0};
-	gl_labels_union(&u, L, add);
-	gl_labels_free(L);
-	*L = u;
-}
-
 /* Write the witness of each trigger raised by the copy of group r->gi
  * (r->triggers from index `from` on), once that copy is gone
  * (broker_witness.c). */

@@ -54,7 +54,7 @@ int gl_broker_lazy_probe(struct run *r, struct gl_germline *gm, bool *lost, size
 		return -1;
 	/* its label: every item (its view), an empty slot, no reply */
 	for (size_t x = 0; x < c->nitem; x++)
-		gl_broker_join(&r->gL[r->plan->ngroup], &c->item[x].label);
+		gl_labels_join(&r->gL[r->plan->ngroup], &c->item[x].label);
 	const struct mode *keep = r->mode;
 	r->mode = &gl_mode_probe;
 	if (gl_broker_fork_copy(r, gm, lost, copies, f) < 0) {

@@ -152,9 +152,9 @@ void gl_broker_call_label(struct run *r, size_t groups)
 {
 	struct gl_labels L = {0};
 	for (size_t x = 0; x < r->c->nitem; x++)
-		gl_broker_join(&L, &r->c->item[x].label);
+		gl_labels_join(&L, &r->c->item[x].label);
 	for (size_t g = 0; r->gL && g < groups; g++)
-		gl_broker_join(&L, &r->gL[g]);
+		gl_labels_join(&L, &r->gL[g]);
 	gl_labels_free(&r->callL);
 	r->callL = L;
 }

@@ -193,7 +193,7 @@ int gl_broker_lock_slots(struct run *r, jv *label, struct gl_fail *f)
 		gl_warn("%s", q);
 		struct gl_labels all = {0};
 		for (size_t gi = 0; gi < plan->ngroup; gi++)
-			gl_broker_join(&all, hz[gi]);
+			gl_labels_join(&all, hz[gi]);
 		if (e == ETIMEDOUT)
 			gl_fail(f, GL_E_SLOT_BUSY,
 				"another gl-run held this call's state slot for longer than the "

@@ -246,7 +246,7 @@ static jv session_record(struct run *r, enum gl_run_mode mode, const struct gl_s
 	 * kept from earlier calls, which is what Fig. 3 shows. */
 	struct gl_labels L = {0};
 	for (size_t x = 0; x < c->nitem; x++)
-		gl_broker_join(&L, &c->item[x].label);
+		gl_labels_join(&L, &c->item[x].label);
 	const bool labelled = mode != GL_RUN_SIGPIN; /* Sig+Pin: no labels */
 	jv results = jv_array();
 	for (size_t i = 0; i < c->nconsumer; i++)

@@ -104,6 +104,14 @@ void gl_labels_union(struct gl_labels *out, const struct gl_labels *a, const str
 	out->n = m;
 }
 
+void gl_labels_join(struct gl_labels *L, const struct gl_labels *add)
+{
+	struct gl_labels u = {0};
+	gl_labels_union(&u, L, add);
+	gl_labels_free(L);
+	*L = u;
+}
+
 void gl_labels_intersect(struct gl_labels *out, const struct gl_labels *a,
 			 const struct gl_labels *b)
 {

@@ -44,6 +44,8 @@ void gl_labels_union(struct gl_labels *out, const struct gl_labels *a, const str
 void gl_labels_intersect(struct gl_labels *out, const struct gl_labels *a,
 			 const struct gl_labels *b);
 void gl_labels_copy(struct gl_labels *out, const struct gl_labels *a);
+/* L = L ∪ add, in place. */
+void gl_labels_join(struct gl_labels *L, const struct gl_labels *add);
 
 /* a ⊆ b: "x may flow to d iff ℓ(x) ⊆ c(d)" (Definition 1). */
 bool gl_labels_subset(const struct gl_labels *a, const struct gl_labels *b);

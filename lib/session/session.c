@@ -161,26 +161,17 @@ jv gl_session_clearance(const struct gl_session *s, const char *name)
 	return gl_labels_to_jv(gl_policy_clearance(s->pol, name));
 }
 
-/* L ∪= a */
-static void join(struct gl_labels *L, const struct gl_labels *a)
-{
-	struct gl_labels u = {0};
-	gl_labels_union(&u, L, a);
-	gl_labels_free(L);
-	*L = u;
-}
-
 jv gl_session_call_bound(const struct gl_session *s, const struct gl_session_call *k)
 {
 	struct gl_labels L = {0};
 	if (k->have_call) {
 		for (size_t i = 0; i < k->c.nitem; i++)
-			join(&L, &k->c.item[i].label);
+			gl_labels_join(&L, &k->c.item[i].label);
 		for (size_t d = 0; d < k->c.ndest; d++)
-			join(&L, gl_policy_clearance(s->pol, k->c.dest[d]));
+			gl_labels_join(&L, gl_policy_clearance(s->pol, k->c.dest[d]));
 	}
 	for (size_t g = 0; k->have_plan && g < k->plan.ngroup; g++)
-		join(&L, &k->plan.group[g].horizon);
+		gl_labels_join(&L, &k->plan.group[g].horizon);
 	jv out = gl_labels_to_jv(&L);
 	gl_labels_free(&L);
 	return out;
