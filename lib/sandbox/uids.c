@@ -80,8 +80,16 @@ static const char *range_taken(unsigned long ubase, unsigned long gbase, unsigne
 	return who;
 }
 
+/* Is path a directory of uid me's own, written by nobody else? */
+static bool own_dir(const char *path, uid_t me)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == me &&
+	       !(st.st_mode & 0022);
+}
+
 /* The lease directory: root's under /run, another user's in its runtime
- * directory (else /tmp), made 0700 if missing and refused unless it is a
+ * directory (when that is its own; else /tmp), made 0700 if missing and refused unless it is a
  * directory of the user's own that nobody else may write. NULL with f. */
 static char *lease_dir(struct gl_fail *f)
 {
@@ -92,7 +100,7 @@ static char *lease_dir(struct gl_fail *f)
 		if (mkdir("/run/germline", 0755) < 0 && errno != EEXIST)
 			return gl_fail(f, GL_E_IO, "/run/germline: %s", strerror(errno)), NULL;
 		dir = gl_xstrdup("/run/germline/uids");
-	} else if (rt && *rt == '/') {
+	} else if (rt && *rt == '/' && own_dir(rt, me)) {
 		dir = gl_xasprintf("%s/germline-uids", rt);
 	} else {
 		dir = gl_xasprintf("/tmp/germline-uids-%lu", (unsigned long)me);
@@ -102,9 +110,7 @@ static char *lease_dir(struct gl_fail *f)
 		free(dir);
 		return NULL;
 	}
-	struct stat st;
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != me ||
-	    (st.st_mode & 0022)) {
+	if (!own_dir(dir, me)) {
 		gl_fail(f, GL_E_IO, "%s: not a directory of uid %lu's own that only it may write",
 			dir, (unsigned long)me);
 		free(dir);
