@@ -64,6 +64,16 @@ decoded() {
   jq -se 'all(.ok and .enforcement.uid == "per-copy")' out
 }
 
+# under PID… — "uid gid ppid comm" of every process descending from a
+# PID given (other suites' germlines run beside this one in make check)
+under() {
+  ps -eo pid=,ppid=,uid=,gid=,comm= | awk -v roots="$*" '
+    BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) root[r[i]] = 1 }
+    { parent[$1] = $2; line[$1] = $3 " " $4 " " $2 " " $5 }
+    END { for (p in parent) { q = parent[p]; while (q in parent && !(q in root)) q = parent[q]
+      if (q in root) print line[p] } }'
+}
+
 @test "the germline and each live copy run as host ids of the delegated range, no two alike; the germline's block is another gl-run's never" {
   read -r _ ub un < <(awk -F: -v u="$me" '$1 == u { print $1, $2, $3; exit }' /etc/subuid)
   export HOLD_S=5 PROBE_WAIT=4
@@ -78,7 +88,7 @@ decoded() {
   # every process of release code, once the three copies run (hold's
   # sleep 5 s from their start, probe's 4 s)
   for _ in $(seq 60); do
-    ps -eo uid=,gid=,ppid=,comm= | awk -v b="$ub" -v n="$un" '$4 ~ /^python3/ && $1 >= b && $1 < b + n' >ids
+    under "$p" "$q" | awk -v b="$ub" -v n="$un" '$4 ~ /^python3/ && $1 >= b && $1 < b + n' >ids
     [ "$(wc -l <ids)" -ge 5 ] && break
     sleep 0.1
   done
