@@ -64,14 +64,14 @@ decoded() {
   jq -se 'all(.ok and .enforcement.uid == "per-copy")' out
 }
 
-# under PID… — "uid gid ppid comm" of every process descending from a
-# PID given (other suites' germlines run beside this one in make check)
+# under PID… — "uid gid ppid comm" of every germline and copy of the
+# gl-runs PID…: the children of their inits (other suites' germlines run in
+# the same delegated range beside this one in make check)
 under() {
   ps -eo pid=,ppid=,uid=,gid=,comm= | awk -v roots="$*" '
     BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) root[r[i]] = 1 }
-    { parent[$1] = $2; line[$1] = $3 " " $4 " " $2 " " $5 }
-    END { for (p in parent) { q = parent[p]; while (q in parent && !(q in root)) q = parent[q]
-      if (q in root) print line[p] } }'
+    { pp[NR] = $2; ln[NR] = $3 " " $4 " " $2 " " $5; if ($5 == "gl-init" && ($2 in root)) init[$1] = 1 }
+    END { for (k = 1; k <= NR; k++) if (pp[k] in init) print ln[k] }'
 }
 
 @test "the germline and each live copy run as host ids of the delegated range, no two alike; the germline's block is another gl-run's never" {
@@ -92,8 +92,6 @@ under() {
     [ "$(wc -l <ids)" -ge 5 ] && break
     sleep 0.1
   done
-  # every process of release code: python3 under either gl-run
-  ps -eo uid=,gid=,ppid=,comm= | awk -v b="$ub" -v n="$un" '$4 ~ /^python3/ && $1 >= b && $1 < b + n' >ids
   wait "$p" && wait "$q" || { cat out err out3 err3; false; }
   cat ids
   # two germlines (one per gl-run), a copy of hold and one of probe beside
