@@ -107,12 +107,15 @@ target() {
   # The deployer's read_paths rule (lib/plan/readpaths.c) refuses the release under
   # every mode, the baselines too: the reference is the test build of gl-run
   # with the rule switched off (GL_TEST_READPATHS_OFF), the other stages as built.
+  # Host uids (GL_TEST_UIDS_OFF) are off too: a germline running as a delegated
+  # uid cannot open the broker user's private HR files whatever their paths, a second
+  # layer that would hide the one this case measures.
   tg=$GL_ROOT/build/testing/bin/gl-run
   [ -x "$tg" ] || skip "build/testing/bin/gl-run is not built (make units)"
   mkdir -p off/bin off/tmp
   for b in "$GL_BIN"/gl-*; do ln -s "$b" off/bin/; done
   ln -sf "$tg" off/bin/gl-run
-  GL_TEST_READPATHS_OFF=1 TMPDIR=$PWD/off/tmp "$SYSPY" "$GL_ROOT/testbed/matrix.py" --bin "$PWD/off/bin" \
+  GL_TEST_READPATHS_OFF=1 GL_TEST_UIDS_OFF=1 TMPDIR=$PWD/off/tmp "$SYSPY" "$GL_ROOT/testbed/matrix.py" --bin "$PWD/off/bin" \
     --trials 1 --seed ci-adaptive --cases docs-readpaths --runtimes germline --no-existence-bit \
     --out off/matrix.json >off/table.txt 2>off/stderr.txt || { cat off/table.txt off/stderr.txt; false; }
   jq -e '[.runs[] | .disclosures[] | select(.label | index("hr"))] | length > 0' off/matrix.json ||
