@@ -10,8 +10,10 @@
 # is in its own germline's user namespace, where the count is its own with
 # or without this mechanism; what they share is the count one level up,
 # charged to gl-run's uid for every germline, which a copy reaches only by
-# queueing towards the namespace's whole limit: the per-copy signal limit
-# closes that, not the uid.)
+# queueing towards the namespace's whole limit: the per-copy counter limits
+# and seccomp rules close that (lib/sandbox/counters.h, GL_TEST_COUNTERS_OFF=1
+# their damage), shown by fill and count in two gl-runs. The first tests turn
+# them off to show the uid alone.)
 # Without a delegated range every call runs alone (enforcement "uid":
 # "serialized"), and the same pair decodes nothing.
 #
@@ -57,10 +59,11 @@ decoded() {
 
 @test "queued signals: a public copy beside an hr copy decodes its secret with one uid for both (off), nothing with a uid each (on); --jobs 2" {
   [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  export GL_TEST_COUNTERS_OFF=1 # the uid alone: the counter limits deny probe's sigqueue too
   [ "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 37)" = 37 ]
   [ "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 12)" = 12 ]
-  [ "$(decoded gl-run 37)" = 0 ]
-  [ "$(decoded gl-run 12)" = 0 ]
+  [ "$(decoded "$TBIN/gl-run" 37)" = 0 ]
+  [ "$(decoded "$TBIN/gl-run" 12)" = 0 ]
   jq -se 'all(.ok and .enforcement.uid == "per-copy")' out
 }
 
@@ -129,8 +132,47 @@ under() {
 
 @test "no delegated range: every call alone (--jobs 1, serialized in the record, the reason on stderr), and the pair decodes nothing" {
   [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
-  export GL_TEST_SUBUID=/nonexistent GL_TEST_SUBGID=/nonexistent
+  export GL_TEST_SUBUID=/nonexistent GL_TEST_SUBGID=/nonexistent GL_TEST_COUNTERS_OFF=1
   [ "$(decoded "$TBIN/gl-run" 37)" = 0 ]
   jq -se 'length == 2 and all(.ok and .enforcement.uid == "serialized")' out
   grep -q 'no range of host ids is delegated to .* each call runs alone host-wide (--jobs 1, no --pool' err
+}
+
+# across GLRUN SECRET — fill SECRET (hr) in one gl-run and count (public) in
+# another, each --jobs 1 under "concurrency": "none", the second started once
+# fill's copy runs: what the agent got
+across() {
+  echo '{"clearances":{"hrbot":["hr"],"agent":[]},"routes":{},"concurrency":"none"}' >none.json
+  jq -cn --arg r "$REL" --arg s "$(b64 "$2")" '{id:"f",release:$r,function:"fill",args:{s:8},
+    items:[{name:"salary.csv",label:["hr"],data:$s}],consumers:["hrbot"]}' |
+    gl-plan --policy none.json | "$1" --policy none.json --jobs 1 3>&- >outf 2>errf &
+  local p=$!
+  # fill's copy runs beside its germline (it queues in milliseconds)
+  for _ in $(seq 300); do
+    [ "$(under "$p" | awk '$4 ~ /^python3/' | wc -l)" -ge 2 ] && break
+    sleep 0.1
+  done
+  sleep 1
+  mkdir -p home2
+  jq -cn --arg r "$REL" '{id:"c",release:$r,function:"count",args:{},items:[],consumers:["agent"]}' |
+    gl-plan --policy none.json |
+    GL_HOME=$PWD/home2 "$1" --policy none.json --releases "$GL_HOME/releases" --jobs 1 3>&- \
+      >outc 2>errc || { cat outc errc; return 1; }
+  wait "$p" || { cat outf errf; return 1; }
+  jq -er '.results[0].value' outc
+}
+
+@test "queued signals one level up: across two gl-runs (--jobs 1, \"none\") count decodes what fill queued towards the user's limit with the counter limits off, nothing with them on" {
+  [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  # off: V less the signals the user's other processes have pending at that
+  # moment (a few while other suites run)
+  d=$(GL_TEST_COUNTERS_OFF=1 across "$TBIN/gl-run" 37)
+  echo "decoded $d of 37"
+  [ "$d" -le 37 ] && [ "$d" -ge 29 ]
+  d=$(GL_TEST_COUNTERS_OFF=1 across "$TBIN/gl-run" 12)
+  echo "decoded $d of 12"
+  [ "$d" -le 12 ] && [ "$d" -ge 4 ]
+  [ "$(across gl-run 37)" = 0 ]
+  [ "$(across gl-run 12)" = 0 ]
+  jq -e '.ok and .results[0].value == 0' outf # fill queued nothing: real-time signals are denied
 }

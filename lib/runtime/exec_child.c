@@ -28,6 +28,7 @@
 #include "release/bounds.h"
 #include "release/manifest.h"
 #include "json/msg.h"
+#include "sandbox/counters.h"
 #include "sandbox/root.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/scratch.h"
@@ -36,18 +37,19 @@
 enum exec_step {
 	XS_OK = 0, XS_USERNS, XS_MOUNT, XS_WS_TMPFS, XS_WS_MKDIR, XS_WS_BIND, XS_LOOPBACK,
 	XS_RELAY, XS_DESCRIPTORS, XS_PDEATHSIG, XS_LANDLOCK, XS_NO_NEW_PRIVS, XS_SECCOMP, XS_EXEC,
-	XS_ROOT,
+	XS_ROOT, XS_COUNTERS,
 };
 static const char *const step_name[] = {
     "ok", "userns", "mount", "workspace tmpfs on /run", ("workspace directory " GL_WORKSPACE_DIR),
     "workspace bind mount", "loopback", "relay socket", "descriptors", "pdeathsig",
-    "landlock", "no_new_privs", "seccomp", "exec", "minimal root"};
+    "landlock", "no_new_privs", "seccomp", "exec", "minimal root",
+    "rlimits"};
 /* What a failed step leaves missing, as a bootstrap_failed receipt names it
  * (lib/runtime/receipt.h gl_receipt_missing's names where they exist). */
 static const char *const step_missing[] = {
     "ok", "user_namespace", "mount_namespace", "workspace", "workspace", "workspace", "loopback",
     "relay", "descriptors", "pdeathsig", "landlock", "no_new_privs", "seccomp", "exec",
-    "minimal_root"};
+    "minimal_root", "rlimits"};
 
 
 struct status_msg {
@@ -196,6 +198,10 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 	}
 	if (!p->unconfined && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(sfd, XS_NO_NEW_PRIVS);
+	/* the per-user counters' bounds (lib/sandbox/counters.h), inherited by
+	 * the target at exec */
+	if (!p->unconfined && !gl_counters_off() && gl_counters_bound(0) < 0)
+		child_fail(sfd, XS_COUNTERS);
 	if (!p->unconfined && !(p->off & GL_OFF_SECCOMP) && gl_seccomp_install(p->bpf) < 0)
 		child_fail(sfd, XS_SECCOMP);
 	/* The retained descriptor, never the path (SPEC §9). */
@@ -228,7 +234,7 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct 
 	if (got == 0)
 		return 0;
 	*missing = "exec";
-	if (got != sizeof m || m.step <= XS_OK || m.step > XS_ROOT)
+	if (got != sizeof m || m.step <= XS_OK || m.step > XS_COUNTERS)
 		return gl_fail(f, GL_E_BOOTSTRAP_FAILED,
 			       "exec copy: malformed status from the launch child");
 	*missing = step_missing[m.step];

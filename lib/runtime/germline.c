@@ -24,6 +24,7 @@
 #include "runtime/germline_child.h"
 #include "runtime/germline_impl.h"
 #include "json/json.h"
+#include "sandbox/counters.h"
 #include "sandbox/proc.h"
 #include "sandbox/root.h"
 #include "sandbox/sandbox.h"
@@ -219,6 +220,10 @@ static int bound_launch(const struct gl_launch_spec *spec, struct gl_germline *g
 		if (rc < 0)
 			return -1;
 	}
+	/* the per-user counters' bounds (lib/sandbox/counters.h), before the
+	 * release's import: the germline's and every copy's */
+	if (!gl_counters_off() && gl_counters_bound(g->pid) < 0)
+		return gl_fail_errno(f, GL_E_BOOTSTRAP_FAILED, "limits: the per-user counters' rlimits");
 	/* a delegated block: its maps, before the child takes inside 0 */
 	if (p->parent_maps && gl_uids_map(spec->uids, &g->uids, g->pid, f) < 0)
 		return -1;

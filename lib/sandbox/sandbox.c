@@ -2,6 +2,7 @@
  * sandbox.h and docs/sandbox.md (Landlock is lib/sandbox/landlock.c). */
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
+#include "sandbox/counters.h"
 #include "sandbox/scratch.h"
 
 #include <errno.h>
@@ -233,6 +234,40 @@ static int add_meta_rules(scmp_filter_ctx ctx, struct gl_fail *f)
 	return deny(ctx, eperm, "personality", 1, &query, f);
 }
 
+/* ---- per-user counters (lib/sandbox/counters.h) ---------------------------
+ * The kernel charges a queued signal to its target's uid at every level of
+ * the user namespace chain, and checks the caller's limit only when the
+ * signal is real-time or queued with a payload (sigqueue), or preallocated
+ * by a POSIX timer or an F_SETSIG descriptor: exactly the charges another
+ * copy could read back as a failure near a shared level's limit (A1). No
+ * tool queues those; glibc's own (SIGCANCEL, SIGSETXID) are real-time too,
+ * so pthread_cancel in a copy fails cleanly. Pipe pages are charged to the
+ * host uid (fs.pipe-user-pages-soft) and F_SETPIPE_SZ reads the charge
+ * back; a copy may not raise (or lower, to measure against) any limit. */
+static int add_counter_rules(scmp_filter_ctx ctx, struct gl_fail *f)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	/* a signal number is an int: any high bit makes the 64-bit value >= 32,
+	 * so a value that hides one is denied too */
+	struct scmp_arg_cmp rt1 = SCMP_A1(SCMP_CMP_GE, 32, 0), rt2 = SCMP_A2(SCMP_CMP_GE, 32, 0);
+	struct scmp_arg_cmp setsig[2] = {SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, F_SETSIG),
+					 SCMP_A2(SCMP_CMP_GE, 32, 0)};
+	static const uint64_t pipe_sz[] = {F_SETPIPE_SZ};
+	struct scmp_arg_cmp setting = SCMP_A2(SCMP_CMP_NE, 0, 0);
+	if (deny(ctx, eperm, "rt_sigqueueinfo", 0, NULL, f) < 0 ||
+	    deny(ctx, eperm, "rt_tgsigqueueinfo", 0, NULL, f) < 0 ||
+	    deny(ctx, eperm, "timer_create", 0, NULL, f) < 0 ||
+	    deny(ctx, eperm, "kill", 1, &rt1, f) < 0 || deny(ctx, eperm, "tkill", 1, &rt1, f) < 0 ||
+	    deny(ctx, eperm, "tgkill", 1, &rt2, f) < 0 ||
+	    deny(ctx, eperm, "pidfd_send_signal", 1, &rt1, f) < 0 ||
+	    deny(ctx, eperm, "fcntl", 2, setsig, f) < 0 ||
+	    deny_values(ctx, eperm, "fcntl", 1, pipe_sz, 1, f) < 0 ||
+	    deny(ctx, eperm, "setrlimit", 0, NULL, f) < 0 ||
+	    deny(ctx, eperm, "prlimit64", 1, &setting, f) < 0)
+		return -1;
+	return 0;
+}
+
 static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, struct gl_fail *f)
 {
 	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
@@ -283,7 +318,14 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, struct gl_fail *
 	struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0, 0);
 	if (deny(ctx, eperm, "sendto", 1, &addr, f) < 0)
 		return -1;
-	return add_state_rules(ctx, f);
+	if (add_state_rules(ctx, f) < 0)
+		return -1;
+	/* in the germline's filter, which every copy inherits beneath its own
+	 * (the copy's is compiled inside the germline, where no test switch
+	 * reaches), and in an exec copy's */
+	if (which == GL_FILTER_COPY || gl_counters_off())
+		return 0;
+	return add_counter_rules(ctx, f);
 }
 
 int gl_seccomp_build(enum gl_filter which, struct gl_bpf *out, struct gl_fail *f)

@@ -21,9 +21,12 @@
  *     --no-copy-check       do not check a copy from outside (implied by --copy-off)
  *   ACTION: info | fds | check | FUNCTION[=ARGS_JSON] (one copy per call; "@child"
  *           in ARGS_JSON is the "child" an earlier copy returned)
+ * GL_TEST_COUNTERS_OFF=1: no per-user counter limits or rules (counters.c is
+ * compiled in here with GL_TESTING, as the files below).
  * One JSON object per line on stdout for the launch and each action. */
 #define _GNU_SOURCE
 #define GL_TESTING 1
+#include "sandbox/counters.c"
 #include "sandbox/sandbox.c"
 #include "sandbox/landlock.c"
 #include "sandbox/proc.c"
