@@ -5,7 +5,10 @@
 # directory"; lib/sandbox/scratch.h). Each property is shown with its mechanism off
 # — the test build's GL_TEST_SCRATCH_OFF=1: no seal and no per-copy tmpfs,
 # so every copy shares the germline's writable, unbounded /tmp, and an exec
-# copy's /tmp and workspace are unbounded — and on.
+# copy's /tmp and workspace are unbounded — and on. Host uids are off with
+# it (GL_TEST_UIDS_OFF=1): the germline's /tmp is its own uid's, which a copy
+# running as its lane's uid could not write, a second layer that would hide
+# the one shown here.
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody
 load helpers
@@ -46,7 +49,7 @@ val() { printf '%s\n' "$output" | jq -sc ".[$1].results[0].value"; }
   # what the germline wrote at import is not in the copy's /tmp
   echo "$v" | jq -e '.germline_marker_visible == false and (.listing | index("germline-marker") == null)'
   # off: the copy's /tmp is the germline's, with its import-time file
-  GL_TEST_SCRATCH_OFF=1 calls "$TGL" calls.jsonl
+  GL_TEST_SCRATCH_OFF=1 GL_TEST_UIDS_OFF=1 calls "$TGL" calls.jsonl
   [ "$(val 0 | jq .germline_marker_visible)" = true ] || { echo "$output"; false; }
 }
 
@@ -56,7 +59,7 @@ val() { printf '%s\n' "$output" | jq -sc ".[$1].results[0].value"; }
   [ "$(val 1)" = '"ENOENT"' ] || { echo "$output $stderr"; false; }
   calls gl-run calls.jsonl --pool
   [ "$(val 1)" = '"ENOENT"' ] || { echo "$output $stderr"; false; }
-  GL_TEST_SCRATCH_OFF=1 calls "$TGL" calls.jsonl
+  GL_TEST_SCRATCH_OFF=1 GL_TEST_UIDS_OFF=1 calls "$TGL" calls.jsonl
   [ "$(val 1)" = '"s3cr3t"' ] || { echo "$output $stderr"; false; }
 }
 
@@ -68,7 +71,7 @@ val() { printf '%s\n' "$output" | jq -sc ".[$1].results[0].value"; }
   printf '%s\n' "$output" | jq -e '.copies == 2 and ([.results[].value] == [null, null])' \
     || { echo "$output $stderr"; false; }
   # off: the second copy returns the first copy's item (a label it is not cleared for)
-  GL_TEST_SCRATCH_OFF=1 calls "$TGL" calls.jsonl
+  GL_TEST_SCRATCH_OFF=1 GL_TEST_UIDS_OFF=1 calls "$TGL" calls.jsonl
   printf '%s\n' "$output" | jq -e '[.results[].value | select(. != null)] | length == 1 and
     (.[0] == "invoice-123" or .[0] == "salary-456")' || { echo "$output $stderr"; false; }
 }
@@ -78,7 +81,7 @@ val() { printf '%s\n' "$output" | jq -sc ".[$1].results[0].value"; }
   calls gl-run calls.jsonl
   printf '%s\n' "$output" | jq -e '.results[0].ok' >/dev/null || { echo "$output"; false; }
   val 0 | jq -e '.error == "ENOSPC" and .written_mb <= 2' || { echo "$output $stderr"; false; }
-  GL_TEST_SCRATCH_OFF=1 calls "$TGL" calls.jsonl
+  GL_TEST_SCRATCH_OFF=1 GL_TEST_UIDS_OFF=1 calls "$TGL" calls.jsonl
   val 0 | jq -e '.error == null and .written_mb == 8' || { echo "$output $stderr"; false; }
 }
 
@@ -107,7 +110,7 @@ ws_keys() { jq -c '.["gl.files"].value | keys' "$GL_HOME/slots/$1"/*.json; }
   [ -z "$(ls -A "$GL_HOME/scratch")" ]
   # off: 3 MiB written to /tmp and to the workspace, and stored
   rm -rf "$GL_HOME/slots/$sha"
-  GL_TEST_SCRATCH_OFF=1 calls "$TGL" calls.jsonl
+  GL_TEST_SCRATCH_OFF=1 GL_TEST_UIDS_OFF=1 calls "$TGL" calls.jsonl
   rec c1 | jq -e '.ok and .value.done == ["ok","ok"]' || { echo "$output $stderr"; false; }
   rec c2 | jq -e '.ok and .value.done == ["ok"]' || { echo "$output $stderr"; false; }
   [ "$(ws_keys "$sha")" = '["big","keep.txt"]' ]

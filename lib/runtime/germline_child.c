@@ -100,12 +100,6 @@ GL_NORETURN static void germline_child(const struct launch_prep *p, pid_t parent
  * minimal root, mount namespaces, then the root itself. */
 static void enter_namespaces(const struct launch_prep *p, int sfd)
 {
-	/* A broker holding a secret (gl-run --host-key) is not dumpable, which
-	 * makes /proc/self/{setgroups,uid_map} root's and unwritable for an
-	 * unprivileged broker. The child holds no secret (the key's pages are
-	 * MADV_WIPEONFORK: lib/runtime/receipt.c) and execs next; exec resets it anyway. */
-	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
-		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (p->sim & SIM_NO_USERNS) { /* GL_TESTING builds only: p->sim is 0 otherwise */
 		errno = EPERM;
 		child_fail(sfd, GL_LAUNCH_USERNS, W_NONE);
@@ -147,6 +141,18 @@ static void enter_namespaces(const struct launch_prep *p, int sfd)
 		    gl_scratch_allow(p->ruleset, p->scratch_abi, GL_SCRATCH_RULE_PATH) < 0)
 			child_fail(sfd, GL_LAUNCH_LANDLOCK, W_NONE);
 	}
+}
+
+/* A broker holding a secret (gl-run --host-key) is not dumpable, which
+ * makes /proc/PID/{setgroups,uid_map} of this child root's: unwritable for
+ * an unprivileged broker (the maps of a delegated block, before the go
+ * byte) and for the child itself. The child holds no secret (the key's
+ * pages are MADV_WIPEONFORK: lib/runtime/receipt.c) and execs next; exec
+ * resets it anyway. Its first step. */
+static void dumpable_again(void)
+{
+	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
 /* Wait for the broker's go byte: it bounds this child first (cgroup or
@@ -229,6 +235,7 @@ static void skip_copy_numbers(void)
 void gl_launch_init(const struct launch_prep *p)
 {
 	int sfd = p->status_w;
+	dumpable_again();
 	wait_go(p, sfd);
 	enter_namespaces(p, sfd);
 	/* Die with the broker's thread; the broker may have gone before this
@@ -262,6 +269,7 @@ void gl_launch_init(const struct launch_prep *p)
  * broker's PID namespace, as before issue 13. */
 void gl_launch_child(const struct launch_prep *p)
 {
+	dumpable_again();
 	wait_go(p, p->status_w);
 	enter_namespaces(p, p->status_w);
 	germline_child(p, p->parent);

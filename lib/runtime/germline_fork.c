@@ -240,6 +240,8 @@ static int bound_copy(struct gl_germline *g, pid_t host, struct gl_fail *f)
 {
 	if (gl_cg_bound_copy(g->cg, &g->lim, host, false, &g->cc, f) < 0)
 		return -1;
+	if (g->uids.fd >= 0 && gl_cg_nproc_own_uid(&g->cc, host) < 0)
+		return gl_fail_errno(f, GL_E_GERMLINE, "limits: RLIMIT_NPROC of the copy");
 	g->enf.limits_memory = g->cc.mem;
 	g->enf.limits_pids = g->cc.pids;
 	g->enf.limits_cpu = g->cc.cpu;

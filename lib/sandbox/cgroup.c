@@ -412,6 +412,14 @@ int gl_cg_set_rlimit(pid_t pid, int res, uint64_t v)
 	return prlimit(pid, res, &r, NULL);
 }
 
+int gl_cg_nproc_own_uid(struct gl_cg_copy *cc, pid_t pid)
+{
+	if (!cc->nproc_base)
+		return 0;
+	cc->nproc_base = 0;
+	return gl_cg_set_rlimit(pid, RLIMIT_NPROC, cc->lim.pids);
+}
+
 int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *l, pid_t pid, bool exec,
 		     struct gl_cg_copy *cc, struct gl_fail *f)
 {

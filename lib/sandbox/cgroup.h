@@ -76,6 +76,12 @@ void gl_cg_close(struct gl_cg *cg);
 int gl_cg_bound_copy(struct gl_cg *cg, const struct gl_limits *lim, pid_t pid, bool exec,
 		     struct gl_cg_copy *cc, struct gl_fail *f);
 
+/* A copy that runs as a host uid of its own (lib/sandbox/uids.h): under
+ * RLIMIT_NPROC (no pids controller) its uid counts its own tasks only, so
+ * the bound is lim.pids itself, not pids plus the germline's. 0, or -1
+ * with errno. */
+int gl_cg_nproc_own_uid(struct gl_cg_copy *cc, pid_t pid);
+
 /* Which bound the copy reached: "memory", "pids", "cpu" or NULL. alive: the
  * copy has not been killed yet (its process tree can still be counted);
  * pidfd: the copy's, for its exit code once it is gone (-1: unknown). */

@@ -16,6 +16,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -91,19 +92,47 @@ static bool own_dir(const char *path, uid_t me)
 /* The lease directory: root's under /run, another user's in its runtime
  * directory (when that is its own; else /tmp), made 0700 if missing and refused unless it is a
  * directory of the user's own that nobody else may write. NULL with f. */
-static char *lease_dir(struct gl_fail *f)
+/* The host's uid of our euid, from /proc/self/uid_map; *initial when that
+ * map is the initial user namespace's identity. false if it cannot be read
+ * or does not map us. */
+static bool host_uid(uid_t me, unsigned long *host, bool *initial)
 {
-	uid_t me = geteuid();
+	autofree char *m = NULL;
+	size_t n = 0;
+	if (gl_read_file_capped("/proc/self/uid_map", 64 * 1024, &m, &n) < 0)
+		return false;
+	*initial = false;
+	for (char *line = m, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		unsigned long in, out, len;
+		if (sscanf(line, "%lu %lu %lu", &in, &out, &len) != 3)
+			continue;
+		if (in == 0 && out == 0 && len == 4294967295ul)
+			*initial = true;
+		if (me >= in && me - in < len) {
+			*host = out + (me - in);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The lease directory of uid me (host uid host; root of the initial
+ * user namespace when root). */
+static char *lease_dir(uid_t me, unsigned long host, bool root, struct gl_fail *f)
+{
 	const char *rt = getenv("XDG_RUNTIME_DIR");
 	char *dir;
-	if (me == 0) {
+	if (root) {
 		if (mkdir("/run/germline", 0755) < 0 && errno != EEXIST)
 			return gl_fail(f, GL_E_IO, "/run/germline: %s", strerror(errno)), NULL;
 		dir = gl_xstrdup("/run/germline/uids");
 	} else if (rt && *rt == '/' && own_dir(rt, me)) {
 		dir = gl_xasprintf("%s/germline-uids", rt);
 	} else {
-		dir = gl_xasprintf("/tmp/germline-uids-%lu", (unsigned long)me);
+		dir = gl_xasprintf("/tmp/germline-uids-%lu", host);
 	}
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		gl_fail(f, GL_E_IO, "%s: %s", dir, strerror(errno));
@@ -168,9 +197,23 @@ int gl_uids_open(struct gl_uids *u, const char *subuid, const char *subgid, stru
 	uid_t me = geteuid();
 	struct passwd *pw = getpwuid(me);
 	autofree char *name = pw ? gl_xstrdup(pw->pw_name) : NULL;
-	u->dir = lease_dir(f);
+	unsigned long host = me;
+	bool initial = true;
+	if (!host_uid(me, &host, &initial))
+		return gl_fail(f, GL_E_IO, "/proc/self/uid_map does not map uid %lu",
+			       (unsigned long)me);
+	u->dir = lease_dir(me, host, me == 0 && initial, f);
 	if (!u->dir)
 		return -1;
+	if (!initial) {
+		/* in a container's or `unshare -r`'s user namespace: the ranges
+		 * of /etc/subuid name the host's ids, which are not ours to map */
+		u->why = gl_xasprintf("gl-run runs in a user namespace other than the host's (uid "
+				      "%lu here is host uid %lu): the ranges of %s and %s are the "
+				      "host's",
+				      (unsigned long)me, host, subuid, subgid);
+		return 0;
+	}
 	unsigned long us = 0, un = 0, gs = 0, gn = 0;
 	int ru = subid_entry(subuid, name, me, &us, &un, f);
 	int rg = ru < 0 ? -1 : subid_entry(subgid, name, getegid(), &gs, &gn, f);
@@ -315,12 +358,23 @@ void gl_uids_release(struct gl_uid_lease *l)
 	l->fd = -1;
 }
 
-/* Write s into /proc/pid/name. 0, or -1 with f. */
+/* Write s into /proc/pid/name. 0, or -1 with f.
+ * A broker holding a key (gl-run --host-key) is not dumpable, and so is
+ * its launch child until that child's first step makes itself dumpable
+ * again (lib/runtime/germline_child.c): until then its /proc files are
+ * root's, and an unprivileged broker meets EACCES. It is waited for, a
+ * millisecond at a time, up to a second. */
 static int proc_put(pid_t pid, const char *name, const char *s, struct gl_fail *f)
 {
 	char p[64];
 	snprintf(p, sizeof p, "/proc/%ld/%s", (long)pid, name);
-	if (gl_write_file_str(p, s) < 0)
+	int rc;
+	for (int tries = 0; (rc = gl_write_file_str(p, s)) < 0 && errno == EACCES && tries < 1000;
+	     tries++) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	if (rc < 0)
 		return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "%s: %s", p, strerror(errno));
 	return 0;
 }
