@@ -234,3 +234,19 @@ session() {
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   json '.outcome == "item_witness" and .event == "verified"'
 }
+
+@test "--max-resident 1 --jobs 2: a call of another release waits while every resident has a call in flight, never refused (off: refused, a bit about the other call)" {
+  TGLRUN=$GL_ROOT/build/testing/bin/gl-run
+  [ -x "$TGLRUN" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  H=$(install_release "$FIX/releases/uid-sigq")
+  # hold keeps its release resident and busy for 2 s; b1 needs a second one
+  pair() {
+    { ARGS='{"s":2}' ITEMS='[{"name":"salary.csv","label":[],"data":"MQo="}]' call h "$H" hold
+      call b1 "$B"; } | "$@" --policy "$POLICY" --max-resident 1 --jobs 2 --unordered 3>&- >out 2>err
+  }
+  GL_TEST_ROOM_WAIT_OFF=1 pair "$TGLRUN" || true
+  jq -se 'map(select(.id == "b1"))[0] | .ok == false and .error == "launch" and (.detail | test("max-resident"))' out ||
+    { cat out err; false; }
+  pair gl-run || { cat out err; false; }
+  jq -se 'length == 2 and all(.ok)' out || { cat out err; false; }
+}

@@ -115,6 +115,8 @@ static bool may_start(const struct gl_jobs *J, size_t i)
 	enum gl_concurrency cc = J->s->pol->concurrency;
 	if (cc == GL_CONCURRENCY_NONE && J->running > 0)
 		return false;
+	if (J->running > 0 && gl_session_room_waits(J->s, jb->k.c.release))
+		return false; /* --max-resident: every resident busy; it waits, never refused */
 	for (size_t e = 0; e < J->nq; e++) {
 		const struct job *o = J->q[e];
 		if (e == i || o->st == J_DONE)

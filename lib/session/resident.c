@@ -5,6 +5,7 @@
  * was lost; an mcp-stdio release's discovery check before its first call
  * (SPEC §11); the pool filled between calls. */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 
 #include "broker/mcp.h"
@@ -134,6 +135,35 @@ int gl_session_room(struct gl_session *s, const struct gl_resident *r, struct gl
 			       "--max-resident %u: every resident release has a call in flight", k);
 	evict(s, lru);
 	return 0;
+}
+
+bool gl_session_room_waits(const struct gl_session *s, const char *release)
+{
+#ifdef GL_TESTING
+	const char *t = getenv("GL_TEST_ROOM_WAIT_OFF");
+	if (t && !strcmp(t, "1"))
+		return false;
+#endif
+	if (s->run == GL_RUN_FRESH)
+		return false; /* a germline per call, inside the call: none resident */
+	unsigned k = s->max_resident ? s->max_resident : GL_SESSION_RELEASES_MAX, up = 0;
+	bool idle = false;
+	for (size_t i = 0; i < s->nres; i++) { /* O(releases) <= 256, per queued call */
+		const struct gl_resident *o = &s->res[i];
+		if (!strcmp(o->release, release)) {
+			bool exec = jv_get_kind(o->manifest) == JV_KIND_OBJECT &&
+				    gl_runtime_ops_for(gl_manifest_runtime(o->manifest)) == &gl_exec_ops;
+			if (gl_session_is_resident(o) ||
+			    (exec && s->run != GL_RUN_SIGIFC && s->run != GL_RUN_SIGPIN))
+				return false; /* a hit, or an exec release: no process to room */
+			continue;
+		}
+		if (gl_session_is_resident(o)) {
+			up++;
+			idle |= !o->busy;
+		}
+	}
+	return up >= k && !idle;
 }
 
 struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,

@@ -41,6 +41,16 @@ bool gl_session_is_resident(const struct gl_resident *r);
  * every resident is busy: never more than K. */
 int gl_session_room(struct gl_session *s, const struct gl_resident *r, struct gl_fail *f);
 
+/* Would a call of release have to wait for room (gl-run --jobs)? When K
+ * releases are resident and each has a call in flight, gl_session_room
+ * would refuse it, and whether it is refused would depend on other calls
+ * in flight: one bit about them in the record of a consumer not cleared
+ * for them. The call waits in the queue instead until one of them ends
+ * (lib/session/jobs.c may_start). A release not yet seen (its runtime
+ * unknown) counts as needing room. GL_TESTING, GL_TEST_ROOM_WAIT_OFF=1:
+ * never (the refusal, the damage). */
+bool gl_session_room_waits(const struct gl_session *s, const char *release);
+
 /* What a launch of r's release needs; *dir (malloc'd) holds release_dir. */
 struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
 					     const struct gl_resident *r, char **dir);
