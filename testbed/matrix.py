@@ -304,6 +304,11 @@ class Matrix:
             try:
                 self.trials[i] = Trial(self.procs, self.work, self.args.seed, i, self.bins,
                                        assembled, names)
+                if self.args.pipeline:
+                    # the worst case: calls of any horizons in flight at once
+                    # (the policy's default, "same-clearance", would keep the
+                    # docs sessions' other slots out of the agent's calls)
+                    self.trials[i].policy["concurrency"] = "any"
             except Exception as e:  # reported below; Stopped included
                 errs.append(e)
 

@@ -54,14 +54,20 @@ probe() {
 decoded() {
   { hold "$2"; probe; } | "$1" --policy "$POLICY" --jobs 2 --unordered 3>&- >out 2>err ||
     { cat out err; return 1; }
-  jq -er 'select(.id == "p") | .results[0].value' out
+  jq -ser 'map(select(.id == "p"))[0].results[0].value' out # (-s: jq 1.6's -e fails when the last record yields nothing)
 }
 
 @test "queued signals: a public copy beside an hr copy decodes its secret with one uid for both (off), nothing with a uid each (on); --jobs 2" {
   [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
   export GL_TEST_COUNTERS_OFF=1 # the uid alone: the counter limits deny probe's sigqueue too
-  [ "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 37)" = 37 ]
-  [ "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 12)" = 12 ]
+  # off: V, plus what gl-run's user has pending elsewhere at that moment (a
+  # few signals while other suites run: the copies share that user's count)
+  d=$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 37)
+  echo "decoded $d of 37"
+  [ "$d" -ge 37 ] && [ "$d" -le 45 ]
+  d=$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 12)
+  echo "decoded $d of 12"
+  [ "$d" -ge 12 ] && [ "$d" -le 20 ]
   [ "$(decoded "$TBIN/gl-run" 37)" = 0 ]
   [ "$(decoded "$TBIN/gl-run" 12)" = 0 ]
   jq -se 'all(.ok and .enforcement.uid == "per-copy")' out

@@ -20,8 +20,10 @@ setup() {
   run_setup
   TBIN=$GL_ROOT/build/testing/bin
   POLICY=$BATS_TEST_TMPDIR/policy.json
-  # agent's horizon is [], fin's [finance]: two slots of one release
-  echo '{"clearances":{"agent":[],"fin":["finance"]},"routes":{}}' >"$POLICY"
+  # agent's horizon is [], fin's [finance]: two slots of one release, run
+  # at once only under "concurrency": "any" (the default, "same-clearance",
+  # runs calls of different horizons in sequence)
+  echo '{"clearances":{"agent":[],"fin":["finance"]},"routes":{},"concurrency":"any"}' >"$POLICY"
   A=$(install_release "$FIX/releases/cc-counter")
 }
 

@@ -68,7 +68,7 @@ ms() { jq -r --arg i "$2" 'select(.id == $i) | .elapsed_ms' "$1"; }
   [ "$(ids o4)" = "long short" ]
 }
 
-@test "\"concurrency\": same-clearance runs calls of one horizon together, others one at a time" {
+@test "\"concurrency\": same-clearance (the default) runs calls of one horizon together, others one at a time; any on request" {
   echo '{"clearances":{"agent":[],"fin":["finance"]},"routes":{},"concurrency":"same-clearance"}' >"$POLICY"
   # long: horizon [] (agent); short: horizon [finance] (fin)
   bump long "$A" '{"sleep":3}' >in
@@ -81,6 +81,14 @@ ms() { jq -r --arg i "$2" 'select(.id == $i) | .elapsed_ms' "$1"; }
   gl-run --policy "$POLICY" --jobs 2 --unordered <in2 >o2
   cat o2
   [ "$(ids o2)" = "short long" ]
+  # the default (SPEC §4): the same as "same-clearance"; "any" on request
+  # lets the other horizon's short call finish first
+  echo '{"clearances":{"agent":[],"fin":["finance"]},"routes":{}}' >"$POLICY"
+  gl-run --policy "$POLICY" --jobs 2 --unordered <in >o3
+  [ "$(ids o3)" = "long short" ]
+  echo '{"clearances":{"agent":[],"fin":["finance"]},"routes":{},"concurrency":"any"}' >"$POLICY"
+  gl-run --policy "$POLICY" --jobs 2 --unordered <in >o4
+  [ "$(ids o4)" = "short long" ]
   # a value outside the three is refused when the policy is loaded
   echo '{"clearances":{},"concurrency":"some"}' >"$POLICY"
   run --separate-stderr gl-run --policy "$POLICY" </dev/null

@@ -348,8 +348,7 @@ print(",".join(got), flush=True)
   run drive "$P" crash "read_path={\"path\":\"$P/core\"}"
   [ "$(at 1 .error)" = '"protocol"' ] && [ ! -e "$P/core" ] || { echo "$output"; false; }
   [ "$(at 2 .reply.value.error)" = '"ENOENT"' ]
-  # (the counter rules off too: they deny the raise of RLIMIT_CORE)
-  GL_TEST_COUNTERS_OFF=1 run drive --host "$TESTHOST" --germline-off landlock,root --copy-off landlock "$P" crash
+  run drive --host "$TESTHOST" --germline-off landlock,root --copy-off landlock "$P" crash
   [ -s "$P/core" ]
 }
 

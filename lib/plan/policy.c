@@ -260,13 +260,13 @@ static int load_limits(struct gl_policy *p, struct gl_fail *f)
 	return r;
 }
 
-/* "concurrency" (optional, default "any"): which calls gl-run --jobs may run
+/* "concurrency" (optional, default "same-clearance", SPEC §4): which calls gl-run --jobs may run
  * at the same time (docs/formats.md, docs/gl-run.md "--jobs"). */
 static int load_concurrency(struct gl_policy *p, struct gl_fail *f)
 {
 	static const char *const names[] = {"any", "same-clearance", "none"};
 	jv v = gl_json_get(p->doc, "concurrency");
-	p->concurrency = GL_CONCURRENCY_ANY;
+	p->concurrency = GL_CONCURRENCY_SAME_CLEARANCE;
 	int r = 0;
 	if (jv_is_valid(v)) {
 		r = -1;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -243,7 +244,8 @@ static int add_meta_rules(scmp_filter_ctx ctx, struct gl_fail *f)
  * tool queues those; glibc's own (SIGCANCEL, SIGSETXID) are real-time too,
  * so pthread_cancel in a copy fails cleanly. Pipe pages are charged to the
  * host uid (fs.pipe-user-pages-soft) and F_SETPIPE_SZ reads the charge
- * back; a copy may not raise (or lower, to measure against) any limit. */
+ * back; a copy may not raise (or lower, to measure against) any limit
+ * but RLIMIT_CORE. */
 static int add_counter_rules(scmp_filter_ctx ctx, struct gl_fail *f)
 {
 	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
@@ -253,7 +255,13 @@ static int add_counter_rules(scmp_filter_ctx ctx, struct gl_fail *f)
 	struct scmp_arg_cmp setsig[2] = {SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, F_SETSIG),
 					 SCMP_A2(SCMP_CMP_GE, 32, 0)};
 	static const uint64_t pipe_sz[] = {F_SETPIPE_SZ};
-	struct scmp_arg_cmp setting = SCMP_A2(SCMP_CMP_NE, 0, 0);
+	/* RLIMIT_CORE counts nothing and stays changeable: the sanitizer
+	 * runtime lowers it at start (the test build's exec host), and a core
+	 * dump is kept out of the release otherwise (docs/sandbox.md). A
+	 * resource with high bits set is not RLIMIT_CORE here: denied. */
+	struct scmp_arg_cmp not_core0 = SCMP_A0(SCMP_CMP_NE, RLIMIT_CORE, 0);
+	struct scmp_arg_cmp setting[2] = {SCMP_A1(SCMP_CMP_NE, RLIMIT_CORE, 0),
+					  SCMP_A2(SCMP_CMP_NE, 0, 0)};
 	if (deny(ctx, eperm, "rt_sigqueueinfo", 0, NULL, f) < 0 ||
 	    deny(ctx, eperm, "rt_tgsigqueueinfo", 0, NULL, f) < 0 ||
 	    deny(ctx, eperm, "timer_create", 0, NULL, f) < 0 ||
@@ -262,8 +270,8 @@ static int add_counter_rules(scmp_filter_ctx ctx, struct gl_fail *f)
 	    deny(ctx, eperm, "pidfd_send_signal", 1, &rt1, f) < 0 ||
 	    deny(ctx, eperm, "fcntl", 2, setsig, f) < 0 ||
 	    deny_values(ctx, eperm, "fcntl", 1, pipe_sz, 1, f) < 0 ||
-	    deny(ctx, eperm, "setrlimit", 0, NULL, f) < 0 ||
-	    deny(ctx, eperm, "prlimit64", 1, &setting, f) < 0)
+	    deny(ctx, eperm, "setrlimit", 1, &not_core0, f) < 0 ||
+	    deny(ctx, eperm, "prlimit64", 2, setting, f) < 0)
 		return -1;
 	return 0;
 }
