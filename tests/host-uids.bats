@@ -139,7 +139,12 @@ under() {
 @test "no delegated range: every call alone (--jobs 1, serialized in the record, the reason on stderr), and the pair decodes nothing" {
   [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
   export GL_TEST_SUBUID=/nonexistent GL_TEST_SUBGID=/nonexistent GL_TEST_COUNTERS_OFF=1
-  [ "$(decoded "$TBIN/gl-run" 37)" = 0 ]
+  # probe runs after hold, as gl-run's uid: it counts only what that user
+  # has pending elsewhere (0 on a quiet machine, a few while other suites
+  # run), nothing of the 37
+  d=$(decoded "$TBIN/gl-run" 37)
+  echo "decoded $d"
+  [ "$d" -le 8 ]
   jq -se 'length == 2 and all(.ok and .enforcement.uid == "serialized")' out
   grep -q 'no range of host ids is delegated to .* each call runs alone host-wide (--jobs 1, no --pool' err
 }
