@@ -24,6 +24,13 @@ load fixtures/run/helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
+  # one test of this suite at a time host-wide: every pass runs it (make
+  # check runs passes side by side), and each test fills or counts its
+  # user's queued signals, which root's other passes share
+  local lk=/tmp/germline-test-host-uids.lock
+  [ -e "$lk" ] || touch "$lk" 2>/dev/null || true
+  exec 9<"$lk"
+  flock 9
   run_setup
   TBIN=$GL_ROOT/build/testing/bin
   POLICY=$BATS_TEST_TMPDIR/policy.json
@@ -34,7 +41,10 @@ setup() {
     skip "no range is delegated to $me in /etc/subuid and /etc/subgid (make check: scripts/delegate-uids.sh)"
 }
 
-teardown() { release_cleanup; }
+teardown() {
+  release_cleanup
+  exec 9<&-
+}
 
 # hold SECRET / probe — the two calls (planned): hold's copy holds the hr
 # item SECRET for HOLD_S seconds (2), probe's is public and probes after
