@@ -41,6 +41,12 @@ setup() {
     skip "no range is delegated to $me in /etc/subuid and /etc/subgid (make check: scripts/delegate-uids.sh)"
 }
 
+# within D V LO HI — D, decoded of secret V, lies in LO..HI
+within() {
+  echo "decoded $1 of $2"
+  [ "$1" -ge "$3" ] && [ "$1" -le "$4" ]
+}
+
 teardown() {
   release_cleanup
   exec 9<&-
@@ -72,12 +78,8 @@ decoded() {
   export GL_TEST_COUNTERS_OFF=1 # the uid alone: the counter limits deny probe's sigqueue too
   # off: V, plus what gl-run's user has pending elsewhere at that moment (a
   # few signals while other suites run: the copies share that user's count)
-  d=$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 37)
-  echo "decoded $d of 37"
-  [ "$d" -ge 37 ] && [ "$d" -le 45 ]
-  d=$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 12)
-  echo "decoded $d of 12"
-  [ "$d" -ge 12 ] && [ "$d" -le 20 ]
+  within "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 37)" 37 37 45
+  within "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 12)" 12 12 20
   [ "$(decoded "$TBIN/gl-run" 37)" = 0 ]
   [ "$(decoded "$TBIN/gl-run" 12)" = 0 ]
   jq -se 'all(.ok and .enforcement.uid == "per-copy")' out
@@ -187,12 +189,8 @@ across() {
   [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
   # off: V less the signals the user's other processes have pending at that
   # moment (a few while other suites run)
-  d=$(GL_TEST_COUNTERS_OFF=1 across "$TBIN/gl-run" 37)
-  echo "decoded $d of 37"
-  [ "$d" -le 37 ] && [ "$d" -ge 29 ]
-  d=$(GL_TEST_COUNTERS_OFF=1 across "$TBIN/gl-run" 12)
-  echo "decoded $d of 12"
-  [ "$d" -le 12 ] && [ "$d" -ge 4 ]
+  within "$(GL_TEST_COUNTERS_OFF=1 across "$TBIN/gl-run" 37)" 37 29 37
+  within "$(GL_TEST_COUNTERS_OFF=1 across "$TBIN/gl-run" 12)" 12 4 12
   [ "$(across gl-run 37)" = 0 ]
   [ "$(across gl-run 12)" = 0 ]
   jq -e '.ok and .results[0].value == 0' outf # fill queued nothing: real-time signals are denied
