@@ -161,21 +161,35 @@ under() {
   grep -q 'no range of host ids is delegated to .* each call runs alone host-wide (--jobs 1, no --pool' err
 }
 
+# queued PID — the most signals any germline or copy of gl-run PID has
+# queued (its /proc status "SigQ", counted for its uid)
+queued() {
+  ps -eo pid=,ppid=,comm= | awk -v root="$1" '
+    { pp[NR] = $2; id[NR] = $1; if ($3 == "gl-init" && $2 == root) init[$1] = 1 }
+    END { for (k = 1; k <= NR; k++) if (pp[k] in init) print id[k] }' |
+    while read -r c; do sed -n 's/^SigQ:[[:space:]]*\([0-9]*\)\/.*/\1/p' "/proc/$c/status" 2>/dev/null; done |
+    sort -n | tail -1
+}
+
 # across GLRUN SECRET — fill SECRET (hr) in one gl-run and count (public) in
 # another, each --jobs 1 under "concurrency": "none", the second started once
-# fill's copy runs: what the agent got
+# fill's copy has queued all it will (its count holds still; or, denied,
+# once it runs): what the agent got. fill holds its signals until count has
+# queued all it could (at most 25 s, within the call's deadline: the second
+# gl-run launches a germline of its own first, which took more than a fixed
+# wait on a loaded machine), or 8 s when it could queue none.
 across() {
   echo '{"clearances":{"hrbot":["hr"],"agent":[]},"routes":{},"concurrency":"none"}' >none.json
-  jq -cn --arg r "$REL" --arg s "$(b64 "$2")" '{id:"f",release:$r,function:"fill",args:{s:8},
+  jq -cn --arg r "$REL" --arg s "$(b64 "$2")" '{id:"f",release:$r,function:"fill",args:{s:25,hold:8},
     items:[{name:"salary.csv",label:["hr"],data:$s}],consumers:["hrbot"]}' |
     gl-plan --policy none.json | "$1" --policy none.json --jobs 1 3>&- >outf 2>errf &
   local p=$!
-  # fill's copy runs beside its germline (it queues in milliseconds)
-  for _ in $(seq 300); do
-    [ "$(under "$p" | awk '$4 ~ /^python3/' | wc -l)" -ge 2 ] && break
+  for _ in $(seq 600); do
+    q=$(queued "$p")
+    [ "${q:-0}" -gt 0 ] && sleep 0.3 && [ "$(queued "$p")" = "$q" ] && break
+    [ -z "$GL_TEST_COUNTERS_OFF" ] && [ "$(under "$p" | awk '$4 ~ /^python3/' | wc -l)" -ge 2 ] && sleep 1 && break
     sleep 0.1
   done
-  sleep 1
   mkdir -p home2
   jq -cn --arg r "$REL" '{id:"c",release:$r,function:"count",args:{},items:[],consumers:["agent"]}' |
     gl-plan --policy none.json |
