@@ -2,7 +2,8 @@
 # gl-run --serve-mcp with calls at once (issue 19; docs/mcp.md
 # "Concurrency"): with --jobs > 1 each tools/call runs in a worker of
 # lib/session/jobs.h and is answered by its JSON-RPC id when its record
-# arrives; calls of one horizon (all of one server's: one consumer) keep
+# arrives (in request order, and without progress, where a copy the
+# consumer is not cleared for chose when it is done); calls of one horizon (all of one server's: one consumer) keep
 # their order, their slot's read, call and commit being one unit, unless
 # the server's tools declare "state": "none" (no slot: they run at once);
 # notifications/cancelled cancels that call only; ping answers at once.
@@ -158,4 +159,48 @@ ping_during() {
   [ "$output" = "1 3 4 2 " ] || { echo "$output"; cat "$BATS_TEST_TMPDIR/err"; false; }
   run ping_during 1
   [ "$output" = "1 2 3 4 " ] || { echo "$output"; cat "$BATS_TEST_TMPDIR/err"; false; }
+}
+
+# pace_pair GLRUN A B — raw lines to GLRUN --serve-mcp --jobs 2 of the pace
+# server: two calls, each with a progress token, whose hr.example copies
+# sleep A and B seconds (hr files the agent is not cleared for; its own
+# copies answer at once). Prints the ids of the two answers in the order
+# they came, then how many progress notifications each got. PACE: the
+# installed server.
+pace_pair() {
+  printf '%s\n' "$2" >"$D/hr/a"
+  printf '%s\n' "$3" >"$D/hr/b"
+  {
+    echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+    jq -cn --arg p "$D/hr/a" '{jsonrpc:"2.0",id:2,method:"tools/call",params:{name:"pace",arguments:{path:$p},_meta:{progressToken:"a"}}}'
+    jq -cn --arg p "$D/hr/b" '{jsonrpc:"2.0",id:3,method:"tools/call",params:{name:"pace",arguments:{path:$p},_meta:{progressToken:"b"}}}'
+  } | "$1" --serve-mcp --release "$PACE" --policy "$BATS_TEST_TMPDIR/pace.json" --jobs 2 \
+    2>>"$BATS_TEST_TMPDIR/err" >"$BATS_TEST_TMPDIR/pace.out"
+  jq -sr '[.[] | select(.id == 2 or .id == 3) | .id] | map(tostring) | join(" ")' "$BATS_TEST_TMPDIR/pace.out"
+  jq -sr '[.[] | select(.method == "notifications/progress") | .params.progressToken] as $t |
+    "a:\($t | map(select(. == "a")) | length) b:\($t | map(select(. == "b")) | length)"' \
+    "$BATS_TEST_TMPDIR/pace.out"
+}
+
+@test "answers keep request order where a copy the consumer is not cleared for chose their time, and such a call gets no progress (off: the answer order and the progress count tell which hr file held more)" {
+  [ -x "$GL_ROOT/build/testing/bin/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  PACE=$(install_release "$FIX/mcp/pace")
+  # "any": the two calls' copies run at once (under the default
+  # "same-clearance" a call of two horizons runs alone, so only the
+  # progress count would tell)
+  jq -n --arg hr "$D/hr/**" '{clearances:{agent:[],"hr.example":["hr"]},routes:{},labels:{($hr):["hr"]},
+    concurrency:"any"}' >"$BATS_TEST_TMPDIR/pace.json"
+  # off: answered as they finish, progress for both: 3 then 0 answers 3 2
+  # (0 then 3 would answer 2 3), and the 3 s call's progress counts its
+  # seconds
+  GL_TEST_MCP_ORDER_OFF=1 run pace_pair "$GL_ROOT/build/testing/bin/gl-run" 3 0
+  echo "off 3 0: $output"
+  [ "${lines[0]}" = "3 2" ]
+  [[ "${lines[1]}" =~ ^a:[2-9]\ b:0$ ]]
+  # on: request order, no progress for either call
+  run pace_pair gl-run 3 0
+  echo "on 3 0: $output"
+  [ "${lines[0]}" = "2 3" ]
+  [ "${lines[1]}" = "a:0 b:0" ]
+  jq -se 'map(select(.id == 2 or .id == 3) | .result.content[0].text) == ["paced","paced"]' "$BATS_TEST_TMPDIR/pace.out"
 }

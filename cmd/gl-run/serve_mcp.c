@@ -292,15 +292,57 @@ static int call_answer(struct serve *v, jv rec, const char *name, jv *result, in
 	return r;
 }
 
+/* The test build's switch (GL_TEST_MCP_ORDER_OFF, tests/serve-mcp-jobs.bats):
+ * every call answered as it finishes and given progress, whatever its
+ * consumer's clearance, as before. */
+static bool order_off(void)
+{
+#ifdef GL_TESTING
+	return getenv("GL_TEST_MCP_ORDER_OFF") != NULL;
+#else
+	return false;
+#endif
+}
+
+/* The progress a tools/call asked for (params borrowed): its token, or
+ * jv_invalid(). */
+static jv progress_token(jv params)
+{
+	jv meta = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get(params, "_meta") : jv_invalid();
+	jv token = jv_get_kind(meta) == JV_KIND_OBJECT ? gl_json_get(meta, "progressToken")
+						       : jv_invalid();
+	jv_free(meta);
+	return token;
+}
+
+struct progress_ask {
+	struct gl_mcp_io *io;
+	jv id, token; /* borrowed */
+};
+
+/* --jobs 1, once the call is read: its progress only when its consumer is
+ * cleared for all its copies can reach (gl_session_call_cleared): the
+ * number of notifications counts the seconds its slowest copy ran, which
+ * a copy holding what the consumer may not see would choose. */
+static void progress_if_cleared(const struct gl_session *s, const struct gl_session_call *k,
+				void *ctx)
+{
+	struct progress_ask *a = ctx;
+	if (jv_is_valid(a->token) && (order_off() || gl_session_call_cleared(s, k)))
+		gl_mcp_io_track(a->io, a->id, a->token);
+}
+
 /* tools/call: 0 with *result, or -1 with an error (code, message, data). */
-static int tools_call(struct serve *v, jv params, jv *result, int *code, char **message,
+static int tools_call(struct serve *v, jv id, jv params, jv *result, int *code, char **message,
 		      jv *data)
 {
 	autobuf struct gl_buf line = {0};
 	if (call_envelope(v, params, &line, code, message, data) < 0)
 		return -1;
 	int64_t t0 = gl_mono_ns();
-	jv rec = gl_session_line(v->s, &line);
+	struct progress_ask ask = {.io = v->io, .id = id, .token = progress_token(params)};
+	jv rec = gl_session_line_read(v->s, &line, progress_if_cleared, &ask);
+	jv_free(ask.token);
 	rec = jv_object_set(rec, jv_string("elapsed_ms"),
 			    jv_number((double)((gl_mono_ns() - t0) / 100000) / 10));
 	return call_answer(v, rec, gl_json_get_str(params, "name"), result, code, message, data);
@@ -311,16 +353,11 @@ static int tools_call(struct serve *v, jv params, jv *result, int *code, char **
  * respond to a cancelled request). */
 static void call(struct serve *v, jv id, jv params)
 {
-	jv meta = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get(params, "_meta") : jv_invalid();
-	jv token = jv_get_kind(meta) == JV_KIND_OBJECT ? gl_json_get(meta, "progressToken")
-						       : jv_invalid();
-	gl_mcp_io_call_begin(v->io, id, token);
-	jv_free(token);
-	jv_free(meta);
+	gl_mcp_io_call_begin(v->io, id, jv_invalid()); /* progress: once read */
 	jv result = jv_invalid(), data = jv_null();
 	int code = 0;
 	char *message = NULL;
-	int r = tools_call(v, params, &result, &code, &message, &data);
+	int r = tools_call(v, id, params, &result, &code, &message, &data);
 	if (gl_mcp_io_call_end(v->io)) {
 		jv tag = call_tag(v, id, params);
 		report_cancelled(v, tag);
@@ -373,13 +410,23 @@ static void call_async(struct serve *v, jv id, jv params)
 		free(message);
 		return;
 	}
-	jv meta = gl_json_get(params, "_meta"); /* params is an object: call_envelope */
-	jv token = jv_get_kind(meta) == JV_KIND_OBJECT ? gl_json_get(meta, "progressToken")
-						       : jv_invalid();
-	gl_mcp_io_track(v->io, id, token);
-	jv_free(token);
-	jv_free(meta);
-	gl_jobs_add(v->J, &line, call_tag(v, id, params));
+	/* progress only for a call answered as it finishes (gl_jobs_by_clearance) */
+	if (gl_jobs_add(v->J, &line, call_tag(v, id, params))) {
+		jv token = progress_token(params);
+		gl_mcp_io_track(v->io, id, token);
+		jv_free(token);
+	}
+}
+
+/* --jobs > 1: a call's record arrived while an earlier call holds its
+ * answer (tag borrowed): its progress ends now, so that the number of its
+ * notifications does not count the other call's seconds. */
+static void call_finished(jv tag, void *ctx)
+{
+	struct serve *v = ctx;
+	jv id = gl_json_get(tag, "id");
+	gl_mcp_io_untrack(v->io, id);
+	jv_free(id);
 }
 
 /* --jobs > 1: notifications/cancelled (msg borrowed) for a call the
@@ -520,6 +567,8 @@ int gl_serve_mcp(struct gl_session *s, const char *release, const char *consumer
 	if (jobs > 1) {
 		/* records as they finish: every answer carries its id */
 		v.J = gl_jobs_open(s, jobs, true);
+		if (!order_off()) /* uncleared calls in request order */
+			gl_jobs_by_clearance(v.J, call_finished, &v);
 		serve_jobs(&v);
 		gl_jobs_close(v.J, call_done, &v);
 	} else {

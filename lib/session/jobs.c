@@ -167,22 +167,33 @@ static void free_job(struct job *jb)
 }
 
 /* Hand every record that is due to done: the head's while it is done, or
- * any done one with unordered. A cancelled call's record is dropped. */
+ * any done one with unordered, where an in_order call (gl_jobs_by_clearance)
+ * waits for every call before it and every call after it waits for it. A
+ * cancelled call's record is dropped. */
 static void emit_due(struct gl_jobs *J, gl_jobs_done_fn done, void *ctx)
 {
 	size_t w = 0;
-	bool blocked = false;
+	bool before = false, barrier = false; /* a call before is held; an in_order one */
 	for (size_t i = 0; i < J->nq; i++) {
 		struct job *jb = J->q[i];
-		blocked = blocked || (jb->st != J_DONE && !J->unordered && !jb->cancelled);
-		if (jb->st == J_DONE && (!blocked || jb->cancelled)) {
+		bool due = jb->st == J_DONE &&
+			   (jb->cancelled || (!J->unordered || jb->in_order ? !before : !barrier));
+		if (due) {
 			if (!jb->cancelled) { /* handed out; a cancelled one's freed here */
 				done(jb->rec, jb->tag, ctx);
 				jb->rec = jb->tag = jv_invalid();
 			}
 			free_job(jb);
-		} else {
-			J->q[w++] = jb;
+			continue;
+		}
+		if (jb->st == J_DONE && !jb->told && J->finished) {
+			jb->told = true;
+			J->finished(jb->tag, J->finished_ctx);
+		}
+		J->q[w++] = jb;
+		if (!jb->cancelled) {
+			before = true;
+			barrier = barrier || jb->in_order;
 		}
 	}
 	J->nq = w;
@@ -214,6 +225,13 @@ struct gl_jobs *gl_jobs_open(struct gl_session *s, unsigned n, bool unordered)
 	return J;
 }
 
+void gl_jobs_by_clearance(struct gl_jobs *J, gl_jobs_finished_fn finished, void *ctx)
+{
+	J->by_clearance = true;
+	J->finished = finished;
+	J->finished_ctx = ctx;
+}
+
 bool gl_jobs_room(const struct gl_jobs *J)
 {
 	return J->nq < J->held;
@@ -224,11 +242,11 @@ size_t gl_jobs_pending(const struct gl_jobs *J)
 	return J->nq;
 }
 
-void gl_jobs_add(struct gl_jobs *J, const struct gl_buf *line, jv tag)
+bool gl_jobs_add(struct gl_jobs *J, const struct gl_buf *line, jv tag)
 {
 	if (J->nq >= J->held) { /* the caller asked gl_jobs_room: never */
 		jv_free(tag);
-		return;
+		return false;
 	}
 	struct job *jb = gl_xcalloc(1, sizeof *jb);
 	jb->w = (struct worker){.pid = -1, .fd = -1, .req = -1, .cfd = -1};
@@ -239,6 +257,7 @@ void gl_jobs_add(struct gl_jobs *J, const struct gl_buf *line, jv tag)
 	if (J->reuse && jb->k.state == GL_CALL_READ) /* what a reused worker reads again */
 		gl_buf_add(&jb->line, line->data, line->len);
 	J->seq++;
+	jb->in_order = J->by_clearance && !gl_session_call_cleared(J->s, &jb->k);
 	if (jb->k.state == GL_CALL_READ) {
 		jb->lane = (unsigned)((J->seq - 1) % GL_COPY_LANES); /* its input position */
 		job_keys(J, jb);
@@ -247,6 +266,7 @@ void gl_jobs_add(struct gl_jobs *J, const struct gl_buf *line, jv tag)
 		gl_job_done(J, jb);
 	}
 	J->q[J->nq++] = jb;
+	return J->unordered && !jb->in_order;
 }
 
 size_t gl_jobs_fds(const struct gl_jobs *J, struct pollfd *pf, size_t max)

@@ -52,13 +52,27 @@ typedef void (*gl_jobs_done_fn)(jv rec, jv tag, void *ctx);
 /* Up to n calls at once (n clamped to 1..GL_JOBS_MAX; even 1 forks a
  * worker per call); records in input order, or as they finish. */
 struct gl_jobs *gl_jobs_open(struct gl_session *s, unsigned n, bool unordered);
+/* gl-run --serve-mcp (docs/mcp.md "Concurrency"): records as they finish
+ * only for calls whose consumers are cleared for everything their copies
+ * can reach (gl_session_call_cleared); any other call's record waits for
+ * every call before it, and every call after it waits for it, so the
+ * order of answers never tells a consumer which of two calls ended first
+ * where a copy it is not cleared for chose when. finished (may be NULL)
+ * is told a call's tag (borrowed) once its record has arrived while it
+ * still waits for an earlier call: its progress stops there, not when it
+ * is handed out. After gl_jobs_open with unordered, before any add. */
+typedef void (*gl_jobs_finished_fn)(jv tag, void *ctx);
+void gl_jobs_by_clearance(struct gl_jobs *J, gl_jobs_finished_fn finished, void *ctx);
 /* May another call be added (fewer than GL_JOBS_HELD_PER_JOB × n held)? */
 bool gl_jobs_room(const struct gl_jobs *J);
 /* Calls held: queued, running, or done and not yet handed out. */
 size_t gl_jobs_pending(const struct gl_jobs *J);
 /* One envelope line (borrowed); tag consumed. A line refused when read
- * (not JSON, a bad envelope) is done at once: the next step hands it out. */
-void gl_jobs_add(struct gl_jobs *J, const struct gl_buf *line, jv tag);
+ * (not JSON, a bad envelope) is done at once: the next step hands it out.
+ * true when its record is handed out as it finishes (unordered, and
+ * under gl_jobs_by_clearance the call is cleared), false when in input
+ * order. */
+bool gl_jobs_add(struct gl_jobs *J, const struct gl_buf *line, jv tag);
 /* The running workers' pipes into pf (POLLIN), at most max: how many. */
 size_t gl_jobs_fds(const struct gl_jobs *J, struct pollfd *pf, size_t max);
 /* pf[0..n): what poll said of gl_jobs_fds' entries (NULL, 0: nothing

@@ -56,12 +56,17 @@ struct job {
 	jv rec; /* J_DONE: the record */
 	jv tag; /* the caller's (gl_jobs_add), or null */
 	bool cancelled; /* gl_jobs_cancel killed its worker: no record */
+	bool in_order;  /* uncleared under by_clearance: after every call before it */
+	bool told;      /* J->finished was told its record arrived */
 };
 
 struct gl_jobs {
 	struct gl_session *s;
 	unsigned n;
 	bool unordered, nokeys;
+	bool by_clearance; /* gl_jobs_by_clearance: uncleared calls in order */
+	gl_jobs_finished_fn finished;
+	void *finished_ctx;
 	bool fatal; /* a worker stopped as gl-run stops (exit 2): no new call */
 	struct job **q; /* every call held, in input order */
 	size_t nq;

@@ -296,11 +296,21 @@ void gl_session_call_free(struct gl_session_call *k)
 
 jv gl_session_line(struct gl_session *s, const struct gl_buf *line)
 {
+	return gl_session_line_read(s, line, NULL, NULL);
+}
+
+jv gl_session_line_read(struct gl_session *s, const struct gl_buf *line,
+			void (*read)(const struct gl_session *s, const struct gl_session_call *k,
+				     void *ctx),
+			void *ctx)
+{
 	/* without delegated host uids, the whole call alone host-wide: its
 	 * germline's launch, its discovery, its copies (lib/sandbox/uids.h) */
 	int serial = gl_session_serial_take(s, false);
 	struct gl_session_call k;
 	gl_session_call_read(s, line, &k);
+	if (read)
+		read(s, &k, ctx);
 	gl_session_call_prepare(s, &k);
 	gl_session_call_run(s, &k);
 	jv out = gl_session_call_finish(s, &k);

@@ -161,20 +161,40 @@ jv gl_session_clearance(const struct gl_session *s, const char *name)
 	return gl_labels_to_jv(gl_policy_clearance(s->pol, name));
 }
 
+/* gl_session_call_bound into *L (empty, the caller frees it). */
+static void call_bound(const struct gl_session *s, const struct gl_session_call *k,
+		       struct gl_labels *L)
+{
+	if (k->have_call) {
+		for (size_t i = 0; i < k->c.nitem; i++)
+			gl_labels_join(L, &k->c.item[i].label);
+		for (size_t d = 0; d < k->c.ndest; d++)
+			gl_labels_join(L, gl_policy_clearance(s->pol, k->c.dest[d]));
+	}
+	for (size_t g = 0; k->have_plan && g < k->plan.ngroup; g++)
+		gl_labels_join(L, &k->plan.group[g].horizon);
+}
+
 jv gl_session_call_bound(const struct gl_session *s, const struct gl_session_call *k)
 {
 	struct gl_labels L = {0};
-	if (k->have_call) {
-		for (size_t i = 0; i < k->c.nitem; i++)
-			gl_labels_join(&L, &k->c.item[i].label);
-		for (size_t d = 0; d < k->c.ndest; d++)
-			gl_labels_join(&L, gl_policy_clearance(s->pol, k->c.dest[d]));
-	}
-	for (size_t g = 0; k->have_plan && g < k->plan.ngroup; g++)
-		gl_labels_join(&L, &k->plan.group[g].horizon);
+	call_bound(s, k, &L);
 	jv out = gl_labels_to_jv(&L);
 	gl_labels_free(&L);
 	return out;
+}
+
+bool gl_session_call_cleared(const struct gl_session *s, const struct gl_session_call *k)
+{
+	if (k->state == GL_CALL_DONE)
+		return true; /* refused as read: its record is the envelope's */
+	struct gl_labels L = {0};
+	call_bound(s, k, &L);
+	bool ok = true;
+	for (size_t u = 0; ok && u < k->c.nconsumer; u++)
+		ok = gl_labels_subset(&L, gl_policy_clearance(s->pol, k->c.consumer[u]));
+	gl_labels_free(&L);
+	return ok;
 }
 
 void gl_session_set_cancel(struct gl_session *s, struct gl_cancel *c)

@@ -92,6 +92,13 @@ void gl_session_start(struct gl_session *s);
  * execution or the mode's baseline. A refusal is
  * {"ok":false,"error":CODE,"detail"…} (SPEC §2, §6). */
 jv gl_session_line(struct gl_session *s, const struct gl_buf *line);
+struct gl_session_call;
+/* gl_session_line, with read (ctx) called once the line is read, before
+ * its germline is prepared or any copy runs. */
+jv gl_session_line_read(struct gl_session *s, const struct gl_buf *line,
+			void (*read)(const struct gl_session *s, const struct gl_session_call *k,
+				     void *ctx),
+			void *ctx);
 
 /* One call in parts (gl-run --jobs; lib/session/jobs.c): read (parse,
  * gl_call_read, the plan and its check), prepare (damping, the release, its
@@ -165,6 +172,14 @@ jv gl_session_clearance(const struct gl_session *s, const char *name);
  * What a refusal carries as labels.call when it depends on a run the main
  * process did not see (a worker that died mid-call). */
 jv gl_session_call_bound(const struct gl_session *s, const struct gl_session_call *k);
+/* Is every consumer of call k cleared for all that bound (above): every
+ * copy of k sees only what each consumer may see, so nothing about how
+ * long k's copies ran or what they chose is hidden from any of them? A
+ * call refused when read (no copy runs) is. gl-run --serve-mcp answers
+ * such calls as they finish and gives them progress; any other call's
+ * answer keeps request order and it gets no progress (docs/mcp.md
+ * "Concurrency"). */
+bool gl_session_call_cleared(const struct gl_session *s, const struct gl_session_call *k);
 
 /* The broker's cancellation control (lib/core/cancel.h; NULL: none). */
 void gl_session_set_cancel(struct gl_session *s, struct gl_cancel *c);
