@@ -9,7 +9,9 @@
 # (pid and start time); any other process in the germline's namespace is
 # still refused. The loose rule an attacker wants is the GL_TESTING
 # switch GL_TEST_LIVE_LOOSE=1 (build/testing/bin/gl-run): with it, a
-# germline's double-forked helper passes G1 beside a live copy.
+# germline's double-forked helper passes G1 beside a live copy. Under
+# "same-clearance" a germline's launch runs beside public copies only
+# (GL_TEST_LAUNCH_RULE_OFF=1: beside any; the last test).
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody
 load helpers
@@ -239,4 +241,57 @@ threads_run() {
   # the numbers of lanes 2.. and those calls' forks fail closed
   threads_run "$TBIN/gl-run" GL_TEST_COPY_NUMBERS_OFF=1
   jq -se '[.[] | select(.[1] == false and (.[2] | test("clone: File exists")))] | length >= 1' o
+}
+
+# launch_beside GLRUN — under "same-clearance" (the default), an hr call of
+# release HA (its copy holds salary.csv for 3 s) and then an hr call of
+# release HB, not yet launched, at --jobs 2: prints how many germlines ran
+# while HA's hr copy did (HB's import beside it: 2)
+launch_beside() {
+  hr_hold() {
+    jq -cn --arg r "$1" --arg s "$(b64 7)" --argjson t "$2" '{id:$r[0:6],release:$r,function:"hold",
+      args:{s:$t},items:[{name:"salary.csv",label:["hr"],data:$s}],consumers:["hrbot"]}' |
+      gl-plan --policy same.json
+  }
+  rm -f fifo && mkfifo fifo
+  "$1" --policy same.json --jobs 2 <fifo >o 2>e 3>&- &
+  local p=$! most=0 n i ia
+  exec 4>fifo
+  hr_hold "$HA" 3 >&4
+  # HA's germline is up and its hr copy runs: its init has two python3
+  # children (the germline, the copy)
+  for i in $(seq 300); do
+    [ "$(pgrep -P "$(pgrep -d, -P "$p" gl-init)" python3 2>/dev/null | wc -l)" -ge 2 ] && break
+    sleep 0.05
+  done
+  hr_hold "$HB" 0 >&4
+  # while HA's copy runs (its init keeps two python3 children): the germlines
+  for i in $(seq 80); do
+    ia=$(pgrep -o -P "$p" gl-init) || break
+    [ "$(pgrep -P "$ia" python3 | wc -l)" -ge 2 ] || break
+    n=$(pgrep -P "$p" gl-init | wc -l)
+    [ "$n" -gt "$most" ] && most=$n
+    sleep 0.05
+  done
+  exec 4>&-
+  wait "$p" || { cat o e >&2; return 1; }
+  jq -se 'length == 2 and all(.ok)' o >/dev/null || { cat o e >&2; return 1; }
+  echo "$most"
+}
+
+@test "\"same-clearance\": a germline's launch waits for running copies of a horizon other than ∅ (off: B's import runs beside A's hr copy)" {
+  [ -x "$GL_ROOT/build/testing/bin/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  cd "$BATS_TEST_TMPDIR"
+  echo '{"clearances":{"hrbot":["hr"]},"routes":{}}' >same.json
+  HA=$(install_release "$FIX/releases/uid-sigq")
+  cp -r "$FIX/releases/uid-sigq" uid-sigq-b
+  jq '.name = "uid-sigq-b"' "$FIX/releases/uid-sigq/manifest.json" >uid-sigq-b/manifest.json
+  HB=$(install_release "$BATS_TEST_TMPDIR/uid-sigq-b")
+  GL_TEST_LAUNCH_RULE_OFF=1 run launch_beside "$GL_ROOT/build/testing/bin/gl-run"
+  echo "off: $output"
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" = 2 ]
+  # a fresh gl-run: HB is launched again
+  run launch_beside gl-run
+  echo "on: $output"
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" = 1 ]
 }

@@ -106,15 +106,39 @@ static bool same_clearance(const struct job *a, const struct job *b)
 	return a->nh == 1 && b->nh == 1 && !strcmp(a->hset, b->hset);
 }
 
-/* May queued call q[i] start now? */
-static bool may_start(const struct gl_jobs *J, size_t i)
+/* Are the copies of every running call public (horizon ∅), if any? */
+static bool running_public(const struct gl_jobs *J)
+{
+	for (size_t e = 0; e < J->nq; e++) {
+		const struct job *o = J->q[e];
+		if (o->st == J_RUNNING && o->nh && strcmp(o->hset, J->public_hset))
+			return false;
+	}
+	return true;
+}
+
+/* May queued call q[i] start now? *starts: it waits only because its
+ * release's germline would start beside copies holding data. */
+static bool may_start(const struct gl_jobs *J, size_t i, bool *starts)
 {
 	const struct job *jb = J->q[i];
+	*starts = false;
 	if (J->running >= J->n)
 		return false;
 	enum gl_concurrency cc = J->s->pol->concurrency;
 	if (cc == GL_CONCURRENCY_NONE && J->running > 0)
 		return false;
+	/* "same-clearance" (paper A2): a germline's import, or its mcp-stdio
+	 * discovery copy, runs release code that every later copy of every
+	 * horizon inherits (its tool list: every consumer's); beside an hr
+	 * copy it could learn what the copy modulates (CPU, caches) and keep
+	 * it, so it starts as a copy of horizon ∅ would: beside public copies
+	 * only */
+	if (cc == GL_CONCURRENCY_SAME_CLEARANCE && J->launch_rule && J->running > 0 &&
+	    gl_session_starts_release(J->s, jb->k.c.release) && !running_public(J)) {
+		*starts = true;
+		return false;
+	}
 	if (J->running > 0 && gl_session_room_waits(J->s, jb->k.c.release))
 		return false; /* --max-resident: every resident busy; it waits, never refused */
 	for (size_t e = 0; e < J->nq; e++) {
@@ -144,8 +168,14 @@ static void dispatch(struct gl_jobs *J)
 		return; /* a worker stopped where gl-run stops: no new call */
 	for (size_t i = 0; i < J->nq; i++) {
 		struct job *jb = J->q[i];
-		if (jb->st != J_QUEUED || !may_start(J, i))
+		bool starts = false;
+		if (jb->st != J_QUEUED)
 			continue;
+		if (!may_start(J, i, &starts)) {
+			if (starts)
+				break; /* no later call passes it: the launch waits for no more */
+			continue;
+		}
 		jb->t0 = gl_mono_ns();
 		gl_session_call_prepare(J->s, &jb->k);
 		if (jb->k.state != GL_CALL_READY || gl_job_start(J, jb) < 0)
@@ -208,7 +238,16 @@ struct gl_jobs *gl_jobs_open(struct gl_session *s, unsigned n, bool unordered)
 	J->s = s;
 	J->n = n < 1 ? 1 : n > GL_JOBS_MAX ? GL_JOBS_MAX : n;
 	J->unordered = unordered;
+	struct gl_labels none = {0};
+	autofail struct gl_fail f = {0};
+	J->launch_rule = true;
+	if (gl_slot_horizon_id(&none, J->public_hset, &f) == 0)
+		strcat(J->public_hset, ","); /* as job_keys joins them */
+	else
+		J->public_hset[0] = '\0'; /* no running call counts as public: launches wait */
 #ifdef GL_TESTING
+	const char *lr = getenv("GL_TEST_LAUNCH_RULE_OFF");
+	J->launch_rule = J->launch_rule && !(lr && !strcmp(lr, "1")); /* launches beside any */
 	const char *off = getenv("GL_TEST_JOBS_NOKEYS");
 	J->nokeys = off && !strcmp(off, "1"); /* the damage: calls of one slot at once */
 #endif

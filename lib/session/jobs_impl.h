@@ -68,6 +68,8 @@ struct gl_jobs {
 	gl_jobs_finished_fn finished;
 	void *finished_ctx;
 	bool fatal; /* a worker stopped as gl-run stops (exit 2): no new call */
+	char public_hset[67]; /* a job's hset when its copies are all public */
+	bool launch_rule;     /* launches and discoveries beside public copies only */
 	struct job **q; /* every call held, in input order */
 	size_t nq;
 	unsigned long seq; /* calls read so far */

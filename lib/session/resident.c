@@ -243,6 +243,22 @@ struct gl_resident *gl_session_germline(struct gl_session *s, const char *releas
 	return r;
 }
 
+bool gl_session_starts_release(const struct gl_session *s, const char *release)
+{
+	if (s->run != GL_RUN_GERMLINE)
+		return false; /* the baselines: their own processes, outside this rule */
+	for (size_t i = 0; i < s->nres; i++) {
+		const struct gl_resident *r = &s->res[i];
+		if (strcmp(r->release, release))
+			continue;
+		if (!r->up)
+			return true;
+		return gl_manifest_protocol(r->manifest) == GL_PROTO_MCP_STDIO && !r->discovered &&
+		       !r->refused;
+	}
+	return true;
+}
+
 /* The discovery check forks a copy from the release's germline, or, for
  * runtime exec, launches one (gl_session_fork through the runtime seam,
  * lib/runtime/runtime.h; docs/exec.md). A changed tool list refuses the

@@ -51,6 +51,15 @@ int gl_session_room(struct gl_session *s, const struct gl_resident *r, struct gl
  * never (the refusal, the damage). */
 bool gl_session_room_waits(const struct gl_session *s, const char *release);
 
+/* Would a call of release run release code before its copies (germline
+ * run only): its germline's launch (the import) or, for mcp-stdio, its
+ * discovery copy (the server's start)? Both hold no data and what they
+ * keep reaches every later copy of every horizon (A2), so gl-run --jobs
+ * starts such a call under "same-clearance" only while every running
+ * call's copies are public (lib/session/jobs.c may_start). A release not
+ * yet seen would. */
+bool gl_session_starts_release(const struct gl_session *s, const char *release);
+
 /* What a launch of r's release needs; *dir (malloc'd) holds release_dir. */
 struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
 					     const struct gl_resident *r, char **dir);
