@@ -3,8 +3,10 @@
 # copies ready"; docs/gl-run.md "--pool"; docs/performance.md "The pool").
 # A pooled copy is forked, confined and checked after the previous copy has
 # ended with its descendants, before its call arrives, and is the next copy
-# to run; an MCP server's start and handshake run in it before the call
-# (docs/mcp.md "Before the call"). What must not change: every call is a
+# to run; under "concurrency": "any" an MCP server's start and handshake
+# run in it before the call (docs/mcp.md "Before the call"), under the
+# default it is held before any release code until its call (the last
+# test; GL_TEST_POOL_HOLD_OFF=1 its damage). What must not change: every call is a
 # fresh copy (nothing of one call reaches the next), the twin inputs of a
 # call are the same in all its copies, and answers are those without the
 # pool. The mechanism off (--mode sigpin: one persistent process) shows
@@ -102,4 +104,51 @@ bump_release() {
   run gl-run --pool --mode sigpin --policy "$POLICY" </dev/null
   [ "$status" -eq 2 ]
   [[ "$output" == *"--pool goes with modes germline, nosplit and lazy"* ]]
+}
+
+# pool_beside GLRUN — gl-run --pool --jobs 1 (default "same-clearance"): a
+# public call of release PA (pool-spin: its at-fork hook spins about a
+# second in every copy that runs), then an hr call of release PB holding
+# its copy 3 s: prints the CPU ticks PA's pooled copy (forked after the
+# first call) had spent when PB's hr copy ended
+pool_beside() {
+  echo '{"clearances":{"hrbot":["hr"],"agent":[]},"routes":{}}' >same.json
+  rm -f fifo && mkfifo fifo
+  "$1" --policy same.json --pool --jobs 1 <fifo >o 2>e 3>&- &
+  local p=$! i ia ib cb ca ticks=0
+  exec 4>fifo
+  jq -cn --arg r "$PA" '{id:"a",release:$r,function:"quick",args:{},items:[],consumers:["agent"]}' |
+    gl-plan --policy same.json >&4
+  jq -cn --arg r "$PB" --arg s "$(b64 7)" '{id:"b",release:$r,function:"hold",args:{s:3},
+    items:[{name:"salary.csv",label:["hr"],data:$s}],consumers:["hrbot"]}' |
+    gl-plan --policy same.json >&4
+  # PB's germline (the second init) up and its hr copy running (two python3)
+  for i in $(seq 400); do
+    ib=$(pgrep -n -P "$p" gl-init) && ia=$(pgrep -o -P "$p" gl-init) && [ "$ia" != "$ib" ] &&
+      [ "$(pgrep -P "$ib" python3 | wc -l)" -ge 2 ] && break
+    sleep 0.05
+  done
+  cb=$(pgrep -n -P "$ib" python3)
+  ca=$(pgrep -n -P "$ia" python3) # PA's pooled copy, the newest of its init
+  while [ -d "/proc/$cb" ]; do
+    ticks=$(awk '{ print $14 + $15 }' "/proc/$ca/stat" 2>/dev/null || echo "$ticks")
+    sleep 0.1
+  done
+  exec 4>&-
+  wait "$p" || { cat o e >&2; return 1; }
+  jq -se 'length == 2 and all(.ok)' o >/dev/null || { cat o e >&2; return 1; }
+  echo "$ticks"
+}
+
+@test "--pool: a pooled copy is held before any release code until its call (off: its at-fork hook runs beside another release's hr copy)" {
+  [ -x "$GL_ROOT/build/testing/bin/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  cd "$BATS_TEST_TMPDIR"
+  PA=$(install_release "$FIX/releases/pool-spin")
+  PB=$(install_release "$FIX/releases/uid-sigq")
+  GL_TEST_POOL_HOLD_OFF=1 run pool_beside "$GL_ROOT/build/testing/bin/gl-run"
+  echo "off: $output"
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" -ge 30 ]
+  run pool_beside gl-run
+  echo "on: $output"
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" -le 5 ]
 }

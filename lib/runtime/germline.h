@@ -115,6 +115,9 @@ struct gl_germline {
 	 * ahead of its call, with the broker's end of its channel. */
 	bool pooled;
 	int pool_pidfd, pool_sock;
+	/* held: the pooled copy has not been let run (its start byte is sent
+	 * when it is taken); hold_next: the next fork is such a copy */
+	bool pool_held, hold_next;
 	/* Per-copy resource bounds (SPEC §4 "limits"; lib/sandbox/cgroup.h): set by
 	 * the caller after the launch; NULL cg: copies are not bounded here.
 	 * cc is the bound of the copy last handed out (gl_germline_fork,
@@ -203,14 +206,20 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
  * at a time (A1). Its twin inputs come with the call message as always. */
 
 /* Fill the pool if it is empty: await a retired copy, check the germline
- * (G1–G3) and fork one copy. 0, or -1 with f (germline_check, or germline:
- * the germline may then be killed, as by gl_germline_fork; the next call
- * reports it). */
-int gl_germline_prefork(struct gl_germline *g, struct gl_fail *f);
+ * (G1–G3) and fork one copy. hold: the copy is forked, confined and
+ * checked but not let run — it waits in _germline.c for its start byte,
+ * before any Python code (the release's at-fork hooks, an MCP server's
+ * start), until gl_germline_take sends it; so it runs no release code
+ * beside other calls' copies while it waits (gl-run under "same-clearance"
+ * and "none"; docs/performance.md "The pool"). 0, or -1 with f
+ * (germline_check, or germline: the germline may then be killed, as by
+ * gl_germline_fork; the next call reports it). */
+int gl_germline_prefork(struct gl_germline *g, bool hold, struct gl_fail *f);
 
-/* Take the pooled copy: true with *sock (the broker's end of its channel)
- * and *pidfd, both owned by the caller; false when the pool is empty or
- * its copy died while it waited (then discarded). */
+/* Take the pooled copy (a held one is let run now): true with *sock (the
+ * broker's end of its channel) and *pidfd, both owned by the caller;
+ * false when the pool is empty or its copy died while it waited (then
+ * discarded). */
 bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd);
 
 /* Kill a copy now (SIGKILL is final: it runs no further instruction of its

@@ -423,11 +423,11 @@ static int fork_copy(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	if (rc < 0)
 		return -1;
 	/* Checked: the copy may now run (it waits in _germline.c for this byte
-	 * before any Python code, the release's at-fork hooks included). */
-	ssize_t w;
-	do
-		w = write(broker_sock, "g", 1);
-	while (w < 0 && errno == EINTR);
+	 * before any Python code, the release's at-fork hooks included); a
+	 * held pooled copy gets it when it is taken (gl_germline_take). */
+	ssize_t w = 1;
+	while (!g->hold_next && (w = write(broker_sock, "g", 1)) < 0 && errno == EINTR)
+		;
 	if (w != 1) {
 		gl_fail_errno(f, GL_E_GERMLINE, "fork: cannot start the copy");
 		gl_copy_kill(pidfd);

@@ -26,7 +26,7 @@ void gl_germline_pool_drop(struct gl_germline *g)
 	close(g->pool_pidfd);
 }
 
-int gl_germline_prefork(struct gl_germline *g, struct gl_fail *f)
+int gl_germline_prefork(struct gl_germline *g, bool hold, struct gl_fail *f)
 {
 	gl_germline_settle(g);
 	if (g->pooled || g->ctl < 0) /* full, or no germline (an exec runtime's ctl is -1) */
@@ -37,8 +37,10 @@ int gl_germline_prefork(struct gl_germline *g, struct gl_fail *f)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		return gl_fail_errno(f, GL_E_GERMLINE, "socketpair");
 	g->no_register = true; /* the worker that takes it registers it */
+	g->hold_next = hold;
 	int rc = gl_germline_fork(g, sp[1], sp[0], &pidfd, f);
 	g->no_register = false;
+	g->hold_next = false;
 	if (rc < 0) {
 		close(sp[0]);
 		return -1;
@@ -47,6 +49,7 @@ int gl_germline_prefork(struct gl_germline *g, struct gl_fail *f)
 	g->pool_pidfd = pidfd;
 	g->pool_cc = g->cc;
 	g->pooled = true;
+	g->pool_held = hold;
 	return 0;
 }
 
@@ -60,6 +63,16 @@ bool gl_germline_take(struct gl_germline *g, int *sock, int *pidfd)
 	if (poll(&pf, 1, 0) != 0) {
 		gl_germline_pool_drop(g);
 		return false;
+	}
+	if (g->pool_held) { /* its start byte: it runs from here on */
+		ssize_t w;
+		do
+			w = write(g->pool_sock, "g", 1);
+		while (w < 0 && errno == EINTR);
+		if (w != 1) {
+			gl_germline_pool_drop(g);
+			return false;
+		}
 	}
 	g->pooled = false;
 	g->cc = g->pool_cc;

@@ -319,6 +319,17 @@ void gl_session_idle(struct gl_session *s)
 {
 	if (!s->broker.pool)
 		return;
+	/* held until its call (gl_germline_prefork) but under "any": the
+	 * rule of which copies may run beside which (docs/gl-run.md "--jobs")
+	 * lets a copy start only with its call, and a pooled copy would
+	 * otherwise run its at-fork hooks and server start, then wait, beside
+	 * the calls that come before its own — of other releases, and of
+	 * other gl-run processes */
+	bool hold = s->pol->concurrency != GL_CONCURRENCY_ANY;
+#ifdef GL_TESTING
+	const char *off = getenv("GL_TEST_POOL_HOLD_OFF");
+	hold = hold && !(off && !strcmp(off, "1")); /* the damage: started at once */
+#endif
 	for (size_t i = 0; i < s->nres; i++) {
 		struct gl_resident *r = &s->res[i];
 		struct gl_fail f = {0};
@@ -326,7 +337,7 @@ void gl_session_idle(struct gl_session *s)
 		 * is met again, and reported, by the next call's own fork. The pool
 		 * is a germline's (paper §VI): exec copies are each launched. */
 		if (r->up && !r->refused && gl_runtime_forks(gl_germline_runtime(&r->g)) &&
-		    gl_germline_prefork(&r->g, &f) < 0)
+		    gl_germline_prefork(&r->g, hold, &f) < 0)
 			gl_fail_clear(&f);
 	}
 }
