@@ -211,7 +211,7 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
  * before any Python code (the release's at-fork hooks, an MCP server's
  * start), until gl_germline_take sends it; so it runs no release code
  * beside other calls' copies while it waits (gl-run under "same-clearance"
- * and "none"; docs/performance.md "The pool"). 0, or -1 with f
+ * and "none"; docs/gl-run.md "--pool"). 0, or -1 with f
  * (germline_check, or germline: the germline may then be killed, as by
  * gl_germline_fork; the next call reports it). */
 int gl_germline_prefork(struct gl_germline *g, bool hold, struct gl_fail *f);

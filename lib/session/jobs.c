@@ -207,7 +207,7 @@ static void emit_due(struct gl_jobs *J, gl_jobs_done_fn done, void *ctx)
 	for (size_t i = 0; i < J->nq; i++) {
 		struct job *jb = J->q[i];
 		bool due = jb->st == J_DONE &&
-			   (jb->cancelled || (!J->unordered || jb->in_order ? !before : !barrier));
+			   (jb->cancelled || ((!J->unordered || jb->in_order) ? !before : !barrier));
 		if (due) {
 			if (!jb->cancelled) { /* handed out; a cancelled one's freed here */
 				done(jb->rec, jb->tag, ctx);
