@@ -164,11 +164,10 @@ under() {
 # queued PID — the most signals any germline or copy of gl-run PID has
 # queued (its /proc status "SigQ", counted for its uid)
 queued() {
-  ps -eo pid=,ppid=,comm= | awk -v root="$1" '
-    { pp[NR] = $2; id[NR] = $1; if ($3 == "gl-init" && $2 == root) init[$1] = 1 }
-    END { for (k = 1; k <= NR; k++) if (pp[k] in init) print id[k] }' |
-    while read -r c; do sed -n 's/^SigQ:[[:space:]]*\([0-9]*\)\/.*/\1/p' "/proc/$c/status" 2>/dev/null; done |
-    sort -n | tail -1
+  local c
+  for c in $(pgrep -P "$(pgrep -d, -P "$1" gl-init)" 2>/dev/null); do
+    sed -n 's/^SigQ:[[:space:]]*\([0-9]*\)\/.*/\1/p' "/proc/$c/status" 2>/dev/null
+  done | sort -n | tail -1
 }
 
 # across GLRUN SECRET — fill SECRET (hr) in one gl-run and count (public) in
@@ -183,7 +182,7 @@ across() {
   jq -cn --arg r "$REL" --arg s "$(b64 "$2")" '{id:"f",release:$r,function:"fill",args:{s:25,hold:8},
     items:[{name:"salary.csv",label:["hr"],data:$s}],consumers:["hrbot"]}' |
     gl-plan --policy none.json | "$1" --policy none.json --jobs 1 3>&- >outf 2>errf &
-  local p=$!
+  local p=$! q
   for _ in $(seq 600); do
     q=$(queued "$p")
     [ "${q:-0}" -gt 0 ] && sleep 0.3 && [ "$(queued "$p")" = "$q" ] && break
