@@ -6,8 +6,11 @@
 # (tests/fixtures/releases/uid-sigq: hold queues V signals, probe counts
 # what is left under its own lowered RLIMIT_SIGPENDING). Off (the test build,
 # GL_TEST_UIDS_OFF=1): every copy runs as gl-run's uid and the public
-# consumer decodes V exactly; on: 0. (Across two gl-run processes each copy
-# is in its own germline's user namespace, where the count is its own with
+# consumer decodes V exactly; on: 0. The same for pipe pages, which the
+# kernel counts per host uid (tests/fixtures/releases/uid-pipes: hold keeps
+# 16 V pipes open, probe counts the full-size pipes it can still make).
+# (Across two gl-run processes each copy is in its own germline's user
+# namespace, where the count is its own with
 # or without this mechanism; what they share is the count one level up,
 # charged to gl-run's uid for every germline, which a copy reaches only by
 # queueing towards the namespace's whole limit: the per-copy counter limits
@@ -82,6 +85,22 @@ decoded() {
   within "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 12)" 12 12 20
   [ "$(decoded "$TBIN/gl-run" 37)" = 0 ]
   [ "$(decoded "$TBIN/gl-run" 12)" = 0 ]
+  jq -se 'all(.ok and .enforcement.uid == "per-copy")' out
+}
+
+@test "pipe pages: a public copy beside an hr copy decodes the pipes it holds with one uid for both (off), nothing with a uid each (on); --jobs 2" {
+  [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  # probe needs about 2 × fs.pipe-user-pages-soft / 16 descriptors to meet the soft limit
+  [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 4096 ] ||
+    skip "a hard descriptor limit of $(ulimit -Hn): probe cannot make enough pipes"
+  export GL_TEST_COUNTERS_OFF=1 # the uid alone: the descriptor limit would stop probe first
+  REL=$(install_release "$FIX/releases/uid-pipes")
+  # off: V, give or take the pipes the user's other processes opened or
+  # closed between probe's two counts (other suites' shells, as root)
+  within "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 11)" 11 9 13
+  within "$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 4)" 4 2 6
+  [ "$(decoded "$TBIN/gl-run" 11)" = 0 ]
+  [ "$(decoded "$TBIN/gl-run" 4)" = 0 ]
   jq -se 'all(.ok and .enforcement.uid == "per-copy")' out
 }
 
