@@ -8,7 +8,9 @@
 # GL_TEST_UIDS_OFF=1): every copy runs as gl-run's uid and the public
 # consumer decodes V exactly; on: 0. The same for pipe pages, which the
 # kernel counts per host uid (tests/fixtures/releases/uid-pipes: hold keeps
-# 16 V pipes open, probe counts the full-size pipes it can still make).
+# 16 V pipes open, probe counts the full-size pipes it can still make),
+# and for gl-replay's probe copy beside another gl-run's call (uid-pipes'
+# ocr leaves a witness whose comparing view holds the pipes).
 # (Across two gl-run processes each copy is in its own germline's user
 # namespace, where the count is its own with
 # or without this mechanism; what they share is the count one level up,
@@ -51,6 +53,7 @@ within() {
 }
 
 teardown() {
+  kill_pids
   release_cleanup
   exec 9<&-
 }
@@ -226,4 +229,51 @@ across() {
   [ "$(across gl-run 37)" = 0 ]
   [ "$(across gl-run 12)" = 0 ]
   jq -e '.ok and .results[0].value == 0' outf # fill queued nothing: real-time signals are denied
+}
+
+# beside_replay GLREPLAY GLRUN — GLREPLAY replays the witness of ocr
+# (--tries 1: its probe copy holds the hr view, so it keeps 16 V pipes for
+# 6 s); once its copies run, probe (public) counts in a GLRUN of its own:
+# what the agent got
+beside_replay() {
+  "$1" --tries 1 --items items <witnessed 3>&- >outr 2>errr &
+  local p=$!
+  for _ in $(seq 300); do
+    [ "$(pgrep -P "$(pgrep -d, -P "$p" gl-init)" 2>/dev/null | wc -l)" -ge 2 ] && break
+    sleep 0.1
+  done
+  sleep 0.5
+  mkdir -p home2
+  jq -cn --arg r "$REL" '{id:"p",release:$r,function:"probe",args:{wait:0.5,after:7},items:[],consumers:["agent"]}' |
+    gl-plan --policy "$POLICY" |
+    GL_HOME=$PWD/home2 "$2" --policy "$POLICY" --releases "$GL_HOME/releases" --jobs 1 3>&- \
+      >outp 2>errp || { cat outp errp; return 1; }
+  wait "$p" || { cat outr errr; return 1; }
+  jq -er '.results[0].value' outp
+}
+
+@test "pipe pages beside gl-replay: a public call counts the pipes a replay's probe copy (the hr view) holds with one uid for both (off), nothing with a uid each (on)" {
+  [ -x "$TBIN/gl-run" ] && [ -x "$TBIN/gl-replay" ] || skip "build/testing/bin is not built (make units)"
+  [ "$GL_TEST_LANE" != sanitizers ] || skip "a kernel counter between processes: the plain and unprivileged passes show it"
+  [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 4096 ] ||
+    skip "a hard descriptor limit of $(ulimit -Hn): probe cannot make enough pipes"
+  export GL_TEST_COUNTERS_OFF=1 # the uid alone: the descriptor limit would stop probe first
+  PIDS=$BATS_TEST_TMPDIR/pids
+  : >"$PIDS"
+  echo '{"clearances":{"hrbot":["hr"],"agent":[],"ocr.example":[]},"routes":{}}' >"$POLICY"
+  sink ocr.example
+  REL=$(install_release "$FIX/releases/uid-pipes")
+  mkdir -p items
+  printf 11 >items/salary.csv
+  # the call leaves a witness: its hr copy says 2 bytes, the delivered one 0
+  jq -cn --arg r "$REL" --arg s "$(b64 11)" '{id:"o",release:$r,function:"ocr",args:{s:6},
+    items:[{name:"salary.csv",label:["hr"],data:$s}],consumers:["hrbot"]}' |
+    gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" 3>&- >witnessed
+  jq -e '.ok and (.triggers | length) == 1' witnessed
+  # off: V, give or take the pipes the user's other processes opened or closed
+  within "$(GL_TEST_UIDS_OFF=1 beside_replay "$TBIN/gl-replay" "$TBIN/gl-run")" 11 9 13
+  jq -e 'select(.outcome) | .tries == 1' outr
+  [ "$(beside_replay "$TBIN/gl-replay" "$TBIN/gl-run")" = 0 ]
+  jq -e 'select(.outcome) | .tries == 1' outr
+  kill_pids
 }
