@@ -13,7 +13,8 @@
 #
 # The cases are the adaptive variants whose channel crosses calls (issue 13:
 # stdio offsets, a double-forked helper, code in the germline on SIGALRM or
-# at fork, the page cache, inode times); each signed and installed through
+# at fork, the page cache, inode times; and, between copies alive at once,
+# the signals a user has queued); each signed and installed through
 # the real chain, judged by the oracle. Off: sigpin, the same sessions with
 # no mechanism (the attack and the oracle work). On: germline, and the
 # calls did overlap — shown by the copies themselves: two copies of one
@@ -27,7 +28,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-CASES=docs-stdio,docs-helper,docs-sigalrm,docs-atfork,docs-pagecache,docs-inode
+CASES=docs-stdio,docs-helper,docs-sigalrm,docs-atfork,docs-pagecache,docs-inode,docs-sigq
 
 setup_file() {
   export JDIR="$BATS_FILE_TMPDIR/adaptive-jobs"
@@ -57,7 +58,7 @@ hr() {
 @test "pipelined: every case ran under sigpin and germline, from the jobs sessions, every step sent" {
   cat "$JDIR/table.txt"
   jq -e '.pipeline == true and ([.runs[] | select(.error)] | length == 0)' "$M"
-  jq -e '[.runs[] | [.case, .runtime]] | length == 6 * 2' "$M"
+  jq -e '[.runs[] | [.case, .runtime]] | length == 7 * 2' "$M"
   jq -e '[.cases[] | .session] | unique == ["testbed/sessions/jobs/docs-atfork.json", "testbed/sessions/jobs/docs.json"]' "$M"
   # every step got its record (jobs/docs.json: 11 steps; jobs/docs-atfork.json: 18)
   jq -e '[.runs[] | (.pipeline.order | length) == (.steps | length) and
@@ -104,4 +105,28 @@ hr() {
 @test "no process of any release outlives its run under germline (docs-helper's helper included)" {
   jq -e '[.runs[] | select(.runtime == "germline") | .survivors[]] | length == 0' "$M" ||
     { jq -c '.runs[] | select(.runtime == "germline") | {case, survivors}' "$M"; false; }
+}
+
+# germline_off NAME ENV… — docs-sigq pipelined under the test build of
+# gl-run (the other stages as built) with ENV: matrix.json in NAME/
+germline_off() {
+  local d=$JDIR/$1 tg=$GL_ROOT/build/testing/bin/gl-run b
+  shift
+  mkdir -p "$d/bin" "$d/tmp"
+  for b in "$GL_BIN"/gl-*; do ln -sf "$b" "$d/bin/"; done
+  ln -sf "$tg" "$d/bin/gl-run"
+  env "$@" TMPDIR="$d/tmp" "$SYSPY" "$GL_ROOT/testbed/matrix.py" --bin "$d/bin" --trials 1 \
+    --seed ci-adaptive-jobs --cases docs-sigq --runtimes germline --no-existence-bit --pipeline \
+    --sessions "$GL_ROOT/testbed/sessions/jobs:$GL_ROOT/testbed/sessions" \
+    --out "$d/matrix.json" >"$d/table.txt" 2>"$d/stderr.txt" || { cat "$d/table.txt" "$d/stderr.txt"; false; }
+  jq -e '[.runs[] | select(.error)] | length == 0' "$d/matrix.json"
+}
+
+# (the uid alone closes this route too: tests/host-uids.bats, the first case)
+@test "docs-sigq, queued signals between live copies: off (host uids and the counter limits off, test build) the hr canary reaches ocr.example; on, nothing" {
+  [ -x "$GL_ROOT/build/testing/bin/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  germline_off sigq-off GL_TEST_UIDS_OFF=1 GL_TEST_COUNTERS_OFF=1
+  jq -e '[.runs[] | .disclosures[] | select((.label | index("hr")) and .source == "tool")] | length > 0' \
+    "$JDIR/sigq-off/matrix.json" || { cat "$JDIR/sigq-off/table.txt"; false; }
+  [ "$(hr docs-sigq germline)" = 0 ]
 }
