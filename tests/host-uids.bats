@@ -8,7 +8,8 @@
 # GL_TEST_UIDS_OFF=1): every copy runs as gl-run's uid and the public
 # consumer decodes V exactly; on: 0. The same for pipe pages, which the
 # kernel counts per host uid (tests/fixtures/releases/uid-pipes: hold keeps
-# 16 V pipes open, probe counts the full-size pipes it can still make),
+# 16 V pipes open, probe counts the full-size pipes it can still make), for
+# tasks under RLIMIT_NPROC (uid-nproc, as a user other than root),
 # and for gl-replay's probe copy beside another gl-run's call (uid-pipes'
 # ocr leaves a witness whose comparing view holds the pipes).
 # (Across two gl-run processes each copy is in its own germline's user
@@ -105,6 +106,28 @@ decoded() {
   [ "$(decoded "$TBIN/gl-run" 11)" = 0 ]
   [ "$(decoded "$TBIN/gl-run" 4)" = 0 ]
   jq -se 'all(.ok and .enforcement.uid == "per-copy")' out
+}
+
+@test "tasks under RLIMIT_NPROC (no pids controller, not root): a public copy counts the children an hr copy keeps with one uid for both (off), not with a uid each (on); --jobs 2" {
+  [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  [ "$(id -u)" != 0 ] || skip "root is exempt from RLIMIT_NPROC: the unprivileged pass shows this route"
+  export GL_TEST_COUNTERS_OFF=1 # the uid alone: the counter rules deny probe its lower limit
+  REL=$(install_release "$FIX/releases/uid-nproc")
+  # off: what probe reads is V plus the uid's other tasks in the germline's
+  # namespace (its init, the germline, the two copies): the two secrets'
+  # readings differ by what they differ by
+  local a b
+  a=$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 11)
+  b=$(GL_TEST_UIDS_OFF=1 decoded "$TBIN/gl-run" 4)
+  echo "off: $a and $b"
+  [ "$((a - b))" = 7 ]
+  jq -se 'map(select(.id == "p"))[0].enforcement.limits.pids == "rlimit_nproc"' out ||
+    skip "a pids controller bounds the copies here: RLIMIT_NPROC is not their bound"
+  # on: probe counts only its own tasks, whatever hold keeps
+  a=$(decoded "$TBIN/gl-run" 11)
+  b=$(decoded "$TBIN/gl-run" 4)
+  echo "on: $a and $b"
+  [ "$a" = "$b" ] && [ "$a" -le 1 ]
 }
 
 # under PID… — "uid gid ppid comm" of every germline and copy of the
