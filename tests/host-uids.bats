@@ -9,7 +9,8 @@
 # consumer decodes V exactly; on: 0. The same for pipe pages, which the
 # kernel counts per host uid (tests/fixtures/releases/uid-pipes: hold keeps
 # 16 V pipes open, probe counts the full-size pipes it can still make), for
-# tasks under RLIMIT_NPROC (uid-nproc, as a user other than root),
+# tasks under RLIMIT_NPROC (uid-nproc, as a user other than root: a count,
+# and a germline's fork refused while an hr copy holds every task),
 # and for gl-replay's probe copy beside another gl-run's call (uid-pipes'
 # ocr leaves a witness whose comparing view holds the pipes).
 # (Across two gl-run processes each copy is in its own germline's user
@@ -128,6 +129,36 @@ decoded() {
   b=$(decoded "$TBIN/gl-run" 4)
   echo "on: $a and $b"
   [ "$a" = "$b" ] && [ "$a" -le 1 ]
+}
+
+# refused GLRUN — fill (hr) holds every task its limit allows while a call
+# of another release (uid-sigq's probe, 1.5 s: its germline counts its own)
+# takes the second job, then ping (public) needs the germline to fork:
+# ping's record
+refused() {
+  jq -cn --arg r "$REL" --arg o "$OTHER" --arg s "$(b64 1)" '
+    {id:"f",release:$r,function:"fill",args:{s:6},items:[{name:"salary.csv",label:["hr"],data:$s}],consumers:["hrbot"]},
+    {id:"n",release:$o,function:"probe",args:{wait:1.5},items:[],consumers:["agent"]},
+    {id:"p",release:$r,function:"ping",args:{},items:[],consumers:["agent"]}' |
+    gl-plan --policy "$POLICY" | "$1" --policy "$POLICY" --jobs 2 --unordered 3>&- >out 2>err ||
+    true # exit 1: a call refused
+  jq -sc 'map(select(.id == "p"))[0] | {ok, error, value: .results[0].value}' out
+}
+
+@test "a germline's fork while an hr copy holds every task its limit allows (RLIMIT_NPROC, not root): the public call is refused with one uid for all (off), served with a uid each (on); --jobs 2" {
+  [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
+  [ "$(id -u)" != 0 ] || skip "root is exempt from RLIMIT_NPROC: the unprivileged pass shows this route"
+  OTHER=$REL
+  REL=$(install_release "$FIX/releases/uid-nproc")
+  local r
+  r=$(GL_TEST_UIDS_OFF=1 refused "$TBIN/gl-run")
+  echo "off: $r"
+  jq -se 'map(select(.id == "f"))[0].enforcement.limits.pids == "rlimit_nproc"' out ||
+    skip "a pids controller bounds the copies here: RLIMIT_NPROC is not their bound"
+  jq -e '.ok == false' <<<"$r"
+  r=$(refused "$TBIN/gl-run")
+  echo "on: $r"
+  jq -e '.ok and .value == "ran"' <<<"$r"
 }
 
 # under PID… — "uid gid ppid comm" of every germline and copy of the
