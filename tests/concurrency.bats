@@ -95,15 +95,17 @@ two() {
 @test "two gl-damp processes on one state file: penalties add up (off: updates lost)" {
   local A=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
   local M=$((5 * N)) i lost=0 try
+  # each process its own witnesses (a witness counts once)
   for ((i = 0; i < M; i++)); do
-    printf '{"witness":"w%d","release":"%s","event":"unverified"}\n' "$i" "$A"
-  done >in.jsonl
-  # damp2 BIN — two gl-damp processes over in.jsonl on s.json
+    printf '{"witness":"a%d","release":"%s","event":"unverified"}\n' "$i" "$A"
+  done >in1.jsonl
+  sed 's/"witness":"a/"witness":"b/' in1.jsonl >in2.jsonl
+  # damp2 BIN — two gl-damp processes over in1.jsonl and in2.jsonl on s.json
   damp2() {
-    rm -f s.json
-    "$1" --state s.json <in.jsonl >d1 2>&1 &
+    rm -f s.json s.json.counted
+    "$1" --state s.json <in1.jsonl >d1 2>&1 &
     local p1=$!
-    "$1" --state s.json <in.jsonl >d2 2>&1 &
+    "$1" --state s.json <in2.jsonl >d2 2>&1 &
     local p2=$!
     wait "$p1"
     wait "$p2"

@@ -15,7 +15,9 @@ C=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 # Records as gl-run (SPEC §6) and gl-replay (SPEC §7) write them.
 call()    { printf '{"id":"c%s","ok":true,"release":"%s","function":"f","mode":"germline","copies":1}\n' "$RANDOM" "$1"; }
 refused() { printf '{"id":"c%s","ok":false,"release":"%s","error":"suppressed"}\n' "$RANDOM" "$1"; }
-verdict() { printf '{"witness":"w%s","release":"%s","destination":"ocr.example","outcome":"item_witness","event":"%s","weight":%s,"tries":5}\n' "$RANDOM" "$1" "$2" "${3:-250}"; }
+# (each verdict its own witness: gl-damp counts a witness once)
+VN=0
+verdict() { VN=$((VN + 1)); printf '{"witness":"w%s-%s%s","release":"%s","destination":"ocr.example","outcome":"item_witness","event":"%s","weight":%s,"tries":5}\n' "$VN" "$RANDOM" "$RANDOM" "$1" "$2" "${3:-250}"; }
 rep()     { local n=$1; shift; for ((i = 0; i < n; i++)); do "$@"; done; }
 
 # Compare gl-damp's output ($1) with expected records ($2), penalties to a
@@ -221,6 +223,50 @@ EOF
   [ "$(stat -c %a s.json)" = 600 ]
   gl-damp < in.jsonl > /dev/null
   cmp s.json "$GL_HOME/damp.json"
+}
+
+# ---- each witness once ----------------------------------------------------------
+
+@test "each witness counts once: the same verdict 8 times adds its weight once, in one stream or across runs (off, test build: the one witness suppresses)" {
+  verdict $A unverified > one.jsonl
+  rep 8 cat one.jsonl > in.jsonl
+  run --separate-stderr gl-damp --state s.json < in.jsonl
+  [ "$status" -eq 0 ]
+  [ "$(printf '%s\n' "$output" | jq -c '[.penalty, .suppressed, .repeated // false]' | sort | uniq -c | awk '{print $1, $2}' | paste -sd' ')" = \
+    "1 [250,false,false] 7 [250,false,true]" ]
+  # a later run on the same state: still counted
+  run --separate-stderr gl-damp --state s.json < one.jsonl
+  [ "$output" = "{\"penalty\":250,\"release\":\"$A\",\"repeated\":true,\"suppressed\":false}" ]
+  [ "$(wc -l < s.json.counted)" -eq 1 ]
+  [ "$(stat -c %a s.json.counted)" = 600 ]
+  # another witness of the same release counts
+  verdict $A unverified | gl-damp --state s.json | jq -e '.penalty == 500 and (has("repeated") | not)'
+  # a line gl-damp cannot read, repeated, is charged once too
+  { echo "{\"release\":\"$B\",\"ok\":tru"; echo "{\"release\":\"$B\",\"ok\":tru"; } |
+    gl-damp --state s.json | jq -sc 'map([.error, .penalty, .repeated // false])' |
+    grep -qx '\[\["bad_json",250,false\],\["bad_json",250,true\]\]'
+  # off: every copy adds its weight, and the one witness suppresses (8 x 250 = S)
+  [ -x "$GL_ROOT/build/testing/bin/gl-damp" ] || skip "build/testing/bin/gl-damp is not built (make units)"
+  GL_TEST_DAMP_ONCE_OFF=1 "$GL_ROOT/build/testing/bin/gl-damp" --state off.json < in.jsonl | tail -1 |
+    jq -e '.penalty == 2000 and .suppressed'
+}
+
+@test "a corrupt or oversized list of counted witnesses is refused (exit 2), never reset" {
+  verdict $A unverified > one.jsonl
+  gl-damp --state s.json < one.jsonl > /dev/null
+  for bad in 'xyz' "$(head -c 64 /dev/zero | tr '\0' g)"; do
+    printf '%s\n' "$bad" > s.json.counted
+    run --separate-stderr gl-damp --state s.json < one.jsonl
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == "gl-damp: "*"s.json.counted"*"refusing to reset"* ]]
+    [ "$(cat s.json.counted)" = "$bad" ]
+  done
+  # calls need no list: they are counted whatever it holds
+  call $A | gl-damp --state s.json | jq -e '.penalty < 250'
+  truncate -s 2M s.json.counted
+  run --separate-stderr gl-damp --state s.json < one.jsonl
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"larger than"* ]]
 }
 
 # ---- bad input --------------------------------------------------------------

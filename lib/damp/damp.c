@@ -2,6 +2,7 @@
  * see damp.h. */
 #define _GNU_SOURCE
 #include "damp/damp.h"
+#include "damp/damp_once.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -242,6 +243,7 @@ int gl_damp_save(const struct gl_damp_state *st, const char *path)
 
 int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f)
 {
+	out->key[0] = '\0';
 	if (jv_get_kind(rec) != JV_KIND_OBJECT)
 		return gl_fail(f, GL_E_BAD_RECORD, "record is not a JSON object");
 	jv w = gl_json_get(rec, "witness");
@@ -275,6 +277,11 @@ int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f)
 				       q);
 		}
 		out->kind = GL_DAMP_VERDICT;
+		/* counted once (damp_once.h): named by its witness */
+		jv wid = gl_json_get(rec, "witness");
+		gl_damp_once_key("witness", jv_string_value(wid), (size_t)jv_string_length_bytes(jv_copy(wid)),
+				 out->key);
+		jv_free(wid);
 	} else if (is_call) {
 		/* A result record of gl-run (SPEC §6), refused calls included. */
 		if (ok_kind != JV_KIND_INVALID && ok_kind != JV_KIND_TRUE && ok_kind != JV_KIND_FALSE)
@@ -376,8 +383,11 @@ int gl_damp_store_open(struct gl_damp_store *s, const char *path, struct gl_fail
 	int rc = lock_ex(s, f);
 	if (rc < 0)
 		return -1;
-	if (rc == 0) /* only under the lock: unlocked, another writer's file is live */
+	if (rc == 0) { /* only under the lock: unlocked, another writer's file is live */
 		gl_atomic_write_stale(path); /* under the lock: any temporary is stale */
+		autofree char *counted = gl_xasprintf("%s.counted", path);
+		gl_atomic_write_stale(counted);
+	}
 	flock(s->lock_fd, LOCK_UN);
 	return 0;
 }
@@ -396,12 +406,11 @@ int gl_damp_store_begin(struct gl_damp_store *s, struct gl_fail *f)
 	return 0;
 }
 
-int gl_damp_store_commit(struct gl_damp_store *s, struct gl_fail *f)
+int gl_damp_store_save(struct gl_damp_store *s, struct gl_fail *f)
 {
 	int rc = gl_damp_save(s->st, s->path);
 	if (rc < 0)
 		gl_fail_set(f, GL_E_IO, "%s: writing state: %s", s->path, strerror(errno));
-	flock(s->lock_fd, LOCK_UN);
 	return rc;
 }
 

@@ -108,6 +108,8 @@ struct gl_damp_record {
 	enum gl_damp_kind kind;
 	char release[65];
 	enum gl_damp_event event; /* verdicts only */
+	/* verdicts: the key that counts its evidence once (damp_once.h); "" none */
+	char key[65];
 };
 
 /* Classify one input record (borrowed). 0 on success; else -1 with *f: a
@@ -131,16 +133,17 @@ int gl_damp_apply(struct gl_damp_state *st, const struct gl_damp_params *p,
 struct gl_damp_store {
 	char *path;
 	int lock_fd;
-	struct gl_damp_state *st; /* valid between begin and commit/abort */
+	struct gl_damp_state *st; /* valid between begin and abort */
 };
 
 /* 0, or -1 with f (io). Creates the lock file (0600). */
 int gl_damp_store_open(struct gl_damp_store *s, const char *path, struct gl_fail *f);
 /* Lock and (re)load the state. 0, or -1 with f (io); unlocked on failure. */
 int gl_damp_store_begin(struct gl_damp_store *s, struct gl_fail *f);
-/* Write the state atomically and unlock. 0, or -1 with f (io). */
-int gl_damp_store_commit(struct gl_damp_store *s, struct gl_fail *f);
-/* Unlock without writing. */
+/* Write the state atomically, the lock kept (the counted witnesses are
+ * written next, damp_once.h). 0, or -1 with f (io). */
+int gl_damp_store_save(struct gl_damp_store *s, struct gl_fail *f);
+/* Unlock: after gl_damp_store_save, or without writing. */
 void gl_damp_store_abort(struct gl_damp_store *s);
 void gl_damp_store_close(struct gl_damp_store *s);
 

@@ -6,14 +6,53 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "damp/damp_once.h"
 #include "damp/damp_sim.h"
 #include "damp/damp_stream.h"
 #include "json/json.h"
 #include "json/jsonl.h"
 #include "json/log.h"
 
+/* The record of r's release (extra, consumed, with its penalty and flag). */
+static void emit(const struct gl_damp_record *r, jv extra, double penalty, bool suppressed,
+		 const char *kind)
+{
+	jv out = extra;
+	out = jv_object_set(out, jv_string("release"), jv_string(r->release));
+	out = jv_object_set(out, jv_string("penalty"), jv_number(penalty));
+	out = jv_object_set(out, jv_string("suppressed"), jv_bool(suppressed));
+	gl_log_event("damp", JV_OBJECT(jv_string("release"), jv_string(r->release),
+				       jv_string("kind"), jv_string(kind), jv_string("penalty"),
+				       jv_number(penalty), jv_string("suppressed"), jv_bool(suppressed)));
+	gl_json_emit(out);
+}
+
+/* Under the store's lock: has r's evidence been counted already
+ * (damp_once.h)? 1 (answered "repeated", the lock released), 0 (not: *once
+ * holds the keys, to be added once the state is saved), or -1 with f. */
+static int repeated(struct gl_damp_store *store, const struct gl_damp_record *r,
+		    struct gl_damp_once *once, jv *extra, struct gl_fail *f)
+{
+	if (!r->key[0] || gl_damp_once_off())
+		return 0;
+	if (gl_damp_once_load(once, store->path, f) < 0) {
+		gl_damp_store_abort(store);
+		return -1;
+	}
+	if (!gl_damp_once_has(once, r->key))
+		return 0;
+	double penalty = gl_damp_penalty(store->st, r->release);
+	bool suppressed = gl_damp_is_suppressed(store->st, r->release);
+	gl_damp_store_abort(store);
+	emit(r, jv_object_set(*extra, jv_string("repeated"), jv_true()), penalty, suppressed,
+	     "repeated");
+	*extra = jv_invalid();
+	return 1;
+}
+
 /* One locked transaction on the state file for r; then its output record,
- * merged into extra (an object, consumed). */
+ * merged into extra (an object, consumed). A verdict whose evidence was
+ * counted before adds nothing (damp_once.h). */
 static int apply(struct gl_damp_store *store, const struct gl_damp_params *p,
 		 const struct gl_damp_record *r, uint64_t lineno, jv extra, struct gl_fail *f)
 {
@@ -23,29 +62,35 @@ static int apply(struct gl_damp_store *store, const struct gl_damp_params *p,
 		jv_free(extra);
 		return -1;
 	}
+	struct gl_damp_once once = {0};
+	int seen = repeated(store, r, &once, &extra, f);
+	if (seen != 0) {
+		gl_damp_once_free(&once);
+		jv_free(extra);
+		return seen < 0 ? -1 : 1;
+	}
 	if (gl_damp_apply(store->st, p, r, &penalty, &suppressed) < 0) {
 		gl_damp_store_abort(store);
+		gl_damp_once_free(&once);
 		jv_free(extra);
 		gl_json_emit_error(jv_null(), "state_full",
 				   "line %llu: the state already holds %u releases", (unsigned long long)lineno,
 				   GL_DAMP_MAX_RELEASES);
 		return 0;
 	}
-	/* Persist first: an output record never reports an unsaved state. */
-	if (gl_damp_store_commit(store, f) < 0) {
+	/* Persist first: an output record never reports an unsaved state. The
+	 * key after the state: a crash between the two counts this evidence
+	 * once more at worst, never not at all. */
+	int rc = gl_damp_store_save(store, f);
+	if (rc == 0 && once.path)
+		rc = gl_damp_once_add(&once, r->key, f);
+	gl_damp_store_abort(store); /* unlocked */
+	gl_damp_once_free(&once);
+	if (rc < 0) {
 		jv_free(extra);
 		return -1;
 	}
-	jv out = extra;
-	out = jv_object_set(out, jv_string("release"), jv_string(r->release));
-	out = jv_object_set(out, jv_string("penalty"), jv_number(penalty));
-	out = jv_object_set(out, jv_string("suppressed"), jv_bool(suppressed));
-	gl_log_event("damp", JV_OBJECT(jv_string("release"), jv_string(r->release),
-				       jv_string("kind"),
-				       jv_string(r->kind == GL_DAMP_CALL ? "call" : "event"),
-				       jv_string("penalty"), jv_number(penalty),
-				       jv_string("suppressed"), jv_bool(suppressed)));
-	gl_json_emit(out);
+	emit(r, extra, penalty, suppressed, r->kind == GL_DAMP_CALL ? "call" : "event");
 	return 1;
 }
 
@@ -93,6 +138,7 @@ static int bad_line(struct gl_damp_store *store, const struct gl_damp_params *p,
 		    const struct gl_buf *line, uint64_t lineno, const char *why, struct gl_fail *f)
 {
 	struct gl_damp_record r = {.kind = GL_DAMP_VERDICT, .event = GL_DAMP_UNVERIFIED};
+	gl_damp_once_key("line", line->data, line->len, r.key); /* the same line counts once */
 	return charge_named(store, p, &r, line->data, line->len, lineno, "bad_json", why,
 			    "an unverified event of its release", f);
 }
