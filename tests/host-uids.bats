@@ -250,14 +250,15 @@ queued() {
 # another, each --jobs 1 under "concurrency": "none", the second started once
 # fill's copy has queued all it will (its count holds still; or, denied,
 # once it runs): what the agent got. fill holds its signals until count has
-# queued all it could (at most 25 s, within the call's deadline: the second
-# gl-run launches a germline of its own first, which took more than a fixed
-# wait on a loaded machine), or 8 s when it could queue none.
+# queued all it could (at most 80 s, within its call's deadline of 120: the
+# second gl-run launches a germline of its own first, which took more than
+# a fixed wait on a loaded machine, and more than 25 s once in make check's
+# sanitizer pass), or 8 s when it could queue none.
 across() {
   echo '{"clearances":{"hrbot":["hr"],"agent":[]},"routes":{},"concurrency":"none"}' >none.json
-  jq -cn --arg r "$REL" --arg s "$(b64 "$2")" '{id:"f",release:$r,function:"fill",args:{s:25,hold:8},
+  jq -cn --arg r "$REL" --arg s "$(b64 "$2")" '{id:"f",release:$r,function:"fill",args:{s:80,hold:8},
     items:[{name:"salary.csv",label:["hr"],data:$s}],consumers:["hrbot"]}' |
-    gl-plan --policy none.json | "$1" --policy none.json --jobs 1 3>&- >outf 2>errf &
+    gl-plan --policy none.json | "$1" --policy none.json --jobs 1 --deadline 120 3>&- >outf 2>errf &
   local p=$! q
   for _ in $(seq 600); do
     q=$(queued "$p")

@@ -4,7 +4,9 @@
 # run the test build of gl-run (build/testing/bin/gl-run, lib/ compiled with
 # GL_TESTING: GL_TEST_LANDLOCK_ABI, GL_TEST_NO_SECCOMP, GL_TEST_NO_USERNS,
 # GL_TEST_NO_NETNS, GL_TEST_INTERPRETER, GL_TEST_SWAP_INTERPRETER); bin/gl-run
-# has none of them (checked below).
+# has none of them (checked below). The test build of gl-verify skips the
+# file-name check with GL_TEST_RECEIPT_NAME_OFF=1 (a receipt swapped into
+# another's file then verifies).
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody
 load helpers
@@ -397,4 +399,48 @@ tree_sha256_of() {
   [ "$status" -eq 1 ]
   json '.error == "mismatch" and .failed == "tree_sha256_binding"
     and (.detail | contains("absent")) and (.unchecked | index("tree_sha256_binding"))'
+}
+
+@test "a receipt copied over another's file is refused (file_name), and --expect-receipt and --expect-profile bind the id and the profile (off, test build: the swap verifies)" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  mkdir rc2
+  run bash -c "$(declare -f call envelope); call c1 $R | gl-run --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  run bash -c "$(declare -f call envelope); call c2 $R | gl-run --mode nosplit --policy pol.json --receipts rc2 --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  g=$(receipts_of fully_enforced)
+  n=$(jq -r 'select(.signed.state == "fully_enforced") | input_filename' rc2/*.json)
+  [ -n "$g" ] && [ -n "$n" ] && [ "$(jq -r .signed.mode "$n")" = nosplit ]
+  nid=$(basename "$n" .json)
+  gid=$(basename "$g" .json)
+  # each as written: its name is its id
+  run verify "$n" --expect-receipt "$nid" --expect-profile full
+  [ "$status" -eq 0 ]
+  json '.ok and .receipt == "'"$nid"'" and (.checks | index("file_name")) and (.checks | index("receipt_id"))
+    and (.checks | index("profile_binding"))'
+  # the germline launch's receipt copied over the nosplit call's file
+  cp "$g" "$n"
+  run verify "$n" --expect-mode germline
+  [ "$status" -eq 1 ]
+  json '.ok == false and .error == "mismatch" and .failed == "file_name"'
+  [ -x "$GL_ROOT/build/testing/bin/gl-verify" ] || skip "build/testing/bin/gl-verify is not built (make units)"
+  run env GL_TEST_RECEIPT_NAME_OFF=1 "$GL_ROOT/build/testing/bin/gl-verify" receipt "$n" --host host.pub --expect-mode germline
+  [ "$status" -eq 0 ]
+  json '.ok and .mode == "germline"' # off: what the nosplit call's record names verifies as a germline launch
+  # under another name the file's name proves nothing, the id asked for does
+  cp "$g" other.json
+  run verify other.json --expect-receipt "$nid"
+  [ "$status" -eq 1 ]
+  json '.failed == "receipt_id"'
+  run verify other.json --expect-receipt "$gid"
+  [ "$status" -eq 0 ]
+  json '.ok and (.unchecked | index("file_name"))'
+  # the profile
+  run verify "$g" --expect-profile no-scope
+  [ "$status" -eq 1 ]
+  json '.failed == "profile_binding"'
+  run verify "$g" --expect-profile partial
+  [ "$status" -eq 2 ]
+  run verify "$g" --expect-receipt nothex
+  [ "$status" -eq 2 ]
 }

@@ -23,6 +23,7 @@ static const char usage[] =
     "                 [--expect-target-sha256 H] [--expect-manifest-sha256 H]\n"
     "                 [--expect-interpreter-sha256 H] [--expect-state STATE]\n"
     "                 [--expect-mode MODE] [--expect-tree-sha256 H]\n"
+    "                 [--expect-receipt ID] [--expect-profile PROFILE]\n"
     "every command also takes --log FILE (or GL_LOG=FILE): one JSON Lines\n"
     "         \"command\" event per run (what ran, exit, refusal code, elapsed).\n"
     "\n"
@@ -114,6 +115,10 @@ static int cmd_receipt(int argc, char **argv)
 			x.mode = v;
 		else if ((v = gl_flag_value(argc, argv, &i, "--expect-tree-sha256", usage)))
 			x.tree_sha256 = hex_arg("--expect-tree-sha256", v);
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-receipt", usage)))
+			x.receipt = hex_arg("--expect-receipt", v);
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-profile", usage)))
+			x.profile = v;
 		else if (argv[i][0] == '-' && argv[i][1])
 			usage_error(gl_xasprintf("unknown option '%s'", argv[i]));
 		else if (nf == sizeof files / sizeof *files)
@@ -134,6 +139,9 @@ static int cmd_receipt(int argc, char **argv)
 	if (!mode_ok)
 		usage_error("--expect-mode: germline, nosplit, lazy, fresh, confined, sigpin or "
 			    "sigifc (gl-run's --mode)");
+	if (x.profile && !gl_profile_find(x.profile))
+		usage_error(gl_xasprintf("--expect-profile: no profile '%s' (docs/receipts.md)",
+					 x.profile));
 	if (sodium_init() < 0)
 		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
 	struct gl_key k = {0};

@@ -93,7 +93,10 @@ const char *gl_receipt_missing(enum gl_launch_step step, int landlock_abi);
  * is listed in "unchecked"). */
 struct gl_receipt_expect {
 	const char *release, *target_sha256, *manifest_sha256, *interpreter_sha256, *state;
-	const char *mode, *tree_sha256;
+	const char *mode, *tree_sha256, *profile;
+	/* the receipt's id (the SHA-256 of its signed body), checked by
+	 * gl_receipt_set_verify with its file's name (lib/evidence/receipt_set.h) */
+	const char *receipt;
 };
 
 /* Verify the receipt in buf[0..len) against the host's public key. Returns
