@@ -249,6 +249,9 @@ int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f)
 	jv w = gl_json_get(rec, "witness");
 	bool has_witness = jv_is_valid(w);
 	bool witness_ok = jv_get_kind(w) == JV_KIND_STRING;
+	if (witness_ok) /* a verdict's evidence is counted once (damp_once.h) */
+		gl_damp_once_key("witness", jv_string_value(w),
+				 (size_t)jv_string_length_bytes(jv_copy(w)), out->key);
 	jv_free(w);
 	jv ev = gl_json_get(rec, "event");
 	bool has_event = jv_is_valid(ev);
@@ -277,11 +280,6 @@ int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f)
 				       q);
 		}
 		out->kind = GL_DAMP_VERDICT;
-		/* counted once (damp_once.h): named by its witness */
-		jv wid = gl_json_get(rec, "witness");
-		gl_damp_once_key("witness", jv_string_value(wid), (size_t)jv_string_length_bytes(jv_copy(wid)),
-				 out->key);
-		jv_free(wid);
 	} else if (is_call) {
 		/* A result record of gl-run (SPEC §6), refused calls included. */
 		if (ok_kind != JV_KIND_INVALID && ok_kind != JV_KIND_TRUE && ok_kind != JV_KIND_FALSE)

@@ -25,10 +25,7 @@ void gl_damp_once_key(const char *kind, const void *what, size_t n, char out[65]
 
 static bool key_line_ok(const char *p)
 {
-	for (int i = 0; i < 64; i++)
-		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
-			return false;
-	return p[64] == '\n';
+	return strspn(p, "0123456789abcdef") == 64 && p[64] == '\n';
 }
 
 int gl_damp_once_load(struct gl_damp_once *o, const char *state_path, struct gl_fail *f)
