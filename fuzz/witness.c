@@ -4,7 +4,9 @@
  * rest, so a mutated record is refused at that digest before any field is
  * checked; each input is therefore read twice: as it is, then — when it
  * is a canonical object — with its record_sha256 set to the digest of the
- * rest (as gl-run writes it), so every field check sees mutated fields. */
+ * rest (as gl-run writes it), so every field check sees mutated fields;
+ * a version 4 record's signature, checked last, then refuses the mutant
+ * (the corpus holds signed records, so that check runs too). */
 #include "fuzz.h"
 
 #include "core/sha.h"

@@ -310,13 +310,18 @@ say "A second machine: a fresh GL_HOME with only the witness, the slot snapshots
 # release archive; the items' contents (the witness holds none).
 mkdir -p verifier/slots
 snaps=$(jq -er '[.served.slot_sha256, .comparing.slot_sha256] | unique[]' "$witness") ||
-  die "the witness names no slot snapshots (version $(jq -r .version "$witness"); expected 3)"
+  die "the witness names no slot snapshots (version $(jq -r .version "$witness"); expected 4)"
 for h in $snaps; do
   [ -f "$GL_HOME/witnesses/slots/$h.json" ] || die "the producer's store has no snapshot $h the witness names"
   cp "$GL_HOME/witnesses/slots/$h.json" verifier/slots/
 done
 cp "$witness" annotate-1.0.0.tar.gz verifier/
 cp -r items verifier/items
+# and the producing host's public witness key, which the verifier obtains
+# from the host's operator and chooses to trust (docs/witness.md "Who made
+# a witness"); gl-run recorded it in its GL_HOME/keys/trusted/
+producer=$(jq -er .producer.keyid "$witness") || die "the witness names no producer (unsigned)"
+cp "$GL_HOME/keys/trusted/$producer.pub" verifier/host-witness.pub
 export GL_HOME="$work/verifier-home"
 [ ! -e "$GL_HOME" ] || die "the second machine's GL_HOME $GL_HOME is not fresh"
 cd verifier
@@ -324,9 +329,15 @@ echo "GL_HOME=$GL_HOME (fresh: no pinned publisher, no release, no witness store
 echo "\$ find . -type f"
 find . -type f | sort | sed 's/^/  /'
 wname=$(basename "$witness")
-echo "\$ gl-replay --release annotate-1.0.0.tar.gz --items items $wname"
+# nobody vouches for a witness by default: not replayed, weight 0
 rc=0
-gl-replay --release annotate-1.0.0.tar.gz --items items "$wname" >verdict2.json || rc=$?
+gl-replay --release annotate-1.0.0.tar.gz --items items "$wname" >untrusted.json || rc=$?
+jq -e '.trusted == false and .weight == 0' untrusted.json >/dev/null ||
+  die "a witness of an untrusted producer was counted: $(cat untrusted.json)"
+echo "without --trust: $(jq -c '{error, trusted, weight}' untrusted.json) (a forger's witness gets no further)"
+echo "\$ gl-replay --trust host-witness.pub --release annotate-1.0.0.tar.gz --items items $wname"
+rc=0
+gl-replay --trust host-witness.pub --release annotate-1.0.0.tar.gz --items items "$wname" >verdict2.json || rc=$?
 if [ "$rc" -ne 0 ]; then
   cat verdict2.json >&2
   die "gl-replay failed on the second machine (exit $rc); its record is above"
@@ -340,7 +351,7 @@ if ! [ -s verdict2.full.json ] || ! cmp -s verdict1.full.json verdict2.full.json
   printf 'first machine:  %s\nsecond machine: %s\n' "$(cat verdict1.full.json)" "$(cat verdict2.full.json)" >&2
   die "the second machine reached another verdict"
 fi
-echo "the same verdict, from nothing but the witness, its slot snapshots, the release its hash names, and the items"
+echo "the same verdict, from nothing but the witness, its slot snapshots, the release its hash names, the items and the producer's public key"
 
 say "An auditor: the session's signed receipts, checked offline with only the host's public key"
 mkdir -p auditor

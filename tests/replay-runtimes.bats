@@ -190,11 +190,10 @@ suppressed_next() {
   jq -se 'map(select(has("witness"))) | length == 2 and all(.event == "verified")' on.replay
 }
 
-# reseal W — a witness edited by a forger: its self-digest made to match again
+# reseal W — a witness edited by a forger who holds the host's witness key
+# (the strongest forger: the checks behind the signature must hold alone)
 reseal() {
-  local h
-  h=$(jq -cSj 'del(.record_sha256)' "$1" | sha256sum | cut -d' ' -f1)
-  jq -cSj --arg h "$h" '.record_sha256 = $h' "$1" >"$1.new"
+  "$SYSPY" "$GL_ROOT/tests/fixtures/witness_seal.py" "$1" "$1.new" --key "$GL_HOME/keys/witness.key"
   mv "$1.new" "$1"
 }
 
@@ -308,7 +307,10 @@ reseal() {
   done
   # the verifier's machine: no trust, no releases, no slots; the archive
   # from the publisher's directory, picked by its hash
-  GL_HOME=$BATS_TEST_TMPDIR/verifier run --separate-stderr gl-replay --tries 2 --release pub w.json
+  # and the producing host's key, which the verifier chooses to trust
+  cp "$GL_HOME"/keys/trusted/*.pub host.pub
+  GL_HOME=$BATS_TEST_TMPDIR/verifier run --separate-stderr gl-replay --tries 2 --release pub \
+    --trust host.pub w.json
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   json '.outcome == "item_witness" and .event == "verified" and .probe_differs == 2 and .control_differs == 0'
   [ ! -e "$BATS_TEST_TMPDIR/verifier/releases" ]

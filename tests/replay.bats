@@ -133,8 +133,14 @@ witnesses() { jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results"; }
   done
   cp "$(archive_of "$REL")" m2/rel.tar.gz
   cp "$BATS_TEST_TMPDIR/items"/* m2/items/
+  # ...and the producing host's public key, which the auditor trusts
+  cp "$GL_HOME"/keys/trusted/*.pub m2/host.pub
   export GL_HOME=$BATS_TEST_TMPDIR/fresh
+  # without it, nobody vouches for the witness: not replayed, weight 0
   run --separate-stderr gl-replay --release m2/rel.tar.gz --items m2/items m2/w.json
+  [ "$status" -eq 1 ]
+  json '.error == "untrusted_witness" and .trusted == false and .weight == 0'
+  run --separate-stderr gl-replay --trust m2/host.pub --release m2/rel.tar.gz --items m2/items m2/w.json
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   [ "$output" = "$here" ]
   json '.outcome == "item_witness" and .event == "verified"'
@@ -143,24 +149,24 @@ witnesses() { jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results"; }
   mkdir -p m2/dl
   cp "$(archive_of "$OTHER")" m2/dl/other.tar.gz
   cp m2/rel.tar.gz m2/dl/rel.tar.gz
-  run --separate-stderr gl-replay --release m2/dl --items m2/items m2/w.json
+  run --separate-stderr gl-replay --trust m2/host.pub --release m2/dl --items m2/items m2/w.json
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   [ "$output" = "$here" ]
   rm m2/dl/rel.tar.gz
-  run --separate-stderr gl-replay --release m2/dl --items m2/items m2/w.json
+  run --separate-stderr gl-replay --trust m2/host.pub --release m2/dl --items m2/items m2/w.json
   [ "$status" -eq 1 ]
   json '.ok == false and .error == "hash"'
   # Another release's archive: refused before anything runs (exit 1).
-  run --separate-stderr gl-replay --release "$(archive_of "$OTHER")" --items m2/items m2/w.json
+  run --separate-stderr gl-replay --trust m2/host.pub --release "$(archive_of "$OTHER")" --items m2/items m2/w.json
   [ "$status" -eq 1 ]
   json '.ok == false and .error == "hash" and (.detail | contains("'"$OTHER"'"))'
   # Without --release and nothing installed in the fresh GL_HOME.
-  run --separate-stderr gl-replay --items m2/items m2/w.json
+  run --separate-stderr gl-replay --trust m2/host.pub --items m2/items m2/w.json
   [ "$status" -eq 1 ]
   json '.error == "unknown_release"'
   # Without the items the probe needs.
   rm m2/items/salary.csv
-  run --separate-stderr gl-replay --release m2/rel.tar.gz --items m2/items m2/w.json
+  run --separate-stderr gl-replay --trust m2/host.pub --release m2/rel.tar.gz --items m2/items m2/w.json
   [ "$status" -eq 1 ]
   json '.error == "missing_item" and (.detail | contains("salary.csv"))'
 }
@@ -190,19 +196,18 @@ c = b"0" if b[i:i + 1] != b"0" else b"1"; sys.stdout.buffer.write(b[:i] + c + b[
   [ "$status" -eq 1 ]
   json '.error == "bad_witness" and (.detail | contains("canonical"))'
   # Re-sealed by someone who recomputed the digest: the fields are still
-  # checked (an unknown field; an item name that escapes --items).
-  "$SYSPY" - orig.json unknown.json badname.json <<'PY'
-import hashlib, json, sys
-w = json.load(open(sys.argv[1]))
-def seal(d, path):
-    d.pop("record_sha256", None)
-    c = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    d["record_sha256"] = hashlib.sha256(c(d).encode()).hexdigest()
-    open(path, "w").write(c(d))
-u = dict(w); u["note"] = "x"; seal(u, sys.argv[2])
-b = json.loads(json.dumps(w)); b["items"][1]["name"] = "sub/../salary.csv"
-b["comparing"]["view"][1] = "sub/../salary.csv"; seal(b, sys.argv[3])
-PY
+  # checked (an unknown field); re-signed with the host's own key, so the
+  # checks behind the signature run too (an item name that escapes --items).
+  "$SYSPY" "$FIX/witness_seal.py" orig.json unknown.json --set '{"note":"x"}'
+  local items
+  items=$(jq -c '.items[1].name = "sub/../salary.csv"' orig.json | jq -c '{items}')
+  "$SYSPY" "$FIX/witness_seal.py" orig.json badname.json --key "$GL_HOME/keys/witness.key" \
+    --set "$items" --set "$(jq -c '.comparing.view[1] = "sub/../salary.csv" | {comparing}' orig.json)"
+  # the same edit without the key: its signature no longer verifies
+  "$SYSPY" "$FIX/witness_seal.py" badname.json badsig.json --set '{"deadline_ms":1000}'
+  run --separate-stderr gl-replay --items "$BATS_TEST_TMPDIR/items" badsig.json
+  [ "$status" -eq 1 ]
+  json '.error == "bad_witness" and (.detail | contains("signature"))'
   run --separate-stderr gl-replay --items "$BATS_TEST_TMPDIR/items" unknown.json
   [ "$status" -eq 1 ]
   json '.error == "bad_witness" and (.detail | contains("unknown field"))'

@@ -18,7 +18,7 @@
 # Plain pass only (make check's time: 40 MiB slots through every copy and
 # replay take about a minute a pass): as nobody, the same gl-run and
 # gl-replay paths run in tests/replay.bats and tests/replay-runtimes.bats.
-# sanitizers: no — lib/evidence/witness_store.c and the snapshot loader run under ASan in tests/replay.bats, tests/replay-import.bats and tests/replay-runtimes.bats (every witness is version 3); here the time is the 40 MiB slots
+# sanitizers: no — lib/evidence/witness_store.c and the snapshot loader run under ASan in tests/replay.bats, tests/replay-import.bats and tests/replay-runtimes.bats (every witness is version 4); here the time is the 40 MiB slots
 load helpers
 load fixtures/run/helpers
 bats_require_minimum_version 1.5.0
@@ -89,10 +89,12 @@ json.dump({"big": {"value": "x" * n, "label": json.loads(sys.argv[2])}}, sys.std
   echo "inline: $off bytes"
   [ "$off" -ge $((5 * 40 * MIB)) ]
   [ ! -e "$W/slots" ]
-  # The old format (version 2, embedded slots) is still read and verifies.
+  # The old format (version 2, embedded slots) is still read and verifies
+  # (unsigned, as version 2 was: taken as trusted only with the check off).
   w=$(jq -r -s '.[4].triggers[0].witness' results)
   grep -qF '"version":2' "$w" && grep -qF '"slot":"{' "$w" # 80 MiB: no jq
-  run --separate-stderr gl-replay --tries 1 --items items "$w"
+  GL_TEST_WITNESS_TRUST_OFF=1 run --separate-stderr "$GL_ROOT/build/testing/bin/gl-replay" \
+    --tries 1 --items items "$w"
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   json '.outcome == "item_witness" and .event == "verified"'
   # On: a fresh GL_HOME/witnesses, the same session (the slots unchanged:
@@ -107,7 +109,7 @@ json.dump({"big": {"value": "x" * n, "label": json.loads(sys.argv[2])}}, sys.std
   # All five name the same two 40 MiB snapshots (the two horizons' slots).
   [ "$(find "$W/slots" -name '*.json' | wc -l)" -eq 2 ]
   for w in $(jq -r '.triggers[0].witness' results); do
-    jq -e '.version == 3 and (.served | has("slot") | not) and (.served.slot_sha256 | length == 64)' "$w"
+    jq -e '.version == 4 and (.served | has("slot") | not) and (.served.slot_sha256 | length == 64)' "$w"
     jq -r '.served.slot_sha256, .comparing.slot_sha256' "$w" >>names
   done
   sort -u names >named

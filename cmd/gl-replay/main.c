@@ -23,11 +23,13 @@
 #include "replay/replay.h"
 #include "replay/replay_stream.h"
 #include "core/util.h"
+#include "evidence/witness_key.h"
 #include "evidence/witness_store.h"
 
 static const char usage[] =
     "usage: gl-replay [--tries N] [--items DIR] [--release PATH] [--policy P] [--no-probe]\n"
-    "                 [--log FILE] [WITNESS…]\n"
+    "                 [--trust KEY]… [--max-deadline S] [--max-time S] [--log FILE]\n"
+    "                 [WITNESS…]\n"
     "\n"
     "Re-runs the release of each witness record — the probe (the comparing copy's\n"
     "items with the destination's slot, twin inputs and replies) and the control\n"
@@ -46,6 +48,15 @@ static const char usage[] =
     "                  exactly as gl-run does; without it none are granted, and a\n"
     "                  release asking for any is not replayed (error read_paths,\n"
     "                  event unverified; docs/formats.md)\n"
+    "  --trust KEY     trust witnesses signed by KEY (KEY.pub; repeatable); the\n"
+    "                  keys in GL_HOME/keys/trusted/ (this host's gl-run) always\n"
+    "                  are. A witness no trusted key signed is not replayed: an\n"
+    "                  unverified event of weight 0 (\"trusted\":false)\n"
+    "  --max-deadline S  a run's deadline is the witness's, at most S seconds\n"
+    "                  (default 120); the copies' bounds are the witness's, at\n"
+    "                  most --policy's limits (else the defaults)\n"
+    "  --max-time S    a witness's runs together take at most S seconds (default\n"
+    "                  600); past it: replay_time, an unverified event\n"
     "  --log FILE      append JSON Lines events (verdicts, refusals; never item\n"
     "                  contents) to FILE (or GL_LOG)\n"
     "  --no-probe      ablation (Table V's reference): probe with the comparing\n"
@@ -62,12 +73,27 @@ static GL_NORETURN void bad_usage(const char *what)
 }
 
 static int worst = GL_EXIT_OK;
+/* --trust and GL_HOME/keys/trusted/ (lib/evidence/witness_key.h) */
+static struct gl_witness_trust trust;
 
 static void emit(jv rec, enum gl_replay_status st)
 {
 	if ((int)st > worst)
 		worst = (int)st;
 	gl_json_emit(rec);
+}
+
+/* A --max-deadline or --max-time value: seconds, above 0 and at most a
+ * day. */
+static double seconds(const char *flag, const char *v)
+{
+	char *end = NULL;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (errno || end == v || *end || !(d > 0) || d > GL_REPLAY_TIME_MAX)
+		bad_usage(gl_xasprintf("%s must be seconds above 0 and at most %g, not '%s'", flag,
+				       GL_REPLAY_TIME_MAX, v));
+	return d;
 }
 
 /* The flags into x, *pol (--policy) and *log_path; returns the index of
@@ -105,6 +131,14 @@ static int parse_flags(int argc, char **argv, struct gl_replay *x, struct gl_pol
 			if (gl_policy_load(pol, v, &f) < 0)
 				gl_die(GL_EXIT_USAGE, "--policy %s", gl_fail_detail(&f));
 			x->pol = pol;
+		} else if ((v = gl_flag_value(argc, argv, &i, "--max-deadline", usage))) {
+			x->max_deadline_s = seconds("--max-deadline", v);
+		} else if ((v = gl_flag_value(argc, argv, &i, "--max-time", usage))) {
+			x->max_time_s = seconds("--max-time", v);
+		} else if ((v = gl_flag_value(argc, argv, &i, "--trust", usage))) {
+			struct gl_fail f = {0};
+			if (gl_witness_trust_add(&trust, v, &f) < 0)
+				gl_die(GL_EXIT_USAGE, "--trust %s", gl_fail_detail(&f));
 		} else if ((v = gl_flag_value(argc, argv, &i, "--log", usage))) {
 			*log_path = v;
 		} else if (!strcmp(argv[i], "--no-probe")) {
@@ -135,6 +169,7 @@ int main(int argc, char **argv)
 	const char *log_path = NULL;
 	int i = parse_flags(argc, argv, &x, &pol, &log_path);
 	gl_log_open("gl-replay", log_path);
+	x.trust = &trust; /* and GL_HOME/keys/trusted/, by keyid */
 	if (x.no_probe)
 		gl_warn("--no-probe: the Table V reference; verdicts are not evidence");
 	/* the auditor's host is bounded against the release (issue 15): the
@@ -182,6 +217,7 @@ int main(int argc, char **argv)
 	gl_uids_close(&uids);
 	gl_log_close();
 	gl_policy_free(&pol);
+	gl_witness_trust_free(&trust);
 	curl_global_cleanup();
 	return worst;
 }

@@ -13,6 +13,7 @@
 
 #include "broker/http.h"
 #include "core/util.h"
+#include "evidence/witness_key.h"
 #include "json/json.h"
 #include "json/jsonl.h"
 #include "json/log.h"
@@ -53,6 +54,22 @@ static bool run_lines(struct gl_session *s, const struct opts *o)
 	if (rc < 0)
 		gl_die(GL_EXIT_USAGE, "a call's worker stopped (its message is above): gl-run stops");
 	return all_ok && rc == 0;
+}
+
+/* The key that signs every witness (lib/evidence/witness_key.h): the
+ * receipts' host key, else GL_HOME's own, loaded into own; its public half
+ * recorded as trusted in GL_HOME, so gl-replay there trusts what this host
+ * wrote. Stops gl-run (exit 2) when neither can be had: a witness nobody
+ * can authenticate would count for nothing. */
+static void witness_signer(struct gl_session *s, const struct gl_receipts *rc, struct gl_key *own)
+{
+	autofail struct gl_fail f = {0};
+	const struct gl_key *k = rc->key.sk ? &rc->key : own;
+	if (!rc->key.sk && gl_witness_key_own(s->broker.home, own, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "the witness key: %s", gl_fail_detail(&f));
+	if (gl_witness_key_record(s->broker.home, k, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "the witness key: %s", gl_fail_detail(&f));
+	s->broker.witness_key = k;
 }
 
 /* A receipt that cannot be written (lib/runtime/receipt.h): gl-run stops,
@@ -104,10 +121,13 @@ int main(int argc, char **argv)
 	    gl_mcp_serve_check(o.releases ? NULL : s.broker.home, s.releases_dir, s.rel, &pol,
 			       s.state, !gl_session_baseline(&s), o.serve_release, &f) < 0)
 		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
+	struct gl_key own = {0};
+	witness_signer(&s, &rc, &own);
 	gl_session_start(&s);
 	bool ok = o.serve_mcp ? gl_serve_mcp(&s, o.serve_release, o.consumer, o.jobs_given ? o.jobs : 1) == 0 : run_lines(&s, &o);
 	gl_session_end(&s);
 	gl_key_free(&rc.key);
+	gl_key_free(&own);
 	gl_policy_free(&pol);
 	gl_log_close();
 	curl_global_cleanup();

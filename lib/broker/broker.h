@@ -48,6 +48,7 @@ enum gl_run_mode {
 };
 
 struct gl_launcher;
+struct gl_key;
 struct gl_exec_item;
 struct gl_cancel;
 struct gl_broker {
@@ -62,6 +63,9 @@ struct gl_broker {
 	/* gl-run --witness-cap-mb, --witness-release-cap-mb (0: the defaults,
 	 * lib/evidence/witness_store.h) */
 	struct gl_witness_caps witness_caps;
+	/* the key that signs every witness (lib/evidence/witness_key.h:
+	 * --host-key, else GL_HOME's own witness key); NULL: unsigned */
+	const struct gl_key *witness_key;
 	bool lazy;          /* gl-run --mode lazy: the Lemma 2 ablation (gl_broker_call) */
 	bool pool;          /* gl-run --pool: take pooled copies, retire ended ones (germline.h) */
 	/* gl-run --jobs: the lane of the call (lib/session/jobs.c; its copies'

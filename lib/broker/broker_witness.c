@@ -90,6 +90,9 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 		    /* what the release's import read (A2, A4; germline.h) */
 		    .import_twin = gm->import_twinned ? &gm->import_twin : NULL,
 		    .caps = &r->b->witness_caps, /* bounded evidence (issue 15) */
+		    .signer = r->b->witness_key,  /* who made it (witness_key.h) */
+		    /* the bounds its copies ran under (unset: the defaults) */
+		    .limits = gm->lim.memory_mb ? &gm->lim : NULL,
 		};
 		char *path = NULL, sha[65];
 		bool too_large = false;

@@ -244,6 +244,7 @@ int gl_damp_save(const struct gl_damp_state *st, const char *path)
 int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f)
 {
 	out->key[0] = '\0';
+	out->untrusted = false;
 	if (jv_get_kind(rec) != JV_KIND_OBJECT)
 		return gl_fail(f, GL_E_BAD_RECORD, "record is not a JSON object");
 	jv w = gl_json_get(rec, "witness");
@@ -279,6 +280,12 @@ int gl_damp_classify(jv rec, struct gl_damp_record *out, struct gl_fail *f)
 				       "verified_undeclared, unverified, declared_broken (Table XIV)",
 				       q);
 		}
+		jv tv = gl_json_get(rec, "trusted");
+		jv_kind tk = jv_get_kind(tv);
+		jv_free(tv);
+		if (tk != JV_KIND_INVALID && tk != JV_KIND_TRUE && tk != JV_KIND_FALSE)
+			return gl_fail(f, GL_E_BAD_RECORD, "verdict: \"trusted\" is not true or false");
+		out->untrusted = tk == JV_KIND_FALSE;
 		out->kind = GL_DAMP_VERDICT;
 	} else if (is_call) {
 		/* A result record of gl-run (SPEC §6), refused calls included. */

@@ -110,6 +110,12 @@ struct gl_damp_record {
 	enum gl_damp_event event; /* verdicts only */
 	/* verdicts: the key that counts its evidence once (damp_once.h); "" none */
 	char key[65];
+	/* verdicts: "trusted":false — gl-replay found no trusted key on the
+	 * witness (lib/evidence/witness_key.h); reported, never counted. A
+	 * verdict without the field is one gl-replay derived from its own
+	 * input stream (a line it could not read, a witness too large to be
+	 * written), not from a witness file, and counts. */
+	bool untrusted;
 };
 
 /* Classify one input record (borrowed). 0 on success; else -1 with *f: a

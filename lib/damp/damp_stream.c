@@ -9,6 +9,7 @@
 #include "damp/damp_once.h"
 #include "damp/damp_sim.h"
 #include "damp/damp_stream.h"
+#include "evidence/witness_key.h"
 #include "json/json.h"
 #include "json/jsonl.h"
 #include "json/log.h"
@@ -50,6 +51,26 @@ static int repeated(struct gl_damp_store *store, const struct gl_damp_record *r,
 	return 1;
 }
 
+/* A verdict on a witness no trusted key signed (gl-replay's
+ * "trusted":false): its release's penalty as it stands, answered
+ * "untrusted":true; nothing added, no key kept (so a forgery that borrows
+ * a real witness's id never makes the real one "repeated"). 1, or -1 with
+ * f. */
+static int untrusted(struct gl_damp_store *store, const struct gl_damp_record *r, jv extra,
+		     struct gl_fail *f)
+{
+	if (gl_damp_store_begin(store, f) < 0) {
+		jv_free(extra);
+		return -1;
+	}
+	double penalty = gl_damp_penalty(store->st, r->release);
+	bool suppressed = gl_damp_is_suppressed(store->st, r->release);
+	gl_damp_store_abort(store);
+	emit(r, jv_object_set(extra, jv_string("untrusted"), jv_true()), penalty, suppressed,
+	     "untrusted");
+	return 1;
+}
+
 /* One locked transaction on the state file for r; then its output record,
  * merged into extra (an object, consumed). A verdict whose evidence was
  * counted before adds nothing (damp_once.h). */
@@ -58,6 +79,8 @@ static int apply(struct gl_damp_store *store, const struct gl_damp_params *p,
 {
 	double penalty;
 	bool suppressed;
+	if (r->kind == GL_DAMP_VERDICT && r->untrusted && !gl_witness_trust_off())
+		return untrusted(store, r, extra, f);
 	if (gl_damp_store_begin(store, f) < 0) {
 		jv_free(extra);
 		return -1;

@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "core/sha.h"
+#include "evidence/witness_key.h"
 #include "json/json.h"
 #include "plan/labels.h"
 #include "release/manifest.h"
@@ -153,6 +155,57 @@ static void twin_in(struct rd *r, jv o, const char *key, const char *tw, struct 
 	jv_free(v);
 }
 
+/* GL_TESTING builds with GL_TEST_WITNESS_VIEWS_OFF=1: a group's view is
+ * taken as the record says (the framing by a view tests/witness-trust.bats
+ * shows). Always false otherwise. */
+static bool views_off(void)
+{
+#ifdef GL_TESTING
+	const char *off = getenv("GL_TEST_WITNESS_VIEWS_OFF");
+	return off && !strcmp(off, "1");
+#else
+	return false;
+#endif
+}
+
+/* Is every tag of label (an array of strings, borrowed) in set? */
+static bool within(jv label, jv set)
+{
+	bool all = true;
+	jv_array_foreach(label, i, t)
+	{
+		all = all && in_names(set, jv_string_value(t));
+		jv_free(t);
+	}
+	return all;
+}
+
+/* A group's view is derived, never taken: V(g) = {x : ℓ(x) ⊆ κ(g)}
+ * (Definition 2; the plan's groups share one view, and κ(g) is the meet
+ * of their clearances, lib/plan/plan.c), from the record's own labels and
+ * horizon. A view that leaves out an item its horizon covers would make an
+ * honest request to d look like a leak (framing by a view); one that holds
+ * an item its horizon does not cover, a leak look honest. Either is
+ * refused by name. */
+static void derived_view(struct rd *r, jv o, const char *where, const struct gl_witness_grp *g,
+			 const struct gl_witness *w)
+{
+	if (r->bad || views_off())
+		return;
+	jv hz = jv_object_get(jv_copy(o), jv_string("horizon"));
+	for (size_t i = 0; i < w->nitem && !r->bad; i++) {
+		bool covered = within(w->item[i].label, hz);
+		if (covered != in_names(g->view, w->item[i].name)) {
+			autofree char *q = gl_quote(w->item[i].name, strlen(w->item[i].name));
+			fail(r, "%s.view: %s item %s, whose label the horizon %s (V = {x : label(x) "
+				"within horizon}, Definition 2)",
+			     where, covered ? "leaves out" : "holds", q,
+			     covered ? "covers" : "does not cover");
+		}
+	}
+	jv_free(hz);
+}
+
 static void group_in(struct rd *r, jv doc, const char *where, struct gl_witness_grp *g,
 		     const struct gl_witness *w)
 {
@@ -176,6 +229,7 @@ static void group_in(struct rd *r, jv doc, const char *where, struct gl_witness_
 					fail(r, "%s.view[%d]: not an item of the call", where, i);
 				jv_free(n);
 			}
+		derived_view(r, o, where, g, w);
 		if (w->version >= 3) {
 			g->slot_sha256 = str(r, o, "slot_sha256", where);
 			if (g->slot_sha256 && !hex64(g->slot_sha256))
@@ -356,6 +410,62 @@ static void call_fields(struct rd *r, struct gl_witness *w, jv d)
 	jv_free(t);
 }
 
+/* Version 4 has "producer" {"keyid","public"} (the keyid that of the
+ * public key) and "signature" (128 hex); older versions have neither.
+ * The signature itself is checked once the record is (gl_witness_parse). */
+static void producer_in(struct rd *r, struct gl_witness *w, jv d)
+{
+	static const char *const preq[] = {"keyid", "public", NULL};
+	bool has_p = jv_object_has(jv_copy(d), jv_string("producer"));
+	bool has_s = jv_object_has(jv_copy(d), jv_string("signature"));
+	if (w->version < 4) {
+		if (has_p || has_s)
+			fail(r, "producer, signature: not in a version %lld witness",
+			     (long long)w->version);
+		return;
+	}
+	if (!has_p || !has_s) {
+		fail(r, "witness: field \"%s\" missing", has_p ? "signature" : "producer");
+		return;
+	}
+	jv p = jv_object_get(jv_copy(d), jv_string("producer"));
+	if (keys(r, p, "producer", preq, NULL) == 0) {
+		const char *id = str(r, p, "keyid", "producer");
+		const char *pub = str(r, p, "public", "producer");
+		unsigned char pk[32];
+		char want[GL_KEYID_HEX];
+		if (!hex64(id) || !hex64(pub) || gl_unhex(pub, 64, pk, sizeof pk) < 0) {
+			fail(r, "producer.keyid, producer.public: not 64 lowercase hex");
+		} else {
+			gl_keyid(pk, want);
+			if (strcmp(want, id))
+				fail(r, "producer.keyid: not the keyid of producer.public");
+		}
+		w->producer = id; /* in doc; trusted only once the signature verifies */
+	}
+	jv_free(p);
+	const char *sig = gl_json_get_str(d, "signature");
+	if (!sig || strlen(sig) != 128 || strspn(sig, "0123456789abcdef") != 128)
+		fail(r, "signature: not 128 lowercase hex");
+}
+
+/* Version 4 records the bounds its copies ran under; older versions ran
+ * under the defaults (or a policy nothing recorded). */
+static void limits_in(struct rd *r, struct gl_witness *w, jv d)
+{
+	jv l = jv_object_get(jv_copy(d), jv_string("limits"));
+	bool has = jv_is_valid(l);
+	w->limits = GL_LIMITS_DEFAULT;
+	autofail struct gl_fail lf = {0};
+	if (w->version < 4 && has)
+		fail(r, "limits: not in a version %lld witness", (long long)w->version);
+	else if (w->version >= 4 && !has)
+		fail(r, "witness: field \"limits\" missing");
+	else if (has && gl_limits_read(l, &w->limits, "limits", &lf) < 0)
+		fail(r, "%s", gl_fail_detail(&lf));
+	jv_free(l);
+}
+
 static void check(struct rd *r, struct gl_witness *w)
 {
 	static const char *const req[] = {
@@ -363,7 +473,7 @@ static void check(struct rd *r, struct gl_witness *w)
 	    "destination", "destinations", "format", "function", "id", "items", "items_included",
 	    "mode", "record_sha256", "release", "served", "transcript", "trigger", "version",
 	    NULL};
-	static const char *const opt[] = {"import_twin", NULL};
+	static const char *const opt[] = {"import_twin", "limits", "producer", "signature", NULL};
 	jv d = w->doc;
 	if (keys(r, d, "witness", req, opt) < 0)
 		return;
@@ -375,6 +485,8 @@ static void check(struct rd *r, struct gl_witness *w)
 	w->import_twinned = jv_object_has(jv_copy(d), jv_string("import_twin"));
 	if (r->bad)
 		return; /* the version decides the groups' fields */
+	producer_in(r, w, d);
+	limits_in(r, w, d);
 	if (w->import_twinned && w->version < 2)
 		fail(r, "import_twin: not in a version 1 witness");
 	else if (w->import_twinned)
@@ -440,6 +552,31 @@ int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], str
 	return gl_witness_parse(buf, len, w, sha256, f);
 }
 
+/* A version 4 record's signature (its fields checked): over the digest
+ * of the record without "record_sha256" and "signature"
+ * (lib/evidence/witness_key.h). 0, or -1. */
+static int signed_ok(const struct gl_witness *w)
+{
+	jv p = jv_object_get(jv_copy(w->doc), jv_string("producer"));
+	const char *pub = gl_json_get_str(p, "public");
+	unsigned char pk[32];
+	int ok = pub && gl_unhex(pub, 64, pk, sizeof pk) == 0;
+	jv_free(p);
+	jv rest = jv_object_delete(jv_copy(w->doc), jv_string("record_sha256"));
+	rest = jv_object_delete(rest, jv_string("signature"));
+	autobuf struct gl_buf body = {0};
+	autofail struct gl_fail why = {0};
+	int rc = gl_canon_dump(&body, rest, &why);
+	jv_free(rest);
+	if (!ok || rc < 0)
+		return -1;
+	unsigned char h[32];
+	char hex[65];
+	gl_sha256(h, (unsigned char *)body.data, body.len);
+	gl_hex(h, 32, hex);
+	return gl_witness_sig_ok(pk, hex, gl_json_get_str(w->doc, "signature")) ? 0 : -1;
+}
+
 int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha256[65],
 		     struct gl_fail *f)
 {
@@ -476,6 +613,14 @@ int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha
 			       "changed after gl-run wrote it");
 	struct rd r = {.f = f};
 	check(&r, w);
+	if (!r.bad && w->version >= 4 && signed_ok(w) < 0) {
+		w->producer = NULL;
+		return gl_fail(f, GL_E_BAD_WITNESS,
+			       "signature: does not verify with producer.public (the record was "
+			       "changed after it was signed, or signed by another key)");
+	}
+	if (r.bad)
+		w->producer = NULL;
 	return r.bad ? -1 : 0;
 }
 

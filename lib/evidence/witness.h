@@ -25,13 +25,19 @@
 
 #include "plan/callmsg.h"
 #include "evidence/witness_store.h"
+#include "release/bounds.h"
+#include "sign/keys.h"
 
 #define GL_WITNESS_FORMAT "germline.witness"
 /* Version 2 (issue 14) adds "import_twin"; version 3 (issue 15) names
  * each group's slot by hash ("slot_sha256", a snapshot in
- * witnesses/slots/, lib/evidence/witness_store.h) instead of embedding it. Versions
- * 1 and 2 are still read (docs/witness.md "Older versions"). */
-#define GL_WITNESS_VERSION 3
+ * witnesses/slots/, lib/evidence/witness_store.h) instead of embedding it;
+ * version 4 is signed: "producer" {"keyid","public"} and "signature"
+ * (lib/evidence/witness_key.h), and records the bounds its copies ran
+ * under ("limits", lib/release/bounds.h), which replay applies. Versions
+ * 1 to 3 are still read, unsigned: never trusted (docs/witness.md "Older
+ * versions"). */
+#define GL_WITNESS_VERSION 4
 #define GL_WITNESS_VERSION_MIN 1
 #define GL_WITNESS_MAX (96u << 20)        /* bytes of a witness file */
 #define GL_WITNESS_REPLIES_MAX (4u << 20) /* bytes of reply text kept */
@@ -72,6 +78,11 @@ struct gl_witness_in {
 	 * the import read the real clock (no germline: exec; test switch) */
 	const struct gl_twin *import_twin;
 	const struct gl_witness_caps *caps; /* NULL: the defaults */
+	/* the key that signs it (witness_key.h; its secret loaded), or NULL:
+	 * an unsigned version 3 record */
+	const struct gl_key *signer;
+	/* the bounds of the call's copies (version 4; NULL: the defaults) */
+	const struct gl_limits *limits;
 };
 
 /* Build the record and write it atomically (mode 0600) to
@@ -110,6 +121,12 @@ struct gl_witness {
 	int64_t version;
 	struct gl_twin import_twin; /* valid when import_twinned */
 	bool import_twinned;        /* "import_twin" present (version 2 only) */
+	/* version 4: the signature verified with producer.public, whose keyid
+	 * this is (in doc); NULL for an unsigned older version */
+	const char *producer;
+	/* version 4: the bounds the call's copies ran under; older versions:
+	 * the SPEC §4 defaults */
+	struct gl_limits limits;
 };
 
 
@@ -118,7 +135,7 @@ struct gl_witness {
  * (larger than GL_WITNESS_MAX, refused before it is read: issue 15) or
  * bad_witness (the detail names the field, e.g. "served.twin.seed: not 64
  * lowercase hex", or "record_sha256 does not match the record (changed or
- * truncated)"). *sha256 gets the SHA-256 of the file's bytes (when it was
+ * truncated)", or "signature: does not verify with producer.public"). *sha256 gets the SHA-256 of the file's bytes (when it was
  * read). Release with gl_witness_free either way. */
 int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], struct gl_fail *f);
 /* The same for the bytes buf[0..len) already read (at most GL_WITNESS_MAX:

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "core/sha.h"
+#include "evidence/witness_key.h"
 #include "json/json.h"
 #include "plan/labels.h"
 #include "release/manifest.h"
@@ -120,7 +121,17 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 	jv o = jv_object();
 #define SET(k, v) o = jv_object_set(o, jv_string(k), (v))
 	SET("format", jv_string(GL_WITNESS_FORMAT));
-	SET("version", jv_number(snap ? GL_WITNESS_VERSION : 2));
+	/* version 4: signed (witness_key.h); 3: unsigned (no key: only
+	 * programs of our own that write a witness to read it back); 2: the
+	 * test build's inline slots */
+	SET("version", jv_number(!snap ? 2 : in->signer ? GL_WITNESS_VERSION : 3));
+	if (snap && in->signer) {
+		char pk[65];
+		gl_hex(in->signer->pk, 32, pk);
+		SET("producer", JV_OBJECT(jv_string("keyid"), jv_string(in->signer->keyid),
+					  jv_string("public"), jv_string(pk)));
+		SET("limits", gl_limits_json(in->limits ? in->limits : &GL_LIMITS_DEFAULT));
+	}
 	SET("id", jv_string(in->id));
 	SET("call", call);
 	SET("release", jv_string(in->release));
@@ -146,19 +157,39 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 	return o;
 }
 
-/* The canonical bytes of rec with its record_sha256 set. Consumes rec.
- * 0, or -1 with f. */
-static int seal(jv rec, struct gl_buf *out, struct gl_fail *f)
+/* The SHA-256 (hex) of rec's canonical bytes. 0, or -1 with f. */
+static int digest(jv rec, char hex[65], struct gl_fail *f) /* borrows rec */
 {
 	autobuf struct gl_buf body = {0};
-	if (gl_canon_dump(&body, rec, f) < 0) {
+	if (gl_canon_dump(&body, rec, f) < 0)
+		return -1;
+	unsigned char h[32];
+	gl_sha256(h, (unsigned char *)body.data, body.len);
+	gl_hex(h, 32, hex);
+	return 0;
+}
+
+/* The canonical bytes of rec signed by signer (NULL: not signed) and with
+ * its record_sha256 set: the signature is over the digest of everything
+ * else (witness_key.h), the self-digest over everything but itself, so a
+ * changed byte is named by the self-digest first, as before signatures.
+ * Consumes rec. 0, or -1 with f. */
+static int seal(jv rec, const struct gl_key *signer, struct gl_buf *out, struct gl_fail *f)
+{
+	char hex[65];
+	if (signer) {
+		char sig[129];
+		if (digest(rec, hex, f) < 0) {
+			jv_free(rec);
+			return -1;
+		}
+		gl_witness_sign(signer, hex, sig);
+		rec = jv_object_set(rec, jv_string("signature"), jv_string(sig));
+	}
+	if (digest(rec, hex, f) < 0) {
 		jv_free(rec);
 		return -1;
 	}
-	unsigned char h[32];
-	char hex[65];
-	gl_sha256(h, (unsigned char *)body.data, body.len);
-	gl_hex(h, 32, hex);
 	rec = jv_object_set(rec, jv_string("record_sha256"), jv_string(hex));
 	int rc = gl_canon_dump(out, rec, f);
 	jv_free(rec);
@@ -189,7 +220,7 @@ int gl_witness_save(const char *home, const struct gl_witness_in *in, char **pat
 		snapshot(in->comparing.slot, &s1, &snap[1]);
 	}
 	autofail struct gl_fail why = {0};
-	if (seal(record(in, inl ? NULL : snap), &b, &why) < 0)
+	if (seal(record(in, inl ? NULL : snap), inl ? NULL : in->signer, &b, &why) < 0)
 		return gl_fail(f, GL_E_IO, "not canonical JSON: %s", gl_fail_detail(&why));
 	autofree char *dir = gl_xasprintf("%s/witnesses", home);
 	char *p = NULL;

@@ -147,3 +147,34 @@ const struct gl_limits *gl_limits_for(const struct gl_limits_table *t, const cha
 	}
 	return &t->global;
 }
+
+jv gl_limits_json(const struct gl_limits *l)
+{
+	jv o = jv_object();
+	for (size_t i = 0; i < NFIELDS; i++)
+		o = jv_object_set(o, jv_string(fields[i].key),
+				  jv_number(*slot((struct gl_limits *)l, &fields[i])));
+	return o;
+}
+
+int gl_limits_read(jv o, struct gl_limits *l, const char *where, struct gl_fail *f)
+{
+	struct gl_limits got = {0};
+	if (fields_in(o, &got, where, false, f) < 0)
+		return -1;
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (*slot(&got, &fields[i]) == 0)
+			return gl_fail(f, GL_E_USAGE, "%s.%s: missing", where, fields[i].key);
+	*l = got;
+	return 0;
+}
+
+void gl_limits_cap(struct gl_limits *l, const struct gl_limits *max)
+{
+	for (size_t i = 0; i < NFIELDS; i++) {
+		uint32_t *v = slot(l, &fields[i]);
+		uint32_t m = *slot((struct gl_limits *)max, &fields[i]);
+		if (*v > m)
+			*v = m;
+	}
+}

@@ -51,6 +51,15 @@ int gl_limits_parse(jv v, struct gl_limits_table *t, struct gl_fail *f);
 
 void gl_limits_free(struct gl_limits_table *t);
 
+/* l as {"cpu_s","memory_mb","pids","tmp_mb","workspace_mb"} (owned): what
+ * a witness records of the bounds its copies ran under. */
+jv gl_limits_json(const struct gl_limits *l);
+/* Read such an object (borrowed): exactly those five fields, each in its
+ * range. 0, or -1 with f (usage) naming the field under where. */
+int gl_limits_read(jv o, struct gl_limits *l, const char *where, struct gl_fail *f);
+/* Each bound of l at most max's. */
+void gl_limits_cap(struct gl_limits *l, const struct gl_limits *max);
+
 /* The bounds of a copy of the release named name (NULL: the global ones). */
 const struct gl_limits *gl_limits_for(const struct gl_limits_table *t, const char *name);
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -220,6 +221,39 @@ static void environment(const struct gl_witness *w, bool empty, struct gl_replay
 	}
 }
 
+/* Is w's producer one the auditor trusts? An unsigned (older) witness
+ * never is; the test build's GL_TEST_WITNESS_TRUST_OFF takes every one. */
+static bool trusted(const struct gl_replay *x, const struct gl_witness *w)
+{
+	if (gl_witness_trust_off())
+		return true;
+	return w->producer && x->trust && gl_witness_trusted_home(x->trust, x->home, w->producer);
+}
+
+/* out (consumed) names w's producer and whether it is trusted; an
+ * untrusted witness's event weighs nothing (SPEC §7: a forged witness
+ * must not move a release's penalty). */
+static jv stamp(jv out, const char *producer, bool trust)
+{
+	out = jv_object_set(out, jv_string("producer"),
+			    producer ? jv_string(producer) : jv_null());
+	out = jv_object_set(out, jv_string("trusted"), jv_bool(trust));
+	if (!trust && jv_object_has(jv_copy(out), jv_string("weight")))
+		out = jv_object_set(out, jv_string("weight"), jv_number(0));
+	return out;
+}
+
+/* The record of a witness no trusted key signed: not replayed (running a
+ * release on a stranger's inputs buys nothing that could count), an
+ * unverified event of weight 0 that gl-damp reports and never adds. */
+static jv untrusted(const struct gl_witness *w)
+{
+	const char *why = w->producer ? "its producer's key is not trusted here (gl-replay --trust)"
+				      : "it is not signed (a version 1 to 3 witness)";
+	jv out = failure(w->id, "untrusted_witness", "not replayed: %s", why);
+	return gl_replay_as_unverified(out, w);
+}
+
 /* The witness at path loaded (into *w) and checked: jv_invalid() when it
  * may be replayed, else the error record (w freed). */
 static jv load(struct gl_replay *x, const char *path, const char *expect_sha256,
@@ -245,13 +279,22 @@ static jv load(struct gl_replay *x, const char *path, const char *expect_sha256,
 	} else if (expect_id && strcmp(expect_id, w->id)) {
 		out = failure(who, "tampered_witness", "%s: holds trigger %s, not %s", qp, w->id,
 			      expect_id);
+	} else if (!trusted(x, w)) {
+		/* before its snapshots: a forger learns nothing from the store */
+		out = untrusted(w);
 	} else if (!w->complete) {
-		out = failure(w->id, "incomplete_witness",
-			      "%s: a bound cut the transcript's replies; it cannot be verified", qp);
+		/* a trigger is never free: a bound cut its replies, and the
+		 * trusted witness still counts as an unverified event */
+		out = gl_replay_as_unverified(
+		    failure(w->id, "incomplete_witness",
+			    "%s: a bound cut the transcript's replies; it cannot be verified", qp),
+		    w);
 	}
 	if (!jv_is_valid(out) && gl_witness_snapshots(path, x->home, w, &f) < 0)
 		out = gl_replay_as_unverified(
 		    failure(w->id, gl_code_name(f.code), "%s", gl_fail_detail(&f)), w);
+	if (rc == 0 && jv_is_valid(out))
+		out = stamp(out, w->producer, trusted(x, w));
 	if (jv_is_valid(out))
 		gl_witness_free(w);
 	return out;
@@ -310,6 +353,46 @@ static int contents(const struct gl_replay *x, const struct gl_witness *w, struc
 	return 0;
 }
 
+/* GL_TESTING builds with GL_TEST_REPLAY_BOUNDS_OFF=1: the landed
+ * behaviour — the copies bounded by the auditor's limits whatever the call
+ * ran under, the witness's deadline taken as given, no time per witness
+ * (the dodge and the hold tests/witness-trust.bats shows). */
+static bool bounds_off(void)
+{
+#ifdef GL_TESTING
+	const char *off = getenv("GL_TEST_REPLAY_BOUNDS_OFF");
+	return off && !strcmp(off, "1");
+#else
+	return false;
+#endif
+}
+
+/* A run's deadline: the witness's (what the call's copies had), at most
+ * the auditor's --max-deadline. */
+static double deadline(const struct gl_replay *x, const struct gl_witness *w)
+{
+	double max = x->max_deadline_s > 0 ? x->max_deadline_s : GL_REPLAY_MAX_DEADLINE_DEFAULT;
+	double d = (double)w->deadline_ms / 1000.0;
+	return d < max || bounds_off() ? d : max;
+}
+
+/* The copies' bounds for w's runs: those its call's copies ran under
+ * (version 4; the defaults before), each at most the auditor's for the
+ * release (x->lim: --policy's limits, else the defaults). A release that
+ * measured its bounds at the call finds the same ones in replay, unless
+ * the auditor allows less. */
+static void bounds(struct gl_replay *x, const struct gl_witness *w)
+{
+	struct gl_limits lim = bounds_off() ? x->lim : w->limits;
+	gl_limits_cap(&lim, &x->lim);
+	x->g.lim = lim;
+	x->g.tmp_mb = lim.tmp_mb;
+	if (x->g.exec) {
+		x->g.exec->tmp_mb = lim.tmp_mb;
+		x->g.exec->workspace_mb = lim.workspace_mb;
+	}
+}
+
 /* The probe's and the control's inputs. Definition 6: the probe differs
  * from g only in W \ V(d); the reference (--no-probe) also in the slot, τ
  * and the replies. */
@@ -334,7 +417,7 @@ static void inputs(const struct gl_replay *x, const struct gl_witness *w, struct
 	    .state = x->no_probe ? w->comparing.slot : w->served.slot,
 	    .twin = x->no_probe ? &w->comparing.twin : &w->served.twin,
 	    .host = x->no_probe ? r->none : r->rd, .nhost = r->nh, .dest = w->destination,
-	    .deadline_s = (double)w->deadline_ms / 1000.0, .files = r->pf.item,
+	    .deadline_s = deadline(x, w), .files = r->pf.item,
 	    .nfiles = r->pf.n};
 	*cin = *pin;
 	cin->files = r->cf.item;
@@ -344,6 +427,8 @@ static void inputs(const struct gl_replay *x, const struct gl_witness *w, struct
 	cin->twin = &w->served.twin;
 	cin->host = r->rd;
 }
+
+static double now_s(void) { return (double)gl_mono_ns() / 1e9; }
 
 /* x->tries probe and control runs on g; *pd and *cd count the runs whose
  * delivered sequence differs from the witness's. A run the germline (or an
@@ -355,8 +440,16 @@ static jv run_tries(struct gl_replay *x, struct gl_germline *g, const struct gl_
 	 * run draws its own clock and seed. */
 	bool fresh = !strcmp(w->mode, "no_twin");
 	struct gl_twin tw;
+	double budget = x->max_time_s > 0 ? x->max_time_s : GL_REPLAY_TIME_DEFAULT;
+	double start = now_s();
 	for (int t = 0; t < x->tries; t++) {
 		for (int which = 0; which < 2; which++) {
+			/* the auditor's time per witness: a run that could pass it is
+			 * not started (a trusted trigger still counts: unverified) */
+			if (!bounds_off() && now_s() - start + pin->deadline_s > budget)
+				return failure(w->id, "replay_time",
+					       "%d of %d runs done; the next could pass --max-time %g s",
+					       2 * t + which, 2 * x->tries, budget);
 			if (fresh) {
 				gl_twin_new(&tw);
 				pin->twin = cin->twin = &tw;
@@ -434,6 +527,7 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	inputs(x, &w, &r, &pin, &cin);
 	int pd = 0, cd = 0;
 	if (g) {
+		bounds(x, &w);
 		out = run_tries(x, g, &w, &pin, &cin, &pd, &cd);
 		if (jv_is_valid(out))
 			g = NULL;
@@ -448,6 +542,7 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	} else if (gl_replay_unverifiable(gl_json_get_str(out, "error"))) {
 		out = gl_replay_as_unverified(out, &w); /* gl-damp counts it */
 	}
+	out = stamp(out, w.producer, true);
 	gl_uids_serial_give(serial);
 	runs_free(&r, w.nitem);
 	gl_witness_free(&w);

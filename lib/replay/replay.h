@@ -16,6 +16,7 @@
 #include <jv.h>
 #include <stdbool.h>
 
+#include "evidence/witness_key.h"
 #include "runtime/germline.h"
 #include "plan/policy.h"
 
@@ -23,6 +24,13 @@
 #define GL_REPLAY_TRIES_MAX 100
 #define GL_REPLAY_WEIGHT_S 2000 /* Table XIV at the operating point */
 #define GL_REPLAY_WEIGHT_W 250
+/* The auditor's maxima of time (docs/witness.md "Bounds of a replay"): a
+ * run's deadline is the witness's, at most this (gl-replay --max-deadline),
+ * and a witness's runs together take at most GL_REPLAY_TIME_DEFAULT
+ * (--max-time), however long the witness says its copies ran. */
+#define GL_REPLAY_MAX_DEADLINE_DEFAULT 120.0 /* seconds per run */
+#define GL_REPLAY_TIME_DEFAULT 600.0         /* seconds of runs per witness */
+#define GL_REPLAY_TIME_MAX 86400.0           /* either flag's largest value */
 
 struct gl_replay {
 	/* set by the caller */
@@ -38,7 +46,13 @@ struct gl_replay {
 	 * defaults; cg is gl-replay's own pool (gl_cg_open). NULL: unbounded. */
 	struct gl_cg *cg;
 	const struct gl_uids *uids; /* host uids (lib/sandbox/uids.h); NULL: the auditor's own */
-	struct gl_limits lim; /* the release's, set at its launch */
+	/* the producers trusted (lib/evidence/witness_key.h): --trust, and
+	 * GL_HOME/keys/trusted/ (looked up by keyid). A witness signed by none
+	 * of them is not replayed: unverified, weight 0, "trusted":false. */
+	struct gl_witness_trust *trust;
+	struct gl_limits lim; /* the auditor's for the release, set at its launch */
+	double max_deadline_s; /* --max-deadline (0: GL_REPLAY_MAX_DEADLINE_DEFAULT) */
+	double max_time_s;     /* --max-time (0: GL_REPLAY_TIME_DEFAULT) */
 	char *found;          /* the archive picked from archive_dir (owned) */
 	int tries;
 	bool no_probe;        /* the Table V reference: probe without d's slot and R(d) */
@@ -57,7 +71,10 @@ struct gl_replay {
 enum gl_replay_status { GL_REPLAY_VERDICT = 0, GL_REPLAY_REFUSED = 1, GL_REPLAY_IO = 2 };
 
 /* Verify the witness file at path and return a verdict, or an error record
- * {"ok":false,"error","detail","witness"} (owned). expect_sha256 (or NULL)
+ * {"ok":false,"error","detail","witness"} (owned). Every record of a witness
+ * that was read names its producer ("producer": keyid, or null when
+ * unsigned) and says whether x->trust trusts it ("trusted"); only a trusted
+ * witness's verdict weighs (weight 0 otherwise: SPEC §7). expect_sha256 (or NULL)
  * is the trigger's witness_sha256; expect_id (or NULL) its id. */
 jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha256,
 		  const char *expect_id, enum gl_replay_status *status);
@@ -121,8 +138,9 @@ int gl_replay_release_verify(struct gl_replay *x, const char *sha, struct gl_fai
  * (io). */
 int gl_replay_make_tmp(struct gl_replay *x, struct gl_fail *f);
 
-/* Does an error code mean the witness cannot be replayed here (the
- * verdict is then unverified, weight W: gl_replay_as_unverified)? */
+/* Does a refusal (error code) of a trusted witness count as an unverified
+ * event of weight W (gl_replay_as_unverified)? Every one does (SPEC §7: no
+ * free trigger), but for the test build's runtimes switch. */
 bool gl_replay_unverifiable(const char *code);
 jv gl_replay_as_unverified(jv out, const struct gl_witness *w);
 
