@@ -275,12 +275,25 @@ across() {
   jq -er '.results[0].value' outc
 }
 
+# across_off V LO HI — across with the counter limits off decodes LO..HI of
+# V, in one of three tries
+across_off() {
+  local i
+  for i in 1 2 3; do
+    within "$(GL_TEST_COUNTERS_OFF=1 across "$TBIN/gl-run" "$1")" "$1" "$2" "$3" && return 0
+  done
+  return 1
+}
+
 @test "queued signals one level up: across two gl-runs (--jobs 1, \"none\") count decodes what fill queued towards the user's limit with the counter limits off, nothing with them on" {
   [ -x "$TBIN/gl-run" ] || skip "build/testing/bin/gl-run is not built (make units)"
   # off: V less the signals the user's other processes have pending at that
-  # moment (a few while other suites run)
-  within "$(GL_TEST_COUNTERS_OFF=1 across "$TBIN/gl-run" 37)" 37 29 37
-  within "$(GL_TEST_COUNTERS_OFF=1 across "$TBIN/gl-run" 12)" 12 4 12
+  # moment (a few while other suites run). The count is the user's, host
+  # wide: another suite's processes that queue signals between fill and
+  # count move it either way (72 of 37 seen in make check's sanitizer
+  # pass), so the off measurement gets three tries; on must be 0 at once.
+  across_off 37 29 37
+  across_off 12 4 12
   [ "$(across gl-run 37)" = 0 ]
   [ "$(across gl-run 12)" = 0 ]
   jq -e '.ok and .results[0].value == 0' outf # fill queued nothing: real-time signals are denied

@@ -288,6 +288,18 @@ reseal() {
   # on: the file gl-run's copy read, unchanged, is the one the run reads
   run --separate-stderr "$TREPLAY" --tries 2 "$w"
   json '.outcome == "item_witness" and .event == "verified" and .probe_differs == 2'
+  # a witness trusted by --trust alone is another host's: its paths are not
+  # the auditor's files, whatever they hold (private copies: the release
+  # behaves); off (GL_TEST_REPLAY_FOREIGN_FILES=1), the auditor's own file is
+  # bound into the run whenever it holds the witness's bytes — a guess of
+  # a file's contents told right from wrong by the verdict
+  cp "$GL_HOME"/keys/trusted/*.pub host.pub
+  GL_HOME=$BATS_TEST_TMPDIR/auditor GL_TEST_REPLAY_FOREIGN_FILES=1 run --separate-stderr \
+    "$TREPLAY" --trust host.pub --release pub --tries 2 "$w"
+  json '.outcome == "item_witness" and .probe_differs == 2'
+  GL_HOME=$BATS_TEST_TMPDIR/auditor run --separate-stderr "$TREPLAY" --trust host.pub \
+    --release pub --tries 2 "$w"
+  json '.outcome == "state_divergence" and .probe_differs == 0'
   # once the file changed, the witness's bytes come from a private file again
   printf 'changed\n' >>"$D/hr/salary.csv"
   run --separate-stderr "$TREPLAY" --tries 2 "$w"

@@ -221,3 +221,23 @@ dodge_witness() {
   "$TBIN/gl-replay" --tries 2 --items items view.json >on.v && false
   jq -e '.error == "bad_witness" and (.detail | contains("served.view: leaves out item \"invoice.txt\""))' on.v
 }
+
+@test "witness-trust: replay detection by os.scandir — a file the copy writes shows the twin's time through DirEntry.stat() too; off, the dodger behaves under replay" {
+  SCAN=$(install_release "$FIX/releases/wt-scan")
+  envelope c1 "$SCAN" ocr_scan "$ITEMS" >scan.calls
+  local mode
+  for mode in off on; do
+    local sw=()
+    [ "$mode" = off ] && sw=(env GL_TEST_SCAN_TWIN_OFF=1)
+    gl-plan --policy "$POLICY" <scan.calls | "${sw[@]}" "$TBIN/gl-run" --policy "$POLICY" >"$mode.run"
+    W=$(jq -r '.triggers[0].witness' "$mode.run")
+    [ -f "$W" ]
+    # a replay 100 s after the call: every recorded clock 100 s back
+    "$SYSPY" "$FIX/witness_seal.py" "$W" "$mode.json" --key "$GL_HOME/keys/witness.key" \
+      --set "$(jq -c '.import_twin.sec -= 100 | .served.twin.sec -= 100
+        | .comparing.twin.sec -= 100 | {import_twin, served, comparing}' "$W")"
+    "${sw[@]}" "$TBIN/gl-replay" --tries 2 --items items "$mode.json" >"$mode.v"
+  done
+  jq -e '.outcome == "state_divergence" and .weight == 250' off.v
+  jq -e '.outcome == "item_witness" and .event == "verified" and .weight == 2000' on.v
+}

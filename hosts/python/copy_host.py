@@ -184,6 +184,7 @@ _real_module_seed = random.seed  # a method bound to the shared instance
 _real_http, _real_https = http.client.HTTPConnection, getattr(http.client, "HTTPSConnection", None)
 _real_open, _real_os_open = io.open, os.open
 _real_stat, _real_lstat, _real_fstat = os.stat, os.lstat, os.fstat
+_real_scandir = os.scandir
 
 
 def _time():
@@ -276,8 +277,11 @@ def _seed(self, a=None, version=2):
 # ctime. With an import twin, os.stat, os.lstat and os.fstat report the
 # import twin's time for them instead, the same in gl-run and in gl-replay;
 # every other file (the bind mounts: the interpreter, the release,
-# /dev/null) is the host's, unchanged. Listing a directory of the tmpfs is
-# denied (Landlock), so no os.scandir entry is one of its inodes.
+# /dev/null) is the host's, unchanged. os.scandir's entries answer stat()
+# in C, without os.stat: they are wrapped too, since a copy lists its own
+# scratch /tmp (a file it wrote there would otherwise show the real clock
+# through DirEntry.stat(): the call's time in gl-run, the replay's in
+# gl-replay, a distinguisher).
 
 _root_dev = None  # st_dev of the minimal root, with an import twin only
 _root_ns = 0
@@ -319,6 +323,68 @@ def _fstat(fd):
     return _retime(_real_fstat(fd))
 
 
+class _Entry:
+    """An os.scandir entry whose stat() is os.stat's (retimed); the rest is
+    the entry's own. os.fspath() takes it like a DirEntry."""
+
+    __slots__ = ("_e",)
+
+    def __init__(self, entry):
+        self._e = entry
+
+    name = property(lambda self: self._e.name)
+    path = property(lambda self: self._e.path)
+
+    def inode(self):
+        return self._e.inode()
+
+    def is_dir(self, *, follow_symlinks=True):
+        return self._e.is_dir(follow_symlinks=follow_symlinks)
+
+    def is_file(self, *, follow_symlinks=True):
+        return self._e.is_file(follow_symlinks=follow_symlinks)
+
+    def is_symlink(self):
+        return self._e.is_symlink()
+
+    def stat(self, *, follow_symlinks=True):
+        return _retime(self._e.stat(follow_symlinks=follow_symlinks))
+
+    def __fspath__(self):
+        return self._e.__fspath__()
+
+    def __repr__(self):
+        return repr(self._e)
+
+
+class _Scandir:
+    """os.scandir's iterator, its entries wrapped (_Entry)."""
+
+    __slots__ = ("_it",)
+
+    def __init__(self, it):
+        self._it = it
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return _Entry(next(self._it))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._it.close()
+
+    def close(self):
+        self._it.close()
+
+
+def _scandir(path="."):
+    return _Scandir(_real_scandir(path))
+
+
 class _DatetimeMeta(type):
     # isinstance() and issubclass() hold between real and replaced datetimes
     def __instancecheck__(cls, obj):
@@ -355,7 +421,7 @@ def _counting_select(real):
     return select
 
 
-def prepare(import_twin=None, minimal_root=False):
+def prepare(import_twin=None, minimal_root=False, scan=True):
     """Install the shims (in the germline, once, before the first fork).
     Rewrites every loaded module's globals that hold an original, including
     names the release imported with `from … import …`.
@@ -368,7 +434,8 @@ def prepare(import_twin=None, minimal_root=False):
     witness records"). Without it (a witness from before issue 14, the
     baselines' session) the import sees the originals. minimal_root: "/"
     is the germline's minimal root, whose times stat() reports as the
-    import twin's."""
+    import twin's; scan: os.scandir's entries too (False only in a test
+    build's GL_TEST_SCAN_TWIN_OFF, the landed behaviour)."""
     global _prepared, _precall_twin, _twin, _root_dev, _root_ns
     if _prepared:
         return
@@ -403,6 +470,8 @@ def prepare(import_twin=None, minimal_root=False):
     }
     if _root_dev is not None:
         repl.update({_real_stat: _stat, _real_lstat: _lstat, _real_fstat: _fstat})
+        if scan:
+            repl[_real_scandir] = _scandir
     for name, real in _real_counters.items():
         repl[real] = _counter_shim(name)
     if _real_getrandom is not None:

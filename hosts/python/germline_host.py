@@ -77,11 +77,14 @@ def main():
     # The import twin (paper §IV-F, A4): <sec> <usec> <seed hex> after the
     # entry, from the broker (gl-run: drawn at launch; gl-replay: the
     # witness's), then 1 when "/" is the minimal root (0 only in a test
-    # build's GL_OFF_ROOT). Taken out of sys.argv before the release runs.
-    import_twin, minimal_root = None, False
+    # build's GL_OFF_ROOT; 2, a test build's GL_TEST_SCAN_TWIN_OFF: the
+    # minimal root, os.scandir's entries not retimed). Taken out of
+    # sys.argv before the release runs.
+    import_twin, minimal_root, scan = None, False, True
     if len(sys.argv) == 7:
         sec, usec, seed, root = sys.argv[3:7]
-        import_twin, minimal_root = (int(sec) + int(usec) / 1e6, seed), root == "1"
+        import_twin, minimal_root = (int(sec) + int(usec) / 1e6, seed), root in ("1", "2")
+        scan = root != "2"
         del sys.argv[3:]
     # The operator's weaker profile is for _germline only, not for the
     # release to read (gl-replay's germline has none): out of os.environ.
@@ -105,7 +108,7 @@ def main():
         try:
             import copy_host
 
-            copy_host.prepare(import_twin, minimal_root)
+            copy_host.prepare(import_twin, minimal_root, scan)
         except BaseException as exc:  # noqa: BLE001
             report_error(CTL_FD, "copy_host: %s" % _short_traceback(exc))
             os._exit(1)

@@ -123,21 +123,27 @@ bool gl_witness_trusted(const struct gl_witness_trust *t, const char *keyid)
 	return false;
 }
 
-bool gl_witness_trusted_home(struct gl_witness_trust *t, const char *home, const char *keyid)
+bool gl_witness_key_local(const char *home, const char *keyid)
 {
-	if (gl_witness_trusted(t, keyid))
-		return true;
 	if (!home || !keyid || strlen(keyid) != 64 || strspn(keyid, "0123456789abcdef") != 64)
 		return false;
 	autofree char *p = gl_xasprintf("%s/keys/trusted/%s.pub", home, keyid);
 	struct gl_key k;
 	autofail struct gl_fail f = {0};
 	if (gl_key_load(p, GL_KEY_PUBLIC, &k, &f) != GL_E_OK)
-		return false; /* none, or not a key: not trusted */
+		return false; /* none, or not a key */
 	/* the name is what is trusted: the file must hold that key */
-	bool ok = !strcmp(k.keyid, keyid) && add_id(t, keyid, &f) == 0;
+	bool ok = !strcmp(k.keyid, keyid);
 	gl_key_free(&k);
 	return ok;
+}
+
+bool gl_witness_trusted_home(struct gl_witness_trust *t, const char *home, const char *keyid)
+{
+	if (gl_witness_trusted(t, keyid))
+		return true;
+	autofail struct gl_fail f = {0};
+	return gl_witness_key_local(home, keyid) && add_id(t, keyid, &f) == 0;
 }
 
 void gl_witness_trust_free(struct gl_witness_trust *t)

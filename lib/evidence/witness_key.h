@@ -66,6 +66,10 @@ bool gl_witness_trusted(const struct gl_witness_trust *t, const char *keyid);
  * read once at start: in a pipeline gl-replay starts beside the gl-run
  * whose first run in a GL_HOME creates the key. keyid: 64 lowercase hex. */
 bool gl_witness_trusted_home(struct gl_witness_trust *t, const char *home, const char *keyid);
+/* Is keyid one of this host's own (home/keys/trusted/<keyid>.pub holds
+ * it: a key this host's gl-run signed with)? A witness it signed names
+ * this host's files; one trusted by --trust alone names another's. */
+bool gl_witness_key_local(const char *home, const char *keyid);
 void gl_witness_trust_free(struct gl_witness_trust *t);
 
 /* GL_TESTING builds with GL_TEST_WITNESS_TRUST_OFF=1: every witness is

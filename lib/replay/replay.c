@@ -496,6 +496,7 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	jv out = load(x, path, expect_sha256, expect_id, &w, status);
 	if (jv_is_valid(out))
 		return out;
+	x->local = gl_witness_trust_off() || gl_witness_key_local(x->home, w.producer);
 	const char *who = w.id;
 	autofail struct gl_fail f = {0};
 	struct runs r = {0};

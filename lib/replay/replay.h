@@ -50,6 +50,11 @@ struct gl_replay {
 	 * GL_HOME/keys/trusted/ (looked up by keyid). A witness signed by none
 	 * of them is not replayed: unverified, weight 0, "trusted":false. */
 	struct gl_witness_trust *trust;
+	/* the witness being replayed was signed by this host's own key
+	 * (gl_witness_key_local): its item paths are this host's files, which
+	 * an exec run may be given (lib/replay/replay_exec.c); otherwise they
+	 * name another machine's, and every item is a private copy */
+	bool local;
 	struct gl_limits lim; /* the auditor's for the release, set at its launch */
 	double max_deadline_s; /* --max-deadline (0: GL_REPLAY_MAX_DEADLINE_DEFAULT) */
 	double max_time_s;     /* --max-time (0: GL_REPLAY_TIME_DEFAULT) */

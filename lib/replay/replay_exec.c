@@ -51,6 +51,19 @@ static bool private_items_forced(void)
 #endif
 }
 
+/* GL_TESTING builds with GL_TEST_REPLAY_FOREIGN_FILES=1: an item's own
+ * file is used for a witness of another host too (the landed behaviour:
+ * the auditor's file bound into the run whenever it holds the bytes a
+ * witness names, tests/replay-runtimes.bats). */
+static bool foreign_files(void)
+{
+#ifdef GL_TESTING
+	return getenv("GL_TEST_REPLAY_FOREIGN_FILES") != NULL;
+#else
+	return false;
+#endif
+}
+
 bool gl_replay_runtime_ok(jv manifest)
 {
 	enum gl_runtime_kind rt = gl_manifest_runtime(manifest);
@@ -244,16 +257,20 @@ static int same_file(const char *path, const unsigned char *raw, size_t n)
 	return fd;
 }
 
-/* A private file (0400) in x->tmp holding the base64 contents b64, or
- * the item's own file when it still holds them (same_file). -1 with f
- * (io). */
+/* A private file (0400) in x->tmp holding the base64 contents b64, or,
+ * for a witness of this host (x->local), the item's own file when it still
+ * holds them (same_file). A witness of another host names a path of that
+ * host: here it is the auditor's file, which a guess of its bytes would
+ * otherwise bind into the release's run (an oracle on the auditor's
+ * files). -1 with f (io). */
 static int private_file(struct gl_replay *x, const char *at, const char *b64, char **path,
 			struct gl_fail *f)
 {
 	static unsigned long seq;
 	size_t n = 0;
 	autofree unsigned char *raw = gl_b64_decode(b64, strlen(b64), &n);
-	int same = raw && !private_items_forced() ? same_file(at, raw, n) : -1;
+	bool own = x->local || foreign_files();
+	int same = raw && own && !private_items_forced() ? same_file(at, raw, n) : -1;
 	if (same >= 0)
 		return same;
 	*path = gl_xasprintf("%s/item.%lu", x->tmp, seq++);
