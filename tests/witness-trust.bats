@@ -8,7 +8,13 @@
 # GL_HOME, a bug report, a shared bundle). With the trust mechanism off
 # (the test build's GL_TEST_WITNESS_TRUST_OFF=1: every witness taken as the
 # host's) the forgeries frame the benign release; on, they weigh nothing,
-# and only a witness signed by a trusted key moves a penalty.
+# and only a witness signed by a trusted key moves a penalty. A view that
+# its own labels and horizon contradict is refused even when signed
+# (GL_TEST_WITNESS_VIEWS_OFF). The dodgers (wt-dodge, wt-scan) tell a
+# replay from the call by the copies' bounds or by a file's time through
+# os.scandir; the replay gets the call's bounds, the auditor's time caps
+# and the twin's file times (GL_TEST_REPLAY_BOUNDS_OFF,
+# GL_TEST_SCAN_TWIN_OFF), and every refusal of a trusted witness counts.
 # sanitizers: no — the signing, trust check, derived views and replay bounds it drives run under ASan on every witness of tests/replay.bats and tests/replay-import.bats (docs/testing.md)
 # unprivileged: yes — gl-run and gl-replay work in a user namespace
 load helpers
