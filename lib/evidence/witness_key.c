@@ -125,7 +125,7 @@ bool gl_witness_trusted(const struct gl_witness_trust *t, const char *keyid)
 
 bool gl_witness_key_local(const char *home, const char *keyid)
 {
-	if (!home || !keyid || strlen(keyid) != 64 || strspn(keyid, "0123456789abcdef") != 64)
+	if (!home || !keyid || !gl_sha256_hex_ok(keyid, strlen(keyid)))
 		return false;
 	autofree char *p = gl_xasprintf("%s/keys/trusted/%s.pub", home, keyid);
 	struct gl_key k;
