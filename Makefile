@@ -32,7 +32,7 @@ CFLAGS  += -std=gnu11 $(WARN) -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2
            -DGL_BUILD_HOST_DIR='"$(abspath build)/host"'
 # full RELRO and immediate binding for what is installed (lintian: hardening)
 LDFLAGS ?= -Wl,-z,relro,-z,now
-LDLIBS  := -ljq -lsodium -larchive -lseccomp -lcurl -lcrypto -lm
+LDLIBS  := -ljq -lsodium -larchive -lseccomp -lcurl -lcrypto -lz -lm
 
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined

@@ -6,11 +6,15 @@
  * is a canonical object — with its record_sha256 set to the digest of the
  * rest (as gl-run writes it), so every field check sees mutated fields;
  * a version 4 record's signature, checked last, then refuses the mutant
- * (the corpus holds signed records, so that check runs too). */
+ * (the corpus holds signed records, so that check runs too). The slot
+ * snapshots a version 5 record carries are decoded too, each under its
+ * own name (base64, a bounded zlib inflate, the hash, the JSON: they sit
+ * behind the signature in gl-replay, out of a mutant's reach). */
 #include "fuzz.h"
 
 #include "core/sha.h"
 #include "evidence/witness.h"
+#include "evidence/witness_snap.h"
 #include "json/json.h"
 
 static void load(const char *buf, size_t len)
@@ -42,12 +46,31 @@ static bool resealed(jv doc, struct gl_buf *out)
 	return rc == 0;
 }
 
+/* Each entry of doc's "snapshots" (borrowed) decoded under its name. */
+static void snapshots(jv doc)
+{
+	jv s = jv_object_get(jv_copy(doc), jv_string("snapshots"));
+	if (jv_get_kind(s) == JV_KIND_OBJECT) {
+		jv_object_foreach(s, k, v)
+		{
+			jv slot;
+			autofail struct gl_fail f = {0};
+			gl_witness_snap_decode(v, jv_string_value(k), &slot, &f);
+			jv_free(slot);
+			jv_free(k);
+			jv_free(v);
+		}
+	}
+	jv_free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
 	load(buf, size);
 	jv doc = gl_canon_parse(buf, size);
 	if (jv_get_kind(doc) == JV_KIND_OBJECT) {
+		snapshots(doc);
 		autobuf struct gl_buf b = {0};
 		if (resealed(doc, &b))
 			load(b.data, b.len);

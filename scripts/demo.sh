@@ -302,19 +302,13 @@ fi
 echo "gl-damp suppressed the release at once (a declared-deterministic release, weight 2000);"
 echo "the next call: $(jq -c 'select(.id == "a2") | {id, ok, error}' results3.jsonl), no copy ran"
 
-say "A second machine: a fresh GL_HOME with only the witness, the slot snapshots it names, the signed archive and the items"
+say "A second machine: a fresh GL_HOME with only the witness file, the signed archive and the items"
 # What docs/witness.md "Verifying on a second machine" lists: the witness
-# file; beside it, in slots/, each slot snapshot it names (served and
-# comparing; one file when the two slots were the same), which gl-run keeps
-# in the producer's store GL_HOME/witnesses/slots/<sha256>.json; the signed
-# release archive; the items' contents (the witness holds none).
-mkdir -p verifier/slots
-snaps=$(jq -er '[.served.slot_sha256, .comparing.slot_sha256] | unique[]' "$witness") ||
-  die "the witness names no slot snapshots (version $(jq -r .version "$witness"); expected 4)"
-for h in $snaps; do
-  [ -f "$GL_HOME/witnesses/slots/$h.json" ] || die "the producer's store has no snapshot $h the witness names"
-  cp "$GL_HOME/witnesses/slots/$h.json" verifier/slots/
-done
+# file (it carries the slot snapshots it names), the signed release
+# archive, the items' contents (the witness holds none).
+mkdir -p verifier
+jq -e '.version >= 5 and (.snapshots | length) >= 1' "$witness" >/dev/null ||
+  die "the witness carries no slot snapshots (version $(jq -r .version "$witness"); expected 5)"
 cp "$witness" annotate-1.0.0.tar.gz verifier/
 cp -r items verifier/items
 # and the producing host's public witness key, which the verifier obtains

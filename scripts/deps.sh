@@ -13,7 +13,7 @@ set -euo pipefail
 pkgs=(
   build-essential pkg-config
   libsodium-dev libarchive-dev libjq-dev libonig-dev libseccomp-dev
-  libcurl4-openssl-dev libssl-dev openssl jq
+  libcurl4-openssl-dev libssl-dev zlib1g-dev openssl jq
   python3 python3-dev python3-securesystemslib python3-nacl python3-cryptography time
   bats minisign
   bubblewrap nodejs

@@ -74,7 +74,7 @@ leaked() {
   session
   leaked 6
   for w in $(jq -r '.triggers[].witness' "$BATS_TEST_TMPDIR/results"); do
-    jq -e '.version == 4 and (.import_twin | keys == ["sec","seed","usec"])
+    jq -e '.version == 5 and (.import_twin | keys == ["sec","seed","usec"])
       and .import_twin.sec <= .served.twin.sec' "$w"
   done
   verdicts
@@ -142,7 +142,7 @@ leaked() {
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   json '.outcome == "item_witness"'
   for edit in '.import_twin = 5' '.import_twin.sec = -1' '.import_twin.usec = 1000000' \
-      '.import_twin.seed = "xyz"' '.import_twin.extra = 1' '.version = 1' '.version = 5' \
+      '.import_twin.seed = "xyz"' '.import_twin.extra = 1' '.version = 1' '.version = 6' \
       'del(.import_twin.seed)'; do
     reseal "$edit"
     run --separate-stderr gl-replay --items "$BATS_TEST_TMPDIR/items" "$BATS_TEST_TMPDIR/edited.json"
@@ -154,9 +154,9 @@ leaked() {
   # as before version 3). Unsigned, it is trusted only with the trust
   # check off (the test build's switch): never by default.
   local s1 s2
-  s1=$(jq -Rs . <"$GL_HOME/witnesses/slots/$(jq -r .served.slot_sha256 "$w").json")
-  s2=$(jq -Rs . <"$GL_HOME/witnesses/slots/$(jq -r .comparing.slot_sha256 "$w").json")
-  reseal "del(.import_twin) | .version = 1 | .served |= (del(.slot_sha256) + {slot: $s1})
+  s1=$(carried "$w" served | jq -Rs .)
+  s2=$(carried "$w" comparing | jq -Rs .)
+  reseal "del(.import_twin, .snapshots) | .version = 1 | .served |= (del(.slot_sha256) + {slot: $s1})
     | .comparing |= (del(.slot_sha256) + {slot: $s2}) | del(.producer, .signature, .limits)"
   run --separate-stderr gl-replay --items "$BATS_TEST_TMPDIR/items" "$BATS_TEST_TMPDIR/edited.json"
   [ "$status" -eq 1 ]

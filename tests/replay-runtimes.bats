@@ -306,17 +306,13 @@ reseal() {
   json '.outcome == "state_divergence"'
 }
 
-@test "replay-runtimes: second machine: an exec witness, the signed archive and nothing else in a fresh GL_HOME give the same verdict" {
+@test "replay-runtimes: second machine: an exec witness file, the signed archive and nothing else in a fresh GL_HOME give the same verdict" {
   NODE=$(install_release "$FIX/exec/rt-germline")
   calls "$NODE" data 1 >node.calls
   gl-plan --policy "$POLICY" <node.calls | gl-run --policy "$POLICY" --witness-items >node.run
   w=$(jq -r '.triggers[0].witness' node.run)
+  # the witness file alone: it carries its slot snapshots (docs/witness.md)
   cp "$w" w.json
-  # with the slot snapshots it names, beside it (docs/witness.md)
-  mkdir -p slots
-  for h in $(jq -r '.served.slot_sha256, .comparing.slot_sha256' w.json); do
-    cp "$GL_HOME/witnesses/slots/$h.json" slots/
-  done
   # the verifier's machine: no trust, no releases, no slots; the archive
   # from the publisher's directory, picked by its hash
   # and the producing host's key, which the verifier chooses to trust

@@ -114,29 +114,37 @@ witnesses() { jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results"; }
   json '.outcome == "item_witness"'
 }
 
-@test "second machine: witness, signed archive and items in a fresh GL_HOME give the same verdict" {
+@test "second machine: the witness file alone, signed archive and items in a fresh GL_HOME give the same verdict" {
   sink ocr.example
   REL=$(install_release "$FIX/releases/rp-seq")
   OTHER=$(install_release "$FIX/releases/rp-counter")
   call c1 ocr_dup "$ITEMS" >calls
+  # Off (GL_TEST_WITNESS_STORE=1, the test build): the witness names its
+  # slot snapshots in the producer's store; moved alone it cannot be replayed.
+  gl-plan --policy "$POLICY" <calls | GL_TEST_WITNESS_STORE=1 "$GL_ROOT/build/testing/bin/gl-run" \
+    --policy "$POLICY" >"$BATS_TEST_TMPDIR/results"
+  mkdir -p off
+  cp "$(witnesses)" off/w.json
+  jq -e '.version == 4 and (has("snapshots") | not)' off/w.json
   session calls
   w=$(witnesses)
+  jq -e '.version == 5 and (.snapshots | length) >= 1' "$w"
   run --separate-stderr gl-replay --items "$BATS_TEST_TMPDIR/items" "$w"
   [ "$status" -eq 0 ]
   local here=$output
-  # Only the witness (with the slot snapshots it names), the archive and
-  # the items travel.
-  mkdir -p m2/items m2/slots
+  # Only the witness file (it carries the slot snapshots it names), the
+  # archive and the items travel...
+  mkdir -p m2/items
   cp "$w" m2/w.json
-  for h in $(jq -r '.served.slot_sha256, .comparing.slot_sha256' "$w"); do
-    cp "$GL_HOME/witnesses/slots/$h.json" m2/slots/
-  done
   cp "$(archive_of "$REL")" m2/rel.tar.gz
   cp "$BATS_TEST_TMPDIR/items"/* m2/items/
   # ...and the producing host's public key, which the auditor trusts
   cp "$GL_HOME"/keys/trusted/*.pub m2/host.pub
   export GL_HOME=$BATS_TEST_TMPDIR/fresh
-  # without it, nobody vouches for the witness: not replayed, weight 0
+  run --separate-stderr gl-replay --trust m2/host.pub --release m2/rel.tar.gz --items m2/items off/w.json
+  [ "$status" -eq 1 ]
+  json '.error == "missing_snapshot" and .event == "unverified"'
+  # without the key, nobody vouches for the witness: not replayed, weight 0
   run --separate-stderr gl-replay --release m2/rel.tar.gz --items m2/items m2/w.json
   [ "$status" -eq 1 ]
   json '.error == "untrusted_witness" and .trusted == false and .weight == 0'
@@ -144,7 +152,7 @@ witnesses() { jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results"; }
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   [ "$output" = "$here" ]
   json '.outcome == "item_witness" and .event == "verified"'
-  [ ! -e "$GL_HOME/releases" ]
+  [ ! -e "$GL_HOME/releases" ] && [ ! -e "$GL_HOME/witnesses" ]
   # --release DIR (SPEC §7): the archive in it whose hash matches is used.
   mkdir -p m2/dl
   cp "$(archive_of "$OTHER")" m2/dl/other.tar.gz

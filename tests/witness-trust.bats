@@ -10,7 +10,9 @@
 # host's) the forgeries frame the benign release; on, they weigh nothing,
 # and only a witness signed by a trusted key moves a penalty. A view that
 # its own labels and horizon contradict is refused even when signed
-# (GL_TEST_WITNESS_VIEWS_OFF). The dodgers (wt-dodge, wt-scan) tell a
+# (GL_TEST_WITNESS_VIEWS_OFF). A witness carries its slot snapshots; the
+# snapshot store is read only for this host's own older witnesses, never
+# to answer another's guess (GL_TEST_REPLAY_FOREIGN_STORE). The dodgers (wt-dodge, wt-scan) tell a
 # replay from the call by the copies' bounds or by a file's time through
 # os.scandir; the replay gets the call's bounds, the auditor's time caps
 # and the twin's file times (GL_TEST_REPLAY_BOUNDS_OFF,
@@ -64,7 +66,8 @@ forge() {
 
 @test "witness-trust: a witness names its producer and is signed; the host's own key is recorded as trusted in its GL_HOME" {
   real_witness
-  jq -e '.version == 4 and (.producer.keyid | length) == 64 and (.signature | length) == 128' "$W"
+  jq -e '.version == 5 and (.producer.keyid | length) == 64 and (.signature | length) == 128
+    and (.snapshots | length) >= 1' "$W"
   local id
   id=$(jq -r .producer.keyid "$W")
   [ -f "$GL_HOME/keys/trusted/$id.pub" ]
@@ -81,9 +84,11 @@ forge() {
 @test "witness-trust: framing by a claim — a forged witness suppresses a benign release with trust off, weighs nothing with it on" {
   real_witness
   forge unsigned.json --unsigned
+  gl-sign keygen forger --no-passphrase >/dev/null
+  forge forger.json --key forger.key
   # off: the claim is believed; the replay cannot reproduce a sequence the
   # release never sends: declared_broken (2000), suppressed at once
-  GL_TEST_WITNESS_TRUST_OFF=1 "$TBIN/gl-replay" --tries 2 --items items unsigned.json >off.replay || true
+  GL_TEST_WITNESS_TRUST_OFF=1 "$TBIN/gl-replay" --tries 2 --items items forger.json >off.replay || true
   jq -e '.event == "declared_broken" and .weight == 2000' off.replay
   GL_TEST_WITNESS_TRUST_OFF=1 "$TBIN/gl-damp" --state off.state <off.replay >off.state.out
   jq -e '.suppressed' off.state.out
@@ -96,8 +101,6 @@ forge() {
   [ "$(penalty on.state "$FAIR")" = 0 ]
   jq -se 'map(select(.untrusted)) | length == 2' on.state.out
   # signed by the forger's own key: named, still not trusted
-  gl-sign keygen forger --no-passphrase >/dev/null
-  forge forger.json --key forger.key
   run --separate-stderr gl-replay --tries 2 --items items forger.json
   [ "$status" -eq 1 ]
   json --arg id "$(jq -r .producer.keyid forger.json)" \
@@ -131,23 +134,48 @@ forge() {
   jq -se --arg r "$LEAK" 'map(select(.release == $r)) | last | .suppressed' m2.out
 }
 
-@test "witness-trust: the shared snapshot store answers no untrusted witness — a right and a wrong guess of a slot get the same answer" {
-  real_witness
+@test "witness-trust: the snapshot store answers no witness of another host — a right and a wrong guess of a slot get the same answer, untrusted or trusted" {
+  # A store as an upgraded host keeps it: a version 4 witness (the test
+  # build's GL_TEST_WITNESS_STORE=1) left its snapshots in
+  # GL_HOME/witnesses/slots/. A version 5 witness carries its own, and
+  # gl-replay reads a version 5 witness's snapshots from it alone.
+  LEAK=$(install_release "$FIX/releases/rp-seq")
+  FAIR=$(install_release "$FIX/releases/wt-fair")
+  envelope c1 "$LEAK" ocr_dup "$ITEMS" | gl-plan --policy "$POLICY" |
+    GL_TEST_WITNESS_STORE=1 "$TBIN/gl-run" --policy "$POLICY" >leak.calls.run
+  W=$(jq -r '.triggers[0].witness' leak.calls.run)
+  jq -e '.version == 4 and (has("snapshots") | not)' "$W"
   local real
   real=$(jq -r .served.slot_sha256 "$W")
+  [ -f "$GL_HOME/witnesses/slots/$real.json" ]
+  wrong=$(jq -c '.served.slot_sha256 = ("f" * 64) | {served}' "$W")
   forge right.json --unsigned
-  forge wrong.json --unsigned --set "$(jq -c '.served.slot_sha256 = ("f" * 64) | {served}' "$W")"
-  # off: the store is an oracle (missing_snapshot only for the wrong guess)
+  forge wrong.json --unsigned --set "$wrong"
+  # untrusted, off: the store is an oracle (missing_snapshot only for the wrong guess)
   GL_TEST_WITNESS_TRUST_OFF=1 "$TBIN/gl-replay" --tries 1 --items items wrong.json >off.wrong || true
   GL_TEST_WITNESS_TRUST_OFF=1 "$TBIN/gl-replay" --tries 1 --items items right.json >off.right || true
   jq -e '.error == "missing_snapshot"' off.wrong
   jq -e '.error != "missing_snapshot"' off.right
-  [ -f "$GL_HOME/witnesses/slots/$real.json" ]
-  # on: refused before the store is read, the same words either way
+  # untrusted, on: refused before the store is read, the same words either way
   "$TBIN/gl-replay" --tries 1 --items items wrong.json >on.wrong || true
   "$TBIN/gl-replay" --tries 1 --items items right.json >on.right || true
   jq -e '.error == "untrusted_witness"' on.wrong
   [ "$(jq -c 'del(.witness)' on.wrong)" = "$(jq -c 'del(.witness)' on.right)" ]
+  # Signed by another host's key that the auditor trusts (--trust): the
+  # store is this host's, not that host's. Off (GL_TEST_REPLAY_FOREIGN_STORE=1)
+  # it answers the guess; on, neither guess reads it.
+  gl-sign keygen other --no-passphrase >/dev/null
+  forge right.json --key other.key
+  forge wrong.json --key other.key --set "$wrong"
+  jq -e '.version == 4' right.json
+  GL_TEST_REPLAY_FOREIGN_STORE=1 "$TBIN/gl-replay" --trust other.pub --tries 1 --items items wrong.json >off.wrong || true
+  GL_TEST_REPLAY_FOREIGN_STORE=1 "$TBIN/gl-replay" --trust other.pub --tries 1 --items items right.json >off.right || true
+  jq -e '.trusted and .error == "missing_snapshot"' off.wrong
+  jq -e '.trusted and .error != "missing_snapshot"' off.right
+  "$TBIN/gl-replay" --trust other.pub --tries 1 --items items wrong.json >on.wrong || true
+  "$TBIN/gl-replay" --trust other.pub --tries 1 --items items right.json >on.right || true
+  jq -e '.trusted and .error == "missing_snapshot" and (.detail | contains("not read here"))' on.wrong
+  [ "$(jq -c 'del(.witness, .detail)' on.wrong)" = "$(jq -c 'del(.witness, .detail)' on.right)" ]
 }
 
 # dodge_witness — a witness of wt-dodge's call under the deployer's

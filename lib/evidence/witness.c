@@ -13,6 +13,7 @@
 
 #include "core/sha.h"
 #include "evidence/witness_key.h"
+#include "evidence/witness_snap.h"
 #include "json/json.h"
 #include "plan/labels.h"
 #include "release/manifest.h"
@@ -466,6 +467,36 @@ static void limits_in(struct rd *r, struct gl_witness *w, jv d)
 	jv_free(l);
 }
 
+/* Version 5 carries exactly the snapshots its groups name, each an encoded
+ * string of bounded length (witness_snap.h); decoding, hashing and parsing
+ * them is gl_witness_snapshots', whose errors (too_large, bad_snapshot)
+ * are counted events for a trusted witness. Older versions carry none. */
+static void snapshots_in(struct rd *r, struct gl_witness *w, jv d)
+{
+	jv s = jv_object_get(jv_copy(d), jv_string("snapshots"));
+	bool has = jv_is_valid(s);
+	if (w->version < 5 && has)
+		fail(r, "snapshots: not in a version %lld witness", (long long)w->version);
+	else if (w->version >= 5 && !has)
+		fail(r, "witness: field \"snapshots\" missing");
+	else if (has && jv_get_kind(s) != JV_KIND_OBJECT)
+		fail(r, "snapshots: not an object");
+	else if (has && !r->bad) {
+		const char *a = w->served.slot_sha256, *b = w->comparing.slot_sha256;
+		jv_object_foreach(s, k, v)
+		{
+			const char *name = jv_string_value(k);
+			if (strcmp(name, a) && strcmp(name, b))
+				fail(r, "snapshots: %s is named by neither group", hex64(name) ? name : "a key");
+			else if (jv_get_kind(v) != JV_KIND_STRING)
+				fail(r, "snapshots.%s: not a string", name);
+			jv_free(k);
+			jv_free(v);
+		}
+	}
+	jv_free(s);
+}
+
 static void check(struct rd *r, struct gl_witness *w)
 {
 	static const char *const req[] = {
@@ -473,7 +504,8 @@ static void check(struct rd *r, struct gl_witness *w)
 	    "destination", "destinations", "format", "function", "id", "items", "items_included",
 	    "mode", "record_sha256", "release", "served", "transcript", "trigger", "version",
 	    NULL};
-	static const char *const opt[] = {"import_twin", "limits", "producer", "signature", NULL};
+	static const char *const opt[] = {"import_twin", "limits",    "producer",
+					  "signature",   "snapshots", NULL};
 	jv d = w->doc;
 	if (keys(r, d, "witness", req, opt) < 0)
 		return;
@@ -517,6 +549,7 @@ static void check(struct rd *r, struct gl_witness *w)
 	w->compared = jv_object_get(jv_copy(d), jv_string("compared"));
 	digests_ok(r, w->delivered, "delivered");
 	digests_ok(r, w->compared, "compared");
+	snapshots_in(r, w, d);
 }
 
 /* An empty witness: every jv invalid, so gl_witness_free is safe. */
@@ -562,18 +595,10 @@ static int signed_ok(const struct gl_witness *w)
 	unsigned char pk[32];
 	int ok = pub && gl_unhex(pub, 64, pk, sizeof pk) == 0;
 	jv_free(p);
-	jv rest = jv_object_delete(jv_copy(w->doc), jv_string("record_sha256"));
-	rest = jv_object_delete(rest, jv_string("signature"));
-	autobuf struct gl_buf body = {0};
 	autofail struct gl_fail why = {0};
-	int rc = gl_canon_dump(&body, rest, &why);
-	jv_free(rest);
-	if (!ok || rc < 0)
-		return -1;
-	unsigned char h[32];
 	char hex[65];
-	gl_sha256(h, (unsigned char *)body.data, body.len);
-	gl_hex(h, 32, hex);
+	if (!ok || gl_witness_digest(w->doc, true, hex, &why) < 0)
+		return -1;
 	return gl_witness_sig_ok(pk, hex, gl_json_get_str(w->doc, "signature")) ? 0 : -1;
 }
 
@@ -597,16 +622,9 @@ int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha
 	const char *rs = gl_json_get_str(w->doc, "record_sha256");
 	if (jv_get_kind(w->doc) != JV_KIND_OBJECT || !hex64(rs))
 		return gl_fail(f, GL_E_BAD_WITNESS, "record_sha256: missing or not 64 lowercase hex");
-	autobuf struct gl_buf body = {0};
 	autofail struct gl_fail why = {0}; /* a digest that cannot match says it */
-	jv rest = jv_object_delete(jv_copy(w->doc), jv_string("record_sha256"));
-	int rc = gl_canon_dump(&body, rest, &why);
-	jv_free(rest);
 	char hex[65] = "";
-	if (rc == 0) {
-		gl_sha256(h, (unsigned char *)body.data, body.len);
-		gl_hex(h, 32, hex);
-	}
+	int rc = gl_witness_digest(w->doc, false, hex, &why);
 	if (rc < 0 || strcmp(hex, rs))
 		return gl_fail(f, GL_E_BAD_WITNESS,
 			       "record_sha256 does not match the record: the witness was "
@@ -624,17 +642,35 @@ int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha
 	return r.bad ? -1 : 0;
 }
 
-int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
-			   struct gl_fail *f)
+int gl_witness_snapshots(const char *path, const char *home, bool from_store,
+			 struct gl_witness *w, struct gl_fail *f)
 {
 	struct gl_witness_grp *g[] = {&w->served, &w->comparing};
-	for (int i = 0; i < 2 && w->version >= 3; i++) {
+	jv carried = jv_object_get(jv_copy(w->doc), jv_string("snapshots"));
+	int rc = 0;
+	for (int i = 0; i < 2 && rc == 0 && w->version >= 3; i++) {
 		jv_free(g[i]->slot);
 		g[i]->slot = jv_invalid(); /* freed: never freed twice by gl_witness_free */
-		if (gl_witness_snapshot_load(path, home, g[i]->slot_sha256, &g[i]->slot, f) < 0)
-			return -1;
+		const char *sha = g[i]->slot_sha256;
+		if (w->version >= 5) { /* only what the witness carries */
+			jv enc = jv_object_get(jv_copy(carried), jv_string(sha));
+			if (jv_is_valid(enc))
+				rc = gl_witness_snap_decode(enc, sha, &g[i]->slot, f);
+			else
+				rc = gl_fail(f, GL_E_MISSING_SNAPSHOT,
+					     "slot snapshot %s: not in the witness", sha);
+			jv_free(enc);
+		} else if (from_store) {
+			rc = gl_witness_snapshot_load(path, home, sha, &g[i]->slot, f);
+		} else {
+			rc = gl_fail(f, GL_E_MISSING_SNAPSHOT,
+				     "slot snapshot %s: a version %lld witness of another host names "
+				     "it in that host's store, which is not read here",
+				     sha, (long long)w->version);
+		}
 	}
-	return 0;
+	jv_free(carried);
+	return rc;
 }
 
 void gl_witness_free(struct gl_witness *w)

@@ -34,12 +34,17 @@
  * witnesses/slots/, lib/evidence/witness_store.h) instead of embedding it;
  * version 4 is signed: "producer" {"keyid","public"} and "signature"
  * (lib/evidence/witness_key.h), and records the bounds its copies ran
- * under ("limits", lib/release/bounds.h), which replay applies. Versions
- * 1 to 3 are still read, unsigned: never trusted (docs/witness.md "Older
- * versions"). */
-#define GL_WITNESS_VERSION 4
+ * under ("limits", lib/release/bounds.h), which replay applies; version 5
+ * carries the snapshots it names ("snapshots", witness_snap.h): one
+ * self-contained file (SPEC §7). Versions 1 to 3 are still read,
+ * unsigned: never trusted; version 4's snapshots are read from the store
+ * only for this host's own witnesses (docs/witness.md "Older versions"). */
+#define GL_WITNESS_VERSION 5
 #define GL_WITNESS_VERSION_MIN 1
-#define GL_WITNESS_MAX (96u << 20)        /* bytes of a witness file */
+/* bytes of a witness file: the record (replies at most
+ * GL_WITNESS_REPLIES_MAX, the items it includes) and two carried
+ * snapshots of at most GL_WITNESS_SNAP_ENC_MAX each */
+#define GL_WITNESS_MAX (272u << 20)
 #define GL_WITNESS_REPLIES_MAX (4u << 20) /* bytes of reply text kept */
 #define GL_WITNESS_REQUESTS_MAX 1024      /* GL_BROKER_REQUESTS_MAX */
 
@@ -145,12 +150,14 @@ int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha
 		     struct gl_fail *f);
 void gl_witness_free(struct gl_witness *w);
 
-/* Version 3: load both groups' snapshots from the slots/ directory beside
- * path or under home/witnesses/slots, each checked against its hash
- * (gl_witness_snapshot_load). 0, or -1 with f (too_large,
+/* Both groups' slots, each checked against its hash: version 5 from the
+ * snapshots it carries, and only from them (gl_witness_snap_decode);
+ * versions 3 and 4, when from_store (a witness this host signed), from the
+ * slots/ directory beside path or under home/witnesses/slots
+ * (gl_witness_snapshot_load), else none. 0, or -1 with f (too_large,
  * missing_snapshot, bad_snapshot). Versions 1 and 2: nothing to do. */
-int gl_witness_snapshots(const char *path, const char *home, struct gl_witness *w,
-			 struct gl_fail *f);
+int gl_witness_snapshots(const char *path, const char *home, bool from_store,
+			 struct gl_witness *w, struct gl_fail *f);
 
 /* Index of item name in w, or -1. */
 int gl_witness_item(const struct gl_witness *w, const char *name);

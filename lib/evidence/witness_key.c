@@ -66,6 +66,22 @@ int gl_witness_key_record(const char *home, const struct gl_key *k, struct gl_fa
 }
 
 /* GL_WITNESS_SIG_CONTEXT followed by the digest's 64 hex digits. */
+int gl_witness_digest(jv rec, bool without_signature, char hex[65], struct gl_fail *f)
+{
+	jv rest = jv_object_delete(jv_copy(rec), jv_string("record_sha256"));
+	if (without_signature)
+		rest = jv_object_delete(rest, jv_string("signature"));
+	autobuf struct gl_buf body = {0};
+	int rc = gl_canon_dump(&body, rest, f);
+	jv_free(rest);
+	if (rc < 0)
+		return -1;
+	unsigned char h[32];
+	gl_sha256(h, (unsigned char *)body.data, body.len);
+	gl_hex(h, 32, hex);
+	return 0;
+}
+
 static size_t message(const char digest[65], char out[128])
 {
 	size_t c = strlen(GL_WITNESS_SIG_CONTEXT);

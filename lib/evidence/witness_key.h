@@ -25,6 +25,7 @@
 #ifndef GL_WITNESS_KEY_H
 #define GL_WITNESS_KEY_H
 
+#include <jv.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -43,6 +44,14 @@ int gl_witness_key_own(const char *home, struct gl_key *k, struct gl_fail *f);
 /* Record k's public half as home/keys/trusted/<keyid>.pub (atomic; the
  * same bytes every time). 0, or -1 with f (io). */
 int gl_witness_key_record(const char *home, const struct gl_key *k, struct gl_fail *f);
+
+/* The SHA-256 (64 hex and a NUL) of rec's canonical bytes without
+ * "record_sha256", and without "signature" when without_signature: with
+ * it, the digest a witness is signed over; without it, the record's
+ * self-digest (record_sha256). Both cover the carried snapshots, so a
+ * changed byte anywhere in a witness is a bad witness, never evidence.
+ * rec is borrowed. 0, or -1 with f (not canonical JSON). */
+int gl_witness_digest(jv rec, bool without_signature, char hex[65], struct gl_fail *f);
 
 /* The signature (128 hex and a NUL) of the record whose signed digest is
  * digest (64 hex). */

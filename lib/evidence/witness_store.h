@@ -1,17 +1,19 @@
 /* witness_store.h — bounded evidence (issue 15; paper §IV-F, Definition 6;
  * docs/witness.md "Slot snapshots, caps and pruning").
  *
- * A witness names the slots its two groups were delivered by hash: each
+ * gl-run writes each witness record as GL_HOME/witnesses/<id>.json, and
+ * beside it <id>.idx (one line: its release, and the snapshots it names
+ * in this store), so pruning never parses a record. A version 5 record
+ * carries its slot snapshots (witness_snap.h) and names none here. A
+ * version 4 record (or the test build's GL_TEST_WITNESS_STORE) names each
  * distinct slot snapshot (the slot's JSON text exactly as the broker
- * serialised it) is one content-addressed file
+ * serialised it) as one content-addressed file
  *
  *   GL_HOME/witnesses/slots/<sha256 of those bytes>.json
  *
  * shared by every witness that names it, written atomically. There are no
  * reference counts: a snapshot no witness names any more is removed by the
- * same pruning that removes witnesses. Next to each witness record
- * <id>.json, gl-run writes <id>.idx (one line: its release and the
- * snapshots it names), so pruning never parses a record.
+ * same pruning that removes witnesses.
  *
  * Caps, enforced under an exclusive lock (witnesses/.lock) when a witness
  * is written: the bytes of a release's witnesses (records, their .idx and
@@ -55,6 +57,10 @@ struct gl_witness_snap {
 /* GL_TESTING with GL_TEST_WITNESS_INLINE=1: the landed behaviour (slots
  * embedded in every record, version 2, no cap, no pruning). */
 bool gl_witness_inline(void);
+/* GL_TESTING with GL_TEST_WITNESS_STORE=1: the behaviour before witnesses
+ * carried their snapshots (version 4: snapshots only in this store, so a
+ * witness moved alone cannot be replayed). */
+bool gl_witness_store_snapshots(void);
 
 /* Write record rec (len bytes) as home/witnesses/<id>.json with its .idx
  * and the snapshots it names, pruning first (above). 0 with *path
@@ -70,9 +76,9 @@ int gl_witness_store(const char *home, const char *id, const char *release, cons
  * pruning keeps it after the unverified ones. Best effort, never fails. */
 void gl_witness_mark_verified(const char *home, const char *witness_path);
 
-/* The snapshot sha named by the witness at witness_path, from the
- * slots/ directory beside it, else (a witness copied or edited elsewhere)
- * from home/witnesses/slots/ (home may be NULL): refused before reading when larger than
+/* The snapshot sha named by the version 3 or 4 witness at witness_path,
+ * from the slots/ directory beside it, else (a witness copied or edited
+ * elsewhere) from home/witnesses/slots/ (home may be NULL): refused before reading when larger than
  * GL_WITNESS_SNAPSHOT_MAX ("too_large"), missing ("missing_snapshot"), not
  * of that hash or not a JSON object ("bad_snapshot"). 0 with *slot
  * (owned), or -1 with f (GL_E_TOO_LARGE, GL_E_MISSING_SNAPSHOT or

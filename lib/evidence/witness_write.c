@@ -12,6 +12,7 @@
 
 #include "core/sha.h"
 #include "evidence/witness_key.h"
+#include "evidence/witness_snap.h"
 #include "json/json.h"
 #include "plan/labels.h"
 #include "release/manifest.h"
@@ -79,9 +80,10 @@ static jv sequence(jv entries, const char *host, const char *only_source)
 	return out;
 }
 
-static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *snap)
+/* Every item of the call, name order: name, label, path and dir when
+ * read from a file, data when included (*with_items then set). */
+static jv items_json(const struct gl_witness_in *in, bool *with_items)
 {
-	bool complete = true, with_items = false;
 	jv items = jv_array();
 	for (size_t x = 0; x < in->nitem; x++) {
 		jv it = JV_OBJECT(jv_string("name"), jv_string(in->item[x].name),
@@ -92,10 +94,21 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 			it = jv_object_set(it, jv_string("dir"), jv_true());
 		if (in->data[x]) {
 			it = jv_object_set(it, jv_string("data"), jv_string(in->data[x]));
-			with_items = true;
+			*with_items = true;
 		}
 		items = jv_array_append(items, it);
 	}
+	return items;
+}
+
+/* snap: the slots by hash (NULL: embedded, version 2); carried (owned):
+ * their encoded texts by hash (witness_snap.h), or jv_invalid() when they
+ * go to the store instead. */
+static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *snap,
+		 jv carried)
+{
+	bool complete = true, with_items = false;
+	jv items = items_json(in, &with_items);
 	/* T(d), replies as JSON text, at most GL_WITNESS_REPLIES_MAX bytes. */
 	jv trans = jv_array();
 	size_t budget = GL_WITNESS_REPLIES_MAX;
@@ -121,10 +134,14 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 	jv o = jv_object();
 #define SET(k, v) o = jv_object_set(o, jv_string(k), (v))
 	SET("format", jv_string(GL_WITNESS_FORMAT));
-	/* version 4: signed (witness_key.h); 3: unsigned (no key: only
-	 * programs of our own that write a witness to read it back); 2: the
-	 * test build's inline slots */
-	SET("version", jv_number(!snap ? 2 : in->signer ? GL_WITNESS_VERSION : 3));
+	/* version 5: signed (witness_key.h), its snapshots carried; 4: the
+	 * same with them in the store (the test build's GL_TEST_WITNESS_STORE);
+	 * 3: unsigned (no key: only programs of our own that write a witness
+	 * to read it back); 2: the test build's inline slots */
+	SET("version", jv_number(!snap	       ? 2
+				 : !in->signer ? 3
+				 : jv_is_valid(carried) ? GL_WITNESS_VERSION
+						       : 4));
 	if (snap && in->signer) {
 		char pk[65];
 		gl_hex(in->signer->pk, 32, pk);
@@ -153,20 +170,10 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 	SET("complete", jv_bool(complete));
 	if (in->import_twin)
 		SET("import_twin", twin_json(in->import_twin));
+	if (jv_is_valid(carried))
+		SET("snapshots", carried);
 #undef SET
 	return o;
-}
-
-/* The SHA-256 (hex) of rec's canonical bytes. 0, or -1 with f. */
-static int digest(jv rec, char hex[65], struct gl_fail *f) /* borrows rec */
-{
-	autobuf struct gl_buf body = {0};
-	if (gl_canon_dump(&body, rec, f) < 0)
-		return -1;
-	unsigned char h[32];
-	gl_sha256(h, (unsigned char *)body.data, body.len);
-	gl_hex(h, 32, hex);
-	return 0;
 }
 
 /* The canonical bytes of rec signed by signer (NULL: not signed) and with
@@ -179,14 +186,14 @@ static int seal(jv rec, const struct gl_key *signer, struct gl_buf *out, struct 
 	char hex[65];
 	if (signer) {
 		char sig[129];
-		if (digest(rec, hex, f) < 0) {
+		if (gl_witness_digest(rec, true, hex, f) < 0) {
 			jv_free(rec);
 			return -1;
 		}
 		gl_witness_sign(signer, hex, sig);
 		rec = jv_object_set(rec, jv_string("signature"), jv_string(sig));
 	}
-	if (digest(rec, hex, f) < 0) {
+	if (gl_witness_digest(rec, false, hex, f) < 0) {
 		jv_free(rec);
 		return -1;
 	}
@@ -207,20 +214,45 @@ static void snapshot(jv slot, struct gl_buf *b, struct gl_witness_snap *s)
 	s->len = b->len;
 }
 
+/* The snapshots the record carries: {sha: encoded text}, one entry when
+ * both groups name the same slot. 0, or -1 with f. */
+static int carry(const struct gl_witness_snap snap[2], jv *out, struct gl_fail *f)
+{
+	*out = jv_object();
+	for (int i = 0; i < 2; i++) {
+		if (i == 1 && !strcmp(snap[1].sha, snap[0].sha))
+			break;
+		jv enc;
+		if (gl_witness_snap_encode(&snap[i], &enc, f) < 0) {
+			jv_free(*out);
+			*out = jv_invalid();
+			return -1;
+		}
+		*out = jv_object_set(*out, jv_string(snap[i].sha), enc);
+	}
+	return 0;
+}
+
 int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path, char sha256[65],
 		    bool *too_large, struct gl_fail *f)
 {
 	autobuf struct gl_buf b = {0}, s0 = {0}, s1 = {0};
 	struct gl_witness_snap snap[2];
 	bool inl = gl_witness_inline();
+	/* a signed witness carries its snapshots (SPEC §7: one self-contained
+	 * file), unless the test build keeps them in the store */
+	bool carried = !inl && in->signer && !gl_witness_store_snapshots();
+	jv enc = jv_invalid();
 	*too_large = false;
 	/* Bounded evidence (issue 15): each slot as delivered, once, by hash. */
 	if (!inl) {
 		snapshot(in->served.slot, &s0, &snap[0]);
 		snapshot(in->comparing.slot, &s1, &snap[1]);
 	}
+	if (carried && carry(snap, &enc, f) < 0)
+		return -1;
 	autofail struct gl_fail why = {0};
-	if (seal(record(in, inl ? NULL : snap), inl ? NULL : in->signer, &b, &why) < 0)
+	if (seal(record(in, inl ? NULL : snap, enc), inl ? NULL : in->signer, &b, &why) < 0)
 		return gl_fail(f, GL_E_IO, "not canonical JSON: %s", gl_fail_detail(&why));
 	autofree char *dir = gl_xasprintf("%s/witnesses", home);
 	char *p = NULL;
@@ -229,8 +261,9 @@ int gl_witness_save(const char *home, const struct gl_witness_in *in, char **pat
 			*too_large = true;
 			return gl_fail(f, GL_E_TOO_LARGE, "%s", GL_WITNESS_TOO_LARGE_TEXT);
 		}
-		if (gl_witness_store(home, in->id, in->release, b.data, b.len, snap, 2, in->caps,
-				     &p, too_large, f) < 0)
+		/* carried: the record is all there is to store and to count */
+		if (gl_witness_store(home, in->id, in->release, b.data, b.len, snap,
+				     carried ? 0 : 2, in->caps, &p, too_large, f) < 0)
 			return -1; /* too_large or io, as *too_large says */
 	} else {
 		if (gl_mkdir_p(dir, 0700) < 0)
