@@ -7,7 +7,7 @@
  * rest (as gl-run writes it), so every field check sees mutated fields;
  * a version 4 record's signature, checked last, then refuses the mutant
  * (the corpus holds signed records, so that check runs too). The slot
- * snapshots a version 5 record carries are decoded too, each under its
+ * snapshots and replies a version 5 record carries are decoded too, each under its
  * own name (base64, a bounded zlib inflate, the hash, the JSON: they sit
  * behind the signature in gl-replay, out of a mutant's reach). */
 #include "fuzz.h"
@@ -46,16 +46,17 @@ static bool resealed(jv doc, struct gl_buf *out)
 	return rc == 0;
 }
 
-/* Each entry of doc's "snapshots" (borrowed) decoded under its name. */
-static void snapshots(jv doc)
+/* Each entry of doc's (borrowed) member (carried texts) decoded under its
+ * name. */
+static void carried(jv doc, const char *member)
 {
-	jv s = jv_object_get(jv_copy(doc), jv_string("snapshots"));
+	jv s = jv_object_get(jv_copy(doc), jv_string(member));
 	if (jv_get_kind(s) == JV_KIND_OBJECT) {
 		jv_object_foreach(s, k, v)
 		{
 			jv slot;
 			autofail struct gl_fail f = {0};
-			gl_witness_snap_decode(v, jv_string_value(k), &slot, &f);
+			gl_witness_snap_decode(v, jv_string_value(k), "text", &slot, NULL, &f);
 			jv_free(slot);
 			jv_free(k);
 			jv_free(v);
@@ -70,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	load(buf, size);
 	jv doc = gl_canon_parse(buf, size);
 	if (jv_get_kind(doc) == JV_KIND_OBJECT) {
-		snapshots(doc);
+		carried(doc, "snapshots");
+		carried(doc, "replies");
 		autobuf struct gl_buf b = {0};
 		if (resealed(doc, &b))
 			load(b.data, b.len);

@@ -156,7 +156,7 @@ leaked() {
   local s1 s2
   s1=$(carried "$w" served | jq -Rs .)
   s2=$(carried "$w" comparing | jq -Rs .)
-  reseal "del(.import_twin, .snapshots) | .version = 1 | .served |= (del(.slot_sha256) + {slot: $s1})
+  reseal "del(.import_twin, .snapshots, .replies) | .version = 1 | .served |= (del(.slot_sha256) + {slot: $s1})
     | .comparing |= (del(.slot_sha256) + {slot: $s2}) | del(.producer, .signature, .limits)"
   run --separate-stderr gl-replay --items "$BATS_TEST_TMPDIR/items" "$BATS_TEST_TMPDIR/edited.json"
   [ "$status" -eq 1 ]

@@ -16,7 +16,10 @@
 # replay from the call by the copies' bounds or by a file's time through
 # os.scandir; the replay gets the call's bounds, the auditor's time caps
 # and the twin's file times (GL_TEST_REPLAY_BOUNDS_OFF,
-# GL_TEST_SCAN_TWIN_OFF), and every refusal of a trusted witness counts.
+# GL_TEST_SCAN_TWIN_OFF), and every refusal of a trusted witness counts. A
+# third (wt-pad) pads its destination's replies past the transcript's
+# budget: the rest is carried by hash (GL_TEST_WITNESS_REPLIES_DROP drops
+# it, as before).
 # sanitizers: no — the signing, trust check, derived views and replay bounds it drives run under ASan on every witness of tests/replay.bats and tests/replay-import.bats (docs/testing.md)
 # unprivileged: yes — gl-run and gl-replay work in a user namespace
 load helpers
@@ -234,6 +237,33 @@ dodge_witness() {
     sed -n "${i}p" refusals.v | gl-damp --state "r$i.state" >"r$i.out"
     [ "$(penalty "r$i" "$DODGE")" = 250 ]
   done
+}
+
+@test "witness-trust: no free trigger by padding — reply text past the transcript's 4 MiB is carried by hash: off, every witness incomplete (250); on, complete and verified (2000)" {
+  PAD=$(install_release "$FIX/releases/wt-pad")
+  envelope c1 "$PAD" ocr_pad "$ITEMS" >pad.calls
+  # off (GL_TEST_WITNESS_REPLIES_DROP=1): the replies past 4 MiB are dropped
+  gl-plan --policy "$POLICY" <pad.calls |
+    GL_TEST_WITNESS_REPLIES_DROP=1 "$TBIN/gl-run" --policy "$POLICY" >off.run
+  w=$(jq -r '.triggers[0].witness' off.run)
+  jq -e '.complete == false and .replies == {}' "$w"
+  gl-replay --tries 1 --items items <off.run >off.v || true
+  jq -se 'map(select(.witness)) | .[0] | .error == "incomplete_witness" and .weight == 250' off.v
+  # on: the same call; the pages past the budget travel in "replies"
+  run_calls pad.calls
+  w=$(jq -r '.triggers[0].witness' pad.calls.run)
+  jq -e '.complete and (.replies | length) >= 2
+    and ([.transcript[] | select(.reply_sha256)] | length) == (.replies | length)' "$w"
+  gl-replay --tries 2 --items items <pad.calls.run >on.v
+  jq -se 'map(select(.witness)) | .[0] | .outcome == "item_witness" and .event == "verified"
+    and .weight == 2000 and .trusted' on.v
+  # a carried reply edited and re-signed by the host: bad_snapshot, still counted
+  h=$(jq -r '.replies | keys[0]' "$w")
+  printf '{"text":"other"}' | carry |
+    jq -c --arg h "$h" --slurpfile o "$w" '{replies: ($o[0].replies + {($h): .})}' >set.json
+  "$SYSPY" "$FIX/witness_seal.py" "$w" edited.json --key "$GL_HOME/keys/witness.key" --set @set.json
+  "$TBIN/gl-replay" --tries 1 --items items edited.json >edited.v && false
+  jq -e '.error == "bad_snapshot" and (.detail | startswith("reply")) and .weight == 250' edited.v
 }
 
 @test "witness-trust: framing by a view — a witness whose view leaves out an item its horizon covers is refused, even signed by the host; with the derivation off it frames an honest flow" {

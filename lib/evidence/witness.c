@@ -247,7 +247,7 @@ static void group_in(struct rd *r, jv doc, const char *where, struct gl_witness_
 static void transcript_in(struct rd *r, struct gl_witness *w)
 {
 	static const char *const req[] = {"digest", "host", "method", "source", NULL};
-	static const char *const opt[] = {"reply", NULL};
+	static const char *const opt[] = {"reply", "reply_sha256", NULL};
 	jv t = w->transcript;
 	if (jv_get_kind(t) != JV_KIND_ARRAY ||
 	    jv_array_length(jv_copy(t)) > GL_WITNESS_REQUESTS_MAX) {
@@ -256,6 +256,7 @@ static void transcript_in(struct rd *r, struct gl_witness *w)
 	}
 	w->ntrans = (size_t)jv_array_length(jv_copy(t));
 	w->reply = gl_xcalloc(w->ntrans ? w->ntrans : 1, sizeof *w->reply);
+	w->reply_sha = gl_xcalloc(w->ntrans ? w->ntrans : 1, sizeof *w->reply_sha);
 	for (size_t i = 0; i < w->ntrans; i++)
 		w->reply[i] = jv_null();
 	jv_array_foreach(t, i, e)
@@ -267,18 +268,28 @@ static void transcript_in(struct rd *r, struct gl_witness *w)
 			str(r, e, "host", where);
 			str(r, e, "method", where);
 			bool replied = src && (!strcmp(src, "delivered") || !strcmp(src, "recorded"));
+			bool inl = jv_object_has(jv_copy(e), jv_string("reply")),
+			     byhash = jv_object_has(jv_copy(e), jv_string("reply_sha256"));
 			if (src && !replied && strcmp(src, "placeholder") && strcmp(src, "denied"))
 				fail(r, "%s.source: unknown", where);
 			else if (dg && !hex64(dg) && !(src && !strcmp(src, "denied") && !*dg))
 				fail(r, "%s.digest: not 64 lowercase hex", where);
-			else if (jv_object_has(jv_copy(e), jv_string("reply")) && !replied)
+			else if ((inl || byhash) && !replied)
 				fail(r, "%s.reply: only delivered and recorded requests have one", where);
-			else if (replied && w->complete &&
-				 !jv_object_has(jv_copy(e), jv_string("reply")))
+			else if (inl && byhash)
+				fail(r, "%s: both reply and reply_sha256", where);
+			else if (byhash && w->version < 5)
+				fail(r, "%s.reply_sha256: not in a version %lld witness", where,
+				     (long long)w->version);
+			else if (replied && w->complete && !inl && !byhash)
 				fail(r, "%s.reply: missing in a complete witness", where);
-			else if (replied && jv_object_has(jv_copy(e), jv_string("reply"))) {
+			else if (inl) {
 				jv_free(w->reply[i]);
 				w->reply[i] = text(r, e, "reply", where, JV_KIND_OBJECT);
+			} else if (byhash) {
+				w->reply_sha[i] = str(r, e, "reply_sha256", where);
+				if (w->reply_sha[i] && !hex64(w->reply_sha[i]))
+					fail(r, "%s.reply_sha256: not 64 lowercase hex", where);
 			}
 		}
 		jv_free(e);
@@ -471,6 +482,38 @@ static void limits_in(struct rd *r, struct gl_witness *w, jv d)
  * string of bounded length (witness_snap.h); decoding, hashing and parsing
  * them is gl_witness_snapshots', whose errors (too_large, bad_snapshot)
  * are counted events for a trusted witness. Older versions carry none. */
+/* Version 5 carries exactly the replies its transcript names by hash
+ * (decoded by gl_witness_snapshots, like the snapshots); older versions
+ * none. */
+static void replies_in(struct rd *r, struct gl_witness *w, jv d)
+{
+	jv s = jv_object_get(jv_copy(d), jv_string("replies"));
+	bool has = jv_is_valid(s);
+	if (w->version < 5 && has)
+		fail(r, "replies: not in a version %lld witness", (long long)w->version);
+	else if (w->version >= 5 && !has)
+		fail(r, "witness: field \"replies\" missing");
+	else if (has && jv_get_kind(s) != JV_KIND_OBJECT)
+		fail(r, "replies: not an object");
+	else if (has && !r->bad) {
+		jv_object_foreach(s, k, v)
+		{
+			const char *name = jv_string_value(k);
+			bool named = false;
+			for (size_t i = 0; i < w->ntrans && !named; i++)
+				named = w->reply_sha[i] && !strcmp(w->reply_sha[i], name);
+			if (!named)
+				fail(r, "replies: %s is named by no transcript entry",
+				     hex64(name) ? name : "a key");
+			else if (jv_get_kind(v) != JV_KIND_STRING)
+				fail(r, "replies.%s: not a string", name);
+			jv_free(k);
+			jv_free(v);
+		}
+	}
+	jv_free(s);
+}
+
 static void snapshots_in(struct rd *r, struct gl_witness *w, jv d)
 {
 	jv s = jv_object_get(jv_copy(d), jv_string("snapshots"));
@@ -504,8 +547,8 @@ static void check(struct rd *r, struct gl_witness *w)
 	    "destination", "destinations", "format", "function", "id", "items", "items_included",
 	    "mode", "record_sha256", "release", "served", "transcript", "trigger", "version",
 	    NULL};
-	static const char *const opt[] = {"import_twin", "limits",    "producer",
-					  "signature",   "snapshots", NULL};
+	static const char *const opt[] = {"import_twin", "limits",	"producer",
+					  "replies",	 "signature", "snapshots", NULL};
 	jv d = w->doc;
 	if (keys(r, d, "witness", req, opt) < 0)
 		return;
@@ -550,6 +593,7 @@ static void check(struct rd *r, struct gl_witness *w)
 	digests_ok(r, w->delivered, "delivered");
 	digests_ok(r, w->compared, "compared");
 	snapshots_in(r, w, d);
+	replies_in(r, w, d);
 }
 
 /* An empty witness: every jv invalid, so gl_witness_free is safe. */
@@ -642,6 +686,47 @@ int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha
 	return r.bad ? -1 : 0;
 }
 
+/* The replies a version 5 witness carries by hash, into w->reply: each
+ * distinct text decoded once, at most GL_WITNESS_CARRIED_MAX bytes in all. */
+static int replies_load(struct gl_witness *w, struct gl_fail *f)
+{
+	jv carried = jv_object_get(jv_copy(w->doc), jv_string("replies"));
+	jv done = jv_object(); /* sha: parsed reply */
+	size_t total = 0;
+	int rc = 0;
+	for (size_t i = 0; i < w->ntrans && rc == 0; i++) {
+		const char *sha = w->reply_sha[i];
+		if (!sha)
+			continue;
+		jv got = jv_object_get(jv_copy(done), jv_string(sha));
+		if (!jv_is_valid(got)) {
+			jv_free(got);
+			jv enc = jv_object_get(jv_copy(carried), jv_string(sha));
+			size_t n = 0;
+			if (!jv_is_valid(enc))
+				rc = gl_fail(f, GL_E_MISSING_SNAPSHOT, "reply %s: not in the witness",
+					     sha);
+			else if (gl_witness_snap_decode(enc, sha, "reply", &got, &n, f) < 0)
+				rc = -1;
+			else if ((total += n) > GL_WITNESS_CARRIED_MAX)
+				rc = gl_fail(f, GL_E_TOO_LARGE,
+					     "replies: more than %u bytes carried in all",
+					     GL_WITNESS_CARRIED_MAX);
+			jv_free(enc);
+			if (rc < 0) {
+				jv_free(got);
+				break;
+			}
+			done = jv_object_set(done, jv_string(sha), jv_copy(got));
+		}
+		jv_free(w->reply[i]);
+		w->reply[i] = got;
+	}
+	jv_free(done);
+	jv_free(carried);
+	return rc;
+}
+
 int gl_witness_snapshots(const char *path, const char *home, bool from_store,
 			 struct gl_witness *w, struct gl_fail *f)
 {
@@ -655,7 +740,8 @@ int gl_witness_snapshots(const char *path, const char *home, bool from_store,
 		if (w->version >= 5) { /* only what the witness carries */
 			jv enc = jv_object_get(jv_copy(carried), jv_string(sha));
 			if (jv_is_valid(enc))
-				rc = gl_witness_snap_decode(enc, sha, &g[i]->slot, f);
+				rc = gl_witness_snap_decode(enc, sha, "slot snapshot", &g[i]->slot,
+							    NULL, f);
 			else
 				rc = gl_fail(f, GL_E_MISSING_SNAPSHOT,
 					     "slot snapshot %s: not in the witness", sha);
@@ -670,7 +756,7 @@ int gl_witness_snapshots(const char *path, const char *home, bool from_store,
 		}
 	}
 	jv_free(carried);
-	return rc;
+	return rc < 0 ? -1 : replies_load(w, f);
 }
 
 void gl_witness_free(struct gl_witness *w)
@@ -694,5 +780,6 @@ void gl_witness_free(struct gl_witness *w)
 	for (size_t i = 0; i < w->ntrans; i++)
 		jv_free(w->reply[i]);
 	free(w->reply);
+	free(w->reply_sha);
 	memset(w, 0, sizeof *w);
 }

@@ -35,17 +35,22 @@
  * version 4 is signed: "producer" {"keyid","public"} and "signature"
  * (lib/evidence/witness_key.h), and records the bounds its copies ran
  * under ("limits", lib/release/bounds.h), which replay applies; version 5
- * carries the snapshots it names ("snapshots", witness_snap.h): one
+ * carries the snapshots it names ("snapshots", witness_snap.h) and the
+ * reply text past GL_WITNESS_REPLIES_MAX by hash ("replies"): one
  * self-contained file (SPEC §7). Versions 1 to 3 are still read,
  * unsigned: never trusted; version 4's snapshots are read from the store
  * only for this host's own witnesses (docs/witness.md "Older versions"). */
 #define GL_WITNESS_VERSION 5
 #define GL_WITNESS_VERSION_MIN 1
 /* bytes of a witness file: the record (replies at most
- * GL_WITNESS_REPLIES_MAX, the items it includes) and two carried
- * snapshots of at most GL_WITNESS_SNAP_ENC_MAX each */
+ * GL_WITNESS_REPLIES_MAX, the items it includes), two carried snapshots
+ * of at most GL_WITNESS_SNAP_ENC_MAX each and the carried replies; a
+ * witness over it is not written (too_large, a counted event) */
 #define GL_WITNESS_MAX (272u << 20)
-#define GL_WITNESS_REPLIES_MAX (4u << 20) /* bytes of reply text kept */
+#define GL_WITNESS_REPLIES_MAX (4u << 20) /* bytes of reply text in the transcript */
+/* bytes of reply text a version 5 record carries by hash beyond that
+ * ("replies", witness_snap.h), each distinct text counted once */
+#define GL_WITNESS_CARRIED_MAX (64u << 20)
 #define GL_WITNESS_REQUESTS_MAX 1024      /* GL_BROKER_REQUESTS_MAX */
 
 /* One request of a copy as the broker saw it, for a transcript (owned):
@@ -120,6 +125,9 @@ struct gl_witness {
 	struct gl_witness_grp served, comparing;
 	jv transcript;  /* entries (in doc) */
 	jv *reply;      /* owned: per transcript entry, parsed reply or jv_null() */
+	/* per transcript entry: the hash of a reply carried in "replies"
+	 * (version 5; in doc), decoded by gl_witness_snapshots, or NULL */
+	const char **reply_sha;
 	size_t ntrans;
 	jv delivered, compared; /* digests (in doc) */
 	bool complete, items_included;
@@ -151,7 +159,9 @@ int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha
 void gl_witness_free(struct gl_witness *w);
 
 /* Both groups' slots, each checked against its hash: version 5 from the
- * snapshots it carries, and only from them (gl_witness_snap_decode);
+ * snapshots it carries, and only from them (gl_witness_snap_decode), and
+ * the replies it carries by hash (at most GL_WITNESS_CARRIED_MAX bytes in
+ * all, each distinct text counted once);
  * versions 3 and 4, when from_store (a witness this host signed), from the
  * slots/ directory beside path or under home/witnesses/slots
  * (gl_witness_snapshot_load), else none. 0, or -1 with f (too_large,

@@ -15,7 +15,7 @@ int gl_witness_snap_encode(const struct gl_witness_snap *s, jv *enc, struct gl_f
 	uLongf n = compressBound((uLong)s->len);
 	autofree unsigned char *z = gl_xmalloc(n);
 	if (compress2(z, &n, (const Bytef *)s->text, (uLong)s->len, 1) != Z_OK)
-		return gl_fail(f, GL_E_IO, "slot snapshot %s: zlib could not compress it", s->sha);
+		return gl_fail(f, GL_E_IO, "text %s: zlib could not compress it", s->sha);
 	autobuf struct gl_buf b = {0};
 	gl_b64_encode(&b, z, n);
 	*enc = jv_string_sized(b.data, (int)b.len);
@@ -61,39 +61,42 @@ static int inflate_capped(const unsigned char *z, size_t n, size_t max, struct g
 	return whole ? 0 : -1;
 }
 
-int gl_witness_snap_decode(jv enc, const char *sha, jv *slot, struct gl_fail *f)
+int gl_witness_snap_decode(jv enc, const char *sha, const char *what, jv *slot, size_t *len,
+			   struct gl_fail *f)
 {
 	*slot = jv_invalid();
 	if (jv_get_kind(enc) != JV_KIND_STRING)
-		return gl_fail(f, GL_E_BAD_SNAPSHOT, "slot snapshot %s: not a string", sha);
+		return gl_fail(f, GL_E_BAD_SNAPSHOT, "%s %s: not a string", what, sha);
 	size_t elen = (size_t)jv_string_length_bytes(jv_copy(enc));
 	if (elen > GL_WITNESS_SNAP_ENC_MAX) /* before decoding it */
-		return gl_fail(f, GL_E_TOO_LARGE, "slot snapshot %s: %zu bytes encoded, more than %u",
-			       sha, elen, GL_WITNESS_SNAP_ENC_MAX);
+		return gl_fail(f, GL_E_TOO_LARGE, "%s %s: %zu bytes encoded, more than %u",
+			       what, sha, elen, GL_WITNESS_SNAP_ENC_MAX);
 	size_t zlen = 0;
 	autofree unsigned char *z = gl_b64_decode(jv_string_value(enc), elen, &zlen);
 	if (!z)
-		return gl_fail(f, GL_E_BAD_SNAPSHOT, "slot snapshot %s: not standard base64", sha);
+		return gl_fail(f, GL_E_BAD_SNAPSHOT, "%s %s: not standard base64", what, sha);
 	autobuf struct gl_buf text = {0};
 	int rc = inflate_capped(z, zlen, GL_WITNESS_SNAPSHOT_MAX, &text);
 	if (rc > 0)
-		return gl_fail(f, GL_E_TOO_LARGE, "slot snapshot %s: inflates past %u bytes", sha,
+		return gl_fail(f, GL_E_TOO_LARGE, "%s %s: inflates past %u bytes", what, sha,
 			       GL_WITNESS_SNAPSHOT_MAX);
 	if (rc < 0)
-		return gl_fail(f, GL_E_BAD_SNAPSHOT, "slot snapshot %s: not one whole zlib stream",
-			       sha);
+		return gl_fail(f, GL_E_BAD_SNAPSHOT, "%s %s: not one whole zlib stream",
+			       what, sha);
 	unsigned char h[32];
 	char hex[65];
 	gl_sha256(h, (unsigned char *)text.data, text.len);
 	gl_hex(h, 32, hex);
 	if (strcmp(hex, sha))
-		return gl_fail(f, GL_E_BAD_SNAPSHOT, "slot snapshot %s: its bytes hash to %s", sha,
-			       hex);
+		return gl_fail(f, GL_E_BAD_SNAPSHOT, "%s %s: its bytes hash to %s", what,
+			       sha, hex);
 	jv v = gl_json_parse(text.data, text.len);
 	if (jv_get_kind(v) != JV_KIND_OBJECT) {
 		jv_free(v);
-		return gl_fail(f, GL_E_BAD_SNAPSHOT, "slot snapshot %s: not a JSON object", sha);
+		return gl_fail(f, GL_E_BAD_SNAPSHOT, "%s %s: not a JSON object", what, sha);
 	}
 	*slot = v;
+	if (len)
+		*len = text.len;
 	return 0;
 }

@@ -9,7 +9,10 @@
  *   "snapshots": {"<slot_sha256>": "<base64 of the zlib stream (RFC 1950)
  *                 of the slot's JSON text>", …}
  *
- * one entry per distinct slot the groups name. The witness is then all an
+ * one entry per distinct slot the groups name. Reply text past the
+ * transcript's budget is carried the same way ("replies", named by a
+ * transcript entry's "reply_sha256"), so that padding the destination's
+ * replies does not make a trigger unverifiable. The witness is then all an
  * auditor needs to move to another machine, and gl-replay never asks a
  * store for a snapshot a forged witness names (a store would answer a
  * guess). Compression keeps the cost of a large, repetitive slot that
@@ -38,11 +41,13 @@
  * string), or -1 with f (io: zlib failed). */
 int gl_witness_snap_encode(const struct gl_witness_snap *s, jv *enc, struct gl_fail *f);
 
-/* The slot carried as enc (borrowed) under the name sha: decoded within
- * the bounds above, its bytes hashed to sha and parsed. 0 with *slot (an
- * object, owned), or -1 with f: too_large (more than
- * GL_WITNESS_SNAPSHOT_MAX bytes, encoded or inflated), bad_snapshot (not
- * base64, not a zlib stream, another hash, or not a JSON object). */
-int gl_witness_snap_decode(jv enc, const char *sha, jv *slot, struct gl_fail *f);
+/* The text carried as enc (borrowed) under the name sha (what: "slot
+ * snapshot" or "reply", for the errors): decoded within the bounds above,
+ * its bytes hashed to sha and parsed. 0 with *v (an object, owned) and
+ * *len (the text's bytes; len may be NULL), or -1 with f: too_large (more
+ * than GL_WITNESS_SNAPSHOT_MAX bytes, encoded or inflated), bad_snapshot
+ * (not base64, not a zlib stream, another hash, or not a JSON object). */
+int gl_witness_snap_decode(jv enc, const char *sha, const char *what, jv *v, size_t *len,
+			   struct gl_fail *f);
 
 #endif

@@ -42,6 +42,16 @@ bool gl_witness_store_snapshots(void)
 #endif
 }
 
+bool gl_witness_replies_dropped(void)
+{
+#ifdef GL_TESTING
+	const char *v = getenv("GL_TEST_WITNESS_REPLIES_DROP");
+	return v && !strcmp(v, "1");
+#else
+	return false;
+#endif
+}
+
 static bool hex64(const char *s, size_t n) { return n == 64 && gl_sha256_hex_ok(s, 64); }
 
 /* ---- the directory's state ----------------------------------------------- */

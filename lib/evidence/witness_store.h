@@ -61,6 +61,10 @@ bool gl_witness_inline(void);
  * carried their snapshots (version 4: snapshots only in this store, so a
  * witness moved alone cannot be replayed). */
 bool gl_witness_store_snapshots(void);
+/* GL_TESTING with GL_TEST_WITNESS_REPLIES_DROP=1: reply text past
+ * GL_WITNESS_REPLIES_MAX is dropped (the witness incomplete), as before
+ * version 5 carried it by hash. */
+bool gl_witness_replies_dropped(void);
 
 /* Write record rec (len bytes) as home/witnesses/<id>.json with its .idx
  * and the snapshots it names, pruning first (above). 0 with *path

@@ -101,35 +101,78 @@ static jv items_json(const struct gl_witness_in *in, bool *with_items)
 	return items;
 }
 
-/* snap: the slots by hash (NULL: embedded, version 2); carried (owned):
- * their encoded texts by hash (witness_snap.h), or jv_invalid() when they
- * go to the store instead. */
-static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *snap,
-		 jv carried)
+/* Carry reply text (consumed) in *replies by its SHA-256, naming it in
+ * the transcript entry *e ("reply_sha256"), when it fits in *left (a text
+ * carried already costs nothing more). true, or false (text freed): it
+ * does not fit, or zlib failed. */
+static bool carried_reply(jv *replies, jv text, size_t *left, jv *e)
 {
-	bool complete = true, with_items = false;
-	jv items = items_json(in, &with_items);
-	/* T(d), replies as JSON text, at most GL_WITNESS_REPLIES_MAX bytes. */
+	struct gl_witness_snap s = {.text = jv_string_value(text),
+				    .len = (size_t)jv_string_length_bytes(jv_copy(text))};
+	unsigned char h[32];
+	gl_sha256(h, (const unsigned char *)s.text, s.len);
+	gl_hex(h, 32, s.sha);
+	bool have = jv_object_has(jv_copy(*replies), jv_string(s.sha)), ok = have;
+	if (!have && s.len <= *left) {
+		jv enc;
+		autofail struct gl_fail f = {0};
+		if (gl_witness_snap_encode(&s, &enc, &f) == 0) {
+			*replies = jv_object_set(*replies, jv_string(s.sha), enc);
+			*left -= s.len;
+			ok = true;
+		}
+	}
+	if (ok)
+		*e = jv_object_set(*e, jv_string("reply_sha256"), jv_string(s.sha));
+	jv_free(text);
+	return ok;
+}
+
+/* T(d) (entries borrowed): replies as JSON text, at most
+ * GL_WITNESS_REPLIES_MAX bytes in the transcript; a version 5 record
+ * (*replies an object) carries the rest by hash, each distinct text once
+ * and compressed, at most GL_WITNESS_CARRIED_MAX bytes of them
+ * (witness_snap.h), so a release that pads its destination's replies does
+ * not make its trigger unverifiable. Past both, a reply is dropped and
+ * *complete set false. */
+static jv transcript(jv entries, jv *replies, bool *complete)
+{
 	jv trans = jv_array();
-	size_t budget = GL_WITNESS_REPLIES_MAX;
-	jv_array_foreach(in->transcript, i, e)
+	size_t budget = GL_WITNESS_REPLIES_MAX, carry_budget = GL_WITNESS_CARRIED_MAX;
+	bool carry = jv_is_valid(*replies) && !gl_witness_replies_dropped();
+	jv_array_foreach(entries, i, e)
 	{
 		jv rep = gl_json_get(e, "reply");
 		if (jv_is_valid(rep)) {
 			jv text = json_text(rep);
 			size_t n = (size_t)jv_string_length_bytes(jv_copy(text));
+			e = jv_object_delete(e, jv_string("reply"));
 			if (n <= budget) {
 				budget -= n;
 				e = jv_object_set(e, jv_string("reply"), text);
-			} else {
+			} else if (!carry) {
 				jv_free(text);
-				e = jv_object_delete(e, jv_string("reply"));
-				complete = false;
+				*complete = false;
+			} else if (!carried_reply(replies, text, &carry_budget, &e)) {
+				*complete = false; /* text freed */
 			}
 		}
 		jv_free(rep);
 		trans = jv_array_append(trans, e);
 	}
+	return trans;
+}
+
+/* snap: the slots by hash (NULL: embedded, version 2); carried (owned):
+ * their encoded texts by hash (witness_snap.h), or jv_invalid() when they
+ * go to the store instead; *replies: an object for the replies carried by
+ * hash (version 5), or jv_invalid() (none are). */
+static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *snap,
+		 jv carried, jv *replies)
+{
+	bool complete = true, with_items = false;
+	jv items = items_json(in, &with_items);
+	jv trans = transcript(in->transcript, replies, &complete);
 	jv call = jv_is_valid(in->call) ? json_text(in->call) : jv_string("null");
 	jv o = jv_object();
 #define SET(k, v) o = jv_object_set(o, jv_string(k), (v))
@@ -170,8 +213,10 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 	SET("complete", jv_bool(complete));
 	if (in->import_twin)
 		SET("import_twin", twin_json(in->import_twin));
-	if (jv_is_valid(carried))
+	if (jv_is_valid(carried)) {
 		SET("snapshots", carried);
+		SET("replies", jv_copy(*replies));
+	}
 #undef SET
 	return o;
 }
@@ -242,17 +287,21 @@ int gl_witness_save(const char *home, const struct gl_witness_in *in, char **pat
 	/* a signed witness carries its snapshots (SPEC §7: one self-contained
 	 * file), unless the test build keeps them in the store */
 	bool carried = !inl && in->signer && !gl_witness_store_snapshots();
-	jv enc = jv_invalid();
+	jv enc = jv_invalid(), replies = carried ? jv_object() : jv_invalid();
 	*too_large = false;
 	/* Bounded evidence (issue 15): each slot as delivered, once, by hash. */
 	if (!inl) {
 		snapshot(in->served.slot, &s0, &snap[0]);
 		snapshot(in->comparing.slot, &s1, &snap[1]);
 	}
-	if (carried && carry(snap, &enc, f) < 0)
+	if (carried && carry(snap, &enc, f) < 0) {
+		jv_free(replies);
 		return -1;
+	}
 	autofail struct gl_fail why = {0};
-	if (seal(record(in, inl ? NULL : snap, enc), inl ? NULL : in->signer, &b, &why) < 0)
+	jv rec = record(in, inl ? NULL : snap, enc, &replies);
+	jv_free(replies);
+	if (seal(rec, inl ? NULL : in->signer, &b, &why) < 0)
 		return gl_fail(f, GL_E_IO, "not canonical JSON: %s", gl_fail_detail(&why));
 	autofree char *dir = gl_xasprintf("%s/witnesses", home);
 	char *p = NULL;
