@@ -6,11 +6,13 @@
 # GL_TEST_NO_NETNS, GL_TEST_INTERPRETER, GL_TEST_SWAP_INTERPRETER); bin/gl-run
 # has none of them (checked below). The test build of gl-verify skips the
 # file-name check with GL_TEST_RECEIPT_NAME_OFF=1 (a receipt swapped into
-# another's file then verifies).
+# another's file then verifies), and GL_TEST_CALL_BINDING_OFF=1 believes a
+# result record's own list of receipts (gl-verify call).
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody
 load helpers
 load fixtures/run/helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
   run_setup
@@ -442,5 +444,52 @@ tree_sha256_of() {
   run verify "$g" --expect-profile partial
   [ "$status" -eq 2 ]
   run verify "$g" --expect-receipt nothex
+  [ "$status" -eq 2 ]
+}
+
+@test "a call's record is bound to its receipts: gl-verify call verifies gl-run's records; one edited to name another launch's receipt is refused (off, test build: it verifies)" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  bash -c "$(declare -f call envelope); call c1 $R | gl-run --policy pol.json --receipts rc --host-key host" >g.jsonl
+  bash -c "$(declare -f call envelope); call c2 $R | gl-run --mode nosplit --policy pol.json --receipts rc --host-key host" >n.jsonl
+  jq -e '(.receipts_signature | length) == 128' g.jsonl n.jsonl
+  # as written: each record and the receipts it names verify
+  run --separate-stderr gl-verify call g.jsonl --host host.pub --receipts rc
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json '.ok and .call == "c1" and .line == 1 and (.receipts | length) >= 1
+    and all(.receipts[]; .ok and .release == "'"$R"'")'
+  run --separate-stderr gl-verify call - --host host.pub --receipts rc <n.jsonl
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json '.ok and .call == "c2" and any(.receipts[]; .mode == "nosplit")'
+  # the nosplit call's record edited to name the germline launch's receipt
+  jq -c --arg g "$(jq -r '.receipts[0]' g.jsonl)" '.receipts = [$g]' n.jsonl >edited.jsonl
+  [ -x "$GL_ROOT/build/testing/bin/gl-verify" ] || skip "build/testing/bin/gl-verify is not built (make units)"
+  run --separate-stderr env GL_TEST_CALL_BINDING_OFF=1 "$GL_ROOT/build/testing/bin/gl-verify" call edited.jsonl --host host.pub --receipts rc
+  [ "$status" -eq 0 ]
+  json '.ok and all(.receipts[]; .mode == "germline")' # off: passes for a germline call
+  run --separate-stderr gl-verify call edited.jsonl --host host.pub --receipts rc
+  [ "$status" -eq 1 ]
+  json '.ok == false and .error == "bad_signature" and .call == "c2" and (has("receipts") | not)'
+  # the mode edited; the signature removed; another host's key
+  jq -c '.mode = "germline"' n.jsonl >mode.jsonl
+  jq -c 'del(.receipts_signature)' n.jsonl >nosig.jsonl
+  for f in mode nosig; do
+    run --separate-stderr gl-verify call "$f.jsonl" --host host.pub --receipts rc
+    [ "$status" -eq 1 ]
+    json '.error == "bad_signature"'
+  done
+  run --separate-stderr gl-verify call n.jsonl --host other.pub --receipts rc
+  [ "$status" -eq 1 ]
+  json '.error == "bad_signature"'
+  # hostile lines: each answered, never a crash
+  printf '%s\n' 'not json' '[1]' '{"receipts":"x","receipts_signature":"00"}' \
+    '{"receipts":["'"$(printf 'a%.0s' $(seq 64))"'",5]}' >bad.jsonl
+  run --separate-stderr gl-verify call bad.jsonl --host host.pub --receipts rc
+  [ "$status" -eq 1 ]
+  [ "$(jq -sc 'map(.error)' <<<"$output")" = '["bad_record","bad_record","bad_record","bad_record"]' ]
+  # a receipt the record names that is not there: an I/O error, exit 2
+  mkdir empty
+  run --separate-stderr gl-verify call n.jsonl --host host.pub --receipts empty
+  [ "$status" -eq 2 ]
+  run --separate-stderr gl-verify call n.jsonl --host host.pub
   [ "$status" -eq 2 ]
 }

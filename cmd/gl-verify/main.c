@@ -6,6 +6,10 @@
 #include <sodium.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "evidence/call_binding.h"
 #include "sign/install.h"
 #include "json/json.h"
 #include "sign/keys.h"
@@ -24,6 +28,7 @@ static const char usage[] =
     "                 [--expect-interpreter-sha256 H] [--expect-state STATE]\n"
     "                 [--expect-mode MODE] [--expect-tree-sha256 H]\n"
     "                 [--expect-receipt ID] [--expect-profile PROFILE]\n"
+    "       gl-verify call RESULTS --host KEY.pub --receipts DIR\n"
     "every command also takes --log FILE (or GL_LOG=FILE): one JSON Lines\n"
     "         \"command\" event per run (what ran, exit, refusal code, elapsed).\n"
     "\n"
@@ -40,6 +45,10 @@ static const char usage[] =
     "         bindings; an exited receipt given with the launch receipt it closes\n"
     "         is checked against it. One JSON record per FILE with \"checks\" and\n"
     "         \"unchecked\" (what a receipt cannot prove). docs/receipts.md.\n"
+    "call     check each result record of RESULTS (gl-run's output with --receipts;\n"
+    "         - for stdin): the host key's signature over its id, mode, release and\n"
+    "         the receipts it names, then each of those receipts in DIR as the\n"
+    "         receipt of that id. One JSON record per result record.\n"
     "\n"
     "State lives in GL_HOME (default ${XDG_STATE_HOME:-$HOME/.local/state}/germline).\n"
     "Prints one JSON object. Exit 0 ok; 1 refused ({\"ok\":false,\"error\":CODE,...});\n"
@@ -89,6 +98,16 @@ static const char *hex_arg(const char *flag, const char *v)
 	if (n != 64 || strspn(v, "0123456789abcdef") != n)
 		usage_error(gl_xasprintf("%s wants 64 lowercase hex digits", flag));
 	return v;
+}
+
+/* The host's public key (--host), or exit 2. */
+static void host_key(const char *host, struct gl_key *k)
+{
+	struct gl_fail f = {0};
+	if (sodium_init() < 0)
+		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
+	if (gl_key_load(host, GL_KEY_PUBLIC, k, &f) != GL_E_OK)
+		gl_die(GL_EXIT_USAGE, "--host %s", gl_fail_detail(&f));
 }
 
 /* gl-verify receipt (SPEC §9): offline, with only the host's public key. */
@@ -142,12 +161,9 @@ static int cmd_receipt(int argc, char **argv)
 	if (x.profile && !gl_profile_find(x.profile))
 		usage_error(gl_xasprintf("--expect-profile: no profile '%s' (docs/receipts.md)",
 					 x.profile));
-	if (sodium_init() < 0)
-		gl_die(GL_EXIT_USAGE, "libsodium: initialisation failed");
 	struct gl_key k = {0};
 	struct gl_fail f = {0};
-	if (gl_key_load(host, GL_KEY_PUBLIC, &k, &f) != GL_E_OK)
-		gl_die(GL_EXIT_USAGE, "--host %s", gl_fail_detail(&f));
+	host_key(host, &k);
 	jv recs[256];
 	if (gl_receipt_set_verify(files, nf, k.pk, &x, gl_now(), recs, &f) < 0)
 		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
@@ -160,10 +176,76 @@ static int cmd_receipt(int argc, char **argv)
 	return all_ok ? GL_EXIT_OK : GL_EXIT_REFUSED;
 }
 
+/* gl-verify call (SPEC §9, extended; lib/evidence/call_binding.h). */
+static int cmd_call(int argc, char **argv)
+{
+	const char *host = NULL, *dir = NULL, *profile = NULL, *file = NULL, *v;
+	for (int i = 2; i < argc; i++) {
+		if ((v = gl_flag_value(argc, argv, &i, "--host", usage)))
+			host = v;
+		else if ((v = gl_flag_value(argc, argv, &i, "--receipts", usage)))
+			dir = v;
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-profile", usage)))
+			profile = v;
+		else if (argv[i][0] == '-' && argv[i][1])
+			usage_error(gl_xasprintf("unknown option '%s'", argv[i]));
+		else if (file)
+			usage_error("call takes one RESULTS file");
+		else
+			file = argv[i];
+	}
+	if (!host || !dir || !file)
+		usage_error("call takes RESULTS, --host KEY.pub and --receipts DIR");
+	if (profile && !gl_profile_find(profile))
+		usage_error(gl_xasprintf("--expect-profile: no profile '%s' (docs/receipts.md)",
+					 profile));
+	struct gl_key k = {0};
+	struct gl_fail f = {0};
+	host_key(host, &k);
+	int fd = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : 0;
+	if (fd < 0)
+		gl_die(GL_EXIT_USAGE, "%s: %s", file, strerror(errno));
+	struct gl_lines *lr = gl_xmalloc(sizeof *lr);
+	gl_lines_init(lr, fd);
+	autobuf struct gl_buf b = {0};
+	bool all_ok = true;
+	size_t line = 0;
+	for (;;) {
+		enum gl_line_status st = gl_lines_next(lr, &b, GL_JSON_LINE_MAX);
+		if (st == GL_LINE_EOF)
+			break;
+		if (st == GL_LINE_IO)
+			gl_die(GL_EXIT_USAGE, "%s: %s", file, strerror(errno));
+		line++;
+		jv out;
+		if (st == GL_LINE_TOO_LONG) {
+			out = JV_OBJECT(jv_string("line"), jv_number((double)line), jv_string("ok"),
+					jv_false(), jv_string("error"), jv_string("too_long"));
+		} else if (b.len == 0) {
+			line--; /* a blank line is no record */
+			continue;
+		} else {
+			if (gl_call_check(gl_json_parse(b.data, b.len), k.pk, dir, profile,
+					  gl_now(), &out, &f) < 0)
+				gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
+			out = jv_object_set(out, jv_string("line"), jv_number((double)line));
+		}
+		all_ok &= gl_json_get_bool(out, "ok", 0) == 1;
+		gl_json_emit(out);
+	}
+	free(lr);
+	if (fd > 0)
+		close(fd);
+	gl_key_free(&k);
+	return all_ok ? GL_EXIT_OK : GL_EXIT_REFUSED;
+}
+
 static int run(int argc, char **argv)
 {
 	if (!strcmp(argv[1], "receipt"))
 		return cmd_receipt(argc, argv);
+	if (!strcmp(argv[1], "call"))
+		return cmd_call(argc, argv);
 	for (int i = 2; i < argc; i++) {
 		if (argv[i][0] == '-' && argv[i][1])
 			usage_error("unknown option");

@@ -66,15 +66,10 @@ int gl_witness_key_record(const char *home, const struct gl_key *k, struct gl_fa
 }
 
 /* GL_WITNESS_SIG_CONTEXT followed by the digest's 64 hex digits. */
-int gl_witness_digest(jv rec, bool without_signature, char hex[65], struct gl_fail *f)
+int gl_statement_digest(jv v, char hex[65], struct gl_fail *f)
 {
-	jv rest = jv_object_delete(jv_copy(rec), jv_string("record_sha256"));
-	if (without_signature)
-		rest = jv_object_delete(rest, jv_string("signature"));
 	autobuf struct gl_buf body = {0};
-	int rc = gl_canon_dump(&body, rest, f);
-	jv_free(rest);
-	if (rc < 0)
+	if (gl_canon_dump(&body, v, f) < 0)
 		return -1;
 	unsigned char h[32];
 	gl_sha256(h, (unsigned char *)body.data, body.len);
@@ -82,32 +77,55 @@ int gl_witness_digest(jv rec, bool without_signature, char hex[65], struct gl_fa
 	return 0;
 }
 
-static size_t message(const char digest[65], char out[128])
+int gl_witness_digest(jv rec, bool without_signature, char hex[65], struct gl_fail *f)
 {
-	size_t c = strlen(GL_WITNESS_SIG_CONTEXT);
-	memcpy(out, GL_WITNESS_SIG_CONTEXT, c);
+	jv rest = jv_object_delete(jv_copy(rec), jv_string("record_sha256"));
+	if (without_signature)
+		rest = jv_object_delete(rest, jv_string("signature"));
+	int rc = gl_statement_digest(rest, hex, f);
+	jv_free(rest);
+	return rc;
+}
+
+/* context then digest (64 hex): the signed bytes of a statement. */
+static size_t message(const char *context, const char digest[65], char out[128])
+{
+	size_t c = strlen(context);
+	memcpy(out, context, c);
 	memcpy(out + c, digest, 64);
 	return c + 64;
 }
 
-void gl_witness_sign(const struct gl_key *k, const char digest[65], char sig[129])
+void gl_statement_sign(const struct gl_key *k, const char *context, const char digest[65],
+		       char sig[129])
 {
 	char m[128];
 	unsigned char s[64];
-	size_t n = message(digest, m);
+	size_t n = message(context, digest, m);
 	gl_key_sign(k, m, n, s);
 	gl_hex(s, sizeof s, sig);
 }
 
-bool gl_witness_sig_ok(const unsigned char pk[32], const char digest[65], const char *sig)
+bool gl_statement_sig_ok(const unsigned char pk[32], const char *context, const char digest[65],
+			 const char *sig)
 {
 	unsigned char s[64];
 	if (!sig || strlen(sig) != 128 || strspn(sig, "0123456789abcdef") != 128 ||
 	    gl_unhex(sig, 128, s, sizeof s) < 0)
 		return false;
 	char m[128];
-	size_t n = message(digest, m);
+	size_t n = message(context, digest, m);
 	return gl_key_verify(pk, m, n, s) == 1;
+}
+
+void gl_witness_sign(const struct gl_key *k, const char digest[65], char sig[129])
+{
+	gl_statement_sign(k, GL_WITNESS_SIG_CONTEXT, digest, sig);
+}
+
+bool gl_witness_sig_ok(const unsigned char pk[32], const char digest[65], const char *sig)
+{
+	return gl_statement_sig_ok(pk, GL_WITNESS_SIG_CONTEXT, digest, sig);
 }
 
 static int add_id(struct gl_witness_trust *t, const char *keyid, struct gl_fail *f)

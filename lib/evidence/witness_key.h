@@ -45,6 +45,11 @@ int gl_witness_key_own(const char *home, struct gl_key *k, struct gl_fail *f);
  * same bytes every time). 0, or -1 with f (io). */
 int gl_witness_key_record(const char *home, const struct gl_key *k, struct gl_fail *f);
 
+/* The SHA-256 (64 hex and a NUL) of v's (borrowed) canonical JSON (SPEC
+ * §3): the digest a statement is signed over. 0, or -1 with f (not
+ * canonical JSON). */
+int gl_statement_digest(jv v, char hex[65], struct gl_fail *f);
+
 /* The SHA-256 (64 hex and a NUL) of rec's canonical bytes without
  * "record_sha256", and without "signature" when without_signature: with
  * it, the digest a witness is signed over; without it, the record's
@@ -52,6 +57,17 @@ int gl_witness_key_record(const char *home, const struct gl_key *k, struct gl_fa
  * changed byte anywhere in a witness is a bad witness, never evidence.
  * rec is borrowed. 0, or -1 with f (not canonical JSON). */
 int gl_witness_digest(jv rec, bool without_signature, char hex[65], struct gl_fail *f);
+
+/* The signature (128 hex and a NUL) of a statement of the host: the bytes
+ * context (at most 63 bytes, ending in a newline: what kind of statement,
+ * so that no signature is ever taken for another kind's) followed by its
+ * digest (64 hex). gl_witness_sign is the witness's; lib/evidence/
+ * call_binding.h signs a call's receipts the same way. */
+void gl_statement_sign(const struct gl_key *k, const char *context, const char digest[65],
+		       char sig[129]);
+/* Does sig (hex) verify for context and digest with the public key pk? */
+bool gl_statement_sig_ok(const unsigned char pk[32], const char *context, const char digest[65],
+			 const char *sig);
 
 /* The signature (128 hex and a NUL) of the record whose signed digest is
  * digest (64 hex). */

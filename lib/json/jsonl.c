@@ -168,8 +168,8 @@ jv gl_jsonl_named(const char *b, size_t n)
 jv gl_jsonl_oversized_result(jv rec)
 {
 	static const char *const keep[] = {"id",	  "release",	 "function", "mode",
-					   "copies",	  "receipts",	 "enforcement",
-					   "elapsed_ms", "triggers"};
+					   "copies",	  "receipts",	 "receipts_signature",
+					   "enforcement", "elapsed_ms", "triggers"};
 	jv out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
 			   jv_string(GL_ERR_OVERSIZED), jv_string("detail"),
 			   jv_string("the result record would be longer than the pipeline's line "

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "evidence/call_binding.h"
 #include "broker/itempath.h"
 #include "json/json.h"
 #include "json/log.h"
@@ -277,6 +278,10 @@ jv gl_session_call_finish(struct gl_session *s, struct gl_session_call *k)
 		out = jv_object_set(out, jv_string("receipts"), jv_copy(s->ids));
 	if (jv_is_valid(k->c.id))
 		out = jv_object_set(out, jv_string("id"), jv_copy(k->c.id));
+	/* the record bound to its launches, so no other receipt can be named
+	 * in their place (lib/evidence/call_binding.h) */
+	if (s->launcher.rc)
+		out = gl_call_sign(out, &s->launcher.rc->key);
 	ids_out(s, k);
 	return out;
 }
