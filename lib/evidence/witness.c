@@ -478,10 +478,6 @@ static void limits_in(struct rd *r, struct gl_witness *w, jv d)
 	jv_free(l);
 }
 
-/* Version 5 carries exactly the snapshots its groups name, each an encoded
- * string of bounded length (witness_snap.h); decoding, hashing and parsing
- * them is gl_witness_snapshots', whose errors (too_large, bad_snapshot)
- * are counted events for a trusted witness. Older versions carry none. */
 /* Version 5 carries exactly the replies its transcript names by hash
  * (decoded by gl_witness_snapshots, like the snapshots); older versions
  * none. */
@@ -514,6 +510,10 @@ static void replies_in(struct rd *r, struct gl_witness *w, jv d)
 	jv_free(s);
 }
 
+/* Version 5 carries exactly the snapshots its groups name, each an encoded
+ * string of bounded length (witness_snap.h); decoding, hashing and parsing
+ * them is gl_witness_snapshots', whose errors (too_large, bad_snapshot)
+ * are counted events for a trusted witness. Older versions carry none. */
 static void snapshots_in(struct rd *r, struct gl_witness *w, jv d)
 {
 	jv s = jv_object_get(jv_copy(d), jv_string("snapshots"));
