@@ -478,61 +478,47 @@ static void limits_in(struct rd *r, struct gl_witness *w, jv d)
 	jv_free(l);
 }
 
-/* Version 5 carries exactly the replies its transcript names by hash
- * (decoded by gl_witness_snapshots, like the snapshots); older versions
- * none. */
-static void replies_in(struct rd *r, struct gl_witness *w, jv d)
+/* Is name a slot snapshot one of w's groups names? */
+static bool slot_named(const struct gl_witness *w, const char *name)
 {
-	jv s = jv_object_get(jv_copy(d), jv_string("replies"));
-	bool has = jv_is_valid(s);
-	if (w->version < 5 && has)
-		fail(r, "replies: not in a version %lld witness", (long long)w->version);
-	else if (w->version >= 5 && !has)
-		fail(r, "witness: field \"replies\" missing");
-	else if (has && jv_get_kind(s) != JV_KIND_OBJECT)
-		fail(r, "replies: not an object");
-	else if (has && !r->bad) {
-		jv_object_foreach(s, k, v)
-		{
-			const char *name = jv_string_value(k);
-			bool named = false;
-			for (size_t i = 0; i < w->ntrans && !named; i++)
-				named = w->reply_sha[i] && !strcmp(w->reply_sha[i], name);
-			if (!named)
-				fail(r, "replies: %s is named by no transcript entry",
-				     hex64(name) ? name : "a key");
-			else if (jv_get_kind(v) != JV_KIND_STRING)
-				fail(r, "replies.%s: not a string", name);
-			jv_free(k);
-			jv_free(v);
-		}
-	}
-	jv_free(s);
+	return !strcmp(name, w->served.slot_sha256) || !strcmp(name, w->comparing.slot_sha256);
 }
 
-/* Version 5 carries exactly the snapshots its groups name, each an encoded
- * string of bounded length (witness_snap.h); decoding, hashing and parsing
- * them is gl_witness_snapshots', whose errors (too_large, bad_snapshot)
- * are counted events for a trusted witness. Older versions carry none. */
-static void snapshots_in(struct rd *r, struct gl_witness *w, jv d)
+/* Is name a reply w's transcript names by hash? */
+static bool reply_named(const struct gl_witness *w, const char *name)
 {
-	jv s = jv_object_get(jv_copy(d), jv_string("snapshots"));
+	for (size_t i = 0; i < w->ntrans; i++)
+		if (w->reply_sha[i] && !strcmp(w->reply_sha[i], name))
+			return true;
+	return false;
+}
+
+/* A version 5 record's carried texts, member "snapshots" (the slots its
+ * groups name) or "replies" (those its transcript names by hash): exactly
+ * those named (by named), each an encoded string; decoding, hashing and
+ * parsing them is gl_witness_snapshots', whose errors (too_large,
+ * bad_snapshot) are counted events for a trusted witness
+ * (witness_snap.h). Older versions carry none. */
+static void carried_in(struct rd *r, const struct gl_witness *w, jv d, const char *member,
+		       bool (*named)(const struct gl_witness *, const char *), const char *by)
+{
+	jv s = jv_object_get(jv_copy(d), jv_string(member));
 	bool has = jv_is_valid(s);
 	if (w->version < 5 && has)
-		fail(r, "snapshots: not in a version %lld witness", (long long)w->version);
+		fail(r, "%s: not in a version %lld witness", member, (long long)w->version);
 	else if (w->version >= 5 && !has)
-		fail(r, "witness: field \"snapshots\" missing");
+		fail(r, "witness: field \"%s\" missing", member);
 	else if (has && jv_get_kind(s) != JV_KIND_OBJECT)
-		fail(r, "snapshots: not an object");
+		fail(r, "%s: not an object", member);
 	else if (has && !r->bad) {
-		const char *a = w->served.slot_sha256, *b = w->comparing.slot_sha256;
 		jv_object_foreach(s, k, v)
 		{
 			const char *name = jv_string_value(k);
-			if (strcmp(name, a) && strcmp(name, b))
-				fail(r, "snapshots: %s is named by neither group", hex64(name) ? name : "a key");
+			if (!named(w, name))
+				fail(r, "%s: %s is named by %s", member, hex64(name) ? name : "a key",
+				     by);
 			else if (jv_get_kind(v) != JV_KIND_STRING)
-				fail(r, "snapshots.%s: not a string", name);
+				fail(r, "%s.%s: not a string", member, name);
 			jv_free(k);
 			jv_free(v);
 		}
@@ -592,8 +578,8 @@ static void check(struct rd *r, struct gl_witness *w)
 	w->compared = jv_object_get(jv_copy(d), jv_string("compared"));
 	digests_ok(r, w->delivered, "delivered");
 	digests_ok(r, w->compared, "compared");
-	snapshots_in(r, w, d);
-	replies_in(r, w, d);
+	carried_in(r, w, d, "snapshots", slot_named, "neither group");
+	carried_in(r, w, d, "replies", reply_named, "no transcript entry");
 }
 
 /* An empty witness: every jv invalid, so gl_witness_free is safe. */

@@ -22,35 +22,22 @@
 #define IDX_MAX 512 /* bytes of an .idx line: release and two snapshots */
 #define NSLOT 2     /* snapshots a witness names (served, comparing) */
 
-bool gl_witness_inline(void)
-{
+/* A test build's switch NAME=1 (the literal exists only in GL_TESTING
+ * builds: bin/ holds no test switch, tests/receipts.bats). */
 #ifdef GL_TESTING
-	const char *v = getenv("GL_TEST_WITNESS_INLINE");
+static bool test_switch(const char *name)
+{
+	const char *v = getenv(name);
 	return v && !strcmp(v, "1");
-#else
-	return false;
-#endif
 }
+#define TEST_SWITCH(name) test_switch(name)
+#else
+#define TEST_SWITCH(name) false
+#endif
 
-bool gl_witness_store_snapshots(void)
-{
-#ifdef GL_TESTING
-	const char *v = getenv("GL_TEST_WITNESS_STORE");
-	return v && !strcmp(v, "1");
-#else
-	return false;
-#endif
-}
-
-bool gl_witness_replies_dropped(void)
-{
-#ifdef GL_TESTING
-	const char *v = getenv("GL_TEST_WITNESS_REPLIES_DROP");
-	return v && !strcmp(v, "1");
-#else
-	return false;
-#endif
-}
+bool gl_witness_inline(void) { return TEST_SWITCH("GL_TEST_WITNESS_INLINE"); }
+bool gl_witness_store_snapshots(void) { return TEST_SWITCH("GL_TEST_WITNESS_STORE"); }
+bool gl_witness_replies_dropped(void) { return TEST_SWITCH("GL_TEST_WITNESS_REPLIES_DROP"); }
 
 static bool hex64(const char *s, size_t n) { return n == 64 && gl_sha256_hex_ok(s, 64); }
 
