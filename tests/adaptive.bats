@@ -288,14 +288,15 @@ target() {
 
 # ---- issue 14 item 5: replay told from the call -------------------------------
 
-# damp RUN_DIR — gl-replay | gl-damp on a kept run's records: prints
-# "<events> <max penalty> <suppressed>" for the run's release
+# damp RUN_DIR [BIN] — gl-replay | gl-damp (from BIN, default $GL_BIN) on
+# a kept run's records: prints "<events> <max penalty> <suppressed>" for
+# the run's release
 damp() {
-  local rec=$1/records.jsonl sha
+  local rec=$1/records.jsonl sha bin=${2:-$GL_BIN}
   [ -s "$rec" ]
   sha=$(jq -r 'select(.triggers | length > 0) | .release' "$rec" | head -1)
   [ -n "$sha" ]
-  GL_HOME=$1/glhome "$GL_BIN/gl-replay" <"$rec" >replay.out 2>replay.err || true
+  GL_HOME=$1/glhome "$bin/gl-replay" <"$rec" >replay.out 2>replay.err || true
   "$GL_BIN/gl-damp" --state "$1/damp-state.json" <replay.out >damp.out 2>damp.err || true
   jq -r --arg s "$sha" 'select(has("outcome") and .release == $s) | .event' replay.out |
     sort | uniq -c | tr -s ' ' | tr '\n' ';'
@@ -317,16 +318,21 @@ damp() {
   echo "on: $on"
   case $on in *" verified;"*" true") ;; *) grep -v '"results"' replay.out | cut -c1-300; false ;; esac
   [[ $on != *unverified* ]]
-  # off: the same case with the test build's gl-run, the import twin off
+  # off: the same case with the test build's gl-run, the import twin off,
+  # and its gl-replay without the mirror run (which catches any replay
+  # detection of a declared-deterministic release: docs/witness.md "The
+  # mirror run"; tests/witness-trust.bats)
   mkdir -p off/bin off/tmp
   for b in "$GL_BIN"/gl-*; do ln -s "$b" off/bin/; done
   ln -sf "$tg" off/bin/gl-run
+  ln -sf "$GL_ROOT/build/testing/bin/gl-replay" off/bin/gl-replay
+  export GL_TEST_REPLAY_MIRROR_OFF=1
   GL_TEST_IMPORT_TWIN_OFF=1 TMPDIR=$PWD/off/tmp "$SYSPY" "$GL_ROOT/testbed/matrix.py" --bin "$PWD/off/bin" \
     --trials 1 --seed ci-adaptive --cases docs-clock --runtimes germline --no-existence-bit \
     --keep "$PWD/off/work" --out off/matrix.json >off/table.txt 2>off/stderr.txt ||
     { cat off/table.txt off/stderr.txt; false; }
   jq -e '[.runs[] | .disclosures[]] | length == 0' off/matrix.json
-  off=$(damp "$PWD/off/work/runs/t0-docs-clock-germline")
+  off=$(damp "$PWD/off/work/runs/t0-docs-clock-germline" "$PWD/off/bin")
   echo "off: $off"
   case $off in *" unverified;"*" false") ;; *) grep -v '"results"' replay.out | cut -c1-300; false ;; esac
   [[ $off != *" verified;"* ]]

@@ -283,14 +283,19 @@ reseal() {
   w=$(jq -r '.triggers[0].witness' mcp.run)
   # off: every item from a private file (0400), as on a second machine; the
   # release sees it, behaves, and the leak is only a state divergence (250)
-  GL_TEST_REPLAY_PRIVATE_ITEMS=1 run --separate-stderr "$TREPLAY" --tries 2 "$w"
+  # when the mirror run is off too; with it, the comparing copy's own
+  # inputs no longer give its requests: declared_broken (2000)
+  GL_TEST_REPLAY_PRIVATE_ITEMS=1 GL_TEST_REPLAY_MIRROR_OFF=1 run --separate-stderr "$TREPLAY" --tries 2 "$w"
   json '.outcome == "state_divergence" and .event == "unverified" and .probe_differs == 0'
+  GL_TEST_REPLAY_PRIVATE_ITEMS=1 run --separate-stderr "$TREPLAY" --tries 2 "$w"
+  json '.outcome == "nondeterminism" and .event == "declared_broken" and .probe_differs == 0
+    and .mirror_differs == 2'
   # on: the file gl-run's copy read, unchanged, is the one the run reads
   run --separate-stderr "$TREPLAY" --tries 2 "$w"
   json '.outcome == "item_witness" and .event == "verified" and .probe_differs == 2'
   # a witness trusted by --trust alone is another host's: its paths are not
   # the auditor's files, whatever they hold (private copies: the release
-  # behaves); off (GL_TEST_REPLAY_FOREIGN_FILES=1), the auditor's own file is
+  # behaves, in the mirror run too, which makes it declared_broken); off (GL_TEST_REPLAY_FOREIGN_FILES=1), the auditor's own file is
   # bound into the run whenever it holds the witness's bytes — a guess of
   # a file's contents told right from wrong by the verdict
   cp "$GL_HOME"/keys/trusted/*.pub host.pub
@@ -299,11 +304,12 @@ reseal() {
   json '.outcome == "item_witness" and .probe_differs == 2'
   GL_HOME=$BATS_TEST_TMPDIR/auditor run --separate-stderr "$TREPLAY" --trust host.pub \
     --release pub --tries 2 "$w"
-  json '.outcome == "state_divergence" and .probe_differs == 0'
+  json '.outcome == "nondeterminism" and .event == "declared_broken" and .probe_differs == 0
+    and .mirror_differs == 2'
   # once the file changed, the witness's bytes come from a private file again
   printf 'changed\n' >>"$D/hr/salary.csv"
   run --separate-stderr "$TREPLAY" --tries 2 "$w"
-  json '.outcome == "state_divergence"'
+  json '.outcome == "nondeterminism" and .event == "declared_broken"'
 }
 
 @test "replay-runtimes: second machine: an exec witness file, the signed archive and nothing else in a fresh GL_HOME give the same verdict" {

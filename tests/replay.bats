@@ -90,6 +90,9 @@ witnesses() { jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results"; }
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   json '.outcome == "state_divergence" and .event == "unverified" and .weight == 250'
   json '.probe_differs == 0 and .control_differs == 0 and .tries == 5'
+  # the mirror run (the comparing copy's own slot and replies) gives back
+  # the requests it made: the release is what it declared
+  json '.mirror_differs == 0'
 }
 
 @test "O5: a per-horizon call counter fires the tripwire once, a state divergence of weight 250" {
@@ -108,7 +111,7 @@ witnesses() { jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results"; }
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   json -s '[.[] | select(.outcome)] | length == 1'
   json -s '.[] | select(.outcome) | .call == "c3" and .outcome == "state_divergence"
-    and .event == "unverified" and .weight == 250'
+    and .event == "unverified" and .weight == 250 and .mirror_differs == 0'
   # Reference: probe replay off confirms it (a false item witness).
   run --separate-stderr gl-replay --no-probe --items "$BATS_TEST_TMPDIR/items" "$(witnesses)"
   json '.outcome == "item_witness"'
@@ -128,7 +131,7 @@ witnesses() { jq -r '.triggers[]?.witness' "$BATS_TEST_TMPDIR/results"; }
   jq -e '.version == 4 and (has("snapshots") | not)' off/w.json
   session calls
   w=$(witnesses)
-  jq -e '.version == 5 and (.snapshots | length) >= 1' "$w"
+  jq -e '.version == 6 and (.snapshots | length) >= 1' "$w"
   run --separate-stderr gl-replay --items "$BATS_TEST_TMPDIR/items" "$w"
   [ "$status" -eq 0 ]
   local here=$output

@@ -114,7 +114,7 @@ json.dump({"big": {"value": "x" * n, "label": json.loads(sys.argv[2])}}, sys.std
   # and nothing is kept beside it.
   [ ! -e "$W/slots" ]
   for w in $(jq -r '.triggers[0].witness' results); do
-    jq -e '.version == 5 and (.served | has("slot") | not) and (.served.slot_sha256 | length == 64)
+    jq -e '.version == 6 and (.served | has("slot") | not) and (.served.slot_sha256 | length == 64)
       and (.snapshots | keys) == ([.served.slot_sha256, .comparing.slot_sha256] | unique)' "$w"
     for g in served comparing; do
       carried "$w" $g >snap

@@ -69,8 +69,10 @@ forge() {
 
 @test "witness-trust: a witness names its producer and is signed; the host's own key is recorded as trusted in its GL_HOME" {
   real_witness
-  jq -e '.version == 5 and (.producer.keyid | length) == 64 and (.signature | length) == 128
-    and (.snapshots | length) >= 1' "$W"
+  jq -e '.version == 6 and (.producer.keyid | length) == 64 and (.signature | length) == 128
+    and (.snapshots | length) >= 1 and (.comparing_transcript | type) == "array"
+    and (. as $w | [$w.comparing_transcript[] | select(.host == $w.destination
+      and .source != "denied") | .digest] == $w.compared)' "$W"
   local id
   id=$(jq -r .producer.keyid "$W")
   [ -f "$GL_HOME/keys/trusted/$id.pub" ]
@@ -286,7 +288,7 @@ dodge_witness() {
   jq -e '.error == "bad_witness" and (.detail | contains("served.view: leaves out item \"invoice.txt\""))' on.v
 }
 
-@test "witness-trust: replay detection by os.scandir — a file the copy writes shows the twin's time through DirEntry.stat() too; off, the dodger behaves under replay" {
+@test "witness-trust: replay detection by os.scandir — a file the copy writes shows the twin's time through DirEntry.stat() too; off, the dodger behaves under replay, and the mirror run makes it declared_broken" {
   SCAN=$(install_release "$FIX/releases/wt-scan")
   envelope c1 "$SCAN" ocr_scan "$ITEMS" >scan.calls
   local mode
@@ -300,8 +302,20 @@ dodge_witness() {
     "$SYSPY" "$FIX/witness_seal.py" "$W" "$mode.json" --key "$GL_HOME/keys/witness.key" \
       --set "$(jq -c '.import_twin.sec -= 100 | .served.twin.sec -= 100
         | .comparing.twin.sec -= 100 | {import_twin, served, comparing}' "$W")"
-    "${sw[@]}" "$TBIN/gl-replay" --tries 2 --items items "$mode.json" >"$mode.v"
+    env "${sw[@]:1}" GL_TEST_REPLAY_MIRROR_OFF=1 "$TBIN/gl-replay" --tries 2 --items items "$mode.json" >"$mode.v"
   done
   jq -e '.outcome == "state_divergence" and .weight == 250' off.v
   jq -e '.outcome == "item_witness" and .event == "verified" and .weight == 2000' on.v
+  # With the twin off, the mirror run still catches the dodge: the
+  # comparing copy's own inputs (W, its slot, its replies) no longer give
+  # the requests it made, which a declared-deterministic release must
+  GL_TEST_SCAN_TWIN_OFF=1 "$TBIN/gl-replay" --tries 2 --items items off.json >mirror.v
+  jq -e '.outcome == "nondeterminism" and .event == "declared_broken" and .weight == 2000
+    and .probe_differs == 0 and .control_differs == 0 and .mirror_differs == 2' mirror.v
+  # a version 6 witness whose comparing transcript did not fit (null) has
+  # no mirror run: the dodge is a state divergence again
+  "$SYSPY" "$FIX/witness_seal.py" off.json nomirror.json --key "$GL_HOME/keys/witness.key" \
+    --set '{"comparing_transcript":null}'
+  GL_TEST_SCAN_TWIN_OFF=1 "$TBIN/gl-replay" --tries 2 --items items nomirror.json >nomirror.v
+  jq -e '.outcome == "state_divergence" and (has("mirror_differs") | not)' nomirror.v
 }

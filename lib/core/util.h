@@ -157,4 +157,14 @@ char *gl_quote(const char *s, size_t len);
 /* A release hash as it may appear in a path: exactly 64 of [0-9a-f]. */
 bool gl_sha256_hex_ok(const char *s, size_t len);
 
+/* A test build's switch: true when the environment variable name is "1".
+ * Outside GL_TESTING builds it is the constant false and the name is never
+ * compiled in, so bin/ holds no test switch (tests/receipts.bats). */
+#ifdef GL_TESTING
+bool gl_test_switch(const char *name);
+#define GL_TEST_SWITCH(name) gl_test_switch(name)
+#else
+#define GL_TEST_SWITCH(name) false
+#endif
+
 #endif

@@ -244,25 +244,30 @@ static void group_in(struct rd *r, jv doc, const char *where, struct gl_witness_
 	jv_free(o);
 }
 
-static void transcript_in(struct rd *r, struct gl_witness *w)
+/* A copy's transcript t (in doc), named name in errors, into *out. A
+ * reply is required of a delivered or recorded entry in a complete
+ * witness, and of every one in the comparing copy's (mirror: kept whole or
+ * not at all). */
+static void transcript_in(struct rd *r, struct gl_witness *w, jv t, const char *name,
+			  bool whole, struct gl_witness_trans *out)
 {
 	static const char *const req[] = {"digest", "host", "method", "source", NULL};
 	static const char *const opt[] = {"reply", "reply_sha256", NULL};
-	jv t = w->transcript;
+	out->entries = t;
 	if (jv_get_kind(t) != JV_KIND_ARRAY ||
 	    jv_array_length(jv_copy(t)) > GL_WITNESS_REQUESTS_MAX) {
-		fail(r, "transcript: not an array of at most %d entries", GL_WITNESS_REQUESTS_MAX);
+		fail(r, "%s: not an array of at most %d entries", name, GL_WITNESS_REQUESTS_MAX);
 		return;
 	}
-	w->ntrans = (size_t)jv_array_length(jv_copy(t));
-	w->reply = gl_xcalloc(w->ntrans ? w->ntrans : 1, sizeof *w->reply);
-	w->reply_sha = gl_xcalloc(w->ntrans ? w->ntrans : 1, sizeof *w->reply_sha);
-	for (size_t i = 0; i < w->ntrans; i++)
-		w->reply[i] = jv_null();
+	out->n = (size_t)jv_array_length(jv_copy(t));
+	out->reply = gl_xcalloc(out->n ? out->n : 1, sizeof *out->reply);
+	out->reply_sha = gl_xcalloc(out->n ? out->n : 1, sizeof *out->reply_sha);
+	for (size_t i = 0; i < out->n; i++)
+		out->reply[i] = jv_null();
 	jv_array_foreach(t, i, e)
 	{
-		char where[32];
-		snprintf(where, sizeof where, "transcript[%d]", i);
+		char where[48];
+		snprintf(where, sizeof where, "%s[%d]", name, i);
 		if (keys(r, e, where, req, opt) == 0) {
 			const char *src = str(r, e, "source", where), *dg = str(r, e, "digest", where);
 			str(r, e, "host", where);
@@ -281,19 +286,40 @@ static void transcript_in(struct rd *r, struct gl_witness *w)
 			else if (byhash && w->version < 5)
 				fail(r, "%s.reply_sha256: not in a version %lld witness", where,
 				     (long long)w->version);
-			else if (replied && w->complete && !inl && !byhash)
-				fail(r, "%s.reply: missing in a complete witness", where);
+			else if (replied && (w->complete || whole) && !inl && !byhash)
+				fail(r, "%s.reply: missing in a complete transcript", where);
 			else if (inl) {
-				jv_free(w->reply[i]);
-				w->reply[i] = text(r, e, "reply", where, JV_KIND_OBJECT);
+				jv_free(out->reply[i]);
+				out->reply[i] = text(r, e, "reply", where, JV_KIND_OBJECT);
 			} else if (byhash) {
-				w->reply_sha[i] = str(r, e, "reply_sha256", where);
-				if (w->reply_sha[i] && !hex64(w->reply_sha[i]))
+				out->reply_sha[i] = str(r, e, "reply_sha256", where);
+				if (out->reply_sha[i] && !hex64(out->reply_sha[i]))
 					fail(r, "%s.reply_sha256: not 64 lowercase hex", where);
 			}
 		}
 		jv_free(e);
 	}
+}
+
+/* Version 6: "comparing_transcript", the comparing copy's transcript (the
+ * mirror run's inputs), or null when it did not fit; older versions have
+ * none. */
+static void mirror_in(struct rd *r, struct gl_witness *w, jv d)
+{
+	jv t = jv_object_get(jv_copy(d), jv_string("comparing_transcript"));
+	bool has = jv_is_valid(t);
+	w->ctrans.entries = jv_invalid();
+	if (w->version < 6 && has)
+		fail(r, "comparing_transcript: not in a version %lld witness",
+		     (long long)w->version);
+	else if (w->version >= 6 && !has)
+		fail(r, "witness: field \"comparing_transcript\" missing");
+	else if (has && jv_get_kind(t) != JV_KIND_NULL) {
+		w->mirrored = true;
+		transcript_in(r, w, t, "comparing_transcript", true, &w->ctrans);
+		return; /* t kept in w->ctrans */
+	}
+	jv_free(t);
 }
 
 /* An item's optional "path" (absolute, clean, at most GL_PATH_MAX bytes)
@@ -484,13 +510,18 @@ static bool slot_named(const struct gl_witness *w, const char *name)
 	return !strcmp(name, w->served.slot_sha256) || !strcmp(name, w->comparing.slot_sha256);
 }
 
-/* Is name a reply w's transcript names by hash? */
-static bool reply_named(const struct gl_witness *w, const char *name)
+static bool trans_names(const struct gl_witness_trans *t, const char *name)
 {
-	for (size_t i = 0; i < w->ntrans; i++)
-		if (w->reply_sha[i] && !strcmp(w->reply_sha[i], name))
+	for (size_t i = 0; i < t->n; i++)
+		if (t->reply_sha[i] && !strcmp(t->reply_sha[i], name))
 			return true;
 	return false;
+}
+
+/* Is name a reply one of w's transcripts names by hash? */
+static bool reply_named(const struct gl_witness *w, const char *name)
+{
+	return trans_names(&w->trans, name) || trans_names(&w->ctrans, name);
 }
 
 /* A version 5 record's carried texts, member "snapshots" (the slots its
@@ -533,8 +564,8 @@ static void check(struct rd *r, struct gl_witness *w)
 	    "destination", "destinations", "format", "function", "id", "items", "items_included",
 	    "mode", "record_sha256", "release", "served", "transcript", "trigger", "version",
 	    NULL};
-	static const char *const opt[] = {"import_twin", "limits",	"producer",
-					  "replies",	 "signature", "snapshots", NULL};
+	static const char *const opt[] = {"comparing_transcript", "import_twin", "limits",
+					  "producer", "replies", "signature", "snapshots", NULL};
 	jv d = w->doc;
 	if (keys(r, d, "witness", req, opt) < 0)
 		return;
@@ -572,8 +603,9 @@ static void check(struct rd *r, struct gl_witness *w)
 				     i);
 			jv_free(n);
 		}
-	w->transcript = jv_object_get(jv_copy(d), jv_string("transcript"));
-	transcript_in(r, w);
+	transcript_in(r, w, jv_object_get(jv_copy(d), jv_string("transcript")), "transcript", false,
+		      &w->trans);
+	mirror_in(r, w, d);
 	w->delivered = jv_object_get(jv_copy(d), jv_string("delivered"));
 	w->compared = jv_object_get(jv_copy(d), jv_string("compared"));
 	digests_ok(r, w->delivered, "delivered");
@@ -586,9 +618,9 @@ static void check(struct rd *r, struct gl_witness *w)
 static void witness_init(struct gl_witness *w)
 {
 	memset(w, 0, sizeof *w);
-	w->doc = w->call = w->args = w->dests = w->transcript = w->delivered = w->compared =
-	    w->served.view = w->served.slot = w->comparing.view = w->comparing.slot =
-		jv_invalid();
+	w->doc = w->call = w->args = w->dests = w->trans.entries = w->ctrans.entries =
+	    w->delivered = w->compared = w->served.view = w->served.slot = w->comparing.view =
+		w->comparing.slot = jv_invalid();
 }
 
 int gl_witness_load(const char *path, struct gl_witness *w, char sha256[65], struct gl_fail *f)
@@ -672,19 +704,18 @@ int gl_witness_parse(const char *buf, size_t len, struct gl_witness *w, char sha
 	return r.bad ? -1 : 0;
 }
 
-/* The replies a version 5 witness carries by hash, into w->reply: each
- * distinct text decoded once, at most GL_WITNESS_CARRIED_MAX bytes in all. */
-static int replies_load(struct gl_witness *w, struct gl_fail *f)
+/* The replies of transcript t carried by hash, into t->reply: each
+ * distinct text decoded once (done: sha → parsed reply, shared by both
+ * transcripts), at most GL_WITNESS_CARRIED_MAX bytes in all (*total). */
+static int trans_replies(jv carried, jv *done, size_t *total, struct gl_witness_trans *t,
+			 struct gl_fail *f)
 {
-	jv carried = jv_object_get(jv_copy(w->doc), jv_string("replies"));
-	jv done = jv_object(); /* sha: parsed reply */
-	size_t total = 0;
 	int rc = 0;
-	for (size_t i = 0; i < w->ntrans && rc == 0; i++) {
-		const char *sha = w->reply_sha[i];
+	for (size_t i = 0; i < t->n && rc == 0; i++) {
+		const char *sha = t->reply_sha[i];
 		if (!sha)
 			continue;
-		jv got = jv_object_get(jv_copy(done), jv_string(sha));
+		jv got = jv_object_get(jv_copy(*done), jv_string(sha));
 		if (!jv_is_valid(got)) {
 			jv_free(got);
 			jv enc = jv_object_get(jv_copy(carried), jv_string(sha));
@@ -694,7 +725,7 @@ static int replies_load(struct gl_witness *w, struct gl_fail *f)
 					     sha);
 			else if (gl_witness_snap_decode(enc, sha, "reply", &got, &n, f) < 0)
 				rc = -1;
-			else if ((total += n) > GL_WITNESS_CARRIED_MAX)
+			else if ((*total += n) > GL_WITNESS_CARRIED_MAX)
 				rc = gl_fail(f, GL_E_TOO_LARGE,
 					     "replies: more than %u bytes carried in all",
 					     GL_WITNESS_CARRIED_MAX);
@@ -703,11 +734,24 @@ static int replies_load(struct gl_witness *w, struct gl_fail *f)
 				jv_free(got);
 				break;
 			}
-			done = jv_object_set(done, jv_string(sha), jv_copy(got));
+			*done = jv_object_set(*done, jv_string(sha), jv_copy(got));
 		}
-		jv_free(w->reply[i]);
-		w->reply[i] = got;
+		jv_free(t->reply[i]);
+		t->reply[i] = got;
 	}
+	return rc;
+}
+
+/* The replies a version 5 or 6 witness carries by hash, into its
+ * transcripts. */
+static int replies_load(struct gl_witness *w, struct gl_fail *f)
+{
+	jv carried = jv_object_get(jv_copy(w->doc), jv_string("replies"));
+	jv done = jv_object();
+	size_t total = 0;
+	int rc = trans_replies(carried, &done, &total, &w->trans, f);
+	if (rc == 0)
+		rc = trans_replies(carried, &done, &total, &w->ctrans, f);
 	jv_free(done);
 	jv_free(carried);
 	return rc;
@@ -745,13 +789,23 @@ int gl_witness_snapshots(const char *path, const char *home, bool from_store,
 	return rc < 0 ? -1 : replies_load(w, f);
 }
 
+static void trans_free(struct gl_witness_trans *t)
+{
+	jv_free(t->entries);
+	for (size_t i = 0; i < t->n; i++)
+		jv_free(t->reply[i]);
+	free(t->reply);
+	free(t->reply_sha);
+}
+
 void gl_witness_free(struct gl_witness *w)
 {
 	jv_free(w->doc);
 	jv_free(w->call);
 	jv_free(w->args);
 	jv_free(w->dests);
-	jv_free(w->transcript);
+	trans_free(&w->trans);
+	trans_free(&w->ctrans);
 	jv_free(w->delivered);
 	jv_free(w->compared);
 	jv_free(w->served.view);
@@ -763,9 +817,5 @@ void gl_witness_free(struct gl_witness *w)
 	free(w->item);
 	free(w->path);
 	free(w->dir);
-	for (size_t i = 0; i < w->ntrans; i++)
-		jv_free(w->reply[i]);
-	free(w->reply);
-	free(w->reply_sha);
 	memset(w, 0, sizeof *w);
 }

@@ -37,10 +37,14 @@
  * under ("limits", lib/release/bounds.h), which replay applies; version 5
  * carries the snapshots it names ("snapshots", witness_snap.h) and the
  * reply text past GL_WITNESS_REPLIES_MAX by hash ("replies"): one
- * self-contained file (SPEC §7). Versions 1 to 3 are still read,
- * unsigned: never trusted; version 4's snapshots are read from the store
- * only for this host's own witnesses (docs/witness.md "Older versions"). */
-#define GL_WITNESS_VERSION 5
+ * self-contained file (SPEC §7); version 6 adds the comparing copy's own
+ * transcript ("comparing_transcript", or null when it did not fit), the
+ * inputs of the mirror run that tells a release which cannot reproduce
+ * its own trigger (docs/witness.md "The mirror run"). Versions 1 to 3 are
+ * still read, unsigned: never trusted; version 4's snapshots are read from
+ * the store only for this host's own witnesses (docs/witness.md "Older
+ * versions"). */
+#define GL_WITNESS_VERSION 6
 #define GL_WITNESS_VERSION_MIN 1
 /* bytes of a witness file: the record (replies at most
  * GL_WITNESS_REPLIES_MAX, the items it includes), two carried snapshots
@@ -111,6 +115,17 @@ struct gl_witness_grp {
 	struct gl_twin twin;
 };
 
+/* A copy's transcript read back: its entries (in doc), and per entry the
+ * parsed reply (owned; jv_null() for none: the placeholder) and the hash
+ * of a reply carried in "replies" (version 5; in doc), decoded by
+ * gl_witness_snapshots, or NULL. */
+struct gl_witness_trans {
+	jv entries;
+	jv *reply;
+	const char **reply_sha;
+	size_t n;
+};
+
 struct gl_witness {
 	jv doc; /* owned */
 	const char *id, *release, *function, *mode, *destination, *kind;
@@ -123,12 +138,10 @@ struct gl_witness {
 	bool *dir;                    /* per item: a directory item */
 	size_t nitem;
 	struct gl_witness_grp served, comparing;
-	jv transcript;  /* entries (in doc) */
-	jv *reply;      /* owned: per transcript entry, parsed reply or jv_null() */
-	/* per transcript entry: the hash of a reply carried in "replies"
-	 * (version 5; in doc), decoded by gl_witness_snapshots, or NULL */
-	const char **reply_sha;
-	size_t ntrans;
+	struct gl_witness_trans trans; /* T(d): the served copy's */
+	/* the comparing copy's (version 6), when mirrored; else empty */
+	struct gl_witness_trans ctrans;
+	bool mirrored;
 	jv delivered, compared; /* digests (in doc) */
 	bool complete, items_included;
 	int64_t version;

@@ -22,22 +22,9 @@
 #define IDX_MAX 512 /* bytes of an .idx line: release and two snapshots */
 #define NSLOT 2     /* snapshots a witness names (served, comparing) */
 
-/* A test build's switch NAME=1 (the literal exists only in GL_TESTING
- * builds: bin/ holds no test switch, tests/receipts.bats). */
-#ifdef GL_TESTING
-static bool test_switch(const char *name)
-{
-	const char *v = getenv(name);
-	return v && !strcmp(v, "1");
-}
-#define TEST_SWITCH(name) test_switch(name)
-#else
-#define TEST_SWITCH(name) false
-#endif
-
-bool gl_witness_inline(void) { return TEST_SWITCH("GL_TEST_WITNESS_INLINE"); }
-bool gl_witness_store_snapshots(void) { return TEST_SWITCH("GL_TEST_WITNESS_STORE"); }
-bool gl_witness_replies_dropped(void) { return TEST_SWITCH("GL_TEST_WITNESS_REPLIES_DROP"); }
+bool gl_witness_inline(void) { return GL_TEST_SWITCH("GL_TEST_WITNESS_INLINE"); }
+bool gl_witness_store_snapshots(void) { return GL_TEST_SWITCH("GL_TEST_WITNESS_STORE"); }
+bool gl_witness_replies_dropped(void) { return GL_TEST_SWITCH("GL_TEST_WITNESS_REPLIES_DROP"); }
 
 static bool hex64(const char *s, size_t n) { return n == 64 && gl_sha256_hex_ok(s, 64); }
 

@@ -128,17 +128,16 @@ static bool carried_reply(jv *replies, jv text, size_t *left, jv *e)
 	return ok;
 }
 
-/* T(d) (entries borrowed): replies as JSON text, at most
- * GL_WITNESS_REPLIES_MAX bytes in the transcript; a version 5 record
+/* A copy's transcript (entries borrowed): replies as JSON text, at most
+ * GL_WITNESS_REPLIES_MAX bytes in the transcript; a version 5 or 6 record
  * (*replies an object) carries the rest by hash, each distinct text once
- * and compressed, at most GL_WITNESS_CARRIED_MAX bytes of them
- * (witness_snap.h), so a release that pads its destination's replies does
- * not make its trigger unverifiable. Past both, a reply is dropped and
- * *complete set false. */
-static jv transcript(jv entries, jv *replies, bool *complete)
+ * and compressed, at most *carry_left bytes of them (witness_snap.h), so
+ * a release that pads its destination's replies does not make its trigger
+ * unverifiable. Past both, a reply is dropped and *complete set false. */
+static jv transcript(jv entries, jv *replies, size_t *carry_left, bool *complete)
 {
 	jv trans = jv_array();
-	size_t budget = GL_WITNESS_REPLIES_MAX, carry_budget = GL_WITNESS_CARRIED_MAX;
+	size_t budget = GL_WITNESS_REPLIES_MAX;
 	bool carry = jv_is_valid(*replies) && !gl_witness_replies_dropped();
 	jv_array_foreach(entries, i, e)
 	{
@@ -153,7 +152,7 @@ static jv transcript(jv entries, jv *replies, bool *complete)
 			} else if (!carry) {
 				jv_free(text);
 				*complete = false;
-			} else if (!carried_reply(replies, text, &carry_budget, &e)) {
+			} else if (!carried_reply(replies, text, carry_left, &e)) {
 				*complete = false; /* text freed */
 			}
 		}
@@ -163,16 +162,41 @@ static jv transcript(jv entries, jv *replies, bool *complete)
 	return trans;
 }
 
+/* The comparing copy's transcript (version 6), the mirror run's inputs
+ * (docs/witness.md "The mirror run"): whole, its replies carried within
+ * what T(d) left of the budget (a text T(d) carries costs nothing more),
+ * or null — a mirror is never half one, and its absence only means no
+ * mirror run: the witness stays complete. */
+static jv mirror(const struct gl_witness_in *in, bool want, jv *replies, size_t *carry_left)
+{
+	if (!want)
+		return jv_null();
+	jv before = jv_copy(*replies);
+	size_t left = *carry_left;
+	bool whole = true;
+	jv t = transcript(in->compared, replies, &left, &whole);
+	if (whole) {
+		jv_free(before);
+		*carry_left = left;
+		return t;
+	}
+	jv_free(t);
+	jv_free(*replies);
+	*replies = before;
+	return jv_null();
+}
+
 /* snap: the slots by hash (NULL: embedded, version 2); carried (owned):
  * their encoded texts by hash (witness_snap.h), or jv_invalid() when they
  * go to the store instead; *replies: an object for the replies carried by
  * hash (version 5), or jv_invalid() (none are). */
 static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *snap,
-		 jv carried, jv *replies)
+		 jv carried, bool with_mirror, jv *replies)
 {
 	bool complete = true, with_items = false;
+	size_t carry_left = GL_WITNESS_CARRIED_MAX;
 	jv items = items_json(in, &with_items);
-	jv trans = transcript(in->transcript, replies, &complete);
+	jv trans = transcript(in->transcript, replies, &carry_left, &complete);
 	jv call = jv_is_valid(in->call) ? json_text(in->call) : jv_string("null");
 	jv o = jv_object();
 #define SET(k, v) o = jv_object_set(o, jv_string(k), (v))
@@ -214,6 +238,7 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 	if (in->import_twin)
 		SET("import_twin", twin_json(in->import_twin));
 	if (jv_is_valid(carried)) {
+		SET("comparing_transcript", mirror(in, with_mirror, replies, &carry_left));
 		SET("snapshots", carried);
 		SET("replies", jv_copy(*replies));
 	}
@@ -278,6 +303,22 @@ static int carry(const struct gl_witness_snap snap[2], jv *out, struct gl_fail *
 	return 0;
 }
 
+/* The record sealed into *b (emptied first); enc and replies borrowed
+ * (the carried snapshots; an empty object, or jv_invalid()). 0, or -1
+ * with f. */
+static int sealed(const struct gl_witness_in *in, const struct gl_witness_snap *snap, jv enc,
+		  bool with_mirror, jv replies, struct gl_buf *b, struct gl_fail *f)
+{
+	autofail struct gl_fail why = {0};
+	jv rep = jv_copy(replies);
+	jv rec = record(in, snap, jv_copy(enc), with_mirror, &rep);
+	jv_free(rep);
+	b->len = 0;
+	if (seal(rec, snap ? in->signer : NULL, b, &why) < 0)
+		return gl_fail(f, GL_E_IO, "not canonical JSON: %s", gl_fail_detail(&why));
+	return 0;
+}
+
 int gl_witness_save(const char *home, const struct gl_witness_in *in, char **path, char sha256[65],
 		    bool *too_large, struct gl_fail *f)
 {
@@ -298,11 +339,18 @@ int gl_witness_save(const char *home, const struct gl_witness_in *in, char **pat
 		jv_free(replies);
 		return -1;
 	}
-	autofail struct gl_fail why = {0};
-	jv rec = record(in, inl ? NULL : snap, enc, &replies);
+	/* version 6 keeps the comparing copy's transcript unless that alone
+	 * takes the record past the per-witness cap: then it goes, not the
+	 * witness (no mirror run is all that is lost) */
+	if (sealed(in, inl ? NULL : snap, enc, carried, replies, &b, f) < 0 ||
+	    (carried && b.len > GL_WITNESS_MAX &&
+	     sealed(in, snap, enc, false, replies, &b, f) < 0)) {
+		jv_free(enc);
+		jv_free(replies);
+		return -1;
+	}
+	jv_free(enc);
 	jv_free(replies);
-	if (seal(rec, inl ? NULL : in->signer, &b, &why) < 0)
-		return gl_fail(f, GL_E_IO, "not canonical JSON: %s", gl_fail_detail(&why));
 	autofree char *dir = gl_xasprintf("%s/witnesses", home);
 	char *p = NULL;
 	if (!inl) {

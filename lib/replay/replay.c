@@ -19,8 +19,7 @@
 
 /* {"ok":false,"error","detail","witness"} — never "release" alone, so
  * gl-damp does not take it for a call. */
-GL_PRINTF(3, 4)
-static jv failure(const char *who, const char *code, const char *fmt, ...)
+jv gl_replay_failure(const char *who, const char *code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -34,7 +33,7 @@ static jv failure(const char *who, const char *code, const char *fmt, ...)
 	return r;
 }
 
-static void stop(struct gl_replay *x)
+void gl_replay_stop(struct gl_replay *x)
 {
 	if (x->up)
 		gl_germline_stop(&x->g);
@@ -82,7 +81,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 {
 	if (x->up && !strcmp(x->release, sha) && same_import(&x->g, itw))
 		return &x->g;
-	stop(x);
+	gl_replay_stop(x);
 	if (gl_replay_release_verify(x, sha, f) < 0)
 		return NULL;
 	x->manifest = gl_manifest_load(x->release_dir);
@@ -91,14 +90,14 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	if (!jv_is_valid(x->manifest) || !gl_replay_runtime_ok(x->manifest)) {
 		gl_fail(f, GL_E_UNSUPPORTED_RUNTIME, "runtime %s with protocol %s is not replayed",
 			rt ? rt : "?", proto ? proto : "germline");
-		stop(x);
+		gl_replay_stop(x);
 		return NULL;
 	}
 	/* read_paths are granted as gl-run grants them: by --policy, none
 	 * without one (SPEC §7; lib/plan/readpaths.h). */
 	const char *state[] = {x->home, x->items_dir, NULL}; /* items_dir may be NULL */
 	if (gl_readpaths_check(x->pol, state, x->manifest, f) < 0) {
-		stop(x);
+		gl_replay_stop(x);
 		return NULL;
 	}
 	read_paths(x);
@@ -121,7 +120,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	enum gl_launch_step st = GL_LAUNCH_OK;
 	if (gl_replay_is_exec(x)) { /* each run a verified launch (lib/replay/replay_exec.c) */
 		if (gl_replay_exec_open(x, f) < 0) {
-			stop(x);
+			gl_replay_stop(x);
 			return NULL;
 		}
 	} else {
@@ -130,7 +129,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	if (st != GL_LAUNCH_OK) {
 		gl_fail(f, GL_E_LAUNCH, "%s: %s", gl_launch_step_name(st),
 			why.detail ? why.detail : "failed");
-		stop(x);
+		gl_replay_stop(x);
 		return NULL;
 	}
 	x->up = true;
@@ -138,7 +137,7 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 	x->g.cg = x->cg;
 	x->g.lim = x->lim;
 	if (gl_replay_discover(x, GL_BROKER_DEADLINE_DEFAULT, f) < 0) {
-		stop(x);
+		gl_replay_stop(x);
 		return NULL;
 	}
 	snprintf(x->release, sizeof x->release, "%s", sha);
@@ -156,65 +155,27 @@ static bool in_list(jv names, const char *s)
 	return found;
 }
 
-static bool same(jv a, jv b) /* borrowed */
+/* R(d) per declared host from T(d) (t: w's trans), or the comparing
+ * copy's replies from its own transcript (t: w's ctrans, the mirror), or
+ * (t NULL: --no-probe) empty: every declared host answers with the
+ * placeholder. */
+static void environment(const struct gl_witness *w, const struct gl_witness_trans *t,
+			struct gl_replay_host *h, size_t nh)
 {
-	return jv_equal(jv_copy(a), jv_copy(b));
-}
-
-/* Table XIV. */
-static jv verdict(const struct gl_witness *w, const struct gl_replay *x, int probe_differs,
-		  int control_differs)
-{
-	bool declared = gl_json_get_bool(x->manifest, "deterministic", 0) == 1;
-	const char *outcome, *event;
-	if (control_differs > 0) {
-		outcome = "nondeterminism"; /* Proposition 2 */
-		event = declared ? "declared_broken" : "unverified";
-	} else if (probe_differs == x->tries) {
-		outcome = "item_witness"; /* Theorem 2(a) */
-		event = declared ? "verified" : "verified_undeclared";
-	} else if (probe_differs == 0) {
-		outcome = "state_divergence"; /* Proposition 1 */
-		event = "unverified";
-	} else {
-		outcome = "nondeterminism";
-		event = "unverified";
-	}
-	int weight = !strcmp(event, "verified") || !strcmp(event, "declared_broken")
-			 ? GL_REPLAY_WEIGHT_S
-			 : GL_REPLAY_WEIGHT_W;
-	jv v = JV_OBJECT(jv_string("ok"), jv_true(), jv_string("witness"), jv_string(w->id),
-			 jv_string("release"), jv_string(w->release), jv_string("destination"),
-			 jv_string(w->destination), jv_string("outcome"), jv_string(outcome),
-			 jv_string("event"), jv_string(event), jv_string("weight"),
-			 jv_number(weight), jv_string("tries"), jv_number(x->tries));
-	v = jv_object_set(v, jv_string("probe_differs"), jv_number(probe_differs));
-	v = jv_object_set(v, jv_string("control_differs"), jv_number(control_differs));
-	v = jv_object_set(v, jv_string("call"), jv_copy(w->call));
-	v = jv_object_set(v, jv_string("function"), jv_string(w->function));
-	v = jv_object_set(v, jv_string("kind"), jv_string(w->kind));
-	v = jv_object_set(v, jv_string("position"), jv_number((double)w->position));
-	return jv_object_set(v, jv_string("replay"), jv_string(x->no_probe ? "no_probe" : "probe"));
-}
-
-/* R(d) per declared host from T(d) (or, for --no-probe, empty: every
- * declared host answers with the placeholder). */
-static void environment(const struct gl_witness *w, bool empty, struct gl_replay_host *h,
-			size_t nh)
-{
+	size_t n = t ? t->n : 0;
 	for (size_t i = 0; i < nh; i++) {
 		jv name = jv_array_get(jv_copy(w->dests), (int)i);
 		h[i] = (struct gl_replay_host){.host = jv_string_value(name)}; /* doc holds it */
 		jv_free(name);
-		h[i].digest = gl_xcalloc(w->ntrans ? w->ntrans : 1, sizeof *h[i].digest);
-		h[i].reply = gl_xcalloc(w->ntrans ? w->ntrans : 1, sizeof *h[i].reply);
-		for (size_t k = 0; k < w->ntrans && !empty; k++) {
-			jv e = jv_array_get(jv_copy(w->transcript), (int)k);
+		h[i].digest = gl_xcalloc(n ? n : 1, sizeof *h[i].digest);
+		h[i].reply = gl_xcalloc(n ? n : 1, sizeof *h[i].reply);
+		for (size_t k = 0; k < n; k++) {
+			jv e = jv_array_get(jv_copy(t->entries), (int)k);
 			const char *host = gl_json_get_str(e, "host"), *src = gl_json_get_str(e, "source");
 			const char *dg = gl_json_get_str(e, "digest");
 			if (!strcmp(host, h[i].host) && strcmp(src, "denied")) {
 				gl_unhex(dg, 64, h[i].digest[h[i].n], 32);
-				h[i].reply[h[i].n++] = w->reply[k]; /* jv_null(): the placeholder */
+				h[i].reply[h[i].n++] = t->reply[k]; /* jv_null(): the placeholder */
 			}
 			jv_free(e);
 		}
@@ -250,7 +211,7 @@ static jv untrusted(const struct gl_witness *w)
 {
 	const char *why = w->producer ? "its producer's key is not trusted here (gl-replay --trust)"
 				      : "it is not signed (a version 1 to 3 witness)";
-	jv out = failure(w->id, "untrusted_witness", "not replayed: %s", why);
+	jv out = gl_replay_failure(w->id, "untrusted_witness", "not replayed: %s", why);
 	return gl_replay_as_unverified(out, w);
 }
 
@@ -280,18 +241,18 @@ static jv load(struct gl_replay *x, const char *path, const char *expect_sha256,
 	autofree char *qp = gl_sanitize(path, strlen(path));
 	if (rc < 0 && f.code == GL_E_IO) {
 		*status = GL_REPLAY_IO;
-		out = failure(who, "io", "%s: %s", qp, gl_fail_detail(&f));
+		out = gl_replay_failure(who, "io", "%s: %s", qp, gl_fail_detail(&f));
 	} else if (rc < 0 && f.code == GL_E_TOO_LARGE) { /* never read whole (issue 15) */
-		out = failure(who, "too_large", "%s: %s", qp, gl_fail_detail(&f));
+		out = gl_replay_failure(who, "too_large", "%s: %s", qp, gl_fail_detail(&f));
 	} else if (expect_sha256 && strcmp(expect_sha256, sha)) {
-		out = failure(who, "tampered_witness",
+		out = gl_replay_failure(who, "tampered_witness",
 			      "%s: SHA-256 %s is not the trigger's witness_sha256 %s", qp, sha,
 			      expect_sha256);
 	} else if (rc < 0) {
-		out = failure(who, "bad_witness", "%s: %s", qp, gl_fail_detail(&f));
+		out = gl_replay_failure(who, "bad_witness", "%s: %s", qp, gl_fail_detail(&f));
 	} else if (expect_id && strcmp(expect_id, w->id)) {
-		out = failure(who, "tampered_witness", "%s: holds trigger %s, not %s", qp, w->id,
-			      expect_id);
+		out = gl_replay_failure(who, "tampered_witness", "%s: holds trigger %s, not %s", qp,
+					w->id, expect_id);
 	} else if (!trusted(x, w)) {
 		/* before its snapshots: a forger learns nothing from the store */
 		out = untrusted(w);
@@ -299,7 +260,7 @@ static jv load(struct gl_replay *x, const char *path, const char *expect_sha256,
 		/* a trigger is never free: a bound cut its replies, and the
 		 * trusted witness still counts as an unverified event */
 		out = gl_replay_as_unverified(
-		    failure(w->id, "incomplete_witness",
+		    gl_replay_failure(w->id, "incomplete_witness",
 			    "%s: a bound cut the transcript's replies; it cannot be verified", qp),
 		    w);
 	}
@@ -309,7 +270,7 @@ static jv load(struct gl_replay *x, const char *path, const char *expect_sha256,
 						gl_witness_key_local(x->home, w->producer));
 	if (!jv_is_valid(out) && gl_witness_snapshots(path, x->home, from_store, w, &f) < 0)
 		out = gl_replay_as_unverified(
-		    failure(w->id, gl_code_name(f.code), "%s", gl_fail_detail(&f)), w);
+		    gl_replay_failure(w->id, gl_code_name(f.code), "%s", gl_fail_detail(&f)), w);
 	if (rc == 0 && jv_is_valid(out))
 		out = stamp(out, w->producer, trusted(x, w));
 	if (jv_is_valid(out))
@@ -318,13 +279,14 @@ static jv load(struct gl_replay *x, const char *path, const char *expect_sha256,
 }
 
 /* What one witness's runs use: the items' contents, the probe's and the
- * control's views (Definition 6), R(d) and the empty environment, the
- * files of an exec run. Freed by runs_free. */
+ * control's views (Definition 6), R(d), the empty environment and the
+ * mirror's (the comparing copy's replies), the files of an exec run.
+ * Freed by runs_free. */
 struct runs {
 	char **own;        /* contents read from --items */
 	const char **b64;  /* per witness item */
 	struct gl_callmsg_item *probe, *control;
-	struct gl_replay_host *rd, *none;
+	struct gl_replay_host *rd, *none, *mir; /* mir: the mirror's (or NULL) */
 	size_t nh;
 	struct gl_replay_files pf, cf;
 };
@@ -338,9 +300,14 @@ static void runs_free(struct runs *r, size_t nitem)
 		free(r->rd[i].reply);
 		free(r->none[i].digest);
 		free(r->none[i].reply);
+		if (r->mir) {
+			free(r->mir[i].digest);
+			free(r->mir[i].reply);
+		}
 	}
 	free(r->rd);
 	free(r->none);
+	free(r->mir);
 	free(r->probe);
 	free(r->control);
 	for (size_t i = 0; r->own && i < nitem; i++)
@@ -370,51 +337,11 @@ static int contents(const struct gl_replay *x, const struct gl_witness *w, struc
 	return 0;
 }
 
-/* GL_TESTING builds with GL_TEST_REPLAY_BOUNDS_OFF=1: the landed
- * behaviour — the copies bounded by the auditor's limits whatever the call
- * ran under, the witness's deadline taken as given, no time per witness
- * (the dodge and the hold tests/witness-trust.bats shows). */
-static bool bounds_off(void)
-{
-#ifdef GL_TESTING
-	const char *off = getenv("GL_TEST_REPLAY_BOUNDS_OFF");
-	return off && !strcmp(off, "1");
-#else
-	return false;
-#endif
-}
-
-/* A run's deadline: the witness's (what the call's copies had), at most
- * the auditor's --max-deadline. */
-static double deadline(const struct gl_replay *x, const struct gl_witness *w)
-{
-	double max = x->max_deadline_s > 0 ? x->max_deadline_s : GL_REPLAY_MAX_DEADLINE_DEFAULT;
-	double d = (double)w->deadline_ms / 1000.0;
-	return d < max || bounds_off() ? d : max;
-}
-
-/* The copies' bounds for w's runs: those its call's copies ran under
- * (version 4; the defaults before), each at most the auditor's for the
- * release (x->lim: --policy's limits, else the defaults). A release that
- * measured its bounds at the call finds the same ones in replay, unless
- * the auditor allows less. */
-static void bounds(struct gl_replay *x, const struct gl_witness *w)
-{
-	struct gl_limits lim = bounds_off() ? x->lim : w->limits;
-	gl_limits_cap(&lim, &x->lim);
-	x->g.lim = lim;
-	x->g.tmp_mb = lim.tmp_mb;
-	if (x->g.exec) {
-		x->g.exec->tmp_mb = lim.tmp_mb;
-		x->g.exec->workspace_mb = lim.workspace_mb;
-	}
-}
-
-/* The probe's and the control's inputs. Definition 6: the probe differs
- * from g only in W \ V(d); the reference (--no-probe) also in the slot, τ
- * and the replies. */
+/* The probe's, the control's and the mirror's inputs. Definition 6: the
+ * probe differs from g only in W \ V(d); the reference (--no-probe) also
+ * in the slot, τ and the replies; the mirror is the comparing copy's. */
 static void inputs(const struct gl_replay *x, const struct gl_witness *w, struct runs *r,
-		   struct gl_replay_in *pin, struct gl_replay_in *cin)
+		   struct gl_replay_in *pin, struct gl_replay_in *cin, struct gl_replay_in *min)
 {
 	size_t n = w->nitem ? w->nitem : 1;
 	r->probe = gl_xcalloc(n, sizeof *r->probe);
@@ -427,14 +354,14 @@ static void inputs(const struct gl_replay *x, const struct gl_witness *w, struct
 	r->nh = (size_t)jv_array_length(jv_copy(w->dests));
 	r->rd = gl_xcalloc(r->nh ? r->nh : 1, sizeof *r->rd);
 	r->none = gl_xcalloc(r->nh ? r->nh : 1, sizeof *r->none);
-	environment(w, false, r->rd, r->nh);
-	environment(w, true, r->none, r->nh);
+	environment(w, &w->trans, r->rd, r->nh);
+	environment(w, NULL, r->none, r->nh);
 	*pin = (struct gl_replay_in){
 	    .function = w->function, .args = w->args, .item = r->probe, .nitem = w->nitem,
 	    .state = x->no_probe ? w->comparing.slot : w->served.slot,
 	    .twin = x->no_probe ? &w->comparing.twin : &w->served.twin,
 	    .host = x->no_probe ? r->none : r->rd, .nhost = r->nh, .dest = w->destination,
-	    .deadline_s = deadline(x, w), .files = r->pf.item,
+	    .deadline_s = gl_replay_deadline(x, w), .files = r->pf.item,
 	    .nfiles = r->pf.n};
 	*cin = *pin;
 	cin->files = r->cf.item;
@@ -443,50 +370,15 @@ static void inputs(const struct gl_replay *x, const struct gl_witness *w, struct
 	cin->state = w->served.slot;
 	cin->twin = &w->served.twin;
 	cin->host = r->rd;
-}
-
-static double now_s(void) { return (double)gl_mono_ns() / 1e9; }
-
-/* x->tries probe and control runs on g; *pd and *cd count the runs whose
- * delivered sequence differs from the witness's. A run the germline (or an
- * exec launch) cannot complete ends them: the error record, g stopped. */
-static jv run_tries(struct gl_replay *x, struct gl_germline *g, const struct gl_witness *w,
-		    struct gl_replay_in *pin, struct gl_replay_in *cin, int *pd, int *cd)
-{
-	/* A witness of the --no-twin ablation is replayed the same way: every
-	 * run draws its own clock and seed. */
-	bool fresh = !strcmp(w->mode, "no_twin");
-	struct gl_twin tw;
-	double budget = x->max_time_s > 0 ? x->max_time_s : GL_REPLAY_TIME_DEFAULT;
-	double start = now_s();
-	for (int t = 0; t < x->tries; t++) {
-		for (int which = 0; which < 2; which++) {
-			/* the auditor's time per witness: a run that could pass it is
-			 * not started (a trusted trigger still counts: unverified) */
-			if (!bounds_off() && now_s() - start + pin->deadline_s > budget)
-				return failure(w->id, "replay_time",
-					       "%d of %d runs done; the next could pass --max-time %g s",
-					       2 * t + which, 2 * x->tries, budget);
-			if (fresh) {
-				gl_twin_new(&tw);
-				pin->twin = cin->twin = &tw;
-			}
-			jv seq = jv_invalid();
-			const char *how = NULL;
-			bool lost = false;
-			autofail struct gl_fail f = {0};
-			if (gl_broker_replay(g, which ? cin : pin, &seq, &how, &lost, &f) < 0) {
-				/* launch, germline or germline_check (lib/broker/broker.h) */
-				jv out = failure(w->id, gl_code_name(f.code), "%s", gl_fail_detail(&f));
-				stop(x);
-				return out;
-			}
-			if (!same(seq, w->delivered))
-				*(which ? cd : pd) += 1;
-			jv_free(seq);
-		}
+	/* the mirror: the comparing copy's own inputs (W's files, as the probe) */
+	*min = *pin;
+	min->state = w->comparing.slot;
+	min->twin = &w->comparing.twin;
+	if (w->mirrored) {
+		r->mir = gl_xcalloc(r->nh ? r->nh : 1, sizeof *r->mir);
+		environment(w, &w->ctrans, r->mir, r->nh);
+		min->host = r->mir;
 	}
-	return jv_invalid();
 }
 
 /* The serial lock (lib/sandbox/uids.h) around a witness's replay when no
@@ -533,25 +425,24 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	     gl_replay_exec_files(x, &w, r.b64, w.served.view, &r.cf, &f) < 0))
 		g = NULL;
 	if (!g && f.code != GL_E_OK)
-		out = failure(who, gl_code_name(f.code), "%s", gl_fail_detail(&f));
+		out = gl_replay_failure(who, gl_code_name(f.code), "%s", gl_fail_detail(&f));
 	jv fn = g ? gl_manifest_function(x->manifest, w.function) : jv_invalid();
 	if (g && !jv_is_valid(fn)) {
 		g = NULL;
-		out = failure(who, "unknown_function", "the release declares no function %s",
-			      w.function);
+		out = gl_replay_failure(who, "unknown_function",
+					"the release declares no function %s", w.function);
 	}
 	jv_free(fn);
-	struct gl_replay_in pin, cin;
-	inputs(x, &w, &r, &pin, &cin);
-	int pd = 0, cd = 0;
+	struct gl_replay_in pin, cin, min;
+	struct gl_replay_counts n = {0, 0, -1};
+	inputs(x, &w, &r, &pin, &cin, &min);
 	if (g) {
-		bounds(x, &w);
-		out = run_tries(x, g, &w, &pin, &cin, &pd, &cd);
+		out = gl_replay_runs(x, g, &w, (struct gl_replay_in *[]){&pin, &cin, &min}, &n);
 		if (jv_is_valid(out))
 			g = NULL;
 	}
 	if (g) {
-		out = verdict(&w, x, pd, cd);
+		out = gl_replay_verdict(&w, x, &n);
 		*status = GL_REPLAY_VERDICT;
 		/* evicted after the unverified (docs/witness.md "Caps") */
 		const char *oc = gl_json_get_str(out, "outcome");
@@ -569,7 +460,7 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 
 void gl_replay_end(struct gl_replay *x)
 {
-	stop(x);
+	gl_replay_stop(x);
 	if (x->tmp) {
 		gl_rm_rf(x->tmp);
 		free(x->tmp);

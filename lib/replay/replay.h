@@ -149,5 +149,39 @@ int gl_replay_make_tmp(struct gl_replay *x, struct gl_fail *f);
 bool gl_replay_unverifiable(const char *code);
 jv gl_replay_as_unverified(jv out, const struct gl_witness *w);
 
+/* {"ok":false,"error":code,"detail","witness":who} (owned) — never
+ * "release" alone, so gl-damp does not take it for a call. */
+GL_PRINTF(3, 4)
+jv gl_replay_failure(const char *who, const char *code, const char *fmt, ...);
+/* Stop the germline kept for the current release and forget the release. */
+void gl_replay_stop(struct gl_replay *x);
+
+/* ---- the runs and their verdict (lib/replay/replay_runs.c) ---- */
+
+/* The test build's GL_TEST_REPLAY_BOUNDS_OFF=1 (replay_runs.c). */
+bool gl_replay_bounds_off(void);
+/* A run's deadline for w: the witness's, at most --max-deadline. */
+double gl_replay_deadline(const struct gl_replay *x, const struct gl_witness *w);
+
+/* How many runs of each kind differed from the witness (mirror: -1 when
+ * the mirror did not run). */
+struct gl_replay_counts {
+	int probe, control, mirror;
+};
+
+/* w's runs on g under the call's bounds capped by the auditor's: x->tries
+ * probe (in[0]) and control (in[1]) runs and, after a state divergence of
+ * a declared-deterministic release, the mirror's (in[2]; docs/witness.md
+ * "The mirror run"), counted into *n. jv_invalid() when every run was
+ * done, else the error record: replay_time (the next run could pass
+ * --max-time), or a launch, germline or germline_check failure (the
+ * germline then stopped). */
+struct gl_replay_in;
+jv gl_replay_runs(struct gl_replay *x, struct gl_germline *g, const struct gl_witness *w,
+		  struct gl_replay_in *in[3], struct gl_replay_counts *n);
+/* Table XIV, and the mirror run's rule, for the counts n (owned record). */
+jv gl_replay_verdict(const struct gl_witness *w, const struct gl_replay *x,
+		     const struct gl_replay_counts *n);
+
 
 #endif
