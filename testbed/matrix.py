@@ -230,7 +230,8 @@ class Matrix:
             else:
                 out.append({k: v.get(k) for k in ("call", "destination", "kind", "position",
                                                   "outcome", "event", "probe_differs",
-                                                  "control_differs", "tries")})
+                                                  "control_differs", "mirror_differs",
+                                                  "tries")})
         if not out:
             out.append({"error": "gl-replay", "detail": e.decode(errors="replace")[-500:]})
         return out

@@ -13,9 +13,11 @@
 # written against (before the issue 13 fixes) every "[after the fix]" test
 # FAILS, which is the proof that the attack is real; each names what closes
 # it. Class 7 is measured by gl-replay and gl-damp, not by the oracle, and
-# so is issue 14's docs-clock (replay told from the call by the import-time
+# so are issue 14's docs-clock (replay told from the call by the import-time
 # clock), whose reference is the test build of gl-run with the import twin
-# off (GL_TEST_IMPORT_TWIN_OFF).
+# off (GL_TEST_IMPORT_TWIN_OFF), and issue 31's dodger docs-native (replay
+# told by a native clock no twin covers), whose reference is the test build
+# of gl-replay without the mirror run (GL_TEST_REPLAY_MIRROR_OFF).
 #
 # unprivileged: yes — the matrix runs gl-run in user namespaces
 # sanitizers: no — its sessions drive the gl-plan | gl-run paths that
@@ -23,7 +25,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-CASES=docs-1.0.0,docs-readpaths,docs-stdio,docs-helper,docs-sigalrm,docs-atfork,docs-pagecache,docs-inode,docs-denied,docs-bigresult,docs-deep,docs-clock
+CASES=docs-1.0.0,docs-readpaths,docs-stdio,docs-helper,docs-sigalrm,docs-atfork,docs-pagecache,docs-inode,docs-denied,docs-bigresult,docs-deep,docs-clock,docs-native
 
 setup_file() {
   export ADIR="$BATS_FILE_TMPDIR/adaptive"
@@ -78,7 +80,7 @@ target() {
 @test "adaptive matrix: every case ran under sigpin and germline without a harness error" {
   cat "$ADIR/table.txt"
   jq -e '[.runs[] | select(.error)] | length == 0' "$M"
-  jq -e '[.runs[] | [.case, .runtime]] | length == 12 * 2' "$M"
+  jq -e '[.runs[] | [.case, .runtime]] | length == 13 * 2' "$M"
   jq -e '.subreaper == true' "$M"
   # the per-case sessions were used
   jq -e '[.cases[] | select(.name == "docs-atfork") | .session] == ["testbed/sessions/docs-atfork.json"]' "$M"
@@ -297,7 +299,9 @@ damp() {
   sha=$(jq -r 'select(.triggers | length > 0) | .release' "$rec" | head -1)
   [ -n "$sha" ]
   GL_HOME=$1/glhome "$bin/gl-replay" <"$rec" >replay.out 2>replay.err || true
-  "$GL_BIN/gl-damp" --state "$1/damp-state.json" <replay.out >damp.out 2>damp.err || true
+  # a state of its own per call: on and off of one run never add up
+  "$GL_BIN/gl-damp" --state "$(mktemp -u -p "$PWD" damp.XXXXXX.json)" <replay.out >damp.out \
+    2>damp.err || true
   jq -r --arg s "$sha" 'select(has("outcome") and .release == $s) | .event' replay.out |
     sort | uniq -c | tr -s ' ' | tr '\n' ';'
   jq -s -r --arg s "$sha" '[.[] | select(.release == $s)] |
@@ -337,4 +341,71 @@ damp() {
   case $off in *" unverified;"*" false") ;; *) grep -v '"results"' replay.out | cut -c1-300; false ;; esac
   [[ $off != *" verified;"* ]]
   jq -e '[.runs[].replay[] | .outcome] | length > 0 and all(. == "state_divergence")' off/matrix.json
+}
+
+# ---- issue 31: a dodger that tells replay from the call by a native clock ----
+
+@test "issue 31 native clock: sigpin discloses (the smuggled salary sheet); germline prevents it and raises a trigger" {
+  baseline docs-native
+  target docs-native
+  jq -e '[.runs[] | select(.case == "docs-native" and .runtime == "germline") | .triggers | length] | add > 0' "$M"
+}
+
+@test "issue 31 native clock [after the fix: the mirror run]: every trigger declared_broken, gl-damp suppresses the release; with the mirror off (test build) state divergences, never suppressed" {
+  tr=$GL_ROOT/build/testing/bin/gl-replay
+  [ -x "$tr" ] || skip "build/testing/bin/gl-replay is not built (make units)"
+  local run=$ADIR/work/runs/t0-docs-native-germline tw now
+  # a replay at least 7 s after the last call (the dodger's "real call" is
+  # within 5 s): usually long past, the matrix ran every case since
+  tw=$(cat "$run"/glhome/witnesses/*.json | jq -s '[.[].served.twin.sec] | max')
+  now=$(date +%s)
+  [ "$now" -ge $((tw + 7)) ] || sleep $((tw + 7 - now))
+  on=$(damp "$run")
+  echo "on: $on"
+  case $on in *" declared_broken;"*" true") ;; *) grep -v '"results"' replay.out | cut -c1-300; false ;; esac
+  [[ $on != *unverified* ]]
+  jq -e -s '[.[] | select(.outcome)] | length > 0 and all(.outcome == "nondeterminism"
+    and .probe_differs == 0 and .control_differs == 0 and .mirror_differs > 0)' replay.out
+  # off: the same records, the test build's gl-replay without the mirror run
+  mkdir -p off
+  for b in "$GL_BIN"/gl-*; do ln -s "$b" off/; done
+  ln -sf "$tr" off/gl-replay
+  off=$(GL_TEST_REPLAY_MIRROR_OFF=1 damp "$run" "$PWD/off")
+  echo "off: $off"
+  case $off in *" unverified;"*" false") ;; *) grep -v '"results"' replay.out | cut -c1-300; false ;; esac
+  [[ $off != *declared_broken* ]]
+  jq -e -s '[.[] | select(.outcome)] | length > 0
+    and all(.outcome == "state_divergence" and (has("mirror_differs") | not))' replay.out
+}
+
+@test "issue 31 forger: docs-native's real witness retargeted at docs 1.0.0 frames it through the mirror run with the trust check off (test build); on, signed by the forger or resealed, it weighs nothing and docs 1.0.0's penalty stays 0" {
+  tr=$GL_ROOT/build/testing/bin/gl-replay
+  [ -x "$tr" ] || skip "build/testing/bin/gl-replay is not built (make units)"
+  local nat=$ADIR/work/runs/t0-docs-native-germline ben=$ADIR/work/runs/t0-docs-1.0.0-germline
+  local w sha
+  w=$(ls "$nat"/glhome/witnesses/*.json | head -1)
+  sha=$(jq -r .release "$ben/records.jsonl" | head -1)
+  [ -n "$sha" ] && [ "$sha" != "$(jq -r .release "$w")" ]
+  # the forger: the witness (its items, views, digests as they were) now
+  # names the benign release, signed by a key of the forger's own
+  gl-sign keygen forger --no-passphrase >/dev/null
+  "$SYSPY" "$GL_ROOT/tests/fixtures/witness_seal.py" "$w" forged.json --key forger.key \
+    --set "{\"release\":\"$sha\"}"
+  "$SYSPY" "$GL_ROOT/tests/fixtures/witness_seal.py" "$w" resealed.json --set "{\"release\":\"$sha\"}"
+  # off: the claim believed; docs 1.0.0 reproduces the delivered request, and
+  # the mirror, fed the claimed comparing copy, never sends its telemetry:
+  # declared_broken, suppressed at once (the mirror takes the producer's word)
+  GL_HOME=$ben/glhome GL_TEST_WITNESS_TRUST_OFF=1 "$tr" --tries 2 forged.json >off.v || true
+  jq -e '.outcome == "nondeterminism" and .event == "declared_broken" and .mirror_differs == 2' off.v
+  GL_TEST_WITNESS_TRUST_OFF=1 "$GL_ROOT/build/testing/bin/gl-damp" --state off.json <off.v >off.d
+  jq -e '.suppressed' off.d
+  # on: not replayed (the forger's key is nobody's this host trusts), or not
+  # even read (the producer's signature no longer holds)
+  GL_HOME=$ben/glhome "$GL_BIN/gl-replay" --tries 2 forged.json >on.v && false
+  jq -e '.error == "untrusted_witness" and .trusted == false and .weight == 0' on.v
+  GL_HOME=$ben/glhome "$GL_BIN/gl-replay" --tries 2 resealed.json >re.v && false
+  jq -e '.error == "bad_witness" and (.detail | contains("signature"))' re.v
+  cat "$ben/records.jsonl" on.v on.v re.v | "$GL_BIN/gl-damp" --state on.json >on.d || true
+  jq -e -s --arg s "$sha" 'map(select(.release == $s)) as $r | ($r | length > 0)
+    and ($r | map(.penalty) | max == 0) and ($r | map(select(.suppressed)) | length == 0)' on.d
 }
