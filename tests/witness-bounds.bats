@@ -215,11 +215,13 @@ json.dump({"big": {"value": "x" * n, "label": json.loads(sys.argv[2])}}, sys.std
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   json '.outcome == "item_witness"'
   # Each edit re-signed with the host's own key (a witness it vouches for),
-  # written over the file the result record names, its hash made to match.
+  # written over the file the result record names, its hash made to match
+  # and the record's triggers signed again by that key.
   edit() {
     "$SYSPY" "$FIX/witness_seal.py" orig "$w" --key "$key" --set "@$1"
     jq -c --arg s "$(sha256sum <"$w" | cut -d' ' -f1)" '.triggers[0].witness_sha256 = $s' results |
-      sed -n 2p >r2
+      sed -n 2p >r2.edited
+    "$SYSPY" "$FIX/triggers_seal.py" r2.edited r2 "$key"
   }
   # Forged: the same name, other bytes (the slot of another call).
   carried orig served | jq -c '.big.value = "y"' | tr -d '\n' | carry |

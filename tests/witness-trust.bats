@@ -19,7 +19,10 @@
 # GL_TEST_SCAN_TWIN_OFF), and every refusal of a trusted witness counts. A
 # third (wt-pad) pads its destination's replies past the transcript's
 # budget: the rest is carried by hash (GL_TEST_WITNESS_REPLIES_DROP drops
-# it, as before).
+# it, as before). A trigger whose witness is gone still counts when its
+# result record's triggers are signed by a trusted key, and a made-up
+# result record counts for nothing (GL_TEST_REPLAY_TRIGGERS_UNSIGNED: the
+# record believed, a missing witness free).
 # sanitizers: no — the signing, trust check, derived views and replay bounds it drives run under ASan on every witness of tests/replay.bats and tests/replay-import.bats (docs/testing.md)
 # unprivileged: yes — gl-run and gl-replay work in a user namespace
 load helpers
@@ -318,4 +321,60 @@ dodge_witness() {
     --set '{"comparing_transcript":null}'
   GL_TEST_SCAN_TWIN_OFF=1 "$TBIN/gl-replay" --tries 2 --items items nomirror.json >nomirror.v
   jq -e '.outcome == "state_divergence" and (has("mirror_differs") | not)' nomirror.v
+}
+
+# madeup N — N result records of wt-fair (its real record, edited), each
+# with one trigger whose witness "was too large to be written"
+madeup() {
+  local i
+  for i in $(seq 1 "$1"); do
+    head -1 fair.calls.run | jq -c --arg i "$i" --arg t "$(printf '%032x' "$i")" \
+      '.id = "m\($i)" | .triggers = [{id: $t, destination: "ocr.example", kind: "extra",
+        position: 1, witness: null,
+        witness_error: "too_large: the witness is larger than the per-witness cap"}]
+      | del(.triggers_signature)'
+  done
+}
+
+@test "witness-trust: no free trigger from the stream — a pruned witness counts (the result record's triggers signed by the host); a made-up result record frames nobody" {
+  real_witness
+  # the record's triggers are signed with the key of its witnesses
+  jq -e --slurpfile w "$W" '(.triggers_signature | keys) == ["keyid","public","signature"]
+    and .triggers_signature.keyid == $w[0].producer.keyid' leak.calls.run
+  # its witness pruned (or deleted) before gl-replay read it
+  rm "$W"
+  local mode
+  for mode in off on; do
+    local sw=()
+    [ "$mode" = off ] && sw=(GL_TEST_REPLAY_TRIGGERS_UNSIGNED=1)
+    env "${sw[@]}" "$TBIN/gl-replay" <leak.calls.run >"$mode.pruned" || true
+    env "${sw[@]}" "$TBIN/gl-damp" --state "$mode.p" <"$mode.pruned" >"$mode.p.out" || true
+  done
+  jq -e -s 'map(select(.error == "io")) | length == 1 and (.[0] | has("event") | not)' off.pruned
+  [ "$(penalty off.p "$LEAK")" = 0 ]
+  jq -e -s --arg r "$LEAK" 'map(select(.error == "io")) | length == 1 and (.[0] | .release == $r
+    and .event == "unverified" and .weight == 250 and .trusted and (.producer | length) == 64)' on.pruned
+  [ "$(penalty on.p "$LEAK")" = 250 ]
+  # a made-up results file naming the benign wt-fair: eight triggers "too
+  # large to be written" — unsigned; signed by a forger's key; the host's
+  # signature of the leak's record with its release changed
+  madeup 8 >unsigned.jsonl
+  gl-sign keygen forger --no-passphrase >/dev/null
+  "$SYSPY" "$FIX/triggers_seal.py" unsigned.jsonl forger.jsonl forger.key
+  jq -c --arg r "$FAIR" '.release = $r' leak.calls.run >edited.jsonl
+  { GL_TEST_REPLAY_TRIGGERS_UNSIGNED=1 "$TBIN/gl-replay" <unsigned.jsonl || true; } |
+    "$TBIN/gl-damp" --state off.m >off.m.out || true
+  jq -e -s --arg r "$FAIR" '[.[] | select(.release == $r) | .penalty] | max > 1000' off.m.out
+  local f
+  for f in unsigned forger edited; do
+    gl-replay <"$f.jsonl" >"$f.v" || true
+    jq -e -s --arg r "$FAIR" 'map(select(.error)) | length > 0
+      and all(.release == $r and .event == "unverified" and .weight == 0 and .trusted == false)' "$f.v"
+    gl-damp --state "$f.s" <"$f.v" >"$f.s.out" || true
+    [ "$(penalty "$f.s" "$FAIR")" = 0 ]
+  done
+  # trust is the auditor's choice of key: trusting the forger's makes the
+  # same records count (so the check above can fail)
+  { gl-replay --trust forger.pub <forger.jsonl || true; } | gl-damp --state trusted.s >trusted.s.out || true
+  [ "$(penalty trusted.s "$FAIR")" != 0 ]
 }

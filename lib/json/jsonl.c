@@ -169,7 +169,8 @@ jv gl_jsonl_oversized_result(jv rec)
 {
 	static const char *const keep[] = {"id",	  "release",	 "function", "mode",
 					   "copies",	  "receipts",	 "receipts_signature",
-					   "enforcement", "elapsed_ms", "triggers"};
+					   "enforcement", "elapsed_ms", "triggers",
+					   "triggers_signature"};
 	jv out = JV_OBJECT(jv_string("ok"), jv_false(), jv_string("error"),
 			   jv_string(GL_ERR_OVERSIZED), jv_string("detail"),
 			   jv_string("the result record would be longer than the pipeline's line "

@@ -6,26 +6,61 @@
 #include <string.h>
 
 #include "core/sha.h"
+#include "core/util.h"
+#include "evidence/trigger_list.h"
+#include "evidence/witness_key.h"
 #include "evidence/witness_store.h"
 #include "json/json.h"
 #include "json/jsonl.h"
 #include "json/log.h"
 #include "replay/replay_stream.h"
 
-/* A witness refused as too_large before it was read names no release; the
- * result record does, so the refusal is an unverified event gl-damp counts
- * (issue 15; docs/witness.md "Caps"). rec and t borrowed. */
-static jv too_large(jv out, jv rec, jv t)
+/* GL_TESTING builds with GL_TEST_REPLAY_TRIGGERS_UNSIGNED=1: the landed
+ * behaviour — a result record's trigger believed without a signature when
+ * its witness was never written for its size, and a witness file that
+ * cannot be read or has changed counting for nothing (tests/witness-trust.bats). */
+static bool triggers_unsigned(void) { return GL_TEST_SWITCH("GL_TEST_REPLAY_TRIGGERS_UNSIGNED"); }
+
+static bool unreplayed_code(const char *code)
+{
+	static const char *const codes[] = {"too_large", "no_witness", "io", "tampered_witness"};
+	for (size_t i = 0; code && i < sizeof codes / sizeof *codes; i++)
+		if (!strcmp(code, codes[i]))
+			return true;
+	return false;
+}
+
+/* A trigger its witness file could not answer — never written (too_large,
+ * no_witness), pruned by a cap, deleted or unreadable (io), changed
+ * (tampered_witness) — is known from the result record alone, which names
+ * its release. A trigger is never free: the refusal is an unverified event
+ * gl-damp counts when the record's triggers are signed by a key x trusts
+ * (lib/evidence/trigger_list.h), and a claim nobody vouches for otherwise
+ * (weight 0, "trusted":false: reported, never added). A refusal that
+ * already has an event (its witness was read) stays as it is. rec and t
+ * borrowed. */
+static jv unreplayed(struct gl_replay *x, jv out, jv rec, jv t)
 {
 	const char *code = gl_json_get_str(out, "error");
 	const char *rel = gl_json_get_str(rec, "release"), *d = gl_json_get_str(t, "destination");
-	if (!code || strcmp(code, "too_large") || jv_object_has(jv_copy(out), jv_string("event")) ||
-	    !rel || strlen(rel) != 64 || strspn(rel, "0123456789abcdef") != 64 || !d)
+	if (!unreplayed_code(code) || jv_object_has(jv_copy(out), jv_string("event")) || !rel ||
+	    !gl_sha256_hex_ok(rel, strlen(rel)) || !d)
 		return out;
+	bool off = triggers_unsigned();
+	if (off && strcmp(code, "too_large"))
+		return out;
+	char keyid[GL_KEYID_HEX];
+	bool sig = !off && gl_triggers_signer(rec, keyid) == 0;
+	bool trust = off || (sig && (gl_witness_trust_off() ||
+				     (x->trust && gl_witness_trusted_home(x->trust, x->home, keyid))));
 	out = jv_object_set(out, jv_string("release"), jv_string(rel));
 	out = jv_object_set(out, jv_string("destination"), jv_string(d));
 	out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
-	return jv_object_set(out, jv_string("weight"), jv_number(GL_REPLAY_WEIGHT_W));
+	out = jv_object_set(out, jv_string("weight"), jv_number(trust ? GL_REPLAY_WEIGHT_W : 0));
+	if (off)
+		return out;
+	out = jv_object_set(out, jv_string("producer"), sig ? jv_string(keyid) : jv_null());
+	return jv_object_set(out, jv_string("trusted"), jv_bool(trust));
 }
 
 /* The verdict of one trigger object t (borrowed) of the result record rec
@@ -51,7 +86,7 @@ static int trigger_verdict(struct gl_replay *x, jv rec, jv t)
 		out = gl_replay_file(x, path, sha, id, &st);
 	}
 	if (jv_get_kind(rec) == JV_KIND_OBJECT)
-		out = too_large(out, rec, t);
+		out = unreplayed(x, out, rec, t);
 	gl_log_event(gl_json_get_bool(out, "ok", 1) == 0 ? "refusal" : "verdict",
 		     JV_OBJECT(jv_string("witness"), id ? jv_string(id) : jv_null(),
 			       jv_string("release"), gl_log_field(out, "release"),

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "evidence/call_binding.h"
+#include "evidence/trigger_list.h"
 #include "broker/itempath.h"
 #include "json/json.h"
 #include "json/log.h"
@@ -282,6 +283,10 @@ jv gl_session_call_finish(struct gl_session *s, struct gl_session_call *k)
 	 * in their place (lib/evidence/call_binding.h) */
 	if (s->launcher.rc)
 		out = gl_call_sign(out, &s->launcher.rc->key);
+	/* its triggers vouched for by the key of its witnesses, so that one whose
+	 * witness cannot be replayed still counts, and a made-up one never
+	 * does (lib/evidence/trigger_list.h) */
+	out = gl_triggers_sign(out, s->broker.witness_key);
 	ids_out(s, k);
 	return out;
 }
