@@ -452,6 +452,15 @@ tree_sha256_of() {
   bash -c "$(declare -f call envelope); call c1 $R | gl-run --policy pol.json --receipts rc --host-key host" >g.jsonl
   bash -c "$(declare -f call envelope); call c2 $R | gl-run --mode nosplit --policy pol.json --receipts rc --host-key host" >n.jsonl
   jq -e '(.receipts_signature | length) == 128' g.jsonl n.jsonl
+  # a call id that is a number but no integer (1.5) has no canonical
+  # statement: its record is written unsigned, gl-run says why, the session
+  # goes on (never a crash); gl-verify call refuses it as unsigned
+  { bash -c "$(declare -f envelope); envelope c3 $R hello" | jq -c '.id = 1.5' | gl-plan --policy pol.json
+    bash -c "$(declare -f call envelope); call c4 $R"; } |
+    gl-run --policy pol.json --receipts rc --host-key host >f.jsonl 2>f.err
+  jq -e -s 'length == 2 and (.[0] | .id == 1.5 and .ok and (has("receipts_signature") | not))
+    and (.[1] | .id == "c4" and (.receipts_signature | length) == 128)' f.jsonl
+  grep -q "receipts are not signed" f.err
   # as written: each record and the receipts it names verify
   run --separate-stderr gl-verify call g.jsonl --host host.pub --receipts rc
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }

@@ -32,7 +32,9 @@
 #define GL_CALL_TYPE "germline.call"
 
 /* rec (consumed) with "receipts_signature" set: k (secret loaded) signs
- * the statement of rec's id, mode, receipts and release. */
+ * the statement of rec's id, mode, receipts and release. Unchanged, with a
+ * warning, when the statement is not canonical JSON (an id that is a
+ * number but not an integer). */
 jv gl_call_sign(jv rec, const struct gl_key *k);
 
 /* Does rec's (borrowed) "receipts_signature" verify with pk for the

@@ -38,8 +38,8 @@ jv gl_triggers_sign(jv rec, const struct gl_key *k)
 	if (!any || !k || !k->sk)
 		return rec;
 	if (digest(rec, hex) < 0) {
-		gl_warn("the triggers of a call whose id is not an integer, a string or null "
-			"are not signed: a trigger of it that cannot be replayed counts for nobody");
+		gl_warn("a call's triggers are not signed: its id is a number but not an integer "
+			"(a trigger of it that cannot be replayed counts for nobody)");
 		return rec;
 	}
 	gl_statement_sign(k, GL_TRIGGERS_SIG_CONTEXT, hex, sig);
