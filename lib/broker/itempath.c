@@ -23,12 +23,7 @@
 
 bool gl_itempath_off(void)
 {
-#ifdef GL_TESTING
-	const char *off = getenv("GL_TEST_ITEMPATH_OFF");
-	return off && !strcmp(off, "1");
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_ITEMPATH_OFF");
 }
 
 static char *absolute(const char *p)

@@ -573,11 +573,3 @@ bool gl_sha256_hex_ok(const char *s, size_t len)
 			return false;
 	return true;
 }
-
-#ifdef GL_TESTING
-bool gl_test_switch(const char *name)
-{
-	const char *v = getenv(name);
-	return v && !strcmp(v, "1");
-}
-#endif

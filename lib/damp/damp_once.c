@@ -86,10 +86,5 @@ void gl_damp_once_free(struct gl_damp_once *o)
 
 bool gl_damp_once_off(void)
 {
-#ifdef GL_TESTING
-	const char *off = getenv("GL_TEST_DAMP_ONCE_OFF");
-	return off && !strcmp(off, "1");
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_DAMP_ONCE_OFF");
 }

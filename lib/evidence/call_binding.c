@@ -52,12 +52,7 @@ jv gl_call_sign(jv rec, const struct gl_key *k)
  * gl-verify call: tests/receipts.bats). */
 static bool binding_off(void)
 {
-#ifdef GL_TESTING
-	const char *v = getenv("GL_TEST_CALL_BINDING_OFF");
-	return v && !strcmp(v, "1");
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_CALL_BINDING_OFF");
 }
 
 int gl_call_verify(jv rec, const unsigned char pk[32], struct gl_fail *f)

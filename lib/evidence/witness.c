@@ -161,12 +161,7 @@ static void twin_in(struct rd *r, jv o, const char *key, const char *tw, struct 
  * shows). Always false otherwise. */
 static bool views_off(void)
 {
-#ifdef GL_TESTING
-	const char *off = getenv("GL_TEST_WITNESS_VIEWS_OFF");
-	return off && !strcmp(off, "1");
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_WITNESS_VIEWS_OFF");
 }
 
 /* Is every tag of label (an array of strings, borrowed) in set? */

@@ -188,10 +188,5 @@ void gl_witness_trust_free(struct gl_witness_trust *t)
 
 bool gl_witness_trust_off(void)
 {
-#ifdef GL_TESTING
-	const char *off = getenv("GL_TEST_WITNESS_TRUST_OFF");
-	return off && !strcmp(off, "1");
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_WITNESS_TRUST_OFF");
 }

@@ -101,12 +101,7 @@ int gl_json_depth(jv v, int cap)
 
 bool gl_json_depth_off(void)
 {
-#ifdef GL_TESTING
-	const char *off = getenv("GL_TEST_DEPTH_OFF");
-	return off && !strcmp(off, "1"); /* test build only: the old, unchecked nesting */
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_DEPTH_OFF"); /* test build only: the old, unchecked nesting */
 }
 
 int gl_json_value_depth_max(void)

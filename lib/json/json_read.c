@@ -498,12 +498,7 @@ size_t gl_json_nodes(const char *buf, size_t len, size_t cap)
 
 bool gl_json_nodes_off(void)
 {
-#ifdef GL_TESTING
-	const char *off = getenv("GL_TEST_NODES_OFF");
-	return off && !strcmp(off, "1"); /* test build only: jv built whatever it costs */
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_NODES_OFF"); /* test build only: jv built whatever it costs */
 }
 
 static jv parse_doc(const char *buf, size_t len, bool raw_ctl);

@@ -2,18 +2,15 @@
 #define _GNU_SOURCE
 #include "sandbox/counters.h"
 
+#include "core/util.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 bool gl_counters_off(void)
 {
-#ifdef GL_TESTING
-	const char *t = getenv("GL_TEST_COUNTERS_OFF");
-	return t && !strcmp(t, "1");
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_COUNTERS_OFF");
 }
 
 int gl_counters_bound(pid_t pid)

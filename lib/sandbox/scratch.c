@@ -79,12 +79,7 @@ void gl_scratch_options(char *buf, size_t cap, unsigned tmp_mb)
 
 bool gl_scratch_off(void)
 {
-#ifdef GL_TESTING
-	const char *v = getenv("GL_TEST_SCRATCH_OFF");
-	return v && !strcmp(v, "1");
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_SCRATCH_OFF");
 }
 
 /* ---- the mounter: a child of the broker in the germline's namespaces ------
