@@ -189,7 +189,8 @@ static jv mirror(const struct gl_witness_in *in, bool want, jv *replies, size_t 
 /* snap: the slots by hash (NULL: embedded, version 2); carried (owned):
  * their encoded texts by hash (witness_snap.h), or jv_invalid() when they
  * go to the store instead; *replies: an object for the replies carried by
- * hash (version 5), or jv_invalid() (none are). */
+ * hash (versions 5 and 6), or jv_invalid() (none are); with_mirror: keep
+ * the comparing copy's transcript (version 6; else null). */
 static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *snap,
 		 jv carried, bool with_mirror, jv *replies)
 {
@@ -201,8 +202,8 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 	jv o = jv_object();
 #define SET(k, v) o = jv_object_set(o, jv_string(k), (v))
 	SET("format", jv_string(GL_WITNESS_FORMAT));
-	/* version 5: signed (witness_key.h), its snapshots carried; 4: the
-	 * same with them in the store (the test build's GL_TEST_WITNESS_STORE);
+	/* version 6: signed (witness_key.h), its snapshots and the comparing
+	 * copy's transcript carried; 4: signed, the snapshots in the store (the test build's GL_TEST_WITNESS_STORE);
 	 * 3: unsigned (no key: only programs of our own that write a witness
 	 * to read it back); 2: the test build's inline slots */
 	SET("version", jv_number(!snap	       ? 2
