@@ -113,6 +113,48 @@ EOF
   [ "$status" -eq 2 ]
 }
 
+# slug SPEC — initialize and one tools/call of slugify through --release SPEC
+slug() {
+  serve "$1" <<'EOF'
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slugify","arguments":{"text":"Hello, World"}}}
+EOF
+}
+
+@test "serve-mcp: --release NAME or NAME@VERSION names an installed release, gl-verify list shows them; a name two versions fit is refused, never guessed" {
+  REL=$(install_release "$FIX/mcp/notes")
+  run --separate-stderr gl-verify list
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  json -s --arg r "$REL" 'map(select(.name == "mcp-notes")) == [{"release":$r,"name":"mcp-notes",
+    "version":"1.0.0","runtime":"python","protocol":"mcp-stdio","deterministic":true}]'
+  local spec
+  for spec in mcp-notes mcp-notes@1.0.0 "$REL"; do
+    slug "$spec"
+    [ "$status" -eq 0 ] || { echo "$spec: $output $stderr"; false; }
+    json -s '.[1].result.isError != true and (.[1].result.content | length) > 0'
+  done
+  # a second version of the same name
+  cp -r "$FIX/mcp/notes" notes2
+  sed -i 's/"version":"1.0.0"/"version":"1.1.0"/' notes2/manifest.json
+  REL2=$(install_release "$BATS_TEST_TMPDIR/notes2")
+  run --separate-stderr gl-verify list --releases "$GL_HOME/releases"
+  json -s '[.[] | select(.name == "mcp-notes") | .version] == ["1.0.0","1.1.0"]'
+  run --separate-stderr gl-verify list --releases "$BATS_TEST_TMPDIR/none"
+  [ "$status" -eq 0 ] && [ -z "$output" ]
+  run --separate-stderr gl-verify list extra
+  [ "$status" -eq 2 ]
+  serve mcp-notes </dev/null
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"2 installed releases fit"*"1.0.0"*"1.1.0"* ]]
+  slug mcp-notes@1.1.0
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  for spec in mcp-notes@2.0.0 no-such-release "mcp-notes@"; do
+    serve "$spec" </dev/null
+    [ "$status" -eq 2 ]
+  done
+  [[ "$stderr" == *"not a sha256, NAME or NAME@VERSION"* ]]
+}
+
 # sdk REL CALLS_FILE [gl-run flags…] — the SDK client through gl-run --serve-mcp
 sdk() {
   local rel=$1 calls=$2

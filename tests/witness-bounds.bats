@@ -20,7 +20,7 @@
 # Plain pass only (make check's time: 40 MiB slots through every copy and
 # replay take about a minute a pass): as nobody, the same gl-run and
 # gl-replay paths run in tests/replay.bats and tests/replay-runtimes.bats.
-# sanitizers: no — lib/evidence/witness_store.c and the snapshot decoder run under ASan in tests/replay.bats, tests/replay-import.bats and tests/replay-runtimes.bats (every witness is version 5); here the time is the 40 MiB slots
+# sanitizers: no — lib/evidence/witness_store.c and the snapshot decoder run under ASan in tests/replay.bats, tests/replay-import.bats and tests/replay-runtimes.bats (every witness is version 6); here the time is the 40 MiB slots
 load helpers
 load fixtures/run/helpers
 bats_require_minimum_version 1.5.0

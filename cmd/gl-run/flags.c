@@ -61,7 +61,8 @@ const char gl_run_usage[] =
     "  --no-twin           ablation: each copy gets its own clock and seed\n"
     "                      (false triggers; for experiments only)\n"
     "  --serve-mcp         be an MCP server on stdio for one release instead\n"
-    "                      (with --release H [--consumer NAME]; docs/mcp.md)\n"
+    "                      (with --release H|NAME[@VERSION] [--consumer NAME];\n"
+    "                      docs/mcp.md; gl-verify list shows the names)\n"
     "  --receipts DIR      write one signed receipt per launch into DIR (SPEC §9,\n"
     "                      docs/receipts.md); needs --host-key\n"
     "  --log FILE          append JSON Lines events (calls, refusals, triggers,\n"
@@ -200,9 +201,9 @@ void check_flags(const struct opts *o, struct gl_session *s, struct gl_receipts 
 	if (!o->policy)
 		bad_usage("--policy is required");
 	gl_log_open("gl-run", o->log); /* lib/json/log.h: exit 2 when it cannot be opened */
-	if (o->serve_mcp &&
-	    (!o->serve_release || !gl_sha256_hex_ok(o->serve_release, strlen(o->serve_release))))
-		bad_usage("--serve-mcp needs --release with a release's sha256");
+	if (o->serve_mcp && (!o->serve_release || !*o->serve_release))
+		bad_usage("--serve-mcp needs --release with a release's sha256, NAME or "
+			  "NAME@VERSION");
 	if (!o->serve_mcp && o->serve_release)
 		bad_usage("--release and --consumer go with --serve-mcp");
 	if (!gl_profile_find(o->profile))

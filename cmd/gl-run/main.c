@@ -14,6 +14,7 @@
 #include "broker/http.h"
 #include "core/util.h"
 #include "evidence/witness_key.h"
+#include "release/installed.h"
 #include "json/json.h"
 #include "json/jsonl.h"
 #include "json/log.h"
@@ -114,6 +115,14 @@ int main(int argc, char **argv)
 		s.broker.pool = false;
 	}
 	rc.mode = s.mode_name;
+	/* --release NAME[@VERSION]: the one installed release it fits, by
+	 * hash from here on (lib/release/installed.h) */
+	char serve_sha[65];
+	if (o.serve_mcp) {
+		if (gl_installed_find(s.releases_dir, o.serve_release, serve_sha, &f) < 0)
+			gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
+		o.serve_release = serve_sha;
+	}
 	/* --serve-mcp fails fast, before its first message and before any
 	 * slot exists (issue 17): an agent host shows this stderr line, with
 	 * the path, instead of an error at the first tools/list */

@@ -19,6 +19,7 @@
 #include "json/refusal.h"
 #include "sign/trust.h"
 #include "core/util.h"
+#include "release/installed.h"
 
 static const char usage[] =
     "usage: gl-verify pin REPO|ROOT.json\n"
@@ -29,6 +30,7 @@ static const char usage[] =
     "                 [--expect-mode MODE] [--expect-tree-sha256 H]\n"
     "                 [--expect-receipt ID] [--expect-profile PROFILE]\n"
     "       gl-verify call RESULTS --host KEY.pub --receipts DIR\n"
+    "       gl-verify list [--releases DIR]\n"
     "every command also takes --log FILE (or GL_LOG=FILE): one JSON Lines\n"
     "         \"command\" event per run (what ran, exit, refusal code, elapsed).\n"
     "\n"
@@ -49,6 +51,9 @@ static const char usage[] =
     "         - for stdin): the host key's signature over its id, mode, release and\n"
     "         the receipts it names, then each of those receipts in DIR as the\n"
     "         receipt of that id. One JSON record per result record.\n"
+    "list     every release installed in $GL_HOME/releases (or DIR), one JSON\n"
+    "         record each: release (sha256), name, version, runtime, protocol,\n"
+    "         deterministic; by name and version (gl-run --release NAME@VERSION).\n"
     "\n"
     "State lives in GL_HOME (default ${XDG_STATE_HOME:-$HOME/.local/state}/germline).\n"
     "Prints one JSON object. Exit 0 ok; 1 refused ({\"ok\":false,\"error\":CODE,...});\n"
@@ -90,6 +95,29 @@ static int cmd_install(int argc, char **argv)
 		return gl_fail_report(&f);
 	jv out = jv_object_set(jv_object(), jv_string("ok"), jv_true());
 	return finish(r, &f, jv_object_set(out, jv_string("release"), rec));
+}
+
+/* gl-verify list [--releases DIR] (lib/release/installed.h). */
+static int cmd_list(int argc, char **argv)
+{
+	const char *dir = NULL;
+	if (argc == 4 && !strcmp(argv[2], "--releases"))
+		dir = argv[3];
+	else if (argc != 2)
+		usage_error("list takes only --releases DIR");
+	autofree char *home = dir ? NULL : gl_home();
+	autofree char *def = dir ? NULL : gl_xasprintf("%s/releases", home);
+	autofail struct gl_fail f = {0};
+	jv list;
+	if (gl_installed_list(dir ? dir : def, &list, &f) < 0)
+		gl_die(GL_EXIT_USAGE, "%s", gl_fail_detail(&f));
+	jv_array_foreach(list, i, o)
+	{
+		(void)i;
+		gl_json_emit(o);
+	}
+	jv_free(list);
+	return GL_EXIT_OK;
 }
 
 static const char *hex_arg(const char *flag, const char *v)
@@ -246,6 +274,8 @@ static int run(int argc, char **argv)
 		return cmd_receipt(argc, argv);
 	if (!strcmp(argv[1], "call"))
 		return cmd_call(argc, argv);
+	if (!strcmp(argv[1], "list"))
+		return cmd_list(argc, argv);
 	for (int i = 2; i < argc; i++) {
 		if (argv[i][0] == '-' && argv[i][1])
 			usage_error("unknown option");
