@@ -111,6 +111,27 @@ helper_pids() {
   [ "$(at 2 '.reply.value|length')" -gt 2 ]
 }
 
+@test "minimal root: ctypes.util.find_library answers in a copy as on the host (the root has no ldconfig, gcc or ld), and the library it names loads" {
+  r=$BATS_TEST_TMPDIR/probe
+  cp -r "$(rel probe)" "$r"
+  cat >>"$r/contain_probe.py" <<'EOF'
+
+
+def find_libs(call):
+    import ctypes
+    import ctypes.util
+    out = {n: ctypes.util.find_library(n) for n in ("c", "m", "no-such-lib-gl")}
+    out["loads"] = bool(out["c"]) and ctypes.CDLL(out["c"]).getpid() > 0
+    return out
+EOF
+  jq '.functions.find_libs = {"destinations":[]}' "$r/manifest.json" >"$r/m" && mv "$r/m" "$r/manifest.json"
+  want=$("$SYSPY" -c 'import ctypes.util as u, json; print(json.dumps({n: u.find_library(n) for n in ("c", "m", "no-such-lib-gl")}))')
+  [[ $want == *'"c": "libc.so'* ]] # the host's own answer, the reference
+  run drive "$r" find_libs
+  printf '%s\n' "$output" | jq -se --argjson w "$want" '.[1].reply.value == ($w + {loads: true})' ||
+    { echo "$output"; false; }
+}
+
 @test "minimal root: a copy cannot chmod or touch a release file, nor update its atime; off: all three are channels" {
   r=$BATS_TEST_TMPDIR/probe
   cp -r "$(rel probe)" "$r"

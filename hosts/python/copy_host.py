@@ -47,6 +47,7 @@ from _thread import allocate_lock
 from collections.abc import MutableMapping
 
 import copy_files
+import copy_libs
 import copy_relay
 from copy_files import _open, _os_open
 from copy_relay import HTTPConnection, HTTPSConnection
@@ -451,6 +452,8 @@ def prepare(import_twin=None, minimal_root=False, scan=True):
     else:
         _precall_twin = (_real_time(), _real_urandom(32).hex())
     random.Random.seed = _seed
+    if minimal_root:  # no ldconfig, gcc or ld there: the library directory instead
+        copy_libs.install()
     for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector",
                  "KqueueSelector"):
         cls = getattr(selectors, name, None)
