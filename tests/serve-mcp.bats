@@ -155,6 +155,38 @@ EOF
   [[ "$stderr" == *"not a sha256, NAME or NAME@VERSION"* ]]
 }
 
+@test "serve-mcp: a tool that fails on a file its consumer's copy was not given is told so: the items withheld named in the answer and in _meta (an MCP server's isError result, a germline function's error), and in the record" {
+  REL=$(install_release "$FIX/mcp/notes")
+  jq '.clearances.pub = []' "$POLICY" >p2 && POLICY=$BATS_TEST_TMPDIR/p2
+  serve "$REL" --consumer pub <<EOF
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"$D/hr/salary.csv"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"$D/pub/a.txt"}}}
+EOF
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -se --arg p "$D/hr/salary.csv" '
+    (.[1].result | .isError and ._meta.germline.withheld == [$p]
+      and (.content | map(.text) | any(startswith("germline: withheld from this consumer'"'"'s copy") and contains($p))))
+    and (.[2].result | (.isError | not) and (._meta.germline | has("withheld") | not))' ||
+    { echo "$output"; false; }  # a germline-protocol function: its failure is a JSON-RPC error, whose
+  # message names the items withheld; gl-run's record names them too
+  WH=$(install_release "$FIX/releases/wh-read")
+  serve "$WH" --consumer pub <<EOF
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"doc":"$D/hr/salary.csv"}}}
+EOF
+  [ "$status" -le 1 ] || { echo "$output $stderr"; false; } # 1: a call failed
+  echo "$output" | jq -se --arg p "$D/hr/salary.csv" '.[1].error
+    | (.message | contains("cannot read") and contains("; withheld from this consumer") and contains($p))
+      and .data.error == "tool_error"' || { echo "$output"; false; }
+  jq -cn --arg r "$WH" --arg p "$D/hr/salary.csv" \
+    '{id:"c1",release:$r,function:"read",args:{doc:$p},consumers:["pub","agent"]}' |
+    gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" >rec.jsonl
+  jq -e --arg p "$D/hr/salary.csv" '.results | (map(select(.consumer == "pub"))[0]
+    | .ok == false and .withheld == [$p]) and (map(select(.consumer == "agent"))[0]
+    | .ok and (has("withheld") | not))' rec.jsonl
+}
+
 # sdk REL CALLS_FILE [gl-run flags…] — the SDK client through gl-run --serve-mcp
 sdk() {
   local rel=$1 calls=$2

@@ -532,11 +532,21 @@ static void end_group(struct run *r, struct gl_germline *gm, int from, enum outc
 	gl_labels_copy(&r->gL[r->gi], &r->L);
 	if (r->mode->contacted_only && !g->nconsumer && g->ndest) /* one lazy_skip may skip */
 		gl_labels_join(&r->gL[r->gi], &r->gL[r->plan->ngroup]);
-	/* Line 28: each consumer of g gets the value with label L (Eq. 2). */
-	for (size_t i = 0; i < g->nconsumer; i++)
-		*results = jv_array_append(
-		    *results, gl_broker_consumer_record(r->c->consumer[g->consumer[i]], o, result,
-							r->why, &r->L, true));
+	/* Line 28: each consumer of g gets the value with label L (Eq. 2),
+	 * and the names of the items its copy did not hold (the plan's: a
+	 * tool that fails on a file it was not given then says why). */
+	jv withheld = jv_array();
+	for (size_t x = 0; g->nconsumer && x < r->c->nitem; x++)
+		if (!in_view(g, x))
+			withheld = jv_array_append(withheld, jv_string(r->c->item[x].name));
+	for (size_t i = 0; i < g->nconsumer; i++) {
+		jv rec = gl_broker_consumer_record(r->c->consumer[g->consumer[i]], o, result,
+						   r->why, &r->L, true);
+		if (jv_array_length(jv_copy(withheld)) > 0)
+			rec = jv_object_set(rec, jv_string("withheld"), jv_copy(withheld));
+		*results = jv_array_append(*results, rec);
+	}
+	jv_free(withheld);
 	gl_slot_free(&r->slot);
 }
 

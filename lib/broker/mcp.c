@@ -364,7 +364,57 @@ static jv meta_germline(jv record, jv mine, jv clearance)
 		g = jv_object_set(g, jv_string(fields[i]), filtered(record, fields[i], clearance, &l));
 		labels = jv_object_set(labels, jv_string(fields[i]), l);
 	}
-	return jv_object_set(g, jv_string("labels"), labels);
+	g = jv_object_set(g, jv_string("labels"), labels);
+	jv w = gl_json_get(mine, "withheld"); /* the plan's: names the consumer gave */
+	if (jv_get_kind(w) == JV_KIND_ARRAY)
+		return jv_object_set(g, jv_string("withheld"), w);
+	jv_free(w);
+	return g;
+}
+
+/* "a, b" of the items mine's copy was not given (owned), or NULL. */
+static char *withheld_text(jv mine)
+{
+	jv w = gl_json_get(mine, "withheld");
+	struct gl_buf b = {0};
+	if (jv_get_kind(w) == JV_KIND_ARRAY)
+		jv_array_foreach(w, i, n)
+		{
+			if (jv_get_kind(n) == JV_KIND_STRING) {
+				if (b.len)
+					gl_buf_add(&b, ", ", 2);
+				gl_buf_add(&b, jv_string_value(n), strlen(jv_string_value(n)));
+			}
+			jv_free(n);
+		}
+	jv_free(w);
+	if (!b.len) {
+		free(b.data);
+		return NULL;
+	}
+	gl_buf_add(&b, "", 1);
+	return b.data;
+}
+
+#define WITHHELD_NOTE "withheld from this consumer's copy (labels beyond its clearance): "
+
+/* A failed tool result (isError) of mine, told which items its copy did
+ * not have: a tool that fails on a file it was not given says only that
+ * it could not read it ("EACCES … scandir '/'"). v consumed. */
+static jv note_withheld(jv v, jv mine)
+{
+	autofree char *names = withheld_text(mine);
+	if (!names || gl_json_get_bool(v, "isError", 0) != 1)
+		return v;
+	jv c = gl_json_get(v, "content");
+	if (jv_get_kind(c) != JV_KIND_ARRAY) {
+		jv_free(c);
+		return v;
+	}
+	autofree char *t = gl_xasprintf("germline: " WITHHELD_NOTE "%s", names);
+	c = jv_array_append(c, JV_OBJECT(jv_string("type"), jv_string("text"), jv_string("text"),
+					 jv_string(t)));
+	return jv_object_set(v, jv_string("content"), c);
 }
 
 int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
@@ -409,9 +459,11 @@ int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int
 	} else if (!cleared) {
 		rc = not_cleared(code, message, data);
 	} else if (gl_json_get_bool(mine, "ok", 0) != 1) {
-		const char *e = gl_json_get_str(mine, "error");
-		rc = error(e ? e : "failed", gl_json_get_str(mine, "detail"), jv_copy(label), code,
-			   message, data);
+		const char *e = gl_json_get_str(mine, "error"), *d = gl_json_get_str(mine, "detail");
+		autofree char *names = withheld_text(mine);
+		autofree char *dw =
+		    names ? gl_xasprintf("%s; " WITHHELD_NOTE "%s", d ? d : "failed", names) : NULL;
+		rc = error(e ? e : "failed", dw ? dw : d, jv_copy(label), code, message, data);
 	} else {
 		jv v = gl_json_get(mine, "value");
 		if (!tool_result(v)) { /* a germline-protocol function's value */
@@ -428,6 +480,7 @@ int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int
 				jv_free(v);
 			v = wrapped;
 		}
+		v = note_withheld(v, mine);
 		jv meta = gl_json_get(v, "_meta");
 		if (jv_get_kind(meta) != JV_KIND_OBJECT) {
 			jv_free(meta);
