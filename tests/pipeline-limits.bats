@@ -352,6 +352,7 @@ num_pipeline() {
     jq -cS '{ok, copies, function, pub: (.results[] | select(.consumer == "pub"))}' "rec.$j" |
       sort -u >pub.$j
     [ "$(wc -l <pub.$j)" -eq 1 ] || { cat pub.$j; false; }
-    jq -e '.ok and .pub == {consumer:"pub",ok:true,value:1,label:[]}' pub.$j
+    # (withheld: the names of the hr items its copy was not given, from the plan)
+    jq -e '.ok and (.pub | del(.withheld)) == {consumer:"pub",ok:true,value:1,label:[]}' pub.$j
   done
 }
