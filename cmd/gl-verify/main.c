@@ -100,11 +100,13 @@ static int cmd_install(int argc, char **argv)
 /* gl-verify list [--releases DIR] (lib/release/installed.h). */
 static int cmd_list(int argc, char **argv)
 {
-	const char *dir = NULL;
-	if (argc == 4 && !strcmp(argv[2], "--releases"))
-		dir = argv[3];
-	else if (argc != 2)
-		usage_error("list takes only --releases DIR");
+	const char *dir = NULL, *v;
+	for (int i = 2; i < argc; i++) {
+		if ((v = gl_flag_value(argc, argv, &i, "--releases", usage)))
+			dir = v;
+		else
+			usage_error("list takes only --releases DIR");
+	}
 	autofree char *home = dir ? NULL : gl_home();
 	autofree char *def = dir ? NULL : gl_xasprintf("%s/releases", home);
 	autofail struct gl_fail f = {0};

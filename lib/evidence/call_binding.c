@@ -11,21 +11,15 @@
 
 #define IDS_MAX 256 /* receipts one record may name (gl-verify receipt's own cap) */
 
-/* rec's (borrowed) field key, or null. */
-static jv field(jv rec, const char *key)
-{
-	jv v = jv_object_get(jv_copy(rec), jv_string(key));
-	return jv_is_valid(v) ? v : jv_null();
-}
-
 /* The SHA-256 (hex) of the canonical statement rec's fields make. 0, or
  * -1 with f (not canonical JSON: an id that is not a JSON scalar). */
 static int digest(jv rec, char hex[65], struct gl_fail *f)
 {
 	jv st = JV_OBJECT(jv_string("_type"), jv_string(GL_CALL_TYPE), jv_string("call"),
-			  field(rec, "id"), jv_string("mode"), field(rec, "mode"),
-			  jv_string("receipts"), field(rec, "receipts"), jv_string("release"),
-			  field(rec, "release"));
+			  gl_json_get_or_null(rec, "id"), jv_string("mode"),
+			  gl_json_get_or_null(rec, "mode"), jv_string("receipts"),
+			  gl_json_get_or_null(rec, "receipts"), jv_string("release"),
+			  gl_json_get_or_null(rec, "release"));
 	int rc = gl_statement_digest(st, hex, f);
 	jv_free(st);
 	return rc;

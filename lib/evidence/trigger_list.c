@@ -9,20 +9,14 @@
 #include "evidence/witness_key.h"
 #include "json/json.h"
 
-/* rec's (borrowed) field key, or null. */
-static jv field(jv rec, const char *key)
-{
-	jv v = jv_object_get(jv_copy(rec), jv_string(key));
-	return jv_is_valid(v) ? v : jv_null();
-}
-
 /* The SHA-256 (hex) of the canonical statement rec's fields make. 0, or
  * -1 (not canonical JSON). */
 static int digest(jv rec, char hex[65])
 {
 	jv st = JV_OBJECT(jv_string("_type"), jv_string(GL_TRIGGERS_TYPE), jv_string("call"),
-			  field(rec, "id"), jv_string("release"), field(rec, "release"),
-			  jv_string("triggers"), field(rec, "triggers"));
+			  gl_json_get_or_null(rec, "id"), jv_string("release"),
+			  gl_json_get_or_null(rec, "release"), jv_string("triggers"),
+			  gl_json_get_or_null(rec, "triggers"));
 	autofail struct gl_fail f = {0};
 	int rc = gl_statement_digest(st, hex, &f);
 	jv_free(st);

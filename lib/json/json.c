@@ -468,6 +468,12 @@ bool gl_lines_record(struct gl_lines *r, struct gl_buf *out, bool *failed)
 
 /* ---- accessors ------------------------------------------------------- */
 
+jv gl_json_get_or_null(jv obj, const char *key)
+{
+	jv v = gl_json_get(obj, key);
+	return jv_is_valid(v) ? v : jv_null();
+}
+
 jv gl_json_get(jv obj, const char *key)
 {
 	if (jv_get_kind(obj) != JV_KIND_OBJECT)

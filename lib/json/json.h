@@ -187,5 +187,8 @@ int gl_json_is_str_array(jv v);
 /* Borrowed-object field lookup without touching refcounts' ownership rules
  * for the caller: returns an owned copy (jv_invalid() when absent). */
 jv gl_json_get(jv obj, const char *key);
+/* The same, jv_null() when absent (a signed statement's field the record
+ * lacks). */
+jv gl_json_get_or_null(jv obj, const char *key);
 
 #endif

@@ -184,11 +184,16 @@ static void environment(const struct gl_witness *w, const struct gl_witness_tran
 
 /* Is w's producer one the auditor trusts? An unsigned (older) witness
  * never is; the test build's GL_TEST_WITNESS_TRUST_OFF takes every one. */
-static bool trusted(const struct gl_replay *x, const struct gl_witness *w)
+bool gl_replay_key_trusted(const struct gl_replay *x, const char *keyid)
 {
 	if (gl_witness_trust_off())
 		return true;
-	return w->producer && x->trust && gl_witness_trusted_home(x->trust, x->home, w->producer);
+	return keyid && x->trust && gl_witness_trusted_home(x->trust, x->home, keyid);
+}
+
+static bool trusted(const struct gl_replay *x, const struct gl_witness *w)
+{
+	return gl_replay_key_trusted(x, w->producer);
 }
 
 /* out (consumed) names w's producer and whether it is trusted; an

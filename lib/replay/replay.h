@@ -149,6 +149,11 @@ int gl_replay_make_tmp(struct gl_replay *x, struct gl_fail *f);
 bool gl_replay_unverifiable(const char *code);
 jv gl_replay_as_unverified(jv out, const struct gl_witness *w);
 
+/* Does the auditor trust keyid (NULL: unsigned, never) — one of this
+ * host's own keys, or one given with --trust? The test build's
+ * GL_TEST_WITNESS_TRUST_OFF trusts every key. */
+bool gl_replay_key_trusted(const struct gl_replay *x, const char *keyid);
+
 /* {"ok":false,"error":code,"detail","witness":who} (owned) — never
  * "release" alone, so gl-damp does not take it for a call. */
 GL_PRINTF(3, 4)

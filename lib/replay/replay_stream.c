@@ -8,7 +8,6 @@
 #include "core/sha.h"
 #include "core/util.h"
 #include "evidence/trigger_list.h"
-#include "evidence/witness_key.h"
 #include "evidence/witness_store.h"
 #include "json/json.h"
 #include "json/jsonl.h"
@@ -51,8 +50,7 @@ static jv unreplayed(struct gl_replay *x, jv out, jv rec, jv t)
 		return out;
 	char keyid[GL_KEYID_HEX];
 	bool sig = !off && gl_triggers_signer(rec, keyid) == 0;
-	bool trust = off || (sig && (gl_witness_trust_off() ||
-				     (x->trust && gl_witness_trusted_home(x->trust, x->home, keyid))));
+	bool trust = off || (sig && gl_replay_key_trusted(x, keyid));
 	out = jv_object_set(out, jv_string("release"), jv_string(rel));
 	out = jv_object_set(out, jv_string("destination"), jv_string(d));
 	out = jv_object_set(out, jv_string("event"), jv_string("unverified"));
