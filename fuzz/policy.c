@@ -1,6 +1,7 @@
 /* policy.c — the deployer's policy (lib/plan/policy.c): gl_policy_parse on
  * any bytes; a policy it took answers the questions gl-plan and gl-run ask
- * of it (clearances, routes, limits, the label of a file and of a
+ * of it (clearances, routes, limits, a release's configuration in its
+ * public form, the label of a file and of a
  * directory), over fixed names and paths, so the globs the input holds are
  * matched against real paths (lib/plan/policy_query.c). */
 #include "fuzz.h"
@@ -27,6 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			gl_policy_clearance(&p, names[i]);
 			gl_policy_route(&p, names[i]);
 			gl_policy_limits(&p, names[i]);
+			const struct gl_config *c = gl_policy_config(&p, names[i]);
+			if (c)
+				jv_free(gl_config_public(c));
 		}
 		gl_policy_limits(&p, NULL);
 		for (size_t i = 0; paths[i]; i++) {

@@ -73,6 +73,10 @@ unit_ok() {
   unit_ok dirglob_test
 }
 
+@test "secrets: a value only in what a bound host is sent (url, headers, body as its \"in\" allows), out of every reply, the growth bounded; the public form (lib/broker/secrets.c, lib/release/config.c; secrets_test)" {
+  unit_ok secrets_test
+}
+
 @test "policy: limits — SPEC §4 defaults, global and per-release fields, every malformed field refused by name (bounds_test)" {
   unit_ok bounds_test
 }

@@ -164,7 +164,8 @@ int main(int argc, char **argv)
 	gl_http_global_init();
 	autofree char *home = gl_home(), *host_dir = gl_host_dir();
 	struct gl_replay x = {.home = home, .host_dir = host_dir, .tries = GL_REPLAY_TRIES_DEFAULT,
-			      .manifest = jv_invalid()};
+			      .manifest = jv_invalid(),
+			      .config_pub = jv_null()};
 	struct gl_policy pol = {.doc = jv_null()};
 	const char *log_path = NULL;
 	int i = parse_flags(argc, argv, &x, &pol, &log_path);

@@ -56,6 +56,17 @@ def _mcp_setup(copy_host, entry):
     copy_host.MCP_ENTRY = entry
 
 
+def _operator_args():
+    """The operator's public args for the release (SPEC §4 "config";
+    docs/secrets.md) as its sys.argv[1:], in place of the host's own
+    arguments; out of os.environ before the release runs."""
+    args = os.environ.pop("GL_RELEASE_ARGS", None)
+    if args is not None:
+        import json
+
+        sys.argv[1:] = [str(a) for a in json.loads(args)]
+
+
 def main():
     host_dir = os.path.dirname(os.path.abspath(__file__))
     session = sys.argv[1:2] == ["--session"]
@@ -64,6 +75,7 @@ def main():
     release_dir, entry = sys.argv[1], sys.argv[2]
     mcp = _is_mcp(release_dir)
     if session:  # the baselines' persistent, unconfined process
+        _operator_args()
         sys.path[:0] = [host_dir, release_dir]
         import importlib
 
@@ -86,6 +98,7 @@ def main():
         import_twin, minimal_root = (int(sec) + int(usec) / 1e6, seed), root in ("1", "2")
         scan = root != "2"
         del sys.argv[3:]
+    _operator_args()
     # The operator's weaker profile is for _germline only, not for the
     # release to read (gl-replay's germline has none): out of os.environ.
     profile = os.environ.pop("GL_PROFILE", None)

@@ -161,6 +161,7 @@ jv gl_broker_call(const struct gl_broker *b, struct gl_germline *g, const struct
 	gl_broker_run_init(&r, b->lazy ? &gl_mode_lazy : &gl_mode_germline, b, c, plan,
 			   plan->ngroup);
 	r.stateless = keeps_no_state(c);
+	r.config = g->config;
 	autofail struct gl_fail why = {0}; /* a refusal of the whole call */
 	jv label = jv_invalid();           /* the refusal's own label (a slot lock's) */
 	int rc = gl_broker_load_items(&r, &why);

@@ -123,12 +123,14 @@ void gl_session_stop(struct gl_session_proc *p);
 
 /* Run call c on p under mode (FRESH, CONFINED, SIGIFC or SIGPIN); plan
  * gives D_f. Returns the body of the result record (owned), as
- * gl_broker_call. A process that does not finish the call (deadline,
+ * gl_broker_call; cfg's secrets go into its deliveries as for a copy
+ * (lib/broker/secrets.h). A process that does not finish the call (deadline,
  * crash, protocol) is stopped (p->up false): the next call starts a new
  * one. */
 jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 			  struct gl_session_proc *p, const struct gl_call *c,
-			  const struct gl_plan *plan);
+			  const struct gl_plan *plan,
+			  const struct gl_config *cfg);
 
 /* ---- replay mode (gl-replay; paper §IV-F, Definition 6) -----------------
  *

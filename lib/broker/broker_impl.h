@@ -104,6 +104,9 @@ struct run {
 	const struct gl_broker *b;
 	const struct gl_call *c;  /* NULL in replay mode */
 	const struct gl_plan *plan;
+	/* the operator's configuration of the release (lib/release/config.h):
+	 * its secrets go into deliveries and out of replies; NULL: none */
+	const struct gl_config *config;
 	char **b64;               /* base64 contents per c->item index */
 	int *item_fd;             /* per c->item index: the path item opened once, or -1 */
 	struct gl_callmsg_item *items; /* per c->item: name, label (owned jv), b64 */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "broker/http.h"
+#include "broker/secrets.h"
 #include "json/json.h"
 #include "plan/labels.h"
 #include "core/util.h"
@@ -54,24 +55,45 @@ jv gl_broker_denied(void)
 }
 
 /* Line 14: deliver q, get ρ. A delivery that gets no reply answers the copy
- * with a 502 marked X-Germline: unreachable (docs/gl-run.md). */
+ * with a 502 marked X-Germline: unreachable (docs/gl-run.md); one the
+ * operator's secrets refuse (lib/broker/secrets.h: a request they would
+ * grow past its bound, or an encoded reply to a request that carried one)
+ * with a 502 marked X-Germline: secret-refused. The reply the copy gets,
+ * and every record of it, has each secret's value replaced by its
+ * placeholder. */
+static jv reply_502(struct run *r, const char *host, const char *mark, const struct gl_fail *f)
+{
+	(void)r;
+	autofree char *q = gl_sanitize(host, strlen(host));
+	gl_warn("request to %s: %s", q, gl_fail_detail(f));
+	return JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("status"),
+			 jv_number(502), jv_string("headers"),
+			 JV_ARRAY(JV_ARRAY(jv_string("X-Germline"), jv_string(mark))),
+			 jv_string("body"), jv_string(""));
+}
+
 jv gl_broker_deliver(struct run *r, struct gl_http_req *req, bool *no_time)
 {
 	struct gl_http_reply rep;
 	autofail struct gl_fail f = {0};
+	struct gl_subst sub;
 	const char *route = gl_policy_route(r->b->pol, req->host);
-	enum gl_http_status st = gl_http_deliver(req, route, r->deadline, &rep, &f);
+	if (gl_secrets_apply(r->config, req, &sub, &f) < 0) {
+		gl_subst_free(&sub);
+		return reply_502(r, req->host, "secret-refused", &f);
+	}
+	enum gl_http_status st = gl_http_deliver(req, route, &sub, r->deadline, &rep, &f);
+	bool carried = sub.used > 0;
+	gl_subst_free(&sub);
 	if (st == GL_HTTP_NO_TIME) {
 		*no_time = true;
 		return jv_invalid();
 	}
-	if (st != GL_HTTP_OK) {
-		autofree char *q = gl_sanitize(req->host, strlen(req->host));
-		gl_warn("request to %s: %s", q, gl_fail_detail(&f));
-		return JV_OBJECT(jv_string("type"), jv_string("reply"), jv_string("status"),
-				 jv_number(502), jv_string("headers"),
-				 JV_ARRAY(JV_ARRAY(jv_string("X-Germline"), jv_string("unreachable"))),
-				 jv_string("body"), jv_string(""));
+	if (st != GL_HTTP_OK)
+		return reply_502(r, req->host, "unreachable", &f);
+	if (gl_secrets_redact(r->config, &rep, carried, &f) < 0) {
+		gl_http_reply_free(&rep);
+		return reply_502(r, req->host, "secret-refused", &f);
 	}
 	autobuf struct gl_buf b64 = {0};
 	gl_b64_encode(&b64, (unsigned char *)rep.body.data, rep.body.len);

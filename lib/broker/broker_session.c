@@ -59,7 +59,14 @@ int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_se
 	char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
 	char *argv[] = {"python3", "-I", "-B", script, "--session", (char *)spec->release_dir,
 			(char *)spec->entry, NULL};
-	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent", NULL};
+	/* the operator's env and placeholders, as a germline gets them */
+	char *envp[4 + GL_CONFIG_ENV_MAX + GL_CONFIG_SECRETS_MAX + 1] = {
+	    "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent", NULL};
+	size_t ne = 3;
+	for (size_t k = 0; spec->config && k < spec->config->ncopy_env; k++)
+		envp[ne++] = spec->config->copy_env[k];
+	if (spec->config && spec->config->args_env)
+		envp[ne++] = spec->config->args_env;
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -276,12 +283,14 @@ static jv session_record(struct run *r, enum gl_run_mode mode, const struct gl_s
 
 jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 			  struct gl_session_proc *p, const struct gl_call *c,
-			  const struct gl_plan *plan)
+			  const struct gl_plan *plan,
+			  const struct gl_config *cfg)
 {
 	bool any = mode == GL_RUN_SIGPIN || mode == GL_RUN_SIGIFC;
 	struct run r;
 	gl_broker_run_init(&r, any ? &gl_mode_any_host : &gl_mode_allowlist, b, c, plan, 0);
 	r.sock = p->sock; /* the session's: the run never ends its process */
+	r.config = cfg;
 	autofail struct gl_fail why = {0};
 	jv out;
 	if (gl_broker_load_items(&r, &why) < 0) {

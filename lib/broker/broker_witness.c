@@ -93,6 +93,7 @@ void gl_broker_witnesses(struct run *r, const struct gl_germline *gm, int from)
 		    .signer = r->b->witness_key,  /* who made it (witness_key.h) */
 		    /* the bounds its copies ran under (unset: the defaults) */
 		    .limits = gm->lim.memory_mb ? &gm->lim : NULL,
+		    .config = r->config,
 		};
 		char *path = NULL, sha[65];
 		bool too_large = false;

@@ -1,6 +1,7 @@
 /* http.c — delivering a copy's request with libcurl; see http.h. */
 #define _GNU_SOURCE
 #include "broker/http.h"
+#include "broker/secrets.h"
 
 #include <ctype.h>
 #include <sodium.h>
@@ -207,15 +208,21 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 }
 
 /* The tool's headers as curl sends them, and no others: curl's defaults
- * (Accept, Expect, Content-Type) disabled where the tool has none. */
-static struct curl_slist *request_headers(const struct gl_msg *m)
+ * (Accept, Expect, Content-Type) disabled where the tool has none. With
+ * secrets in the request (sub, lib/broker/secrets.h) their values, and
+ * Accept-Encoding identity in place of the tool's, so that the reply is
+ * bytes a search for the secrets can see. */
+static struct curl_slist *request_headers(const struct gl_msg *m, const struct gl_subst *sub)
 {
 	struct curl_slist *hdrs = NULL;
 	bool have_accept = false, have_ctype = false, have_expect = false;
+	bool carried = sub && sub->used;
 	for (size_t i = 0; i < m->nheader; i++) {
 		const char *name = m->header[i].name, *value = m->header[i].value;
-		if (hop_header(name))
+		if (hop_header(name) || (carried && !strcasecmp(name, "accept-encoding")))
 			continue;
+		if (sub && sub->header && sub->header[i])
+			value = sub->header[i];
 		have_accept |= !strcasecmp(name, "accept");
 		have_ctype |= !strcasecmp(name, "content-type");
 		have_expect |= !strcasecmp(name, "expect");
@@ -230,25 +237,30 @@ static struct curl_slist *request_headers(const struct gl_msg *m)
 		hdrs = curl_slist_append(hdrs, "Expect:");
 	if (!have_ctype)
 		hdrs = curl_slist_append(hdrs, "Content-Type:");
+	if (carried)
+		hdrs = curl_slist_append(hdrs, "Accept-Encoding: identity");
 	return hdrs;
 }
 
-/* The method and body exactly as the tool sent them. */
-static void set_method(CURL *h, const struct gl_msg *m)
+/* The method and body exactly as the tool sent them (its secrets in: sub). */
+static void set_method(CURL *h, const struct gl_msg *m, const struct gl_subst *sub)
 {
+	const unsigned char *body = sub && sub->body ? sub->body : m->body;
+	size_t len = sub && sub->body ? sub->body_len : m->body_len;
 	if (!strcmp(m->method, "HEAD")) {
 		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	} else if (!strcmp(m->method, "GET") && m->body_len == 0) {
 		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
 	} else {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)m->body_len);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, m->body ? (char *)m->body : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? (const char *)body : "");
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m->method);
 	}
 }
 
 enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
-				    int64_t deadline, struct gl_http_reply *out, struct gl_fail *f)
+				    const struct gl_subst *sub, int64_t deadline,
+				    struct gl_http_reply *out, struct gl_fail *f)
 {
 	memset(out, 0, sizeof *out);
 	out->headers = jv_invalid();
@@ -266,7 +278,7 @@ enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
 		gl_http_reply_free(out);
 		return GL_HTTP_FAILED;
 	}
-	struct curl_slist *hdrs = request_headers(m), *connect_to = NULL;
+	struct curl_slist *hdrs = request_headers(m, sub), *connect_to = NULL;
 	if (route) {
 		/* "HOST:PORT:ADDR:PORT" with an empty PORT: any port of this host. */
 		bool v6 = strchr(req->host, ':') != NULL;
@@ -275,7 +287,7 @@ enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
 		curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
 	}
 	struct sink s = {.out = out};
-	curl_easy_setopt(h, CURLOPT_CURLU, req->url);
+	curl_easy_setopt(h, CURLOPT_CURLU, sub && sub->url ? sub->url : req->url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -293,7 +305,7 @@ enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL); /* bytes as sent */
 	curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
 	curl_easy_setopt(h, CURLOPT_HTTP_TRANSFER_DECODING, 1L);
-	set_method(h, m);
+	set_method(h, m, sub);
 	char ebuf[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
 	CURLcode rc = curl_easy_perform(h);

@@ -70,13 +70,17 @@ enum gl_http_status {
 	GL_HTTP_NO_TIME,     /* the copy's budget ran out before or during it */
 };
 
-/* Deliver req. route is "addr:port" from the policy or NULL; deadline is
+struct gl_subst;
+/* Deliver req. route is "addr:port" from the policy or NULL; sub is what
+ * the operator's secrets make of the request on the wire (secrets.h), or
+ * NULL: the request as the copy sent it; deadline is
  * the copy's absolute budget (gl_mono_ns scale). On GL_HTTP_OK *out is
  * filled (free with gl_http_reply_free); otherwise f says why (the status
  * is what the broker acts on; f's code is deadline for GL_HTTP_NO_TIME,
  * oversized for GL_HTTP_TOO_BIG, fetch for GL_HTTP_FAILED). */
 enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
-				    int64_t deadline, struct gl_http_reply *out, struct gl_fail *f);
+				    const struct gl_subst *sub, int64_t deadline,
+				    struct gl_http_reply *out, struct gl_fail *f);
 void gl_http_reply_free(struct gl_http_reply *r);
 
 /* curl_global_init once per process (not thread-safe; call from main). If it

@@ -499,6 +499,22 @@ static void limits_in(struct rd *r, struct gl_witness *w, jv d)
 	jv_free(l);
 }
 
+/* The operator's public configuration the germline ran with (written since
+ * it exists; never a secret's value: a record that carries one is refused). */
+static void config_in(struct rd *r, struct gl_witness *w, jv d)
+{
+	jv c = jv_object_get(jv_copy(d), jv_string("config"));
+	autofail struct gl_fail cf = {0};
+	if (jv_is_valid(c) && !r->bad) {
+		const char *rel = gl_json_get_str(d, "release");
+		if (gl_config_parse(c, rel ? rel : "release", true, &w->config, &cf) < 0)
+			fail(r, "%s", gl_fail_detail(&cf));
+		else
+			w->configured = true;
+	}
+	jv_free(c);
+}
+
 /* Is name a slot snapshot one of w's groups names? */
 static bool slot_named(const struct gl_witness *w, const char *name)
 {
@@ -559,7 +575,7 @@ static void check(struct rd *r, struct gl_witness *w)
 	    "destination", "destinations", "format", "function", "id", "items", "items_included",
 	    "mode", "record_sha256", "release", "served", "transcript", "trigger", "version",
 	    NULL};
-	static const char *const opt[] = {"comparing_transcript", "import_twin", "limits",
+	static const char *const opt[] = {"comparing_transcript", "config", "import_twin", "limits",
 					  "producer", "replies", "signature", "snapshots", NULL};
 	jv d = w->doc;
 	if (keys(r, d, "witness", req, opt) < 0)
@@ -574,6 +590,7 @@ static void check(struct rd *r, struct gl_witness *w)
 		return; /* the version decides the groups' fields */
 	producer_in(r, w, d);
 	limits_in(r, w, d);
+	config_in(r, w, d);
 	if (w->import_twinned && w->version < 2)
 		fail(r, "import_twin: not in a version 1 witness");
 	else if (w->import_twinned)
@@ -812,5 +829,6 @@ void gl_witness_free(struct gl_witness *w)
 	free(w->item);
 	free(w->path);
 	free(w->dir);
+	gl_config_free(&w->config);
 	memset(w, 0, sizeof *w);
 }

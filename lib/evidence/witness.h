@@ -26,6 +26,7 @@
 #include "plan/callmsg.h"
 #include "evidence/witness_store.h"
 #include "release/bounds.h"
+#include "release/config.h"
 #include "sign/keys.h"
 
 #define GL_WITNESS_FORMAT "germline.witness"
@@ -97,6 +98,9 @@ struct gl_witness_in {
 	const struct gl_key *signer;
 	/* the bounds of the call's copies (version 4; NULL: the defaults) */
 	const struct gl_limits *limits;
+	/* the operator's configuration of the release (lib/release/config.h),
+	 * recorded without its secrets' values; NULL: none */
+	const struct gl_config *config;
 };
 
 /* Build the record and write it atomically (mode 0600) to
@@ -153,6 +157,11 @@ struct gl_witness {
 	/* version 4: the bounds the call's copies ran under; older versions:
 	 * the SPEC §4 defaults */
 	struct gl_limits limits;
+	/* "config": the operator's public args, env and secrets' names the
+	 * germline was launched with (no value: lib/release/config.h), which
+	 * replay launches with; configured false: none */
+	struct gl_config config;
+	bool configured;
 };
 
 

@@ -238,6 +238,8 @@ static jv record(const struct gl_witness_in *in, const struct gl_witness_snap *s
 	SET("complete", jv_bool(complete));
 	if (in->import_twin)
 		SET("import_twin", twin_json(in->import_twin));
+	if (in->config)
+		SET("config", gl_config_public(in->config));
 	if (jv_is_valid(carried)) {
 		SET("comparing_transcript", mirror(in, with_mirror, replies, &carry_left));
 		SET("snapshots", carried);

@@ -474,6 +474,23 @@ jv gl_json_get_or_null(jv obj, const char *key)
 	return jv_is_valid(v) ? v : jv_null();
 }
 
+char *gl_json_unknown_key(jv obj, const char *const *allowed)
+{
+	char *found = NULL;
+	jv_object_foreach(obj, k, v)
+	{
+		bool known = false;
+		for (size_t i = 0; allowed[i]; i++)
+			known = known || strcmp(jv_string_value(k), allowed[i]) == 0;
+		if (!known && !found)
+			found = gl_quote(jv_string_value(k),
+					 (size_t)jv_string_length_bytes(jv_copy(k)));
+		jv_free(k);
+		jv_free(v);
+	}
+	return found;
+}
+
 jv gl_json_get(jv obj, const char *key)
 {
 	if (jv_get_kind(obj) != JV_KIND_OBJECT)

@@ -260,6 +260,44 @@ static int load_limits(struct gl_policy *p, struct gl_fail *f)
 	return r;
 }
 
+static int by_release(const void *a, const void *b)
+{
+	return strcmp(((const struct gl_config *)a)->release, ((const struct gl_config *)b)->release);
+}
+
+/* "config" (optional, SPEC §4): per release name, the operator's args, env
+ * and secrets (lib/release/config.h, docs/secrets.md). */
+static int load_config(struct gl_policy *p, struct gl_fail *f)
+{
+	jv v = gl_json_get(p->doc, "config");
+	int r = 0;
+	if (!jv_is_valid(v)) {
+		jv_free(v);
+		return 0;
+	}
+	if (jv_get_kind(v) != JV_KIND_OBJECT ||
+	    jv_object_length(jv_copy(v)) > GL_CONFIG_RELEASES_MAX) {
+		jv_free(v);
+		return gl_fail(f, GL_E_USAGE, "config: not an object of at most %d release names",
+			       GL_CONFIG_RELEASES_MAX);
+	}
+	p->config = gl_xcalloc((size_t)jv_object_length(jv_copy(v)) + 1, sizeof *p->config);
+	jv_object_foreach(v, k, o)
+	{
+		if (r == 0 && gl_config_parse(o, jv_string_value(k), false, &p->config[p->nconfig],
+					      f) == 0)
+			p->nconfig++;
+		else
+			r = -1;
+		jv_free(k);
+		jv_free(o);
+	}
+	jv_free(v);
+	if (r == 0 && p->nconfig)
+		qsort(p->config, p->nconfig, sizeof *p->config, by_release);
+	return r;
+}
+
 /* "concurrency" (optional, default "same-clearance", SPEC §4): which calls gl-run --jobs may run
  * at the same time (docs/formats.md, docs/gl-run.md "--jobs"). */
 static int load_concurrency(struct gl_policy *p, struct gl_fail *f)
@@ -285,8 +323,8 @@ static int load_concurrency(struct gl_policy *p, struct gl_fail *f)
 
 int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_fail *f)
 {
-	static const char *const keys[] = {"clearances", "routes", "labels", "read_paths", "limits",
-					   "concurrency", NULL};
+	static const char *const keys[] = {"clearances", "routes",	"labels", "read_paths",
+					   "limits",	 "concurrency", "config", NULL};
 	memset(p, 0, sizeof *p);
 	p->doc = jv_null();
 	if (len > GL_POLICY_MAX)
@@ -313,14 +351,15 @@ int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_
 			autofree char *s = show(jv_string_value(k));
 			r = gl_fail(f, GL_E_USAGE,
 				    "unknown field %s (clearances, routes, labels, "
-				    "read_paths, limits, concurrency)",
+				    "read_paths, limits, concurrency, config)",
 				    s);
 		}
 		jv_free(k);
 		jv_free(v);
 	}
 	if (r < 0 || load_clearances(p, f) < 0 || load_routes(p, f) < 0 || load_globs(p, f) < 0 ||
-	    load_read_paths(p, f) < 0 || load_limits(p, f) < 0 || load_concurrency(p, f) < 0) {
+	    load_read_paths(p, f) < 0 || load_limits(p, f) < 0 || load_concurrency(p, f) < 0 ||
+	    load_config(p, f) < 0) {
 		gl_policy_free(p);
 		return -1;
 	}
@@ -357,6 +396,9 @@ void gl_policy_free(struct gl_policy *p)
 		free(p->rpath[i].comp);
 	}
 	gl_limits_free(&p->limits);
+	for (size_t i = 0; i < p->nconfig; i++)
+		gl_config_free(&p->config[i]);
+	free(p->config);
 	free(p->clear);
 	free(p->route);
 	free(p->glob);

@@ -27,6 +27,7 @@
 
 #include "plan/labels.h"
 #include "release/bounds.h"
+#include "release/config.h"
 
 #define GL_POLICY_MAX (4u << 20) /* bytes of a policy file */
 #define GL_POLICY_NAMES_MAX 65536
@@ -67,6 +68,8 @@ struct gl_policy {
 	struct gl_policy_glob *rpath; /* read_paths, document order (tags empty) */
 	size_t nrpath;
 	struct gl_limits_table limits; /* per-copy bounds (lib/release/bounds.h) */
+	struct gl_config *config; /* per release name, sorted by it (lib/release/config.h) */
+	size_t nconfig;
 	enum gl_concurrency concurrency; /* "concurrency" (default any) */
 };
 
@@ -87,6 +90,10 @@ const struct gl_labels *gl_policy_clearance(const struct gl_policy *p, const cha
 
 /* The bounds of a copy of the release named name (NULL: the global ones). */
 const struct gl_limits *gl_policy_limits(const struct gl_policy *p, const char *name);
+
+/* The operator's configuration of the release named name (args, env,
+ * secrets; lib/release/config.h), or NULL: none. Lives as long as p. */
+const struct gl_config *gl_policy_config(const struct gl_policy *p, const char *name);
 
 /* The "addr:port" a host is routed to, or NULL. */
 const char *gl_policy_route(const struct gl_policy *p, const char *host);

@@ -28,6 +28,19 @@ const struct gl_limits *gl_policy_limits(const struct gl_policy *p, const char *
 	return gl_limits_for(&p->limits, name);
 }
 
+static int config_by_release(const void *a, const void *b)
+{
+	return strcmp(((const struct gl_config *)a)->release, ((const struct gl_config *)b)->release);
+}
+
+const struct gl_config *gl_policy_config(const struct gl_policy *p, const char *name)
+{
+	struct gl_config key = {.release = (char *)name};
+	return p->nconfig && name ? bsearch(&key, p->config, p->nconfig, sizeof key,
+					    config_by_release)
+				  : NULL;
+}
+
 const char *gl_policy_route(const struct gl_policy *p, const char *host)
 {
 	struct gl_policy_route key = {.host = host};

@@ -39,6 +39,9 @@ void gl_replay_stop(struct gl_replay *x)
 		gl_germline_stop(&x->g);
 	x->up = false;
 	x->release[0] = 0;
+	x->config = NULL; /* the witness's, borrowed for a launch */
+	jv_free(x->config_pub);
+	x->config_pub = jv_null();
 	jv_free(x->manifest);
 	x->manifest = jv_invalid();
 	free(x->read_paths);
@@ -76,12 +79,21 @@ static void read_paths(struct gl_replay *x)
  * copies were forked from; NULL for a version 1 witness: the real clock,
  * as gl-run then did). Kept while witnesses name the same release and
  * import twin. NULL with f on refusal. */
-static struct gl_germline *germline(struct gl_replay *x, const char *sha,
+static struct gl_germline *germline(struct gl_replay *x, const struct gl_witness *w,
 				    const struct gl_twin *itw, struct gl_fail *f)
 {
-	if (x->up && !strcmp(x->release, sha) && same_import(&x->g, itw))
+	const char *sha = w->release;
+	/* the operator's public configuration the call's germline had (its
+	 * args and env, its secrets' placeholders: never a value) */
+	jv cfg = w->configured ? gl_config_public(&w->config) : jv_null();
+	if (x->up && !strcmp(x->release, sha) && same_import(&x->g, itw) &&
+	    jv_equal(jv_copy(x->config_pub), jv_copy(cfg))) {
+		jv_free(cfg);
 		return &x->g;
+	}
 	gl_replay_stop(x);
+	x->config = w->configured ? &w->config : NULL;
+	x->config_pub = cfg;
 	if (gl_replay_release_verify(x, sha, f) < 0)
 		return NULL;
 	x->manifest = gl_manifest_load(x->release_dir);
@@ -115,7 +127,8 @@ static struct gl_germline *germline(struct gl_replay *x, const char *sha,
 				      .tmp_mb = x->lim.tmp_mb,
 				      .cg = x->cg,
 				      .limits = &x->lim,
-				      .uids = x->uids};
+				      .uids = x->uids,
+				      .config = x->config};
 	autofail struct gl_fail why = {0};
 	enum gl_launch_step st = GL_LAUNCH_OK;
 	if (gl_replay_is_exec(x)) { /* each run a verified launch (lib/replay/replay_exec.c) */
@@ -417,7 +430,7 @@ jv gl_replay_file(struct gl_replay *x, const char *path, const char *expect_sha2
 	const struct gl_twin *itw = w.import_twinned ? &w.import_twin : NULL;
 	int serial = serial_take(x, false);
 	struct gl_germline *g = contents(x, &w, &r, &f) < 0 ? NULL
-							    : germline(x, w.release, itw, &f);
+							    : germline(x, &w, itw, &f);
 	/* An exec run reads W's (probe) or V(d)'s (control) files at their
 	 * paths, as gl-run's copies did. */
 	bool launches = g && !gl_runtime_forks(gl_germline_runtime(g));

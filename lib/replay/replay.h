@@ -67,6 +67,11 @@ struct gl_replay {
 	char release[65];     /* the release whose germline is up */
 	char *release_dir;
 	jv manifest;
+	/* the witness's configuration (lib/release/config.h; borrowed while
+	 * its germline is launched, NULL: none) and its public form, which
+	 * the germline that is up was launched with (jv_null(): none) */
+	const struct gl_config *config;
+	jv config_pub;
 	const char **read_paths;
 	struct gl_germline g;
 	bool up;

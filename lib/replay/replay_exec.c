@@ -89,7 +89,7 @@ int gl_replay_exec_open(struct gl_replay *x, struct gl_fail *f)
 	x->g.exec = gl_xcalloc(1, sizeof *x->g.exec);
 	autofree char *host = gl_xasprintf("%s/gl-exec-host", x->host_dir);
 	autofail struct gl_fail why = {0};
-	if (gl_exec_open(x->g.exec, x->release_dir, x->manifest, host, x->home, &why) < 0) {
+	if (gl_exec_open(x->g.exec, x->release_dir, x->manifest, host, x->home, x->config, &why) < 0) {
 		gl_fail(f, x->g.exec->fail_rejected ? GL_E_HASH : GL_E_LAUNCH, "%s",
 			why.detail ? why.detail : "verified launch failed");
 		free(x->g.exec);

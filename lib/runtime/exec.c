@@ -7,6 +7,7 @@
  * lib/runtime/exec_tree.c. */
 #define _GNU_SOURCE
 #include "runtime/exec.h"
+#include "release/config.h"
 #include "runtime/exec_child.h"
 #include "runtime/exec_scratch.h"
 #include "runtime/exec_tree.h"
@@ -158,23 +159,26 @@ static int open_binaries(struct gl_exec *x, jv manifest, const char *host_path, 
 	return open_hashed(host_path, hreal, &x->host_fd, x->host_sha256, f);
 }
 
-/* argv of gl-exec-host (PROTOCOL STATE -- entry…) and every declared
- * destination (the session baseline's hosts file). */
-static void build_argv(struct gl_exec *x, jv manifest)
+/* argv of gl-exec-host (PROTOCOL STATE -- entry… operator's args…) and
+ * every declared destination (the session baseline's hosts file). */
+static void build_argv(struct gl_exec *x, jv manifest, const struct gl_config *cfg)
 {
+	size_t nargs = cfg ? cfg->nargs : 0;
 	const char *proto = gl_json_get_str(manifest, "protocol");
 	jv sd = gl_json_get(manifest, "state_dir");
 	x->state_dir = jv_get_kind(sd) == JV_KIND_TRUE;
 	jv_free(sd);
 	char **ent = strv_from(gl_json_get(manifest, "entry"));
 	size_t ne = strv_len(ent);
-	x->argv = gl_xcalloc(ne + 5, sizeof *x->argv);
+	x->argv = gl_xcalloc(ne + nargs + 5, sizeof *x->argv);
 	x->argv[0] = gl_xstrdup("gl-exec-host");
 	x->argv[1] = gl_xstrdup(proto ? proto : "germline");
 	x->argv[2] = gl_xstrdup("-"); /* the copy's state directory, set per copy */
 	x->argv[3] = gl_xstrdup("--");
 	for (size_t i = 0; i < ne; i++)
 		x->argv[4 + i] = ent[i];
+	for (size_t i = 0; i < nargs; i++) /* SPEC §4 "config": public, data-free */
+		x->argv[4 + ne + i] = gl_xstrdup(cfg->args[i]);
 	free(ent);
 	jv fns = gl_json_get(manifest, "functions");
 	jv all = jv_array();
@@ -192,15 +196,29 @@ static void build_argv(struct gl_exec *x, jv manifest)
 	x->declared = strv_from(all);
 }
 
+/* Whether the operator's configuration sets variable name. */
+static bool config_sets(const struct gl_config *cfg, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; cfg && i < cfg->ncopy_env; i++)
+		if (!strncmp(cfg->copy_env[i], name, n) && cfg->copy_env[i][n] == '=')
+			return true;
+	return false;
+}
+
 /* The target's environment: a fixed base, the twin shim for a Node.js
  * target (twin_js: hosts/exec/twin.cjs, required before anything the
  * manifest asks node to load; gl-exec-host adds the call's twin inputs),
- * and the manifest's "env". */
-static void build_env(struct gl_exec *x, jv manifest, const char *twin_js)
+ * the manifest's "env", and the operator's (SPEC §4 "config": its env and
+ * each secret's placeholder, never its value), which wins over the
+ * manifest's for a name both set. */
+static void build_env(struct gl_exec *x, jv manifest, const char *twin_js,
+		      const struct gl_config *cfg)
 {
 	jv env = gl_json_get(manifest, "env");
 	size_t nenv = jv_get_kind(env) == JV_KIND_OBJECT ? (size_t)jv_object_length(jv_copy(env)) : 0;
-	x->envp = gl_xcalloc(nenv + 6, sizeof *x->envp);
+	size_t ncfg = cfg ? cfg->ncopy_env : 0;
+	x->envp = gl_xcalloc(nenv + ncfg + 6, sizeof *x->envp);
 	size_t k = 0;
 	x->envp[k++] = gl_xstrdup("PATH=/usr/bin:/bin");
 	x->envp[k++] = gl_xstrdup("TMPDIR=/tmp"); /* the copy's own tmpfs (SPEC §5) */
@@ -213,13 +231,16 @@ static void build_env(struct gl_exec *x, jv manifest, const char *twin_js)
 		jv_object_foreach(env, key, val)
 		{
 			if (strcmp(jv_string_value(key), "NODE_OPTIONS") &&
-			    strcmp(jv_string_value(key), "TMPDIR"))
+			    strcmp(jv_string_value(key), "TMPDIR") &&
+			    !config_sets(cfg, jv_string_value(key)))
 				x->envp[k++] = gl_xasprintf("%s=%s", jv_string_value(key),
 							    jv_string_value(val));
 			jv_free(key);
 			jv_free(val);
 		}
 	}
+	for (size_t i = 0; i < ncfg; i++)
+		x->envp[k++] = gl_xstrdup(cfg->copy_env[i]);
 	jv_free(env);
 }
 
@@ -278,7 +299,8 @@ static int build_enforcement(struct gl_exec *x, struct gl_fail *f)
 
 /* gl_exec_open's steps, the words in *f (its code set by gl_exec_open). */
 static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
-			const char *host_path, const char *home, struct gl_fail *f)
+			const char *host_path, const char *home, const struct gl_config *cfg,
+			struct gl_fail *f)
 {
 	memset(x, 0, sizeof *x);
 	x->rt.ops = &gl_exec_ops;
@@ -289,12 +311,12 @@ static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
 		gl_exec_close(x);
 		return -1;
 	}
-	build_argv(x, manifest);
+	build_argv(x, manifest, cfg);
 	/* hosts/exec/twin.cjs beside gl-exec-host */
 	char *slash = strrchr(host_path, '/');
 	autofree char *twin_js = slash ? gl_xasprintf("%.*s/twin.cjs", (int)(slash - host_path), host_path)
 				       : gl_xstrdup("twin.cjs");
-	build_env(x, manifest, twin_js);
+	build_env(x, manifest, twin_js, cfg);
 	build_paths(x, manifest, twin_js);
 	x->fail_rejected = false; /* admitted: what fails now is a restriction */
 	if (build_enforcement(x, f) < 0) {
@@ -306,9 +328,9 @@ static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
 }
 
 int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
-		 const char *home, struct gl_fail *f)
+		 const char *home, const struct gl_config *cfg, struct gl_fail *f)
 {
-	if (open_release(x, release_dir, manifest, host_path, home, f) == 0)
+	if (open_release(x, release_dir, manifest, host_path, home, cfg, f) == 0)
 		return 0;
 	/* a file changed since install, or a restriction unavailable (SPEC §9) */
 	f->code = x->fail_rejected ? GL_E_REJECTED : GL_E_BOOTSTRAP_FAILED;

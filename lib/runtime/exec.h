@@ -33,6 +33,8 @@
 #include "runtime/runtime.h"
 #include "sandbox/sandbox.h"
 
+struct gl_config;
+
 #define GL_EXEC_FILES_MAX 200000 /* files of a release tree checked */
 #define GL_EXEC_RELAY_PORT 80
 
@@ -75,13 +77,14 @@ struct gl_exec {
 /* Open an exec release for a session: verify every file of release_dir
  * against the install record (<release_dir>.json "files"; a file changed,
  * added or missing refuses), open and hash entry[0] and host_path, build
- * the seccomp filter and the argv/env of the copies. manifest is
- * borrowed. 0, or -1 with f naming what failed, e.g. "verified launch:
+ * the seccomp filter and the argv/env of the copies (with cfg's args, env
+ * and secret placeholders: the operator's, lib/release/config.h; NULL:
+ * none). manifest and cfg are borrowed. 0, or -1 with f naming what failed, e.g. "verified launch:
  * node_modules/x/dist/index.js changed after install": rejected when
  * x->fail_rejected (a file not as installed), else bootstrap_failed (a
  * restriction unavailable; SPEC §9). */
 int gl_exec_open(struct gl_exec *x, const char *release_dir, jv manifest, const char *host_path,
-		 const char *home, struct gl_fail *f);
+		 const char *home, const struct gl_config *cfg, struct gl_fail *f);
 void gl_exec_close(struct gl_exec *x);
 
 /* Launch one copy (Algorithm 1 line 9 for an exec release): items are the

@@ -27,6 +27,8 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/uids.h"
 
+struct gl_config;
+
 /* Each step of a launch, so a failure names the step (STYLE: typed results). */
 enum gl_launch_step {
 	GL_LAUNCH_OK = 0,
@@ -64,6 +66,10 @@ struct gl_launch_spec {
 	 * real clock (a witness written before issue 14, which recorded none). */
 	const struct gl_twin *import_twin;
 	bool import_real;
+	/* The operator's configuration (SPEC §4 "config"; lib/release/config.h):
+	 * its env and each secret's placeholder in the germline's environment,
+	 * its args as the release's sys.argv[1:]; NULL: none. */
+	const struct gl_config *config;
 	unsigned tmp_mb;           /* limits.tmp_mb (lib/release/bounds.h; 0: the default): /tmp's bound */
 	/* The germline's bound from before its runtime's exec (lib/sandbox/cgroup.h
 	 * gl_cg_bound_launch; issue 15): its import is the release's code
@@ -125,6 +131,11 @@ struct gl_germline {
 	struct gl_cg *cg;
 	struct gl_limits lim;
 	struct gl_cg_copy cc, pool_cc;
+	/* The operator's configuration of the release (SPEC §4 "config";
+	 * lib/release/config.h), set by the caller with the launch: its public
+	 * args and env are in the germline, its secrets are the broker's
+	 * alone; NULL: none. */
+	const struct gl_config *config;
 	/* The launch's group (gl_cg_bound_launch), removed with the germline:
 	 * the init's pid in launch_cg, or -1. */
 	struct gl_cg *launch_cg;

@@ -339,10 +339,16 @@ void gl_launch_args(const struct gl_launch_spec *spec, const struct gl_germline 
 	memcpy(p->envp, envp, sizeof envp);
 	/* Each copy takes its lane's uid (hosts/python/_germline.c; checked
 	 * from outside, lib/sandbox/proc.c): set before the release runs. */
-	if (p->parent_maps) {
-		size_t i = 0;
-		while (p->envp[i])
-			i++;
-		p->envp[i] = "GL_COPY_UIDS=1";
-	}
+	size_t i = 0;
+	while (p->envp[i])
+		i++;
+	if (p->parent_maps)
+		p->envp[i++] = "GL_COPY_UIDS=1";
+	/* the operator's public env and the secrets' placeholders: data-free
+	 * (A2), so the germline may hold them; never a secret's value */
+	for (size_t k = 0; spec->config && k < spec->config->ncopy_env; k++)
+		p->envp[i++] = spec->config->copy_env[k];
+	if (spec->config && spec->config->args_env)
+		p->envp[i++] = spec->config->args_env;
+	p->envp[i] = NULL;
 }

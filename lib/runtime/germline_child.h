@@ -11,6 +11,7 @@
 #include "sandbox/root.h"
 #include "sandbox/sandbox.h"
 #include "core/util.h"
+#include "release/config.h"
 
 /* What the child writes on the status pipe before _exit (SPEC §9). */
 struct launch_status {
@@ -30,7 +31,8 @@ struct launch_prep {
 	 * before the go byte; the child then takes inside uid and gid 0 */
 	bool parent_maps;
 	char *argv[11];
-	char *envp[14];
+	/* the fixed ones, then the operator's (lib/release/config.h) */
+	char *envp[14 + GL_CONFIG_ENV_MAX + GL_CONFIG_SECRETS_MAX + 1];
 	struct gl_bpf bpf;
 	struct gl_root root; /* lib/sandbox/root.h; empty with GL_OFF_ROOT */
 	int scratch_abi; /* > 0: the germline's layer grants writes beneath its /tmp (lib/sandbox/scratch.h) */

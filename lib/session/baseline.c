@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "json/json.h"
 #include "runtime/exec.h"
 #include "session/session_impl.h"
 
@@ -46,7 +47,7 @@ static jv run_fresh(struct gl_session *s, const struct gl_resident *r, const str
 		gl_launch_end(&s->launcher, &g, &ev, &s->ids);
 		return fail_f(&f);
 	}
-	jv res = gl_broker_session_call(&s->broker, s->run, &p, c, plan);
+	jv res = gl_broker_session_call(&s->broker, s->run, &p, c, plan, g.config);
 	gl_session_stop(&p);
 	res = jv_object_set(res, jv_string("enforcement"), gl_session_enforcement(&g.enf));
 	gl_launch_end(&s->launcher, &g, &ev, &s->ids);
@@ -132,7 +133,8 @@ jv gl_session_baseline_run(struct gl_session *s, const struct gl_call *c,
 {
 	if (s->run == GL_RUN_FRESH)
 		return run_fresh(s, r, c, plan);
-	jv res = gl_broker_session_call(&s->broker, s->run, &r->sp, c, plan);
+	jv res = gl_broker_session_call(&s->broker, s->run, &r->sp, c, plan,
+					gl_policy_config(s->pol, gl_json_get_str(r->manifest, "name")));
 	if (s->run == GL_RUN_CONFINED)
 		gl_ids_add(&s->ids, r->ev.launched_id);
 	struct gl_enforcement none = {0}; /* nothing installed: the baseline */

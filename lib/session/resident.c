@@ -181,6 +181,7 @@ struct gl_launch_spec gl_session_launch_spec(const struct gl_session *s,
 	    .cg = (struct gl_cg *)&s->cg,
 	    .limits = gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name")),
 	    .uids = &s->uids,
+	    .config = gl_policy_config(s->pol, gl_json_get_str(r->manifest, "name")),
 	};
 }
 
@@ -195,7 +196,8 @@ static int open_exec(struct gl_session *s, const struct gl_resident *r, const ch
 	g->pid = g->pidfd = g->ctl = -1;
 	g->exec = gl_xcalloc(1, sizeof *g->exec);
 	autofree char *host = gl_xasprintf("%s/gl-exec-host", s->host_dir);
-	if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, f) < 0) {
+	const struct gl_config *cfg = gl_policy_config(s->pol, gl_json_get_str(r->manifest, "name"));
+	if (gl_exec_open(g->exec, dir, r->manifest, host, s->broker.home, cfg, f) < 0) {
 		/* rejected or bootstrap_failed */
 		gl_launch_exec_refused(&s->launcher, r->release, g->exec, gl_fail_detail(f),
 				       &s->ids);
@@ -204,6 +206,7 @@ static int open_exec(struct gl_session *s, const struct gl_resident *r, const ch
 		return -1;
 	}
 	g->enf = g->exec->enf;
+	g->config = cfg;
 	g->cg = &s->cg; /* its copies' bounds (lib/sandbox/cgroup.h) */
 	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
 	g->exec->tmp_mb = g->lim.tmp_mb;
@@ -226,6 +229,7 @@ int gl_session_launch(struct gl_session *s, const struct gl_resident *r, struct 
 	/* its copies' bounds: the policy's for this release name (lib/release/bounds.h) */
 	g->cg = &s->cg;
 	g->lim = *gl_policy_limits(s->pol, gl_json_get_str(r->manifest, "name"));
+	g->config = spec.config;
 	return 0;
 }
 
