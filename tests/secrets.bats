@@ -190,3 +190,81 @@ stolen() { in_log sink.example "$TOKEN" || grep -qF -- "$TOKEN" <<<"$output"; }
     [[ "$output" == *config.* ]] || { echo "$bad: $output"; false; }
   done
 }
+
+# tls_sink NAME CERT — tests/fixtures/sink.py serving HTTPS (echo) with CERT
+# (and CERT's key, CERT without .pem + .key), routed as NAME in $POLICY
+tls_sink() {
+  local name=$1 i port
+  rm -f "$BATS_TEST_TMPDIR/$name.port"
+  : >"$BATS_TEST_TMPDIR/$name.log"
+  "$SYSPY" "$FIX/sink.py" --port-file "$BATS_TEST_TMPDIR/$name.port" \
+    --log "$BATS_TEST_TMPDIR/$name.log" --mode echo --tls "$2" "${2%.pem}.key" \
+    </dev/null >/dev/null 2>&1 3>&- &
+  echo $! >>"$PIDS"
+  for i in $(seq 200); do [ -s "$BATS_TEST_TMPDIR/$name.port" ] && break; sleep 0.05; done
+  port=$(cat "$BATS_TEST_TMPDIR/$name.port")
+  jq --arg h "$name" --arg a "127.0.0.1:$port" '.routes[$h] = $a' "$POLICY" >"$POLICY.new"
+  mv "$POLICY.new" "$POLICY"
+}
+
+# cert NAME CN CA — a P-256 key NAME.key and certificate NAME.pem for DNS name
+# CN, signed by CA (CA.pem, CA.key); CA "self": a self-signed CA named CN
+cert() {
+  if [ "$3" = self ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+      -keyout "$1.key" -out "$1.pem" -subj "/CN=$2" 2>/dev/null
+    return
+  fi
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$1.key" \
+    -out "$1.csr" -subj "/CN=$2" 2>/dev/null
+  printf 'subjectAltName=DNS:%s\n' "$2" >"$1.ext"
+  openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial \
+    -out "$1.pem" -days 2 -extfile "$1.ext" 2>/dev/null
+}
+
+@test "HTTPS upstream: a destination whose CA only the policy's ca_file names is reached with it and not without; its name must be the URL's; the secret goes over TLS" {
+  local rel
+  rel=$(install_release "$FIX/releases/sec-dump")
+  cert ca "germline test CA" self
+  cert api api.example ca
+  cert other other.example ca
+  tls_sink api.example api.pem
+  # off: no ca_file: the system store does not know the test CA
+  run --separate-stderr gl-run --policy "$POLICY" <<<"$(envelope t1 "$rel" tls)"
+  json '.results[0].value == {status: 502, germline: "unreachable"}'
+  [ ! -s "$BATS_TEST_TMPDIR/api.example.log" ]
+  # on: the CA in ca_file; the token in the header, over TLS
+  jq --arg c "$PWD/ca.pem" '.ca_file = $c' "$POLICY" >p2 && mv p2 "$POLICY"
+  run --separate-stderr gl-run --policy "$POLICY" <<<"$(envelope t1 "$rel" tls)"
+  json '.results[0].value.status == 200'
+  json '.results[0].value.body | fromjson | .headers |
+    any(.[0] == "Authorization" and .[1] == "Bearer GERMLINE_SECRET_API_TOKEN")'
+  jq -e --arg t "$TOKEN" 'select(.path == "/tls") | .headers |
+    any(.[0] == "Authorization" and .[1] == "Bearer " + $t)' \
+    "$BATS_TEST_TMPDIR/api.example.log" >/dev/null
+  # a certificate the same CA issued for another name, served at api.example's
+  # route: refused (the name is checked against the URL's host)
+  kill_pids
+  : >"$PIDS"
+  tls_sink api.example other.pem
+  run --separate-stderr gl-run --policy "$POLICY" <<<"$(envelope t1 "$rel" tls)"
+  json '.results[0].value == {status: 502, germline: "unreachable"}'
+  [[ "$stderr" == *"api.example"* ]]
+  [ ! -s "$BATS_TEST_TMPDIR/api.example.log" ]
+}
+
+@test "a ca_file that is not a readable PEM certificate refuses the policy by name" {
+  local f
+  printf 'not a certificate\n' >none.pem
+  printf -- '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' >broken.pem
+  for f in none.pem broken.pem missing.pem relative; do
+    if [ "$f" = relative ]; then
+      jq '.ca_file = "ca.pem"' "$POLICY" >bad.json
+    else
+      jq --arg c "$PWD/$f" '.ca_file = $c' "$POLICY" >bad.json
+    fi
+    run gl-run --policy bad.json </dev/null
+    [ "$status" -eq 2 ] || { echo "$f: $output"; false; }
+    [[ "$output" == *ca_file:* ]] || { echo "$f: $output"; false; }
+  done
+}

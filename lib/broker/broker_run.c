@@ -82,7 +82,8 @@ jv gl_broker_deliver(struct run *r, struct gl_http_req *req, bool *no_time)
 		gl_subst_free(&sub);
 		return reply_502(r, req->host, "secret-refused", &f);
 	}
-	enum gl_http_status st = gl_http_deliver(req, route, &sub, r->deadline, &rep, &f);
+	enum gl_http_status st =
+	    gl_http_deliver(req, route, &sub, &r->b->pol->ca_pem, r->deadline, &rep, &f);
 	bool carried = sub.used > 0;
 	gl_subst_free(&sub);
 	if (st == GL_HTTP_NO_TIME) {

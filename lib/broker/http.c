@@ -258,9 +258,23 @@ static void set_method(CURL *h, const struct gl_msg *m, const struct gl_subst *s
 	}
 }
 
+/* TLS verified: the chain against the system's certificates and ca (the
+ * policy's ca_file, in place of the default bundle file; the default CA
+ * directory, Debian's /etc/ssl/certs, stays, so the system's roots still
+ * count), the name against the URL's host. */
+static void set_tls(CURL *h, const struct gl_buf *ca)
+{
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (ca && ca->len) {
+		struct curl_blob blob = {ca->data, ca->len, CURL_BLOB_NOCOPY};
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+	}
+}
+
 enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
-				    const struct gl_subst *sub, int64_t deadline,
-				    struct gl_http_reply *out, struct gl_fail *f)
+				    const struct gl_subst *sub, const struct gl_buf *ca,
+				    int64_t deadline, struct gl_http_reply *out, struct gl_fail *f)
 {
 	memset(out, 0, sizeof *out);
 	out->headers = jv_invalid();
@@ -294,6 +308,7 @@ enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
 	curl_easy_setopt(h, CURLOPT_PROXY, "");
 	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	set_tls(h, ca);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);

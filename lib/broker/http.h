@@ -9,7 +9,10 @@
  * so the host the broker compares with the declared destinations is the
  * host curl connects to. No second parser ever sees the URL string.
  *
- * Delivery: schemes http and https only; redirects never followed (a 3xx is
+ * Delivery: schemes http and https only (https verified: the peer's chain
+ * against the system store and the policy's ca_file, its name against
+ * the URL's host, so no certificate widens what is declared); redirects
+ * never followed (a 3xx is
  * the destination's reply); proxy variables ignored; a policy route becomes
  * CURLOPT_CONNECT_TO so the Host header stays the tool's; a timeout of the
  * lesser of 10 s and the copy's remaining budget; a capped response body;
@@ -73,14 +76,16 @@ enum gl_http_status {
 struct gl_subst;
 /* Deliver req. route is "addr:port" from the policy or NULL; sub is what
  * the operator's secrets make of the request on the wire (secrets.h), or
- * NULL: the request as the copy sent it; deadline is
+ * NULL: the request as the copy sent it; ca is the policy's ca_file (PEM,
+ * trusted for TLS besides the system's certificates; NULL or empty: the
+ * system's alone); deadline is
  * the copy's absolute budget (gl_mono_ns scale). On GL_HTTP_OK *out is
  * filled (free with gl_http_reply_free); otherwise f says why (the status
  * is what the broker acts on; f's code is deadline for GL_HTTP_NO_TIME,
  * oversized for GL_HTTP_TOO_BIG, fetch for GL_HTTP_FAILED). */
 enum gl_http_status gl_http_deliver(struct gl_http_req *req, const char *route,
-				    const struct gl_subst *sub, int64_t deadline,
-				    struct gl_http_reply *out, struct gl_fail *f);
+				    const struct gl_subst *sub, const struct gl_buf *ca,
+				    int64_t deadline, struct gl_http_reply *out, struct gl_fail *f);
 void gl_http_reply_free(struct gl_http_reply *r);
 
 /* curl_global_init once per process (not thread-safe; call from main). If it

@@ -13,6 +13,7 @@
 
 #include "json/json.h"
 #include "release/manifest.h"
+#include "sign/pkey.h"
 #include "core/util.h"
 
 static char *show(const char *s) { return gl_quote(s, strlen(s)); }
@@ -298,6 +299,35 @@ static int load_config(struct gl_policy *p, struct gl_fail *f)
 	return r;
 }
 
+/* "ca_file" (optional, SPEC §4): an absolute path to PEM certificates the
+ * broker trusts for upstream TLS besides the system store (a private CA,
+ * the tests'). Read once here, at most 1 MiB, and every certificate in it
+ * parsed: a file that names no certificate, or holds one OpenSSL cannot
+ * read, refuses the policy rather than failing every delivery later. */
+static int load_ca_file(struct gl_policy *p, struct gl_fail *f)
+{
+	const char *path = gl_json_get_str(p->doc, "ca_file");
+	jv v = gl_json_get(p->doc, "ca_file");
+	bool has = jv_is_valid(v);
+	jv_free(v);
+	if (!has)
+		return 0;
+	if (!path || path[0] != '/')
+		return gl_fail(f, GL_E_USAGE, "ca_file: not an absolute path");
+	autofree char *buf = NULL;
+	size_t len;
+	if (gl_read_file_capped(path, GL_POLICY_CA_MAX, &buf, &len) < 0)
+		return gl_fail(f, GL_E_USAGE, "ca_file: %s: %s", path,
+			       errno == EFBIG ? "larger than 1 MiB" : strerror(errno));
+	int n = gl_pem_certificates(buf, len);
+	if (n <= 0)
+		return gl_fail(f, GL_E_USAGE, "ca_file: %s: %s", path,
+			       n == 0 ? "no PEM certificate in it"
+				      : "a certificate in it cannot be read");
+	gl_buf_add(&p->ca_pem, buf, len);
+	return 0;
+}
+
 /* "concurrency" (optional, default "same-clearance", SPEC §4): which calls gl-run --jobs may run
  * at the same time (docs/formats.md, docs/gl-run.md "--jobs"). */
 static int load_concurrency(struct gl_policy *p, struct gl_fail *f)
@@ -323,8 +353,8 @@ static int load_concurrency(struct gl_policy *p, struct gl_fail *f)
 
 int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_fail *f)
 {
-	static const char *const keys[] = {"clearances", "routes",	"labels", "read_paths",
-					   "limits",	 "concurrency", "config", NULL};
+	static const char *const keys[] = {"clearances", "routes",	 "labels", "read_paths",
+					   "limits",	 "concurrency", "config", "ca_file", NULL};
 	memset(p, 0, sizeof *p);
 	p->doc = jv_null();
 	if (len > GL_POLICY_MAX)
@@ -351,7 +381,7 @@ int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_
 			autofree char *s = show(jv_string_value(k));
 			r = gl_fail(f, GL_E_USAGE,
 				    "unknown field %s (clearances, routes, labels, "
-				    "read_paths, limits, concurrency, config)",
+				    "read_paths, limits, concurrency, config, ca_file)",
 				    s);
 		}
 		jv_free(k);
@@ -359,7 +389,7 @@ int gl_policy_parse(struct gl_policy *p, const char *buf, size_t len, struct gl_
 	}
 	if (r < 0 || load_clearances(p, f) < 0 || load_routes(p, f) < 0 || load_globs(p, f) < 0 ||
 	    load_read_paths(p, f) < 0 || load_limits(p, f) < 0 || load_concurrency(p, f) < 0 ||
-	    load_config(p, f) < 0) {
+	    load_config(p, f) < 0 || load_ca_file(p, f) < 0) {
 		gl_policy_free(p);
 		return -1;
 	}
@@ -399,6 +429,7 @@ void gl_policy_free(struct gl_policy *p)
 	for (size_t i = 0; i < p->nconfig; i++)
 		gl_config_free(&p->config[i]);
 	free(p->config);
+	gl_buf_free(&p->ca_pem);
 	free(p->clear);
 	free(p->route);
 	free(p->glob);

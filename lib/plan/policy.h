@@ -34,6 +34,7 @@
 #define GL_POLICY_GLOBS_MAX 4096
 #define GL_POLICY_READ_PATHS_MAX 256 /* globs of read_paths */
 #define GL_NAME_MAX 253 /* a destination or consumer name */
+#define GL_POLICY_CA_MAX (1u << 20) /* bytes of a ca_file */
 
 struct gl_policy_clearance {
 	const char *name;
@@ -70,6 +71,9 @@ struct gl_policy {
 	struct gl_limits_table limits; /* per-copy bounds (lib/release/bounds.h) */
 	struct gl_config *config; /* per release name, sorted by it (lib/release/config.h) */
 	size_t nconfig;
+	/* "ca_file": the PEM certificates the broker trusts for upstream TLS
+	 * besides the system's (read and checked at load; len 0: none) */
+	struct gl_buf ca_pem;
 	enum gl_concurrency concurrency; /* "concurrency" (default any) */
 };
 

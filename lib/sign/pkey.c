@@ -7,8 +7,10 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
+#include <openssl/x509.h>
 #include <sodium.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/sha.h"
@@ -207,4 +209,24 @@ enum gl_code gl_pkey_verify(jv key, const unsigned char *msg, size_t n, const ch
 	if (ed)
 		return verify_ed25519(pub, pl, msg, n, sig_hex ? sig_hex : "", siglen, f);
 	return verify_evp(ec, pub, pl, msg, n, sig_hex ? sig_hex : "", siglen, f);
+}
+
+int gl_pem_certificates(const char *buf, size_t len)
+{
+	static const char begin[] = "-----BEGIN CERTIFICATE-----";
+	int blocks = 0, read = 0;
+	for (const char *p = buf, *end = buf + len;
+	     (p = memmem(p, (size_t)(end - p), begin, sizeof begin - 1)); p += sizeof begin - 1)
+		blocks++;
+	if (blocks == 0 || len > INT32_MAX)
+		return blocks == 0 ? 0 : -1;
+	BIO *b = BIO_new_mem_buf(buf, (int)len);
+	X509 *x;
+	while (b && (x = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
+		X509_free(x);
+		read++;
+	}
+	BIO_free(b);
+	ERR_clear_error();
+	return read == blocks ? read : -1;
 }

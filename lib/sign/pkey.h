@@ -44,4 +44,11 @@ enum gl_code gl_pkey_verify(jv key, const unsigned char *msg, size_t n, const ch
  * UTF-8) or is nested deeper than 4 levels. */
 int gl_pkey_keyid(jv key, char out[65], struct gl_fail *f);
 
+/* The X.509 certificates of PEM text buf (len bytes): how many there are
+ * (0: no "BEGIN CERTIFICATE" block), or -1 when a block OpenSSL cannot
+ * read is among them. A policy's ca_file is checked with it once, at
+ * load, so that a bad file refuses the policy instead of every TLS
+ * delivery (lib/plan/policy.c). */
+int gl_pem_certificates(const char *buf, size_t len);
+
 #endif

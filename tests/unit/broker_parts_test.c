@@ -203,12 +203,12 @@ static void test_http(const char *ok_port, const char *redir_port, const char *t
 	CHECK(gl_http_req_init(&r, &m, &err) == 0);
 	struct gl_http_reply rep;
 	/* routed: the Host header stays ocr.example, the body is echoed */
-	CHECK(gl_http_deliver(&r, route, NULL, soon(5000), &rep, &err) == GL_HTTP_OK);
+	CHECK(gl_http_deliver(&r, route, NULL, NULL, soon(5000), &rep, &err) == GL_HTTP_OK);
 	CHECK(rep.status == 200);
 	CHECK(rep.body.len > 0 && memmem(rep.body.data, rep.body.len, "invoice 42", 10));
 	gl_http_reply_free(&rep);
 	/* no time left: nothing is sent */
-	CHECK(gl_http_deliver(&r, route, NULL, gl_mono_ns() - 1, &rep, &err) == GL_HTTP_NO_TIME &&
+	CHECK(gl_http_deliver(&r, route, NULL, NULL, gl_mono_ns() - 1, &rep, &err) == GL_HTTP_NO_TIME &&
 	      err.code == GL_E_DEADLINE);
 	gl_fail_clear(&err);
 	gl_http_req_free(&r);
@@ -217,7 +217,7 @@ static void test_http(const char *ok_port, const char *redir_port, const char *t
 	autofree char *rroute = gl_xasprintf("127.0.0.1:%s", redir_port);
 	m = effect("POST", "http://redir.example/submit", "twenty-one item bytes");
 	CHECK(gl_http_req_init(&r, &m, &err) == 0);
-	CHECK(gl_http_deliver(&r, rroute, NULL, soon(5000), &rep, &err) == GL_HTTP_OK);
+	CHECK(gl_http_deliver(&r, rroute, NULL, NULL, soon(5000), &rep, &err) == GL_HTTP_OK);
 	CHECK(rep.status == 302 || rep.status == 307);
 	gl_http_reply_free(&rep);
 	gl_http_req_free(&r);
@@ -227,7 +227,7 @@ static void test_http(const char *ok_port, const char *redir_port, const char *t
 	/* without a route the name does not resolve: a failure, not a crash */
 	m = effect("GET", "http://unrouted.invalid/", "");
 	CHECK(gl_http_req_init(&r, &m, &err) == 0);
-	CHECK(gl_http_deliver(&r, NULL, NULL, soon(5000), &rep, &err) == GL_HTTP_FAILED &&
+	CHECK(gl_http_deliver(&r, NULL, NULL, NULL, soon(5000), &rep, &err) == GL_HTTP_FAILED &&
 	      err.code == GL_E_FETCH);
 	gl_fail_clear(&err);
 	gl_http_req_free(&r);
