@@ -73,6 +73,10 @@ unit_ok() {
   unit_ok dirglob_test
 }
 
+@test "mcp_revision: the four revisions negotiated, each session's tools/list and results with only its revision's fields, initialize with the server's own serverInfo and instructions (lib/broker/mcp_revision.c; mcp_revision_test)" {
+  unit_ok mcp_revision_test
+}
+
 @test "secrets: a value only in what a bound host is sent (url, headers, body as its \"in\" allows), out of every reply, the growth bounded; the public form (lib/broker/secrets.c, lib/release/config.c; secrets_test)" {
   unit_ok secrets_test
 }

@@ -47,7 +47,7 @@ serve_dead() {
   [ "$status" -eq 1 ]
   [ "$(echo "$output" | wc -l)" -eq 6 ]
   echo "$output" | jq -se --arg d "$2" '
-    (.[0] | .id == 1 and .result.serverInfo.name == "germline")
+    (.[0] | .id == 1 and .result._meta.germline.serverInfo.name == "germline")
     and ([.[1:5][] | .id] == [2,3,4,5])
     and all(.[1:5][]; .error.code == -32000 and .error.data.error == "germline_check"
                       and (.error.data.detail | startswith($d)))

@@ -71,20 +71,21 @@ serve() {
   # the same, all in order: it serves
   serve "$REL" <<<"$INIT"
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
-  echo "$output" | jq -e '.id == 1 and .result.serverInfo.name == "germline"'
+  echo "$output" | jq -e '.id == 1 and .result._meta.germline.serverInfo.name == "germline"'
 }
 
-@test "initialize: the client's revision when it is 2025-11-25 or 2025-06-18, else the latest; none is -32602" {
+@test "initialize: the client's revision when it is one of the four, else the latest; none is -32602" {
   REL=$(install_release "$FIX/mcp/slow")
   serve "$REL" <<EOF
 $INIT
 {"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","id":4,"method":"initialize","params":{"capabilities":{}}}
+{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 EOF
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
   [ "$(echo "$output" | jq -c '[.id, (.result.protocolVersion // .error.code)]' | tr '\n' ' ')" = \
-    '[1,"2025-11-25"] [2,"2025-06-18"] [3,"2025-11-25"] [4,-32602] ' ]
+    '[1,"2025-11-25"] [2,"2025-06-18"] [3,"2024-11-05"] [4,-32602] [5,"2025-11-25"] ' ]
 }
 
 @test "SDK client: negotiates 2025-11-25, -32602 names the field, a cancelled 5 s call's copy is gone and unanswered, the next call answered" {

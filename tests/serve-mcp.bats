@@ -57,7 +57,10 @@ EOF
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   [ "$(echo "$output" | wc -l)" -eq 5 ] # the notification got no answer
   echo "$output" | jq -se --arg S "$SALARY" '
-    (.[0] | .id == 1 and .result.protocolVersion == "2025-06-18" and .result.serverInfo.name == "germline"
+    (.[0] | .id == 1 and .result.protocolVersion == "2025-06-18"
+       and .result.serverInfo == {name: "notes", version: "1.0.0"}
+       and (.result.instructions | startswith("Team notes"))
+       and .result._meta.germline.serverInfo.name == "germline" and .result._meta.germline.label == []
        and .result.capabilities.tools.listChanged == false)
     and (.[1] | .id == "p" and .result == {})
     and (.[2].result.tools | map(.name) == ["read_note","search_notes","slugify","summarize","word_count"])
@@ -65,6 +68,55 @@ EOF
     and (.[3].result.structuredContent.title == $S and .[3].result._meta.germline.label == ["hr"]
        and .[3].result._meta.germline.copies == 1)
     and (.[4].result.content[0].text == "hello-world" and .[4].result._meta.germline.label == [])'
+}
+
+@test "serve-mcp: every revision the SDK speaks is negotiated; an older session gets only its revision's fields" {
+  REL=$(install_release "$FIX/mcp/notes")
+  local rev
+  for rev in 2025-11-25 2025-06-18 2025-03-26 2024-11-05 1999-01-01; do
+    serve "$REL" <<EOF
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"$rev","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"$D/pub/a.txt"}}}
+EOF
+    [ "$status" -eq 0 ] || { echo "$rev: $output $stderr"; false; }
+    echo "$output" | jq -se --arg r "$rev" '
+      (.[0].result.protocolVersion == (if $r == "1999-01-01" then "2025-11-25" else $r end))
+      and (.[1].result.tools | length == 5)
+      and ((.[2].result | has("structuredContent")) == ($r >= "2025-06-18" or $r == "1999-01-01"))
+      and (.[2].result.content[0].type == "text")' >/dev/null || { echo "$rev: $output"; false; }
+  done
+}
+
+@test "SDK 1.12 (revision 2025-03-26) connects, lists and calls, and gets the server's own answers" {
+  local old
+  old=$("$GL_ROOT/scripts/mcp-sdk.sh" 1.12.0)
+  REL=$(install_release "$FIX/mcp/notes")
+  "$SYSPY" "$FIX/mcp/calls.py" notes "$D/pub" --cheap 2 --costly 1 >calls.jsonl
+  GL_MCP_SDK=$old sdk "$REL" calls.jsonl
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -c '.result.content // .' >germline.out
+  GL_MCP_SDK=$old run --separate-stderr node "$SDK" "$SYSPY" \
+    "$FIX/mcp/notes/notes_server.py" <calls.jsonl
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -c '.result.content // .' >plain.out
+  [ "$(wc -l <plain.out)" -eq "$(($(wc -l <calls.jsonl) + 1))" ]
+  diff germline.out plain.out
+}
+
+@test "serve-mcp: what a server says of itself is passed on only typed and bounded" {
+  cp -r "$FIX/mcp/notes" notes
+  chmod -R u+w notes
+  # serverInfo with a number for a name, 20 KB of instructions
+  sed -i 's/^SERVER_INFO = .*/SERVER_INFO = {"name": 5, "version": "1"}/;
+    s/^INSTRUCTIONS = .*/INSTRUCTIONS = "x" * 20000/' notes/notes_server.py
+  REL=$(install_release "$PWD/notes")
+  serve "$REL" <<EOF
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+EOF
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  # germline's own take their place
+  json '.result.serverInfo.name == "germline" and (.result.instructions | startswith("Every tools/call"))'
 }
 
 @test "serve-mcp: malformed input gets JSON-RPC errors and the stream goes on" {
@@ -204,15 +256,15 @@ sdk() {
       >"$BATS_TEST_TMPDIR/calls.jsonl"
     sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl"
     [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
-    echo "$output" | jq -cS 'del(.result._meta) | del(.server)' >"$BATS_TEST_TMPDIR/germline.out"
-    echo "$output" | head -1 | jq -e '.server.name == "germline"'
+    echo "$output" | jq -cS 'del(.result._meta)' >"$BATS_TEST_TMPDIR/germline.out"
     echo "$output" | sed 1d | jq -e '.result._meta.germline.label == []' >/dev/null
     # The same client against the server itself (one process, no germline).
     http_proxy="http://$(jq -r '.routes["ocr.example"]' "$POLICY")" \
       run --separate-stderr node "$SDK" "$SYSPY" "$dir/$(jq -r .entry "$dir/manifest.json").py" \
       <"$BATS_TEST_TMPDIR/calls.jsonl"
     [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
-    echo "$output" | jq -cS 'del(.server)' >"$BATS_TEST_TMPDIR/plain.out"
+    # the server's own name and version, passed on: the first line too is the same
+    echo "$output" | jq -cS . >"$BATS_TEST_TMPDIR/plain.out"
     n=$(($(wc -l <"$BATS_TEST_TMPDIR/calls.jsonl") + 1))
     [ "$(wc -l <"$BATS_TEST_TMPDIR/plain.out")" -eq "$n" ]
     diff "$BATS_TEST_TMPDIR/germline.out" "$BATS_TEST_TMPDIR/plain.out"

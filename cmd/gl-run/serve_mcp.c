@@ -3,9 +3,10 @@
  *
  * Newline-delimited JSON-RPC 2.0 (lib/json/jsonrpc.h) on stdin/stdout, read by
  * lib/session/mcp_serve.h's reader thread so that a running call can be cancelled:
- *   initialize      protocolVersion negotiated (MCP lifecycle: the
- *                   client's when we speak it, else our latest), our
- *                   capabilities (tools), serverInfo "germline"
+ *   initialize      protocolVersion negotiated (lib/broker/mcp_revision.h:
+ *                   2024-11-05 to 2025-11-25), our capabilities (tools),
+ *                   the server's own serverInfo and instructions (its
+ *                   discovery), germline's in _meta.germline
  *   ping            {}
  *   tools/list      from the signed manifest (lib/broker/mcp.h gl_mcp_tools_list)
  *   tools/call      arguments checked against the tool's inputSchema
@@ -39,6 +40,7 @@
 #include "json/log.h"
 #include "release/manifest.h"
 #include "broker/mcp.h"
+#include "broker/mcp_revision.h"
 #include "session/jobs.h"
 #include "session/mcp_serve.h"
 #include "json/msg.h"
@@ -46,14 +48,10 @@
 
 #include "serve_mcp.h"
 
-/* Protocol revisions we speak, the latest first (SPEC §11). Older ones
- * (2025-03-26 has JSON-RPC batches, which we refuse) are not offered: a
- * client asking for one gets our latest and decides. */
-static const char *const revisions[] = {"2025-11-25", "2025-06-18", NULL};
-
 struct serve {
 	struct gl_session *s;
 	const char *release, *consumer;
+	const char *rev; /* the negotiated revision (lib/broker/mcp_revision.h); NULL: none yet */
 	struct gl_mcp_io *io;
 	struct gl_jobs *J; /* --jobs > 1: calls at once (lib/session/jobs.h); else NULL */
 	jv tools; /* the tools/list result, once it succeeded (the schemas) */
@@ -93,31 +91,6 @@ static void warn_call(const char *tool, const char *what, const char *code, cons
 		ds ? ds : "");
 }
 
-/* initialize: the client's revision when we speak it, else our latest
- * (MCP lifecycle, "Version Negotiation"). -1 when params carry none. */
-static int initialize(jv params, jv *result)
-{
-	const char *want = jv_get_kind(params) == JV_KIND_OBJECT
-			       ? gl_json_get_str(params, "protocolVersion")
-			       : NULL;
-	if (!want)
-		return -1;
-	const char *rev = revisions[0];
-	for (int i = 0; revisions[i]; i++)
-		if (!strcmp(want, revisions[i]))
-			rev = revisions[i];
-	*result = JV_OBJECT(
-	    jv_string("protocolVersion"), jv_string(rev), jv_string("capabilities"),
-	    JV_OBJECT(jv_string("tools"), JV_OBJECT(jv_string("listChanged"), jv_false())),
-	    jv_string("serverInfo"),
-	    JV_OBJECT(jv_string("name"), jv_string("germline"), jv_string("version"),
-		      jv_string(GL_VERSION)),
-	    jv_string("instructions"),
-	    jv_string("Every tools/call runs in sandboxed copies of a signed release "
-		      "(germline); each result's label is in _meta.germline.label."));
-	return 0;
-}
-
 /* The tool list (borrowed, cached after its first success), or
  * jv_invalid() with *f. */
 static jv tools(struct serve *v, struct gl_fail *f)
@@ -131,6 +104,25 @@ static jv tools(struct serve *v, struct gl_fail *f)
 }
 
 /* The inputSchema of tool name in the list (borrowed), or jv_invalid(). */
+/* initialize: the revision negotiated (lib/broker/mcp_revision.h), and
+ * what the server said of itself, which takes its discovery: a launch and a
+ * discovery copy before the answer (a release that cannot be discovered
+ * is answered with germline's own, and refused at tools/list as before).
+ * -1 when params carry no protocolVersion. */
+static int initialize(struct serve *v, jv params, jv *result)
+{
+	const char *want = jv_get_kind(params) == JV_KIND_OBJECT
+			       ? gl_json_get_str(params, "protocolVersion")
+			       : NULL;
+	if (!want)
+		return -1;
+	v->rev = gl_mcp_negotiate(want);
+	autofail struct gl_fail f = {0};
+	tools(v, &f);
+	*result = gl_mcp_initialize(v->rev, gl_session_server(v->s, v->release));
+	return 0;
+}
+
 static jv input_schema(jv list, const char *name)
 {
 	jv ts = gl_json_get(list, "tools");
@@ -366,7 +358,7 @@ static void call(struct serve *v, jv id, jv params)
 		jv_free(data);
 	} else if (r == 0) {
 		jv_free(data);
-		send_msg(v, gl_rpc_result(jv_copy(id), result));
+		send_msg(v, gl_rpc_result(jv_copy(id), gl_mcp_result_for(result, v->rev)));
 	} else {
 		send_msg(v, gl_rpc_error(jv_copy(id), code, message, data));
 		v->refused = 1;
@@ -387,7 +379,7 @@ static void call_done(jv rec, jv tag, void *ctx)
 	if (call_answer(v, rec, gl_json_get_str(tag, "name"), &result, &code, &message, &data) ==
 	    0) {
 		jv_free(data);
-		send_msg(v, gl_rpc_result(id, result));
+		send_msg(v, gl_rpc_result(id, gl_mcp_result_for(result, v->rev)));
 	} else {
 		send_msg(v, gl_rpc_error(id, code, message, data));
 		v->refused = 1;
@@ -470,7 +462,7 @@ static void request(struct serve *v, jv msg)
 	const char *method = gl_json_get_str(msg, "method");
 	jv res;
 	if (!strcmp(method, "initialize")) {
-		if (initialize(params, &res) == 0)
+		if (initialize(v, params, &res) == 0)
 			send_msg(v, gl_rpc_result(jv_copy(id), res));
 		else
 			send_msg(v, gl_rpc_error(jv_copy(id), GL_RPC_INVALID_PARAMS,
@@ -482,7 +474,7 @@ static void request(struct serve *v, jv msg)
 		autofail struct gl_fail f = {0};
 		jv list = tools(v, &f);
 		if (jv_is_valid(list)) {
-			send_msg(v, gl_rpc_result(jv_copy(id), jv_copy(list)));
+			send_msg(v, gl_rpc_result(jv_copy(id), gl_mcp_list_for(jv_copy(list), v->rev)));
 		} else {
 			const char *code = gl_code_name(f.code), *detail = gl_fail_detail(&f);
 			char *m = gl_xasprintf("germline: %s: %s", code, detail);

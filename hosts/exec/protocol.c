@@ -23,6 +23,8 @@
 
 bool mcp_up;
 static int64_t next_id = 1;
+/* the server's serverInfo and instructions from its initialize answer */
+static jv server_init; /* zero: jv_invalid() until the first initialize */
 
 static int send_line(int fd, jv m, struct end *e) /* consumes m; 0, or -1 with e */
 {
@@ -109,6 +111,20 @@ static int mcp_init(struct io *io, struct end *e)
 		jv_free(r);
 		return fail(e, t, jv_invalid());
 	}
+	/* what the server said of itself, for the discovery check's answer
+	 * (the broker types and bounds it: lib/broker/mcp.c) */
+	jv res = gl_json_get(r, "result");
+	jv_free(server_init);
+	server_init = jv_object();
+	static const char *const keep[] = {"serverInfo", "instructions", NULL};
+	for (size_t i = 0; keep[i] && jv_get_kind(res) == JV_KIND_OBJECT; i++) {
+		jv v = gl_json_get(res, keep[i]);
+		if (jv_is_valid(v))
+			server_init = jv_object_set(server_init, jv_string(keep[i]), v);
+		else
+			jv_free(v);
+	}
+	jv_free(res);
 	jv_free(r);
 	if (send_line(io->tfd, gl_rpc_notification("notifications/initialized", jv_null()), e) < 0)
 		return -1;
@@ -150,7 +166,8 @@ static void mcp_tools_list(struct io *io, struct end *e)
 		return;
 	}
 	state_dir = NULL;
-	e->value = JV_OBJECT(jv_string("tools"), all);
+	e->value = JV_OBJECT(jv_string("tools"), all, jv_string("server"),
+			     jv_is_valid(server_init) ? jv_copy(server_init) : jv_object());
 }
 
 /* One MCP call (args consumed) into e. */

@@ -118,6 +118,9 @@ class Client:
         })
         if not isinstance(res, dict):
             raise McpError("initialize: the result is not an object")
+        # what the server says of itself, for the discovery check's answer
+        # (the broker types and bounds it: lib/broker/mcp.c)
+        self.server = {k: res[k] for k in ("serverInfo", "instructions") if k in res}
         self.notify("notifications/initialized")
         self.ready = True
 
@@ -204,5 +207,5 @@ def call(module, entry, function, args):
     client = start(module, entry)
     client.initialize()
     if function == DISCOVERY:
-        return {"tools": client.tools()}
+        return {"tools": client.tools(), "server": getattr(client, "server", {})}
     return client.request("tools/call", {"name": function, "arguments": args})

@@ -119,10 +119,54 @@ static int compare(jv manifest, jv tools, struct gl_fail *f)
 	return r;
 }
 
+/* A string of at most max bytes without NUL, or jv_invalid() (v consumed). */
+static jv bounded_text(jv v, size_t max)
+{
+	if (jv_get_kind(v) == JV_KIND_STRING &&
+	    (size_t)jv_string_length_bytes(jv_copy(v)) <= max &&
+	    strlen(jv_string_value(v)) == (size_t)jv_string_length_bytes(jv_copy(v)))
+		return v;
+	jv_free(v);
+	return jv_invalid();
+}
+
+/* What the discovery copy reported of the server's initialize answer
+ * (value borrowed), typed and bounded (gl_mcp_discover). */
+static jv server_of(jv value)
+{
+	jv s = gl_json_get(value, "server"), out = jv_object();
+	jv si = jv_get_kind(s) == JV_KIND_OBJECT ? gl_json_get(s, "serverInfo") : jv_invalid();
+	if (jv_get_kind(si) == JV_KIND_OBJECT) {
+		jv name = bounded_text(gl_json_get(si, "name"), GL_MCP_INFO_TEXT_MAX);
+		jv ver = bounded_text(gl_json_get(si, "version"), GL_MCP_INFO_TEXT_MAX);
+		jv title = bounded_text(gl_json_get(si, "title"), GL_MCP_INFO_TEXT_MAX);
+		if (jv_is_valid(name) && jv_is_valid(ver)) {
+			jv info = JV_OBJECT(jv_string("name"), name, jv_string("version"), ver);
+			if (jv_is_valid(title))
+				info = jv_object_set(info, jv_string("title"), title);
+			else
+				jv_free(title);
+			out = jv_object_set(out, jv_string("serverInfo"), info);
+		} else {
+			jv_free(name);
+			jv_free(ver);
+			jv_free(title);
+		}
+	}
+	jv in = jv_get_kind(s) == JV_KIND_OBJECT
+		    ? bounded_text(gl_json_get(s, "instructions"), GL_MCP_INSTRUCTIONS_MAX)
+		    : jv_invalid();
+	if (jv_is_valid(in))
+		out = jv_object_set(out, jv_string("instructions"), in);
+	jv_free(si);
+	jv_free(s);
+	return out;
+}
+
 /* gl_mcp_discover but for a lost germline: a failure is f under
  * GL_E_GERMLINE_CHECK or GL_E_DISCOVERY_CHANGED. */
 static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
-			     bool *germline_lost, struct gl_fail *f)
+			     jv *server, bool *germline_lost, struct gl_fail *f)
 {
 	*tools = jv_invalid();
 	struct gl_session_proc p;
@@ -172,6 +216,8 @@ static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline
 			out = GL_E_DISCOVERY_CHANGED;
 		} else {
 			*tools = t;
+			if (server)
+				*server = server_of(m.value);
 			out = GL_E_OK;
 		}
 	}
@@ -182,9 +228,9 @@ done:
 }
 
 enum gl_code gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
-			     bool *germline_lost, struct gl_fail *f)
+			     jv *server, bool *germline_lost, struct gl_fail *f)
 {
-	enum gl_code c = discover(g, manifest, deadline_s, tools, germline_lost, f);
+	enum gl_code c = discover(g, manifest, deadline_s, tools, server, germline_lost, f);
 	if (c == GL_E_GERMLINE_CHECK && *germline_lost)
 		c = f->code = GL_E_GERMLINE;
 	return c;

@@ -27,6 +27,8 @@
 #define GL_MCP_DISCOVERY_FN "tools/list"
 #define GL_MCP_TOOLS_MAX 1024           /* tools one server may list */
 #define GL_ERR_DISCOVERY "discovery_changed"
+#define GL_MCP_INSTRUCTIONS_MAX 16384   /* bytes of a server's instructions passed on */
+#define GL_MCP_INFO_TEXT_MAX 256        /* bytes of a serverInfo name, version, title */
 
 /* Run the discovery check of the manifest (borrowed) on germline g, within
  * deadline_s seconds. GL_E_OK: *tools (owned) is the server's tools array,
@@ -34,9 +36,16 @@
  * GL_E_DISCOVERY_CHANGED (the list differs: f names the difference, SPEC
  * §11), GL_E_GERMLINE (the fork failed: *germline_lost set) or
  * GL_E_GERMLINE_CHECK (G1–G3 refused the germline, or the discovery copy
- * gave no answer). */
+ * gave no answer). server (NULL: not wanted) gets, with GL_E_OK, what of
+ * the server's own initialize answer gl-run passes on (owned):
+ * {"serverInfo":{"name","version"[,"title"]}, "instructions"}, each field
+ * only when the discovery copy reported it as a string within its bound
+ * (GL_MCP_INFO_TEXT_MAX, GL_MCP_INSTRUCTIONS_MAX; serverInfo only with
+ * both name and version), else absent: the discovery copy holds no data,
+ * so what it reports is public, but it is release code, so it is bounded
+ * and typed. */
 enum gl_code gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
-			     bool *germline_lost, struct gl_fail *f);
+			     jv *server, bool *germline_lost, struct gl_fail *f);
 
 /* The MCP tools/list result for a release: one tool per function of the
  * signed manifest (borrowed), in name order, each with the description,

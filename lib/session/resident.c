@@ -44,6 +44,7 @@ struct gl_resident *gl_session_resident(struct gl_session *s, const char *releas
 	memset(r, 0, sizeof *r);
 	r->sp = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 	r->tools = jv_null();
+	r->server = jv_null();
 	r->used = ++s->tick;
 	snprintf(r->release, sizeof r->release, "%s", release);
 	r->manifest = jv_copy(manifest);
@@ -274,11 +275,14 @@ int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, struct gl_
 	if (r->discovered || gl_manifest_protocol(r->manifest) != GL_PROTO_MCP_STDIO)
 		return 0;
 	bool lost = false;
-	jv tools;
-	enum gl_code dc = gl_mcp_discover(&r->g, r->manifest, s->broker.deadline_s, &tools, &lost, f);
+	jv tools, server = jv_null();
+	enum gl_code dc =
+	    gl_mcp_discover(&r->g, r->manifest, s->broker.deadline_s, &tools, &server, &lost, f);
 	if (dc == GL_E_OK) {
 		jv_free(r->tools);
+		jv_free(r->server);
 		r->tools = tools;
+		r->server = server;
 		r->discovered = true;
 		return 0;
 	}
@@ -319,6 +323,14 @@ jv gl_session_tools(struct gl_session *s, const char *release, struct gl_fail *f
 	return out;
 }
 
+jv gl_session_server(struct gl_session *s, const char *release)
+{
+	for (size_t i = 0; i < s->nres; i++)
+		if (!strcmp(s->res[i].release, release) && s->res[i].discovered)
+			return jv_copy(s->res[i].server);
+	return jv_null();
+}
+
 void gl_session_idle(struct gl_session *s)
 {
 	if (!s->broker.pool)
@@ -357,6 +369,7 @@ void gl_session_end(struct gl_session *s)
 			gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 		jv_free(r->manifest);
 		jv_free(r->tools);
+		jv_free(r->server);
 		free(r->refused);
 		free(r->read_paths);
 		free(r->rp_refused);

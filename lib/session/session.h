@@ -154,6 +154,12 @@ void gl_session_idle(struct gl_session *s);
  * or jv_invalid() with *f. */
 jv gl_session_tools(struct gl_session *s, const char *release, struct gl_fail *f);
 
+/* What the release's MCP server said of itself when it was discovered
+ * (owned: {"serverInfo","instructions"}, each field only when present and
+ * within its bounds; lib/broker/mcp.h gl_mcp_discover), or jv_null() before
+ * a discovery passed, or for a release that is no MCP server. */
+jv gl_session_server(struct gl_session *s, const char *release);
+
 /* Without delegated host uids (lib/sandbox/uids.h), every process of
  * release code runs alone host-wide: s->serial, and true when the caller
  * must run one call at a time (no --jobs, no --pool). The baselines keep

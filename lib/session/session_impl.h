@@ -16,6 +16,7 @@ struct gl_resident {
 	struct gl_session_proc sp; /* confined, sigifc, sigpin: the release's process */
 	bool discovered;           /* mcp-stdio: the discovery check passed (lib/broker/mcp.h) */
 	jv tools;                  /* owned: the server's tools/list, once discovered */
+	jv server;                 /* owned: its serverInfo and instructions (gl_mcp_discover), or null */
 	char *refused;             /* the discovery check refused the release: why */
 	char *rp_refused;          /* its read_paths are not granted: why (lib/plan/readpaths.h) */
 	uint64_t used;             /* s->tick at its last use: the LRU order of eviction */
