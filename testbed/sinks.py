@@ -78,6 +78,9 @@ def make_server(log, reply, sink=None, lock=None, hold=0.0):
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # no Nagle: a reply's head and body go out at once (a client that delays
+        # its ACK would otherwise wait 40 ms for the body)
+        disable_nagle_algorithm = True
 
         def log_message(self, *a):
             pass
