@@ -15,26 +15,6 @@ static bool bound(const struct gl_secret *s, const char *host)
 	return gl_secret_binds(s, host) || GL_TEST_SWITCH("GL_TEST_SECRETS_EVERYWHERE");
 }
 
-/* A value as it goes in a URL's path or query: every byte but RFC 3986's
- * unreserved ones percent-encoded, so no value changes the URL's shape. */
-static char *url_escape(const char *v)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	struct gl_buf b = {0};
-	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~", *p)) {
-			gl_buf_addc(&b, (char)*p);
-		} else {
-			gl_buf_addc(&b, '%');
-			gl_buf_addc(&b, hex[*p >> 4]);
-			gl_buf_addc(&b, hex[*p & 15]);
-		}
-	}
-	gl_buf_addc(&b, 0);
-	return b.data;
-}
-
 /* p[0..n) with every from replaced by to, appended to out; the count.
  * *room is what out may still grow by; past it *over is set. */
 static size_t replace(struct gl_buf *out, const char *p, size_t n, const char *from, size_t fl,
@@ -75,8 +55,7 @@ static char *subst_text(const struct gl_config *cfg, const char *host, const cha
 		const struct gl_secret *s = &cfg->secret[i];
 		if (!s->value || !bound(s, host) || !ok(s, arg))
 			continue;
-		autofree char *enc = url ? url_escape(s->value) : NULL;
-		const char *to = enc ? enc : s->value;
+		const char *to = url ? s->in_url : s->value;
 		struct gl_buf next = {0};
 		const char *src = changed ? cur.data : p;
 		size_t sl = changed ? cur.len : n;
@@ -176,37 +155,44 @@ void gl_subst_free(struct gl_subst *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* Longest values first: a value inside another is never taken out of it
- * first, leaving the rest of the longer one in the reply. */
-static size_t *by_length(const struct gl_config *cfg)
+/* What replies are searched for: every form of every value (config.h
+ * gl_secret.form) with its placeholder, the longest first, so that a form
+ * inside another is never taken out of it first, leaving the rest of the
+ * longer one behind. */
+struct wanted {
+	const char *form, *placeholder;
+	size_t len;
+};
+
+static int by_length_desc(const void *a, const void *b)
 {
-	size_t *o = gl_xcalloc(cfg->nsecret + 1, sizeof *o);
-	for (size_t i = 0; i < cfg->nsecret; i++)
-		o[i] = i;
-	for (size_t i = 1; i < cfg->nsecret; i++)
-		for (size_t j = i; j > 0 && cfg->secret[o[j]].value_len >
-						    cfg->secret[o[j - 1]].value_len; j--) {
-			size_t t = o[j];
-			o[j] = o[j - 1];
-			o[j - 1] = t;
-		}
-	return o;
+	size_t x = ((const struct wanted *)a)->len, y = ((const struct wanted *)b)->len;
+	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* text with every value replaced by its placeholder: an owned buffer, or
- * NULL when no value occurs in it. */
-static char *redact_text(const struct gl_config *cfg, const size_t *order, const char *p,
-			 size_t n, size_t *len, size_t *room, bool *over)
+static struct wanted *wanted_of(const struct gl_config *cfg, size_t *n)
+{
+	struct wanted *w = gl_xcalloc(cfg->nsecret * 5 + 1, sizeof *w);
+	*n = 0;
+	for (size_t i = 0; i < cfg->nsecret; i++)
+		for (size_t f = 0; cfg->secret[i].form[f]; f++)
+			w[(*n)++] = (struct wanted){cfg->secret[i].form[f], cfg->secret[i].placeholder,
+						    strlen(cfg->secret[i].form[f])};
+	qsort(w, *n, sizeof *w, by_length_desc);
+	return w;
+}
+
+/* text with every form replaced by its placeholder: an owned buffer, or
+ * NULL when none occurs in it. */
+static char *redact_text(const struct wanted *w, size_t nw, const char *p, size_t n,
+			 size_t *len, size_t *room, bool *over)
 {
 	struct gl_buf cur = {0};
 	bool changed = false;
-	for (size_t i = 0; i < cfg->nsecret && !*over; i++) {
-		const struct gl_secret *s = &cfg->secret[order[i]];
-		if (!s->value)
-			continue;
+	for (size_t i = 0; i < nw && !*over; i++) {
 		struct gl_buf next = {0};
-		size_t k = replace(&next, changed ? cur.data : p, changed ? cur.len : n, s->value,
-				   s->value_len, s->placeholder, strlen(s->placeholder), room, over);
+		size_t k = replace(&next, changed ? cur.data : p, changed ? cur.len : n, w[i].form,
+				   w[i].len, w[i].placeholder, strlen(w[i].placeholder), room, over);
 		if (k && !*over) {
 			gl_buf_free(&cur);
 			cur = next;
@@ -224,9 +210,8 @@ static char *redact_text(const struct gl_config *cfg, const size_t *order, const
 	return cur.data;
 }
 
-static int redact_headers(const struct gl_config *cfg, const size_t *order,
-			  struct gl_http_reply *rep, bool carried, size_t *room, bool *over,
-			  struct gl_fail *f)
+static int redact_headers(const struct wanted *w, size_t nw, struct gl_http_reply *rep,
+			  bool carried, size_t *room, bool *over, struct gl_fail *f)
 {
 	jv out = jv_array();
 	int r = 0;
@@ -240,7 +225,7 @@ static int redact_headers(const struct gl_config *cfg, const size_t *order,
 				    "encoded (%s): the secret could not be kept out of it",
 				    v);
 		size_t len;
-		autofree char *red = redact_text(cfg, order, v, strlen(v), &len, room, over);
+		autofree char *red = redact_text(w, nw, v, strlen(v), &len, room, over);
 		out = jv_array_append(out, JV_ARRAY(name, red ? jv_string(red) : value));
 		if (red)
 			jv_free(value);
@@ -256,14 +241,15 @@ int gl_secrets_redact(const struct gl_config *cfg, struct gl_http_reply *rep, bo
 {
 	if (!cfg || !cfg->nsecret || GL_TEST_SWITCH("GL_TEST_SECRETS_NO_REDACT"))
 		return 0;
-	autofree size_t *order = by_length(cfg);
+	size_t nw;
+	autofree struct wanted *w = wanted_of(cfg, &nw);
 	size_t room = GL_HTTP_BODY_MAX > rep->body.len ? GL_HTTP_BODY_MAX - rep->body.len : 0;
 	bool over = false;
-	if (redact_headers(cfg, order, rep, carried, &room, &over, f) < 0)
+	if (redact_headers(w, nw, rep, carried, &room, &over, f) < 0)
 		return -1;
 	size_t len;
-	char *body = redact_text(cfg, order, rep->body.data ? rep->body.data : "", rep->body.len,
-				 &len, &room, &over);
+	char *body = redact_text(w, nw, rep->body.data ? rep->body.data : "", rep->body.len, &len,
+				 &room, &over);
 	if (body) {
 		gl_buf_free(&rep->body);
 		rep->body = (struct gl_buf){body, len, len + 1};

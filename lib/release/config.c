@@ -215,6 +215,59 @@ static int where_in(jv in, const char *w, struct gl_secret *s, struct gl_fail *f
 	return r;
 }
 
+/* A value as it goes in a URL's path or query: every byte but RFC 3986's
+ * unreserved ones percent-encoded, with hex digits of case hex. */
+static char *url_escape(const char *v, const char *hex)
+{
+	struct gl_buf b = {0};
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p)) {
+			gl_buf_addc(&b, (char)*p);
+		} else {
+			gl_buf_addc(&b, '%');
+			gl_buf_addc(&b, hex[*p >> 4]);
+			gl_buf_addc(&b, hex[*p & 15]);
+		}
+	}
+	gl_buf_addc(&b, 0);
+	return b.data;
+}
+
+/* The value JSON-escaped as a JSON writer may write it: '"' and '\\' with
+ * a backslash, and with slash '/' as "\/" (printable ASCII has nothing
+ * else to escape). */
+static char *json_escape(const char *v, bool slash)
+{
+	struct gl_buf b = {0};
+	for (const char *p = v; *p; p++) {
+		if (*p == '"' || *p == '\\' || (slash && *p == '/'))
+			gl_buf_addc(&b, '\\');
+		gl_buf_addc(&b, *p);
+	}
+	gl_buf_addc(&b, 0);
+	return b.data;
+}
+
+/* s->in_url and s->form from s->value. */
+static void forms(struct gl_secret *s)
+{
+	char *cand[] = {gl_xstrdup(s->value), url_escape(s->value, "0123456789ABCDEF"),
+			url_escape(s->value, "0123456789abcdef"), json_escape(s->value, false),
+			json_escape(s->value, true)};
+	s->in_url = gl_xstrdup(cand[1]);
+	size_t n = 0;
+	for (size_t i = 0; i < 5; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < n; j++)
+			seen = seen || !strcmp(s->form[j], cand[i]);
+		if (seen)
+			free(cand[i]);
+		else
+			s->form[n++] = cand[i];
+	}
+}
+
 static int secret_in(jv k, jv v, const char *w, bool public_only, struct gl_secret *s,
 		     struct gl_fail *f)
 {
@@ -245,6 +298,7 @@ static int secret_in(jv k, jv v, const char *w, bool public_only, struct gl_secr
 	} else if (!public_only) {
 		s->value = gl_xstrdup(jv_string_value(val));
 		s->value_len = strlen(s->value);
+		forms(s);
 	}
 	if (r == 0 && !(s->to = hosts_in(to, sw, f)))
 		r = -1;
@@ -348,6 +402,13 @@ void gl_config_free(struct gl_config *c)
 		if (s->value) /* no copy of it outlives the configuration */
 			explicit_bzero(s->value, s->value_len);
 		free(s->value);
+		for (size_t f = 0; s->form[f]; f++) {
+			explicit_bzero(s->form[f], strlen(s->form[f]));
+			free(s->form[f]);
+		}
+		if (s->in_url)
+			explicit_bzero(s->in_url, strlen(s->in_url));
+		free(s->in_url);
 		strv_free(s->to);
 		strv_free(s->header);
 	}

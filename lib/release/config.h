@@ -48,6 +48,13 @@ struct gl_secret {
 	char *placeholder; /* GERMLINE_SECRET_<name>: all a copy ever sees */
 	char *value;       /* NULL in a public configuration (a witness's) */
 	size_t value_len;
+	char *in_url;      /* the value percent-encoded (RFC 3986 unreserved bytes kept):
+			    * what goes in a URL, so no value changes its shape */
+	/* the value as a reply may carry it back, each searched for and taken
+	 * out (lib/broker/secrets.h): as it is, percent-encoded with upper-
+	 * and lowercase hex, JSON-escaped with '/' as it is and as "\/";
+	 * distinct, NULL-terminated; all NULL in a public configuration */
+	char *form[6];
 	char **to;         /* lowercase hosts, NULL-terminated */
 	unsigned in;       /* GL_SECRET_IN_* */
 	char **header;     /* "header:NAME" entries' names (lowercase), NULL-terminated;

@@ -109,6 +109,18 @@ static void test_apply(const struct gl_config *c)
 	gl_subst_free(&s);
 	gl_http_req_free(&req);
 	gl_msg_free(&m);
+	/* and comes back found in any of its forms: as it is, percent-encoded
+	 * (either case), JSON-escaped (with "\/" or "/") */
+	struct gl_http_reply rep = {.status = 200};
+	gl_buf_adds(&rep.body, "1 a&b=c#d?e/f 2 a%26b%3dc%23d%3fe%2ff 3 a%26b%3Dc%23d%3Fe%2Ff "
+			       "4 a&b=c#d?e\\/f");
+	rep.headers = jv_array();
+	CHECK(gl_secrets_redact(&c2, &rep, false, &f) == 0);
+	static const char want[] = "1 GERMLINE_SECRET_Q 2 GERMLINE_SECRET_Q 3 GERMLINE_SECRET_Q "
+				   "4 GERMLINE_SECRET_Q";
+	CHECK(rep.body.len == strlen(want) && !memcmp(rep.body.data, want, rep.body.len), "%.*s",
+	      (int)rep.body.len, rep.body.data);
+	gl_http_reply_free(&rep);
 	gl_config_free(&c2);
 	gl_fail_clear(&f);
 }
