@@ -259,6 +259,8 @@ direct() {
   run session calls
   [ "$status" -eq 0 ]
   jq -se '.[0].results[0].value.content[0].text | contains("SALARY")' <<<"$output"
+  # the server's log message of the call, in the record as its result's
+  jq -se '.[0].results[0].log == [{level: "info", logger: "hostile", data: "read_docs: 1 documents"}]' <<<"$output"
   sink_has "public notes"
   ! sink_has "$CANARY"
   # the agent's copy asked for more than the sink's copy: a trigger, not a delivery

@@ -119,6 +119,44 @@ EOF
   json '.result.serverInfo.name == "germline" and (.result.instructions | startswith("Every tools/call"))'
 }
 
+@test "serve-mcp: the server's log messages go to a consumer cleared for them, labelled, before the answer; never past the clearance (off: the test build's unlabelled _meta)" {
+  REL=$(install_release "$FIX/mcp/notes")
+  # the operator turns the server's logging on (policy config, docs/secrets.md)
+  jq '.config["mcp-notes"].env.NOTES_LOG = "1"' "$POLICY" >p2 && mv p2 "$POLICY"
+  local calls
+  calls=$(cat <<EOF
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"$D/hr/salary.csv"}}}
+{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"$D/pub/a.txt"}}}
+EOF
+)
+  # the agent, cleared for hr: both messages of the hr read, labelled hr, then
+  # the answer; after setLevel info, the debug message is left out
+  serve "$REL" <<<"$calls"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -se --arg S "$SALARY" '
+    (.[0].result.capabilities.logging == {})
+    and ([.[1], .[2]] | map(.method) == ["notifications/message", "notifications/message"])
+    and (.[1].params | .level == "info" and .logger == "notes" and .data == "read_note: " + $S
+         and ._meta.germline.label == ["hr"])
+    and (.[2].params.level == "debug") and (.[3].id == 2 and .[3].result._meta.germline.label == ["hr"])
+    and (.[4] | .id == 3 and .result == {})
+    and (.[5].method == "notifications/message" and .[5].params.level == "info"
+         and .[5].params._meta.germline.label == [])
+    and (.[6].id == 4) and length == 7' >/dev/null || { echo "$output"; false; }
+  # a public consumer served by one copy holding every item (nosplit: its
+  # answer is labelled hr): not_cleared for the hr read, and no log of it
+  serve "$REL" --consumer pub --mode nosplit <<<"$calls"
+  [ "$status" -eq 1 ] || { echo "$output $stderr"; false; } # a refusal was answered
+  [[ "$output" != *"$SALARY"* ]] || { echo "$output"; false; }
+  echo "$output" | jq -se '(.[1] | .id == 2 and .error.data.error == "not_cleared")' >/dev/null
+  # off: every field to every consumer: the log carries the salary to pub
+  run --separate-stderr env GL_TEST_META_UNLABELLED=1 "$GL_ROOT/build/testing/bin/gl-run" \
+    --serve-mcp --release "$REL" --policy "$POLICY" --consumer pub --mode nosplit <<<"$calls"
+  [[ "$output" == *"read_note: $SALARY"* ]] || { echo "$output"; false; }
+}
+
 @test "serve-mcp: malformed input gets JSON-RPC errors and the stream goes on" {
   REL=$(install_release "$FIX/mcp/notes")
   # A 9 MiB line (above the 8 MiB cap), then more requests.

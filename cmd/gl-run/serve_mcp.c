@@ -52,6 +52,7 @@ struct serve {
 	struct gl_session *s;
 	const char *release, *consumer;
 	const char *rev; /* the negotiated revision (lib/broker/mcp_revision.h); NULL: none yet */
+	int min_level;   /* logging/setLevel's rank (send_log); 0: every level */
 	struct gl_mcp_io *io;
 	struct gl_jobs *J; /* --jobs > 1: calls at once (lib/session/jobs.h); else NULL */
 	jv tools; /* the tools/list result, once it succeeded (the schemas) */
@@ -270,15 +271,35 @@ static int call_envelope(struct serve *v, jv params, struct gl_buf *line, int *c
 	return 0;
 }
 
+/* The server's log messages of a call (log consumed: gl_mcp_result's),
+ * as notifications/message before its answer, those below the level the
+ * client set (logging/setLevel; none: all) left out. */
+static void send_log(struct serve *v, jv log)
+{
+	if (jv_get_kind(log) == JV_KIND_ARRAY)
+		jv_array_foreach(log, i, p)
+		{
+			(void)i;
+			if (gl_mcp_log_level(gl_json_get_str(p, "level")) >= v->min_level)
+				send_msg(v, gl_rpc_notification("notifications/message", p));
+			else
+				jv_free(p);
+		}
+	jv_free(log);
+}
+
 /* The record rec (consumed) of tool name as the client's answer: 0 with
- * *result, or -1 with an error (code, message, data). */
+ * *result, or -1 with an error (code, message, data); the server's log
+ * messages that the consumer is cleared for go out first. */
 static int call_answer(struct serve *v, jv rec, const char *name, jv *result, int *code,
 		       char **message, jv *data)
 {
 	report_record(rec, name);
 	/* SPEC §6: what reaches the consumer is what its clearance covers */
 	jv clearance = gl_session_clearance(v->s, v->consumer);
-	int r = gl_mcp_result(rec, v->consumer, clearance, result, code, message, data);
+	jv log;
+	int r = gl_mcp_result(rec, v->consumer, clearance, result, code, message, data, &log);
+	send_log(v, log);
 	jv_free(clearance);
 	jv_free(rec);
 	return r;
@@ -470,6 +491,18 @@ static void request(struct serve *v, jv msg)
 						 jv_null()));
 	} else if (!strcmp(method, "ping")) {
 		send_msg(v, gl_rpc_result(jv_copy(id), jv_object()));
+	} else if (!strcmp(method, "logging/setLevel")) {
+		int rank = jv_get_kind(params) == JV_KIND_OBJECT
+			       ? gl_mcp_log_level(gl_json_get_str(params, "level"))
+			       : -1;
+		if (rank < 0) {
+			send_msg(v, gl_rpc_error(jv_copy(id), GL_RPC_INVALID_PARAMS,
+						 "logging/setLevel needs params.level, an MCP logging level",
+						 jv_null()));
+		} else {
+			v->min_level = rank;
+			send_msg(v, gl_rpc_result(jv_copy(id), jv_object()));
+		}
 	} else if (!strcmp(method, "tools/list")) {
 		autofail struct gl_fail f = {0};
 		jv list = tools(v, &f);

@@ -106,16 +106,23 @@ static bool finish(struct end *e)
 	} else {
 		jv_free(files);
 	}
+	jv res;
 	if (e->error) {
 		autofree char *note = stderr_note();
 		autofree char *m = jv_get_kind(e->value) == JV_KIND_STRING
 				       ? gl_xasprintf("%s (%s)%s", e->error, jv_string_value(e->value), note)
 				       : gl_xasprintf("%s%s", e->error, note);
-		send_msg(JV_OBJECT(jv_string("type"), jv_string("result"), jv_string("error"), jv_string(m)));
+		res = JV_OBJECT(jv_string("type"), jv_string("result"), jv_string("error"), jv_string(m));
 	} else {
-		send_msg(JV_OBJECT(jv_string("type"), jv_string("result"), jv_string("value"),
-				   jv_copy(e->value)));
+		res = JV_OBJECT(jv_string("type"), jv_string("result"), jv_string("value"),
+				jv_copy(e->value));
 	}
+	jv log = mcp_take_log(); /* the server's log messages of this call (docs/mcp.md) */
+	if (jv_array_length(jv_copy(log)) > 0)
+		res = jv_object_set(res, jv_string("log"), log);
+	else
+		jv_free(log);
+	send_msg(res);
 	return !session;
 }
 

@@ -93,6 +93,11 @@ int pump(struct io *io, bool want_line, struct end *e);
 /* ---- the release's protocol (protocol.c) ---- */
 
 extern bool mcp_up; /* initialize done on the running server */
+/* The server's notifications/message of the running call, bounded (at
+ * most GL_MSG_LOG_MAX, each at most GL_MSG_LOG_ENTRY_MAX bytes as JSON;
+ * one more entry says how many were dropped): an array for the result
+ * message's "log" (owned; jv_array() after it was taken). */
+jv mcp_take_log(void);
 /* One MCP call (args consumed) into e. */
 void run_mcp(struct io *io, const char *function, jv args, struct end *e);
 /* One "germline"-protocol call (call consumed) into e. */

@@ -25,6 +25,40 @@ bool mcp_up;
 static int64_t next_id = 1;
 /* the server's serverInfo and instructions from its initialize answer */
 static jv server_init; /* zero: jv_invalid() until the first initialize */
+static jv call_log;    /* zero: jv_invalid() until the first log message */
+static unsigned log_dropped;
+
+/* A notifications/message of the server (params borrowed): kept for the
+ * call's result when it fits, else counted. */
+static void keep_log(jv params)
+{
+	if (!jv_is_valid(call_log))
+		call_log = jv_array();
+	autobuf struct gl_buf b = {0};
+	if (jv_get_kind(params) == JV_KIND_OBJECT)
+		gl_json_dump(&b, params);
+	if (jv_get_kind(params) != JV_KIND_OBJECT || b.len > GL_MSG_LOG_ENTRY_MAX ||
+	    jv_array_length(jv_copy(call_log)) >= GL_MSG_LOG_MAX - 1)
+		log_dropped++;
+	else
+		call_log = jv_array_append(call_log, jv_copy(params));
+}
+
+jv mcp_take_log(void)
+{
+	jv out = jv_is_valid(call_log) ? call_log : jv_array();
+	if (log_dropped) {
+		autofree char *t = gl_xasprintf("%u log messages of the server not passed on "
+						"(more than %d, or larger than %d bytes)",
+						log_dropped, GL_MSG_LOG_MAX - 1, GL_MSG_LOG_ENTRY_MAX);
+		out = jv_array_append(out, JV_OBJECT(jv_string("level"), jv_string("warning"),
+						     jv_string("logger"), jv_string("germline"),
+						     jv_string("data"), jv_string(t)));
+	}
+	call_log = jv_array();
+	log_dropped = 0;
+	return out;
+}
 
 static int send_line(int fd, jv m, struct end *e) /* consumes m; 0, or -1 with e */
 {
@@ -78,6 +112,12 @@ static jv await_response(struct io *io, int64_t id, struct end *e)
 		if ((kind == GL_RPC_RESULT || kind == GL_RPC_ERROR) && gl_json_get_int(v, "id", &got) == 0 &&
 		    got == id)
 			return v;
+		const char *nm = kind == GL_RPC_NOTIFICATION ? gl_json_get_str(v, "method") : NULL;
+		if (nm && !strcmp(nm, "notifications/message")) {
+			jv params = gl_json_get(v, "params");
+			keep_log(params);
+			jv_free(params);
+		}
 		jv_free(v);
 	}
 }
@@ -182,6 +222,7 @@ void run_mcp(struct io *io, const char *function, jv args, struct end *e)
 		mcp_tools_list(io, e);
 		return;
 	}
+	jv_free(mcp_take_log()); /* what the server logged before this call is not the call's */
 	int64_t id = next_id++;
 	if (send_line(io->tfd, gl_rpc_request(jv_number((double)id), "tools/call",
 					      JV_OBJECT(jv_string("name"), jv_string(function),

@@ -32,6 +32,38 @@ LIST_PAGES_MAX = 64  # tools/list pages followed
 DISCOVERY = "tools/list"  # the broker's reserved function: not a tool name
 
 
+# The server's notifications/message of the running call (docs/mcp.md "Log
+# messages"), bounded as the broker bounds them (lib/json/msg.h
+# GL_MSG_LOG_MAX, GL_MSG_LOG_ENTRY_MAX): the result message's "log".
+LOG_MAX, LOG_ENTRY_MAX = 64, 8192
+_log, _log_dropped = [], 0
+
+
+def _keep_log(params):
+    global _log_dropped
+    try:
+        size = len(json.dumps(params, separators=(",", ":"), allow_nan=False))
+    except (TypeError, ValueError):
+        size = LOG_ENTRY_MAX + 1
+    if not isinstance(params, dict) or size > LOG_ENTRY_MAX or len(_log) >= LOG_MAX - 1:
+        _log_dropped += 1
+    else:
+        _log.append(params)
+
+
+def take_log():
+    """The call's log messages (and a note of those dropped); cleared."""
+    global _log, _log_dropped
+    out = _log
+    if _log_dropped:
+        out.append({"level": "warning", "logger": "germline",
+                    "data": "%d log messages of the server not passed on (more than %d, "
+                            "or larger than %d bytes)" % (_log_dropped, LOG_MAX - 1,
+                                                          LOG_ENTRY_MAX)})
+    _log, _log_dropped = [], 0
+    return out
+
+
 class McpError(Exception):
     """A JSON-RPC error the server answered, or a broken stream."""
 
@@ -92,6 +124,8 @@ class Client:
             if "method" in msg:  # a notification or a request from the server
                 if "id" in msg:
                     self._answer_server_request(msg)
+                elif msg.get("method") == "notifications/message":
+                    _keep_log(msg.get("params"))
                 continue
             if msg.get("id") != rid:
                 continue  # a stale response: not ours
@@ -208,4 +242,5 @@ def call(module, entry, function, args):
     client.initialize()
     if function == DISCOVERY:
         return {"tools": client.tools(), "server": getattr(client, "server", {})}
+    take_log()  # what the server logged before this call (at its start) is not the call's
     return client.request("tools/call", {"name": function, "arguments": args})

@@ -179,6 +179,11 @@ jv gl_broker_consumer_record(const char *u, enum outcome o, const struct gl_msg 
 		if (o == COPY_PROTOCOL)
 			rec = jv_object_set(rec, jv_string("detail"), jv_string(why));
 	}
+	/* the MCP server's log messages of the call (docs/mcp.md "Log
+	 * messages"): the copy's words, labelled like its value */
+	if (o == COPY_RESULT && jv_get_kind(result->log) == JV_KIND_ARRAY &&
+	    jv_array_length(jv_copy(result->log)) > 0)
+		rec = jv_object_set(rec, jv_string("log"), jv_copy(result->log));
 	if (L)
 		rec = jv_object_set(rec, jv_string("label"), gl_labels_to_jv(L));
 	return rec;

@@ -463,10 +463,82 @@ static jv note_withheld(jv v, jv mine)
 	return jv_object_set(v, jv_string("content"), c);
 }
 
+/* record.results[] of consumer (owned), or jv_invalid(). */
+static jv consumer_result(jv record, const char *consumer)
+{
+	jv results = gl_json_get(record, "results");
+	jv mine = jv_invalid();
+	if (jv_get_kind(results) == JV_KIND_ARRAY)
+		jv_array_foreach(results, i, r)
+		{
+			(void)i;
+			const char *c = gl_json_get_str(r, "consumer");
+			if (!jv_is_valid(mine) && c && !strcmp(c, consumer))
+				mine = jv_copy(r);
+			jv_free(r);
+		}
+	jv_free(results);
+	return mine;
+}
+
+/* v (consumed) as a CallToolResult: a germline-protocol function's value
+ * becomes a text content (and structuredContent when an object). */
+static jv as_tool_result(jv v)
+{
+	if (tool_result(v))
+		return v;
+	struct gl_buf b = {0};
+	gl_json_dump(&b, v);
+	jv text = JV_OBJECT(jv_string("type"), jv_string("text"), jv_string("text"),
+			    jv_string_sized(b.data ? b.data : "", (int)b.len));
+	free(b.data);
+	jv wrapped =
+	    jv_object_set(jv_object(), jv_string("content"), jv_array_append(jv_array(), text));
+	if (jv_get_kind(v) == JV_KIND_OBJECT)
+		return jv_object_set(wrapped, jv_string("structuredContent"), v);
+	jv_free(v);
+	return wrapped;
+}
+
+int gl_mcp_log_level(const char *name)
+{
+	static const char *const levels[] = {"debug",	 "info",  "notice", "warning", "error",
+					     "critical", "alert", "emergency", NULL};
+	for (int i = 0; name && levels[i]; i++)
+		if (!strcmp(name, levels[i]))
+			return i;
+	return -1;
+}
+
+/* mine's log (results[].log) as notifications/message params, each
+ * labelled with label (borrowed). */
+static jv log_params(jv mine, jv label)
+{
+	jv log = gl_json_get(mine, "log"), out = jv_array();
+	if (jv_get_kind(log) == JV_KIND_ARRAY)
+		jv_array_foreach(log, i, e)
+		{
+			(void)i;
+			if (jv_get_kind(e) == JV_KIND_OBJECT)
+				out = jv_array_append(
+				    out, jv_object_set(e, jv_string("_meta"),
+						       JV_OBJECT(jv_string("germline"),
+								 JV_OBJECT(jv_string("label"),
+									   jv_is_valid(label)
+									       ? jv_copy(label)
+									       : jv_array()))));
+			else
+				jv_free(e);
+		}
+	jv_free(log);
+	return out;
+}
+
 int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
-		  char **message, jv *data)
+		  char **message, jv *data, jv *log)
 {
 	*result = jv_invalid();
+	*log = jv_invalid();
 	if (gl_json_get_bool(record, "ok", 0) != 1) {
 		/* a refusal after a copy ran carries the call's label */
 		jv lab = gl_json_get(record, "labels");
@@ -481,24 +553,15 @@ int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int
 		return error(e ? e : "failed", gl_json_get_str(record, "detail"), call, code,
 			     message, data);
 	}
-	jv results = gl_json_get(record, "results");
-	jv mine = jv_invalid();
-	if (jv_get_kind(results) == JV_KIND_ARRAY)
-		jv_array_foreach(results, i, r)
-		{
-			(void)i;
-			const char *c = gl_json_get_str(r, "consumer");
-			if (!jv_is_valid(mine) && c && !strcmp(c, consumer))
-				mine = jv_copy(r);
-			jv_free(r);
-		}
-	jv_free(results);
+	jv mine = consumer_result(record, consumer);
 	int rc;
 	jv label = jv_is_valid(mine) ? gl_json_get(mine, "label") : jv_invalid();
 	/* Sig+Pin gives no label at all (the baseline, docs/gl-run.md "Modes"):
 	 * its results pass as they are. Any other result, value or error, goes
 	 * to the consumer only where its clearance covers the label. */
 	bool cleared = unfiltered() || !jv_is_valid(label) || covers(clearance, label);
+	if (jv_is_valid(mine) && cleared)
+		*log = log_params(mine, label);
 	if (!jv_is_valid(mine)) {
 		rc = error("protocol", "the call produced no result for this consumer", jv_invalid(),
 			   code, message, data);
@@ -511,21 +574,7 @@ int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int
 		    names ? gl_xasprintf("%s; " WITHHELD_NOTE "%s", d ? d : "failed", names) : NULL;
 		rc = error(e ? e : "failed", dw ? dw : d, jv_copy(label), code, message, data);
 	} else {
-		jv v = gl_json_get(mine, "value");
-		if (!tool_result(v)) { /* a germline-protocol function's value */
-			struct gl_buf b = {0};
-			gl_json_dump(&b, v);
-			jv text = JV_OBJECT(jv_string("type"), jv_string("text"), jv_string("text"),
-					    jv_string_sized(b.data ? b.data : "", (int)b.len));
-			free(b.data);
-			jv wrapped = jv_object_set(jv_object(), jv_string("content"),
-						   jv_array_append(jv_array(), text));
-			if (jv_get_kind(v) == JV_KIND_OBJECT)
-				wrapped = jv_object_set(wrapped, jv_string("structuredContent"), v);
-			else
-				jv_free(v);
-			v = wrapped;
-		}
+		jv v = as_tool_result(gl_json_get(mine, "value"));
 		v = note_withheld(v, mine);
 		jv meta = gl_json_get(v, "_meta");
 		if (jv_get_kind(meta) != JV_KIND_OBJECT) {

@@ -64,8 +64,16 @@ jv gl_mcp_tools_list(jv manifest, jv tools);
  * (owned) for an MCP error whose data carries the SPEC §2 error code:
  * {"error","detail","label"}, or {"error":"not_cleared"} with a fixed
  * text when the clearance does not cover the result's (or a refusal's)
- * label. */
+ * label. *log (owned) gets, where the clearance covers the consumer's
+ * result, the server's log messages of the call as the params of MCP
+ * notifications/message, each with _meta.germline.label (the result's
+ * label: its copy's words); else jv_invalid(). */
 int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
-		  char **message, jv *data);
+		  char **message, jv *data, jv *log);
+
+/* The rank of MCP logging level name (RFC 5424's, "debug" 0 to
+ * "emergency" 7), or -1 for anything else (logging/setLevel, the levels
+ * passed on). */
+int gl_mcp_log_level(const char *name);
 
 #endif

@@ -38,7 +38,8 @@ jv gl_mcp_initialize(const char *rev, jv server)
 			    jv_string(GERMLINE_NOTE), jv_string("label"), jv_array());
 	return JV_OBJECT(
 	    jv_string("protocolVersion"), jv_string(rev), jv_string("capabilities"),
-	    JV_OBJECT(jv_string("tools"), JV_OBJECT(jv_string("listChanged"), jv_false())),
+	    JV_OBJECT(jv_string("tools"), JV_OBJECT(jv_string("listChanged"), jv_false()),
+		      jv_string("logging"), jv_object()),
 	    jv_string("serverInfo"), jv_is_valid(info) ? (jv_free(ours), info) : (jv_free(info), ours),
 	    jv_string("instructions"),
 	    jv_is_valid(text) ? text : (jv_free(text), jv_string(GERMLINE_NOTE)), jv_string("_meta"),

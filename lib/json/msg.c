@@ -348,6 +348,64 @@ static int parse_effect(struct gl_msg *m, struct gl_fail *f)
 	return r;
 }
 
+/* MCP's logging levels (syslog's, RFC 5424), in order. */
+static const char *const log_levels[] = {"debug",    "info",  "notice", "warning", "error",
+					 "critical", "alert", "emergency", NULL};
+
+/* One log entry (borrowed) as the broker keeps it: {"level","logger"?,
+ * "data"} (the server's _meta dropped), or jv_invalid() when it is not one. */
+static jv log_entry(jv e)
+{
+	if (jv_get_kind(e) != JV_KIND_OBJECT)
+		return jv_invalid();
+	const char *level = gl_json_get_str(e, "level");
+	bool ok = false;
+	for (size_t i = 0; level && log_levels[i]; i++)
+		ok |= !strcmp(level, log_levels[i]);
+	jv logger = gl_json_get(e, "logger"), data = gl_json_get(e, "data");
+	if (jv_is_valid(logger) && (jv_get_kind(logger) != JV_KIND_STRING ||
+				    jv_string_length_bytes(jv_copy(logger)) > 128 ||
+				    strlen(jv_string_value(logger)) !=
+					(size_t)jv_string_length_bytes(jv_copy(logger))))
+		ok = false;
+	autobuf struct gl_buf b = {0};
+	if (ok && jv_is_valid(data))
+		gl_json_dump(&b, data);
+	if (!ok || !jv_is_valid(data) || b.len > GL_MSG_LOG_ENTRY_MAX) {
+		jv_free(logger);
+		jv_free(data);
+		return jv_invalid();
+	}
+	jv out = JV_OBJECT(jv_string("level"), jv_string(level), jv_string("data"), data);
+	if (jv_is_valid(logger))
+		return jv_object_set(out, jv_string("logger"), logger);
+	jv_free(logger);
+	return out;
+}
+
+/* A result's "log" (borrowed): an array of at most GL_MSG_LOG_MAX entries
+ * (log_entry), kept as *out; 0, or -1 with f. */
+static int log_in(jv v, jv *out, struct gl_fail *f)
+{
+	if (jv_get_kind(v) != JV_KIND_ARRAY || jv_array_length(jv_copy(v)) > GL_MSG_LOG_MAX)
+		return gl_fail(f, GL_E_PROTOCOL, "result: log is not an array of at most %d entries",
+			       GL_MSG_LOG_MAX);
+	*out = jv_array();
+	int r = 0;
+	jv_array_foreach(v, i, e)
+	{
+		jv k = r == 0 ? log_entry(e) : jv_invalid();
+		if (jv_is_valid(k))
+			*out = jv_array_append(*out, k);
+		else if (r == 0)
+			r = gl_fail(f, GL_E_PROTOCOL, "result: log[%d] is not {\"level\" (an MCP "
+				    "logging level), \"logger\"?, \"data\"} of at most %d bytes",
+				    i, GL_MSG_LOG_ENTRY_MAX);
+		jv_free(e);
+	}
+	return r;
+}
+
 /* state_put and result: the fields each allows, exactly. */
 static int parse_simple(struct gl_msg *m, const char *type, struct gl_fail *f)
 {
@@ -364,6 +422,9 @@ static int parse_simple(struct gl_msg *m, const char *type, struct gl_fail *f)
 			key = jv_copy(v);
 		} else if (!put && !strcmp(name, "error")) {
 			error = jv_copy(v);
+		} else if (!put && !strcmp(name, "log")) {
+			if (r == 0)
+				r = log_in(v, &m->log, f);
 		} else if (!put && !strcmp(name, "limit") && r == 0) {
 			/* which bound the copy reached (SPEC §6): "disk" only */
 			if (jv_get_kind(v) == JV_KIND_STRING && !strcmp(jv_string_value(v), "disk"))
@@ -409,6 +470,7 @@ int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, struct gl_fail *
 	memset(m, 0, sizeof *m);
 	m->value = jv_invalid();
 	m->doc = jv_invalid();
+	m->log = jv_invalid();
 	/* Bounded by construction (msg.h): the weighted nodes are counted
 	 * before any jv is built, so the jv of one message costs O(the
 	 * limit), whatever the copy sent (paper §III-A: the release, and so
@@ -453,7 +515,9 @@ void gl_msg_free(struct gl_msg *m)
 	free(m->body);
 	jv_free(m->value);
 	jv_free(m->doc);
+	jv_free(m->log);
 	memset(m, 0, sizeof *m);
 	m->value = jv_invalid();
 	m->doc = jv_invalid();
+	m->log = jv_invalid();
 }

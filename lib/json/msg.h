@@ -86,6 +86,12 @@ struct gl_msg_header {
 	const char *name, *value; /* point into gl_msg.doc */
 };
 
+/* A result's "log": the MCP server's notifications/message of the call
+ * (docs/mcp.md "Log messages"), at most this many, each at most this many
+ * bytes as JSON: {"level","logger"?,"data"}. */
+#define GL_MSG_LOG_MAX 64
+#define GL_MSG_LOG_ENTRY_MAX 8192
+
 /* One parsed copy -> broker message. Strings point into doc. */
 struct gl_msg {
 	enum gl_msg_type type;
@@ -104,6 +110,8 @@ struct gl_msg {
 	const char *error;
 	/* result with an error: "disk" (a bound the copy reached), or NULL */
 	const char *limit;
+	/* result: the server's log messages (owned, checked), jv_invalid() when absent */
+	jv log;
 };
 
 /* Parse and validate one message of len bytes. 0, or -1 with f (code
