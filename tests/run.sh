@@ -238,6 +238,7 @@ fi
 if [ ${#own[@]} -gt 0 ] && command -v npm >/dev/null && grep -qlE 'mcp-sdk.sh|npm-releases.sh' "${own[@]}"; then
   npm_tmp=$(mktemp -d)
   scripts/mcp-sdk.sh >/dev/null 2>&1 || true
+  scripts/mcp-sdk.sh 1.12.0 >/dev/null 2>&1 || true # an older client (serve-mcp.bats)
   # npm-releases.sh fetches what its cache lacks (the test below is its
   # own), then copies the three servers' node_modules out and starts each
   # once: with the cache full, that copy is all it would do (~7 s of CPU)

@@ -511,7 +511,7 @@ int gl_mcp_log_level(const char *name)
 }
 
 /* mine's log (results[].log) as notifications/message params, each
- * labelled with label (borrowed). */
+ * labelled with label (borrowed; jv_invalid(): a baseline's, unlabelled). */
 static jv log_params(jv mine, jv label)
 {
 	jv log = gl_json_get(mine, "log"), out = jv_array();
@@ -519,16 +519,16 @@ static jv log_params(jv mine, jv label)
 		jv_array_foreach(log, i, e)
 		{
 			(void)i;
-			if (jv_get_kind(e) == JV_KIND_OBJECT)
-				out = jv_array_append(
-				    out, jv_object_set(e, jv_string("_meta"),
-						       JV_OBJECT(jv_string("germline"),
-								 JV_OBJECT(jv_string("label"),
-									   jv_is_valid(label)
-									       ? jv_copy(label)
-									       : jv_array()))));
-			else
+			if (jv_get_kind(e) != JV_KIND_OBJECT) {
 				jv_free(e);
+				continue;
+			}
+			/* a baseline's result (Sig+Pin) has no label: none is claimed */
+			if (jv_is_valid(label))
+				e = jv_object_set(e, jv_string("_meta"),
+						  JV_OBJECT(jv_string("germline"),
+							    JV_OBJECT(jv_string("label"), jv_copy(label))));
+			out = jv_array_append(out, e);
 		}
 	jv_free(log);
 	return out;

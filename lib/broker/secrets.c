@@ -42,25 +42,24 @@ static size_t replace(struct gl_buf *out, const char *p, size_t n, const char *f
 	return count;
 }
 
-/* One text with every secret that applies to it substituted: an owned
- * copy (*len its length), or NULL when nothing changed. ok(s) says
- * whether secret s applies; url: the value percent-encoded. */
-static char *subst_text(const struct gl_config *cfg, const char *host, const char *p, size_t n,
-			bool (*ok)(const struct gl_secret *, const void *), const void *arg,
-			bool url, size_t *len, size_t *room, bool *over, size_t *used)
+/* What one text is rewritten by: each from (in order) becomes its to. */
+struct pair {
+	const char *from, *to;
+	size_t len; /* of from */
+};
+
+/* p[0..n) with each pair's from replaced by its to, pair after pair: an
+ * owned text (*len its length), or NULL when none occurred (or *over).
+ * *used counts the replacements. */
+static char *replace_pairs(const struct pair *w, size_t nw, const char *p, size_t n,
+			   size_t *len, size_t *room, bool *over, size_t *used)
 {
 	struct gl_buf cur = {0};
 	bool changed = false;
-	for (size_t i = 0; i < cfg->nsecret && !*over; i++) {
-		const struct gl_secret *s = &cfg->secret[i];
-		if (!s->value || !bound(s, host) || !ok(s, arg))
-			continue;
-		const char *to = url ? s->in_url : s->value;
+	for (size_t i = 0; i < nw && !*over; i++) {
 		struct gl_buf next = {0};
-		const char *src = changed ? cur.data : p;
-		size_t sl = changed ? cur.len : n;
-		size_t k = replace(&next, src, sl, s->placeholder, strlen(s->placeholder), to,
-				   strlen(to), room, over);
+		size_t k = replace(&next, changed ? cur.data : p, changed ? cur.len : n, w[i].from,
+				   w[i].len, w[i].to, strlen(w[i].to), room, over);
 		if (k && !*over) {
 			gl_buf_free(&cur);
 			cur = next;
@@ -77,6 +76,24 @@ static char *subst_text(const struct gl_config *cfg, const char *host, const cha
 	gl_buf_addc(&cur, 0);
 	*len = cur.len - 1;
 	return cur.data;
+}
+
+/* One text with every secret that applies to it substituted: an owned
+ * copy (*len its length), or NULL when nothing changed. ok(s) says
+ * whether secret s applies; url: the value percent-encoded. */
+static char *subst_text(const struct gl_config *cfg, const char *host, const char *p, size_t n,
+			bool (*ok)(const struct gl_secret *, const void *), const void *arg,
+			bool url, size_t *len, size_t *room, bool *over, size_t *used)
+{
+	struct pair w[GL_CONFIG_SECRETS_MAX];
+	size_t nw = 0;
+	for (size_t i = 0; i < cfg->nsecret && nw < GL_CONFIG_SECRETS_MAX; i++) {
+		const struct gl_secret *s = &cfg->secret[i];
+		if (s->value && bound(s, host) && ok(s, arg))
+			w[nw++] = (struct pair){s->placeholder, url ? s->in_url : s->value,
+						strlen(s->placeholder)};
+	}
+	return replace_pairs(w, nw, p, n, len, room, over, used);
 }
 
 static bool in_url(const struct gl_secret *s, const void *arg)
@@ -159,58 +176,25 @@ void gl_subst_free(struct gl_subst *s)
  * gl_secret.form) with its placeholder, the longest first, so that a form
  * inside another is never taken out of it first, leaving the rest of the
  * longer one behind. */
-struct wanted {
-	const char *form, *placeholder;
-	size_t len;
-};
-
 static int by_length_desc(const void *a, const void *b)
 {
-	size_t x = ((const struct wanted *)a)->len, y = ((const struct wanted *)b)->len;
+	size_t x = ((const struct pair *)a)->len, y = ((const struct pair *)b)->len;
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static struct wanted *wanted_of(const struct gl_config *cfg, size_t *n)
+static struct pair *wanted_of(const struct gl_config *cfg, size_t *n)
 {
-	struct wanted *w = gl_xcalloc(cfg->nsecret * 5 + 1, sizeof *w);
+	struct pair *w = gl_xcalloc(cfg->nsecret * 5 + 1, sizeof *w);
 	*n = 0;
 	for (size_t i = 0; i < cfg->nsecret; i++)
 		for (size_t f = 0; cfg->secret[i].form[f]; f++)
-			w[(*n)++] = (struct wanted){cfg->secret[i].form[f], cfg->secret[i].placeholder,
-						    strlen(cfg->secret[i].form[f])};
+			w[(*n)++] = (struct pair){cfg->secret[i].form[f], cfg->secret[i].placeholder,
+						  strlen(cfg->secret[i].form[f])};
 	qsort(w, *n, sizeof *w, by_length_desc);
 	return w;
 }
 
-/* text with every form replaced by its placeholder: an owned buffer, or
- * NULL when none occurs in it. */
-static char *redact_text(const struct wanted *w, size_t nw, const char *p, size_t n,
-			 size_t *len, size_t *room, bool *over)
-{
-	struct gl_buf cur = {0};
-	bool changed = false;
-	for (size_t i = 0; i < nw && !*over; i++) {
-		struct gl_buf next = {0};
-		size_t k = replace(&next, changed ? cur.data : p, changed ? cur.len : n, w[i].form,
-				   w[i].len, w[i].placeholder, strlen(w[i].placeholder), room, over);
-		if (k && !*over) {
-			gl_buf_free(&cur);
-			cur = next;
-			changed = true;
-		} else {
-			gl_buf_free(&next);
-		}
-	}
-	if (!changed || *over) {
-		gl_buf_free(&cur);
-		return NULL;
-	}
-	gl_buf_addc(&cur, 0);
-	*len = cur.len - 1;
-	return cur.data;
-}
-
-static int redact_headers(const struct wanted *w, size_t nw, struct gl_http_reply *rep,
+static int redact_headers(const struct pair *w, size_t nw, struct gl_http_reply *rep,
 			  bool carried, size_t *room, bool *over, struct gl_fail *f)
 {
 	jv out = jv_array();
@@ -224,8 +208,8 @@ static int redact_headers(const struct wanted *w, size_t nw, struct gl_http_repl
 			r = gl_fail(f, GL_E_FETCH, "the reply to a request carrying a secret is "
 				    "encoded (%s): the secret could not be kept out of it",
 				    v);
-		size_t len;
-		autofree char *red = redact_text(w, nw, v, strlen(v), &len, room, over);
+		size_t len, used = 0;
+		autofree char *red = replace_pairs(w, nw, v, strlen(v), &len, room, over, &used);
 		out = jv_array_append(out, JV_ARRAY(name, red ? jv_string(red) : value));
 		if (red)
 			jv_free(value);
@@ -242,14 +226,14 @@ int gl_secrets_redact(const struct gl_config *cfg, struct gl_http_reply *rep, bo
 	if (!cfg || !cfg->nsecret || GL_TEST_SWITCH("GL_TEST_SECRETS_NO_REDACT"))
 		return 0;
 	size_t nw;
-	autofree struct wanted *w = wanted_of(cfg, &nw);
+	autofree struct pair *w = wanted_of(cfg, &nw);
 	size_t room = GL_HTTP_BODY_MAX > rep->body.len ? GL_HTTP_BODY_MAX - rep->body.len : 0;
 	bool over = false;
 	if (redact_headers(w, nw, rep, carried, &room, &over, f) < 0)
 		return -1;
-	size_t len;
-	char *body = redact_text(w, nw, rep->body.data ? rep->body.data : "", rep->body.len, &len,
-				 &room, &over);
+	size_t len, used = 0;
+	char *body = replace_pairs(w, nw, rep->body.data ? rep->body.data : "", rep->body.len, &len,
+				   &room, &over, &used);
 	if (body) {
 		gl_buf_free(&rep->body);
 		rep->body = (struct gl_buf){body, len, len + 1};
