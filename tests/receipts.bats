@@ -107,6 +107,38 @@ PY
   [ ! -e home/trust ]
 }
 
+@test "the operator's configuration is bound: config_sha256 of its public form in the launch and exit receipts (none without one), printed by gl-verify" {
+  R=$(install_release "$FIX/releases/sandbox-probe")
+  name=$(jq -r .name "$FIX/releases/sandbox-probe/manifest.json")
+  jq --arg n "$name" '.config = {($n): {args: ["--a"], env: {LEVEL: "2"},
+    secrets: {TOK: {value: "not-in-any-receipt", to: ["api.example"]}}}}' pol.json >pc.json
+  run bash -c "{ $(declare -f call envelope); call c1 $R; } | gl-run --policy pc.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  want=$("$SYSPY" -c 'import hashlib, json, sys
+pub = {"args": ["--a"], "env": {"LEVEL": "2"},
+       "secrets": {"TOK": {"to": ["api.example"], "in": ["url", "headers", "body"]}}}
+print(hashlib.sha256(json.dumps(pub, sort_keys=True, separators=(",", ":")).encode()).hexdigest())')
+  launched=$(receipts_of fully_enforced)
+  exited=$(receipts_of exited)
+  [ "$(jq -r .signed.config_sha256 "$launched")" = "$want" ]
+  [ "$(jq -r .signed.config_sha256 "$exited")" = "$want" ]
+  ! grep -q "not-in-any-receipt" rc/*.json
+  run verify "$launched" "$exited"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  printf '%s\n' "$output" | jq -se --arg w "$want" 'all(.config_sha256 == $w and .ok)'
+  # an edited binding breaks the signature
+  cp "$launched" edited.json
+  canon edited.json '.signed.config_sha256 = ("0" * 64)'
+  run verify edited.json
+  [ "$status" -eq 1 ]
+  json '.error == "bad_signature"'
+  # the same release without a configuration: no config_sha256
+  rm -rf rc && mkdir rc
+  run bash -c "{ $(declare -f call envelope); call c2 $R; } | gl-run --policy pol.json --receipts rc --host-key host"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  jq -se 'all(.signed | has("config_sha256") | not)' rc/*.json
+}
+
 @test "changing only --expect-target-sha256 makes the verifier exit 1; so does another release or manifest" {
   R=$(install_release "$FIX/releases/sandbox-probe")
   call c1 "$R" | gl-run --policy pol.json --receipts rc --host-key host >/dev/null

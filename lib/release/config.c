@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/sha.h"
 #include "core/util.h"
 #include "json/json.h"
 #include "release/manifest.h"
@@ -440,6 +441,19 @@ jv gl_config_public(const struct gl_config *c)
 	}
 	return JV_OBJECT(jv_string("args"), strv_json(c->args), jv_string("env"), env,
 			 jv_string("secrets"), sec);
+}
+
+void gl_config_digest(const struct gl_config *c, char hex[65])
+{
+	autobuf struct gl_buf b = {0};
+	autofail struct gl_fail f = {0};
+	jv pub = gl_config_public(c);
+	if (gl_canon_dump(&b, pub, &f) < 0) /* strings and arrays only: cannot fail */
+		gl_die(GL_EXIT_USAGE, "config: %s", gl_fail_detail(&f));
+	jv_free(pub);
+	unsigned char d[GL_SHA256_BYTES];
+	gl_sha256(d, b.data, b.len);
+	gl_hex(d, sizeof d, hex);
 }
 
 bool gl_secret_binds(const struct gl_secret *s, const char *host)

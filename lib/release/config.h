@@ -89,6 +89,10 @@ void gl_config_free(struct gl_config *c);
  * germline the call's copies came from (A2) without ever holding a secret. */
 jv gl_config_public(const struct gl_config *c);
 
+/* SHA-256 (hex) of the canonical JSON of gl_config_public(c): what a
+ * launch receipt binds as "config_sha256" (docs/receipts.md). */
+void gl_config_digest(const struct gl_config *c, char hex[65]);
+
 /* Whether s is bound to host (one of its "to"). */
 bool gl_secret_binds(const struct gl_secret *s, const char *host);
 

@@ -312,6 +312,8 @@ static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
 		return -1;
 	}
 	build_argv(x, manifest, cfg);
+	if (cfg)
+		gl_config_digest(cfg, x->config_sha256);
 	/* hosts/exec/twin.cjs beside gl-exec-host */
 	char *slash = strrchr(host_path, '/');
 	autofree char *twin_js = slash ? gl_xasprintf("%.*s/twin.cjs", (int)(slash - host_path), host_path)

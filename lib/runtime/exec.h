@@ -50,6 +50,7 @@ struct gl_exec {
 	char target_sha256[65];
 	char host_sha256[65];
 	char manifest_sha256[65]; /* manifest.json as verified (lib/runtime/admit.h's definition) */
+	char config_sha256[65];   /* the operator's configuration given to gl_exec_open, or "" */
 	char tree_sha256[65];     /* SHA-256 of the canonical JSON of the record's "files" */
 	/* Why the last gl_exec_open or gl_exec_copy failed, for its receipt
 	 * (lib/runtime/launch.h): fail_rejected (admission: the tree or the record)

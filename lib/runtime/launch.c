@@ -10,6 +10,7 @@
 #include "runtime/admit.h"
 #include "runtime/exec.h"
 #include "json/json.h"
+#include "release/config.h"
 #include "release/manifest.h"
 #include "core/util.h"
 
@@ -90,6 +91,8 @@ static int admit(const struct gl_launcher *L, const struct gl_launch_spec *spec,
 	memcpy(ev->target_sha256, a->target_sha256, 65);
 	memcpy(ev->manifest_sha256, a->manifest_sha256, 65);
 	memcpy(ev->tree_sha256, a->tree_sha256, 65);
+	if (spec->config) /* the operator's args and env are part of what launched */
+		gl_config_digest(spec->config, ev->config_sha256);
 	ev->target = gl_xstrdup(a->target);
 	return 0;
 }
@@ -269,6 +272,7 @@ int gl_launch_exec_copy(const struct gl_launcher *L, const char *release,
 	memcpy(ev->interpreter_sha256, x->host_sha256, 65);
 	memcpy(ev->manifest_sha256, x->manifest_sha256, 65);
 	memcpy(ev->tree_sha256, x->tree_sha256, 65);
+	memcpy(ev->config_sha256, x->config_sha256, 65);
 	ev->target = exec_target(x);
 	ev->enf = &x->enf;
 	int w;

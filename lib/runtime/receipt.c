@@ -114,6 +114,7 @@ int gl_receipt_write(const struct gl_receipts *r, struct gl_launch_ev *ev, const
 	s = str_or_skip(s, "interpreter_sha256", ev->interpreter_sha256);
 	s = str_or_skip(s, "manifest_sha256", ev->manifest_sha256);
 	s = str_or_skip(s, "tree_sha256", ev->tree_sha256);
+	s = str_or_skip(s, "config_sha256", ev->config_sha256);
 	if (ev->enf)
 		s = enf_fields(s, ev->enf);
 	if (jv_get_kind(extra) == JV_KIND_OBJECT)
@@ -190,7 +191,7 @@ static const char *const known[] = {
     "_type", "state", "at", "launch", "release", "mode", "profile", "target", "target_sha256",
     "interpreter_sha256", "manifest_sha256", "tree_sha256", "landlock_abi", "filesystem",
     "network", "scoped", "seccomp", "seccomp_filter_sha256", "namespaces", "binding", "detail",
-    "step", "missing", "closes", "launched_at", "exit", "stopped_by_host"};
+    "step", "missing", "closes", "launched_at", "exit", "stopped_by_host", "config_sha256"};
 
 /* Every field known, the hashes 64 lowercase hex digits, the bindings and
  * the profile present. */
@@ -211,7 +212,7 @@ static bool shape_fields(struct vctx *v, jv s)
 	if (v->error)
 		return false;
 	const char *hexes[] = {"target_sha256", "interpreter_sha256", "manifest_sha256", "tree_sha256",
-			       "closes"};
+			       "closes", "config_sha256"};
 	for (size_t i = 0; i < sizeof hexes / sizeof *hexes; i++) {
 		jv f = gl_json_get(s, hexes[i]);
 		bool present = jv_is_valid(f);
@@ -526,6 +527,9 @@ static jv identify(jv out, const struct vctx *v, jv s, const char *state, const 
 	}
 	if (t && is_hex(t, 64))
 		out = jv_object_set(out, jv_string("tree_sha256"), jv_string(t));
+	const char *c = sfield(s, "config_sha256", 64);
+	if (c && is_hex(c, 64))
+		out = jv_object_set(out, jv_string("config_sha256"), jv_string(c));
 	return out;
 }
 
@@ -567,7 +571,8 @@ jv gl_receipt_verify(const char *buf, size_t len, const unsigned char host_pk[32
 int gl_receipt_check_pair(jv exited, jv launched, const char *launched_id, struct gl_fail *f)
 {
 	const char *same[] = {"launch", "release", "target_sha256", "interpreter_sha256",
-			      "manifest_sha256", "tree_sha256", "profile", "seccomp_filter_sha256"};
+			      "manifest_sha256", "tree_sha256", "profile", "seccomp_filter_sha256",
+			      "config_sha256"};
 	if (strcmp(gl_json_get_str(launched, "state"), "fully_enforced"))
 		return gl_fail(f, GL_E_MISMATCH, "the launch receipt is %s, not fully_enforced",
 			       gl_json_get_str(launched, "state"));
@@ -576,7 +581,8 @@ int gl_receipt_check_pair(jv exited, jv launched, const char *launched_id, struc
 		return gl_fail(f, GL_E_MISMATCH, "closes names another launch receipt");
 	for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
 		const char *a = gl_json_get_str(exited, same[i]), *b = gl_json_get_str(launched, same[i]);
-		if (!a || !b || strcmp(a, b))
+		bool optional = !strcmp(same[i], "config_sha256"); /* absent from both: none */
+		if ((!optional || a || b) && (!a || !b || strcmp(a, b)))
 			return gl_fail(f, GL_E_MISMATCH, "%s differs between the exit and the launch",
 				       same[i]);
 	}

@@ -67,6 +67,9 @@ struct gl_launch_ev {
 	char launch[33];           /* random id shared by this launch's receipts */
 	const char *release;       /* 64 hex */
 	char target_sha256[65], interpreter_sha256[65], manifest_sha256[65], tree_sha256[65];
+	/* the operator's configuration the launch ran with (lib/release/config.h
+	 * gl_config_digest); "" when the policy gave the release none */
+	char config_sha256[65];
 	const char *target;        /* entry file inside the release (malloc'd), or NULL */
 	const struct gl_enforcement *enf; /* NULL before restrictions are known */
 	char launched_id[65];      /* id of the fully_enforced receipt */
