@@ -126,6 +126,13 @@ print(hashlib.sha256(json.dumps(pub, sort_keys=True, separators=(",", ":")).enco
   run verify "$launched" "$exited"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   printf '%s\n' "$output" | jq -se --arg w "$want" 'all(.config_sha256 == $w and .ok)'
+  # an auditor requiring it: met; another configuration: mismatch
+  run verify "$launched" --expect-config-sha256 "$want"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  json '.ok and (.checks | index("config_sha256_binding"))'
+  run verify "$launched" --expect-config-sha256 "$(printf '%064d' 7)"
+  [ "$status" -eq 1 ]
+  json '.error == "mismatch" and .failed == "config_sha256_binding"'
   # an edited binding breaks the signature
   cp "$launched" edited.json
   canon edited.json '.signed.config_sha256 = ("0" * 64)'
@@ -137,6 +144,10 @@ print(hashlib.sha256(json.dumps(pub, sort_keys=True, separators=(",", ":")).enco
   run bash -c "{ $(declare -f call envelope); call c2 $R; } | gl-run --policy pol.json --receipts rc --host-key host"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   jq -se 'all(.signed | has("config_sha256") | not)' rc/*.json
+  # which cannot meet an expected configuration
+  run verify "$(receipts_of fully_enforced)" --expect-config-sha256 "$want"
+  [ "$status" -eq 1 ]
+  json '.error == "mismatch" and (.detail | contains("absent"))'
 }
 
 @test "changing only --expect-target-sha256 makes the verifier exit 1; so does another release or manifest" {

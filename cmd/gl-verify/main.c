@@ -28,6 +28,7 @@ static const char usage[] =
     "                 [--expect-target-sha256 H] [--expect-manifest-sha256 H]\n"
     "                 [--expect-interpreter-sha256 H] [--expect-state STATE]\n"
     "                 [--expect-mode MODE] [--expect-tree-sha256 H]\n"
+    "                 [--expect-config-sha256 H]\n"
     "                 [--expect-receipt ID] [--expect-profile PROFILE]\n"
     "       gl-verify call RESULTS --host KEY.pub --receipts DIR\n"
     "       gl-verify list [--releases DIR]\n"
@@ -164,6 +165,8 @@ static int cmd_receipt(int argc, char **argv)
 			x.mode = v;
 		else if ((v = gl_flag_value(argc, argv, &i, "--expect-tree-sha256", usage)))
 			x.tree_sha256 = hex_arg("--expect-tree-sha256", v);
+		else if ((v = gl_flag_value(argc, argv, &i, "--expect-config-sha256", usage)))
+			x.config_sha256 = hex_arg("--expect-config-sha256", v);
 		else if ((v = gl_flag_value(argc, argv, &i, "--expect-receipt", usage)))
 			x.receipt = hex_arg("--expect-receipt", v);
 		else if ((v = gl_flag_value(argc, argv, &i, "--expect-profile", usage)))

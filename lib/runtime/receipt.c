@@ -494,6 +494,7 @@ static bool contents(struct vctx *v, jv doc, jv s, const char *state, const stru
 	 * release tree as admitted (docs/receipts.md) */
 	expect(v, s, "mode", x->mode, unchecked);
 	expect(v, s, "tree_sha256", x->tree_sha256, unchecked);
+	expect(v, s, "config_sha256", x->config_sha256, unchecked);
 	/* the restrictions asked of the launch (a profile that asks fewer is
 	 * a weaker launch, fully enforced all the same) */
 	expect(v, s, "profile", x->profile, unchecked);

@@ -97,6 +97,9 @@ const char *gl_receipt_missing(enum gl_launch_step step, int landlock_abi);
 struct gl_receipt_expect {
 	const char *release, *target_sha256, *manifest_sha256, *interpreter_sha256, *state;
 	const char *mode, *tree_sha256, *profile;
+	/* the operator's configuration (docs/receipts.md "config_sha256"): a
+	 * receipt of an unconfigured launch cannot meet it */
+	const char *config_sha256;
 	/* the receipt's id (the SHA-256 of its signed body), checked by
 	 * gl_receipt_set_verify with its file's name (lib/evidence/receipt_set.h) */
 	const char *receipt;
