@@ -74,7 +74,13 @@ setup_file() {
   tagged "$ON_TAG" >"$D/on.left"
   sha256sum "$times" >"$D/times.after" 2>/dev/null || echo none >"$D/times.after"
   wait "$(cat "$D/off.job")"
-  tagged "$OFF_TAG" >"$D/off.left"
+  # a process run.sh killed as the timeout ended it may take a moment to go
+  # (SIGKILL is delivered, not awaited); one that hangs is still there after 5 s
+  for _ in $(seq 50); do
+    tagged "$OFF_TAG" >"$D/off.left"
+    [ -s "$D/off.left" ] || break
+    sleep 0.1
+  done
 }
 
 teardown_file() {
