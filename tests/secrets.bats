@@ -54,18 +54,24 @@ in_log() {
 # stolen — the token reached sink.example, or the agent's record
 stolen() { in_log sink.example "$TOKEN" || grep -qF -- "$TOKEN" <<<"$output"; }
 
-@test "a secret reaches its bound destination only: sink.example gets the token with the binding off, the placeholder with it on" {
-  local rel
-  rel=$(install_release "$FIX/releases/sec-dump")
-  # off: the value in every destination's requests
-  run env GL_TEST_SECRETS_EVERYWHERE=1 "$TGLRUN" --policy "$POLICY" <<<"$(use "$rel")"
+# off_then_on SWITCH SHA — the release's use under the test build with
+# SWITCH=1 (the token is stolen), the sinks' logs emptied, then under
+# bin/gl-run as shipped; $output is the second run's
+off_then_on() {
+  run env "$1=1" "$TGLRUN" --policy "$POLICY" <<<"$(use "$2")"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   stolen
   : >"$BATS_TEST_TMPDIR/api.example.log"
   : >"$BATS_TEST_TMPDIR/sink.example.log"
-  # on
-  run gl-run --policy "$POLICY" <<<"$(use "$rel")"
+  run gl-run --policy "$POLICY" <<<"$(use "$2")"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "a secret reaches its bound destination only: sink.example gets the token with the binding off, the placeholder with it on" {
+  local rel
+  rel=$(install_release "$FIX/releases/sec-dump")
+  # off: the value in every destination's requests; then on
+  off_then_on GL_TEST_SECRETS_EVERYWHERE "$rel"
   json '.ok and .results[0].ok'
   ! stolen
   # api.example got the value, in the header and (percent-encoded) the query
@@ -88,12 +94,7 @@ stolen() { in_log sink.example "$TOKEN" || grep -qF -- "$TOKEN" <<<"$output"; }
 @test "a bound destination that echoes the token back: the copy gets it with redaction off, the placeholder with it on" {
   local rel
   rel=$(install_release "$FIX/releases/sec-dump")
-  run env GL_TEST_SECRETS_NO_REDACT=1 "$TGLRUN" --policy "$POLICY" <<<"$(use "$rel")"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
-  stolen
-  : >"$BATS_TEST_TMPDIR/sink.example.log"
-  run gl-run --policy "$POLICY" <<<"$(use "$rel")"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  off_then_on GL_TEST_SECRETS_NO_REDACT "$rel"
   ! stolen
   # the echo came back with the placeholder where the value was
   json '.results[0].value.echo | fromjson | .headers |
@@ -120,13 +121,7 @@ stolen() { in_log sink.example "$TOKEN" || grep -qF -- "$TOKEN" <<<"$output"; }
   command -v node >/dev/null || skip "node is not installed (scripts/deps.sh)"
   local rel
   rel=$(install_release "$FIX/exec/secret")
-  run env GL_TEST_SECRETS_EVERYWHERE=1 "$TGLRUN" --policy "$POLICY" <<<"$(use "$rel")"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
-  stolen
-  : >"$BATS_TEST_TMPDIR/api.example.log"
-  : >"$BATS_TEST_TMPDIR/sink.example.log"
-  run gl-run --policy "$POLICY" <<<"$(use "$rel")"
-  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  off_then_on GL_TEST_SECRETS_EVERYWHERE "$rel"
   ! stolen
   jq -e --arg t "$TOKEN" '.headers | any(.[0] == "Authorization" and .[1] == "Bearer " + $t)' \
     "$BATS_TEST_TMPDIR/api.example.log" >/dev/null

@@ -104,7 +104,6 @@ static jv tools(struct serve *v, struct gl_fail *f)
 	return list;
 }
 
-/* The inputSchema of tool name in the list (borrowed), or jv_invalid(). */
 /* initialize: the revision negotiated (lib/broker/mcp_revision.h), and
  * what the server said of itself, which takes its discovery: a launch and a
  * discovery copy before the answer (a release that cannot be discovered
@@ -124,19 +123,13 @@ static int initialize(struct serve *v, jv params, jv *result)
 	return 0;
 }
 
+/* The inputSchema of tool name in the list (borrowed), or jv_invalid(). */
 static jv input_schema(jv list, const char *name)
 {
 	jv ts = gl_json_get(list, "tools");
-	jv out = jv_invalid();
-	if (jv_get_kind(ts) == JV_KIND_ARRAY)
-		jv_array_foreach(ts, i, t)
-		{
-			(void)i;
-			const char *n = gl_json_get_str(t, "name");
-			if (!jv_is_valid(out) && n && !strcmp(n, name))
-				out = gl_json_get(t, "inputSchema");
-			jv_free(t);
-		}
+	jv t = gl_json_array_find(ts, "name", name);
+	jv out = jv_is_valid(t) ? gl_json_get(t, "inputSchema") : jv_invalid();
+	jv_free(t);
 	jv_free(ts);
 	return out;
 }
@@ -280,7 +273,7 @@ static void send_log(struct serve *v, jv log)
 		jv_array_foreach(log, i, p)
 		{
 			(void)i;
-			if (gl_mcp_log_level(gl_json_get_str(p, "level")) >= v->min_level)
+			if (gl_msg_log_level(gl_json_get_str(p, "level")) >= v->min_level)
 				send_msg(v, gl_rpc_notification("notifications/message", p));
 			else
 				jv_free(p);
@@ -493,7 +486,7 @@ static void request(struct serve *v, jv msg)
 		send_msg(v, gl_rpc_result(jv_copy(id), jv_object()));
 	} else if (!strcmp(method, "logging/setLevel")) {
 		int rank = jv_get_kind(params) == JV_KIND_OBJECT
-			       ? gl_mcp_log_level(gl_json_get_str(params, "level"))
+			       ? gl_msg_log_level(gl_json_get_str(params, "level"))
 			       : -1;
 		if (rank < 0) {
 			send_msg(v, gl_rpc_error(jv_copy(id), GL_RPC_INVALID_PARAMS,

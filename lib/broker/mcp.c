@@ -463,24 +463,6 @@ static jv note_withheld(jv v, jv mine)
 	return jv_object_set(v, jv_string("content"), c);
 }
 
-/* record.results[] of consumer (owned), or jv_invalid(). */
-static jv consumer_result(jv record, const char *consumer)
-{
-	jv results = gl_json_get(record, "results");
-	jv mine = jv_invalid();
-	if (jv_get_kind(results) == JV_KIND_ARRAY)
-		jv_array_foreach(results, i, r)
-		{
-			(void)i;
-			const char *c = gl_json_get_str(r, "consumer");
-			if (!jv_is_valid(mine) && c && !strcmp(c, consumer))
-				mine = jv_copy(r);
-			jv_free(r);
-		}
-	jv_free(results);
-	return mine;
-}
-
 /* v (consumed) as a CallToolResult: a germline-protocol function's value
  * becomes a text content (and structuredContent when an object). */
 static jv as_tool_result(jv v)
@@ -498,16 +480,6 @@ static jv as_tool_result(jv v)
 		return jv_object_set(wrapped, jv_string("structuredContent"), v);
 	jv_free(v);
 	return wrapped;
-}
-
-int gl_mcp_log_level(const char *name)
-{
-	static const char *const levels[] = {"debug",	 "info",  "notice", "warning", "error",
-					     "critical", "alert", "emergency", NULL};
-	for (int i = 0; name && levels[i]; i++)
-		if (!strcmp(name, levels[i]))
-			return i;
-	return -1;
 }
 
 /* mine's log (results[].log) as notifications/message params, each
@@ -553,7 +525,9 @@ int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int
 		return error(e ? e : "failed", gl_json_get_str(record, "detail"), call, code,
 			     message, data);
 	}
-	jv mine = consumer_result(record, consumer);
+	jv results = gl_json_get(record, "results");
+	jv mine = gl_json_array_find(results, "consumer", consumer);
+	jv_free(results);
 	int rc;
 	jv label = jv_is_valid(mine) ? gl_json_get(mine, "label") : jv_invalid();
 	/* Sig+Pin gives no label at all (the baseline, docs/gl-run.md "Modes"):

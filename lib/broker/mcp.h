@@ -71,9 +71,4 @@ jv gl_mcp_tools_list(jv manifest, jv tools);
 int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
 		  char **message, jv *data, jv *log);
 
-/* The rank of MCP logging level name (RFC 5424's, "debug" 0 to
- * "emergency" 7), or -1 for anything else (logging/setLevel, the levels
- * passed on). */
-int gl_mcp_log_level(const char *name);
-
 #endif

@@ -42,16 +42,10 @@ static size_t replace(struct gl_buf *out, const char *p, size_t n, const char *f
 	return count;
 }
 
-/* What one text is rewritten by: each from (in order) becomes its to. */
-struct pair {
-	const char *from, *to;
-	size_t len; /* of from */
-};
-
 /* p[0..n) with each pair's from replaced by its to, pair after pair: an
  * owned text (*len its length), or NULL when none occurred (or *over).
  * *used counts the replacements. */
-static char *replace_pairs(const struct pair *w, size_t nw, const char *p, size_t n,
+static char *replace_pairs(const struct gl_secret_form *w, size_t nw, const char *p, size_t n,
 			   size_t *len, size_t *room, bool *over, size_t *used)
 {
 	struct gl_buf cur = {0};
@@ -85,12 +79,12 @@ static char *subst_text(const struct gl_config *cfg, const char *host, const cha
 			bool (*ok)(const struct gl_secret *, const void *), const void *arg,
 			bool url, size_t *len, size_t *room, bool *over, size_t *used)
 {
-	struct pair w[GL_CONFIG_SECRETS_MAX];
+	struct gl_secret_form w[GL_CONFIG_SECRETS_MAX];
 	size_t nw = 0;
 	for (size_t i = 0; i < cfg->nsecret && nw < GL_CONFIG_SECRETS_MAX; i++) {
 		const struct gl_secret *s = &cfg->secret[i];
 		if (s->value && bound(s, host) && ok(s, arg))
-			w[nw++] = (struct pair){s->placeholder, url ? s->in_url : s->value,
+			w[nw++] = (struct gl_secret_form){s->placeholder, url ? s->in_url : s->value,
 						strlen(s->placeholder)};
 	}
 	return replace_pairs(w, nw, p, n, len, room, over, used);
@@ -141,12 +135,17 @@ int gl_secrets_apply(const struct gl_config *cfg, const struct gl_http_req *req,
 	memset(s, 0, sizeof *s);
 	if (!cfg || !cfg->nsecret)
 		return 0;
+	s->header = gl_xcalloc(m->nheader + 1, sizeof *s->header);
+	s->nheader = m->nheader;
+	bool any = false; /* a host no secret is bound to: nothing to scan or copy */
+	for (size_t i = 0; i < cfg->nsecret; i++)
+		any |= cfg->secret[i].value && bound(&cfg->secret[i], req->host);
+	if (!any)
+		return 0;
 	size_t room = GL_SECRETS_GROWTH_MAX, len;
 	bool over = false;
 	if (subst_url(cfg, req, s, &room, &over, f) < 0)
 		return -1;
-	s->header = gl_xcalloc(m->nheader + 1, sizeof *s->header);
-	s->nheader = m->nheader;
 	for (size_t i = 0; i < m->nheader && !over; i++)
 		s->header[i] = subst_text(cfg, req->host, m->header[i].value,
 					  strlen(m->header[i].value), in_header, m->header[i].name,
@@ -172,29 +171,7 @@ void gl_subst_free(struct gl_subst *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* What replies are searched for: every form of every value (config.h
- * gl_secret.form) with its placeholder, the longest first, so that a form
- * inside another is never taken out of it first, leaving the rest of the
- * longer one behind. */
-static int by_length_desc(const void *a, const void *b)
-{
-	size_t x = ((const struct pair *)a)->len, y = ((const struct pair *)b)->len;
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static struct pair *wanted_of(const struct gl_config *cfg, size_t *n)
-{
-	struct pair *w = gl_xcalloc(cfg->nsecret * 5 + 1, sizeof *w);
-	*n = 0;
-	for (size_t i = 0; i < cfg->nsecret; i++)
-		for (size_t f = 0; cfg->secret[i].form[f]; f++)
-			w[(*n)++] = (struct pair){cfg->secret[i].form[f], cfg->secret[i].placeholder,
-						  strlen(cfg->secret[i].form[f])};
-	qsort(w, *n, sizeof *w, by_length_desc);
-	return w;
-}
-
-static int redact_headers(const struct pair *w, size_t nw, struct gl_http_reply *rep,
+static int redact_headers(const struct gl_secret_form *w, size_t nw, struct gl_http_reply *rep,
 			  bool carried, size_t *room, bool *over, struct gl_fail *f)
 {
 	jv out = jv_array();
@@ -225,8 +202,8 @@ int gl_secrets_redact(const struct gl_config *cfg, struct gl_http_reply *rep, bo
 {
 	if (!cfg || !cfg->nsecret || GL_TEST_SWITCH("GL_TEST_SECRETS_NO_REDACT"))
 		return 0;
-	size_t nw;
-	autofree struct pair *w = wanted_of(cfg, &nw);
+	const struct gl_secret_form *w = cfg->forms;
+	size_t nw = cfg->nforms;
 	size_t room = GL_HTTP_BODY_MAX > rep->body.len ? GL_HTTP_BODY_MAX - rep->body.len : 0;
 	bool over = false;
 	if (redact_headers(w, nw, rep, carried, &room, &over, f) < 0)

@@ -573,3 +573,10 @@ bool gl_sha256_hex_ok(const char *s, size_t len)
 			return false;
 	return true;
 }
+
+void gl_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}

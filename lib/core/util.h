@@ -77,6 +77,9 @@ void gl_buf_addc(struct gl_buf *b, char c);
 void gl_buf_adds(struct gl_buf *b, const char *s);
 void gl_buf_printf(struct gl_buf *b, const char *fmt, ...) GL_PRINTF(2, 3);
 void gl_buf_free(struct gl_buf *b);
+
+/* Free a NULL-terminated array of malloc'd strings and the array (NULL: nothing). */
+void gl_strv_free(char **v);
 static inline void gl_buf_freep(struct gl_buf *b) { gl_buf_free(b); }
 #define autobuf __attribute__((cleanup(gl_buf_freep)))
 

@@ -474,6 +474,21 @@ jv gl_json_get_or_null(jv obj, const char *key)
 	return jv_is_valid(v) ? v : jv_null();
 }
 
+jv gl_json_array_find(jv a, const char *key, const char *value)
+{
+	jv found = jv_invalid();
+	if (jv_get_kind(a) == JV_KIND_ARRAY)
+		jv_array_foreach(a, i, e)
+		{
+			(void)i;
+			const char *s = gl_json_get_str(e, key);
+			if (!jv_is_valid(found) && s && !strcmp(s, value))
+				found = jv_copy(e);
+			jv_free(e);
+		}
+	return found;
+}
+
 char *gl_json_unknown_key(jv obj, const char *const *allowed)
 {
 	char *found = NULL;

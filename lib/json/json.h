@@ -190,6 +190,10 @@ jv gl_json_get(jv obj, const char *key);
 /* The same, jv_null() when absent (a signed statement's field the record
  * lacks). */
 jv gl_json_get_or_null(jv obj, const char *key);
+/* The first element of array a (borrowed) that is an object whose string
+ * field key equals value (owned), or jv_invalid(). */
+jv gl_json_array_find(jv a, const char *key, const char *value);
+
 /* The first key of obj (an object, borrowed) not in allowed
  * (NULL-terminated), quoted for a message (owned), or NULL. */
 char *gl_json_unknown_key(jv obj, const char *const *allowed);

@@ -348,9 +348,15 @@ static int parse_effect(struct gl_msg *m, struct gl_fail *f)
 	return r;
 }
 
-/* MCP's logging levels (syslog's, RFC 5424), in order. */
-static const char *const log_levels[] = {"debug",    "info",  "notice", "warning", "error",
-					 "critical", "alert", "emergency", NULL};
+int gl_msg_log_level(const char *name)
+{
+	static const char *const levels[] = {"debug",	 "info",  "notice", "warning", "error",
+					     "critical", "alert", "emergency", NULL};
+	for (int i = 0; name && levels[i]; i++)
+		if (!strcmp(name, levels[i]))
+			return i;
+	return -1;
+}
 
 /* One log entry (borrowed) as the broker keeps it: {"level","logger"?,
  * "data"} (the server's _meta dropped), or jv_invalid() when it is not one. */
@@ -359,9 +365,7 @@ static jv log_entry(jv e)
 	if (jv_get_kind(e) != JV_KIND_OBJECT)
 		return jv_invalid();
 	const char *level = gl_json_get_str(e, "level");
-	bool ok = false;
-	for (size_t i = 0; level && log_levels[i]; i++)
-		ok |= !strcmp(level, log_levels[i]);
+	bool ok = gl_msg_log_level(level) >= 0;
 	jv logger = gl_json_get(e, "logger"), data = gl_json_get(e, "data");
 	if (jv_is_valid(logger) && (jv_get_kind(logger) != JV_KIND_STRING ||
 				    jv_string_length_bytes(jv_copy(logger)) > 128 ||

@@ -92,6 +92,11 @@ struct gl_msg_header {
 #define GL_MSG_LOG_MAX 64
 #define GL_MSG_LOG_ENTRY_MAX 8192
 
+/* The rank of MCP logging level name (RFC 5424's: "debug" 0 to
+ * "emergency" 7), or -1 for anything else: what a result's log may carry,
+ * and what logging/setLevel names (cmd/gl-run/serve_mcp.c). */
+int gl_msg_log_level(const char *name);
+
 /* One parsed copy -> broker message. Strings point into doc. */
 struct gl_msg {
 	enum gl_msg_type type;

@@ -5,6 +5,7 @@
 #include "release/config.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -12,13 +13,6 @@
 #include "core/util.h"
 #include "json/json.h"
 #include "release/manifest.h"
-
-static void strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
 
 static jv strv_json(char *const *v)
 {
@@ -161,7 +155,7 @@ static char **hosts_in(jv to, const char *w, struct gl_fail *f)
 			v[i] = gl_xstrdup(jv_string_value(h));
 		jv_free(h);
 		if (!ok) {
-			strv_free(v);
+			gl_strv_free(v);
 			gl_fail(f, GL_E_USAGE, "%s.to[%zu]: not a host name as a manifest spells "
 				"it (lowercase, no port)", w, i);
 			return NULL;
@@ -338,6 +332,24 @@ static int secrets_in(jv o, const char *w, bool public_only, struct gl_config *c
 	return r;
 }
 
+static int by_length_desc(const void *a, const void *b)
+{
+	size_t x = ((const struct gl_secret_form *)a)->len, y = ((const struct gl_secret_form *)b)->len;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* c->forms: built once here, not per reply. */
+static void reply_forms(struct gl_config *c)
+{
+	c->forms = gl_xcalloc(c->nsecret * 5 + 1, sizeof *c->forms);
+	for (size_t i = 0; i < c->nsecret; i++)
+		for (size_t f = 0; c->secret[i].form[f]; f++)
+			c->forms[c->nforms++] = (struct gl_secret_form){
+			    c->secret[i].form[f], c->secret[i].placeholder,
+			    strlen(c->secret[i].form[f])};
+	qsort(c->forms, c->nforms, sizeof *c->forms, by_length_desc);
+}
+
 /* No name both a public variable and a secret; the copies' environment. */
 static int copy_env(const char *w, struct gl_config *c, struct gl_fail *f)
 {
@@ -384,6 +396,8 @@ int gl_config_parse(jv o, const char *name, bool public_only, struct gl_config *
 		gl_config_free(c);
 		return -1;
 	}
+	if (!public_only)
+		reply_forms(c);
 	return 0;
 }
 
@@ -392,9 +406,10 @@ void gl_config_free(struct gl_config *c)
 	if (!c)
 		return;
 	free(c->release);
-	strv_free(c->args);
-	strv_free(c->env);
-	strv_free(c->copy_env);
+	free(c->forms);
+	gl_strv_free(c->args);
+	gl_strv_free(c->env);
+	gl_strv_free(c->copy_env);
 	free(c->args_env);
 	for (size_t i = 0; c->secret && i < c->nsecret; i++) {
 		struct gl_secret *s = &c->secret[i];
@@ -410,8 +425,8 @@ void gl_config_free(struct gl_config *c)
 		if (s->in_url)
 			explicit_bzero(s->in_url, strlen(s->in_url));
 		free(s->in_url);
-		strv_free(s->to);
-		strv_free(s->header);
+		gl_strv_free(s->to);
+		gl_strv_free(s->header);
 	}
 	free(c->secret);
 	memset(c, 0, sizeof *c);

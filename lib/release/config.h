@@ -61,6 +61,14 @@ struct gl_secret {
 			    * with none and GL_SECRET_IN_HEADERS: every header */
 };
 
+/* One text rewritten into another: a secret's placeholder into its value
+ * in a request, or a form of its value into its placeholder in a reply
+ * (lib/broker/secrets.c). Strings borrowed from the configuration. */
+struct gl_secret_form {
+	const char *from, *to;
+	size_t len; /* of from */
+};
+
 struct gl_config {
 	char *release;         /* the manifest name it configures */
 	char **args;           /* appended to the server's argv, NULL-terminated */
@@ -74,6 +82,11 @@ struct gl_config {
 	/* "GL_RELEASE_ARGS=<args as a JSON array>" for the python host, which
 	 * sets the release's sys.argv[1:] from it; NULL: no args */
 	char *args_env;
+	/* what every reply is searched for: each form of each value with its
+	 * placeholder, the longest first, so that a form inside another is
+	 * never taken out of it first (NULL in a public configuration) */
+	struct gl_secret_form *forms;
+	size_t nforms;
 };
 
 /* Read one release's configuration o (borrowed) for release name into c.

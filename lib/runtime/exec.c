@@ -66,13 +66,6 @@ static char **strv_from(jv a) /* consumes a: an array of strings */
 	return v;
 }
 
-static void strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 static size_t strv_len(char *const *v)
 {
 	size_t n = 0;
@@ -348,9 +341,9 @@ void gl_exec_close(struct gl_exec *x)
 	x->target_fd = x->host_fd = -1;
 	free(x->release_dir);
 	free(x->home);
-	strv_free(x->argv);
-	strv_free(x->envp);
-	strv_free(x->declared);
+	gl_strv_free(x->argv);
+	gl_strv_free(x->envp);
+	gl_strv_free(x->declared);
 	for (size_t i = 0; i < x->npaths; i++)
 		free(x->paths[i]);
 	free(x->paths);

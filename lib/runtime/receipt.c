@@ -572,8 +572,8 @@ jv gl_receipt_verify(const char *buf, size_t len, const unsigned char host_pk[32
 int gl_receipt_check_pair(jv exited, jv launched, const char *launched_id, struct gl_fail *f)
 {
 	const char *same[] = {"launch", "release", "target_sha256", "interpreter_sha256",
-			      "manifest_sha256", "tree_sha256", "profile", "seccomp_filter_sha256",
-			      "config_sha256"};
+			      "manifest_sha256", "tree_sha256", "profile", "seccomp_filter_sha256"};
+	const char *same_if_any[] = {"config_sha256"}; /* absent from both: none bound */
 	if (strcmp(gl_json_get_str(launched, "state"), "fully_enforced"))
 		return gl_fail(f, GL_E_MISMATCH, "the launch receipt is %s, not fully_enforced",
 			       gl_json_get_str(launched, "state"));
@@ -582,10 +582,15 @@ int gl_receipt_check_pair(jv exited, jv launched, const char *launched_id, struc
 		return gl_fail(f, GL_E_MISMATCH, "closes names another launch receipt");
 	for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
 		const char *a = gl_json_get_str(exited, same[i]), *b = gl_json_get_str(launched, same[i]);
-		bool optional = !strcmp(same[i], "config_sha256"); /* absent from both: none */
-		if ((!optional || a || b) && (!a || !b || strcmp(a, b)))
+		if (!a || !b || strcmp(a, b))
 			return gl_fail(f, GL_E_MISMATCH, "%s differs between the exit and the launch",
 				       same[i]);
+	}
+	for (size_t i = 0; i < sizeof same_if_any / sizeof *same_if_any; i++) {
+		const char *k = same_if_any[i];
+		const char *a = gl_json_get_str(exited, k), *b = gl_json_get_str(launched, k);
+		if ((a || b) && (!a || !b || strcmp(a, b)))
+			return gl_fail(f, GL_E_MISMATCH, "%s differs between the exit and the launch", k);
 	}
 	int64_t t_l, t_e, la;
 	if (gl_time_parse(gl_json_get_str(launched, "at"), &t_l) < 0 ||
