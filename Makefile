@@ -76,7 +76,7 @@ $(BUILD)/host/twin.cjs: hosts/exec/twin.cjs
 # gl-exec-host: the host half of a runtime "exec" copy (hosts/exec, docs/exec.md)
 $(BUILD)/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(wildcard hosts/exec/*.h) $(BUILD)/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a -Wl,--as-needed -lssl $(LDLIBS)
 $(BUILD)/host/%.py: hosts/python/%.py
 	@mkdir -p $(@D)
 	cp $< $@
@@ -111,7 +111,7 @@ $(BUILD)/asan/lib/%.o: lib/%.c $(LIB_HDR)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -DGL_SAN_HOST_DIR='"$(abspath build)/asan/host"' -c -o $@ $<
 $(BUILD)/asan/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(wildcard hosts/exec/*.h) $(BUILD)/asan/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/asan/libgermline.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/asan/libgermline.a -lssl $(LDLIBS)
 $(BUILD)/asan/host/%: $(BUILD)/host/%
 	@mkdir -p $(@D)
 	cp $< $@
@@ -151,7 +151,7 @@ $(BUILD)/clang/tests/%: tests/unit/%.c $(BUILD)/clang/libgermline.a $(LIB_HDR) t
 	$(CLANG) $(CLANG_FLAGS) -o $@ $< $(BUILD)/clang/libgermline.a $(LDLIBS)
 $(BUILD)/clang/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(wildcard hosts/exec/*.h) $(BUILD)/clang/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CLANG) $(CLANG_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/clang/libgermline.a $(LDLIBS)
+	$(CLANG) $(CLANG_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/clang/libgermline.a -lssl $(LDLIBS)
 $(BUILD)/clang/host/_germline.so: hosts/python/_germline.c $(BUILD)/clang/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CLANG) $(CLANG_FLAGS) $(PY_INC) -shared -o $@ $< $(BUILD)/clang/libgermline.a $(LDLIBS)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm-releases.sh OUT — the official Node.js MCP servers from the npm registry
-# (@modelcontextprotocol/server-filesystem, server-memory, server-everything)
+# (@modelcontextprotocol/server-filesystem, server-memory, server-everything,
+# server-github: its tools call https://api.github.com, its only destination)
 # as release trees for runtime "exec" (SPEC §5, §11; docs/exec.md), unmodified:
 #
 #   OUT/server-filesystem/{manifest.json,node_modules/…}   (and the other two)
@@ -44,7 +45,7 @@ tools() {
     jq -r 'select(.id == 2) | .result.tools[].name'
 }
 
-for name in server-filesystem server-memory server-everything; do
+for name in server-filesystem server-memory server-everything server-github; do
   c=$cache/$name
   # several suites at once (tests/run.sh): one installs, the others wait and
   # copy the finished tree (scripts/npm.bash)
@@ -82,9 +83,11 @@ for name in server-filesystem server-memory server-everything; do
     # and the path arguments of its directory tools name directories
     def dirs($t): {list_directory:["path"], list_directory_with_sizes:["path"],
                    directory_tree:["path"], search_files:["path"]}[$t];
+    # server-github calls https://api.github.com, written into its code
+    def dests: if $name == "server-github" then ["api.github.com"] else [] end;
     {name:$name, version:$version, runtime:"exec", protocol:"mcp-stdio",
      entry:([$node, $entry] + $extra),
-     functions:(reduce $fns[] as $t ({}; .[$t] = ({destinations:[]} +
+     functions:(reduce $fns[] as $t ({}; .[$t] = ({destinations:dests} +
        (if $name == "server-filesystem" and items($t) then {items_from_args:items($t)} else {} end) +
        (if $name == "server-filesystem" and dirs($t) then {dirs_from_args:dirs($t)} else {} end)))),
      read_paths:[], deterministic:false}

@@ -2,7 +2,8 @@
 # The official Node.js MCP servers from npm, unmodified, as signed runtime
 # "exec" releases (issue 7 items 2–4; SPEC §5, §11; docs/exec.md):
 # @modelcontextprotocol/server-filesystem, server-memory, server-everything,
-# packed by scripts/npm-releases.sh (npm's registry, cached under build/npm).
+# server-github, packed by scripts/npm-releases.sh (npm's registry, cached
+# under build/npm).
 #
 # E7 (paper §VII-D): every call returns the same output under gl-run as from
 # the unprotected server — ONE persistent process driven by a tiny JSON-RPC
@@ -33,19 +34,21 @@ setup_file() {
     gl-sign keygen --no-passphrase root >/dev/null
     gl-sign keygen --no-passphrase tk >/dev/null
     gl-sign init repo --root-key root --targets-key tk >/dev/null
-    for s in server-filesystem server-memory server-everything; do
+    for s in server-filesystem server-memory server-everything server-github; do
       gl-sign pack "$BATS_FILE_TMPDIR/rel/$s" "$s.tar.gz" >/dev/null
       gl-sign add repo --key tk "$s.tar.gz" >/dev/null
     done
   )
   gl-verify pin "$BATS_FILE_TMPDIR/pub/repo" >/dev/null
-  for s in server-filesystem server-memory server-everything; do
+  for s in server-filesystem server-memory server-everything server-github; do
     gl-verify install "$BATS_FILE_TMPDIR/pub/repo" "$s.tar.gz" | jq -er .release.sha256 \
       >"$BATS_FILE_TMPDIR/$s.sha"
   done
 }
 
 teardown_file() { chmod -R u+w "$BATS_FILE_TMPDIR/glhome" 2>/dev/null || true; }
+
+teardown() { kill_pids; }
 
 setup() {
   export GL_HOME=$BATS_FILE_TMPDIR/glhome HOME=$BATS_FILE_TMPDIR/home
@@ -60,6 +63,7 @@ setup() {
   mkdir -p "$D/sub/deep" # for the directory tools (dirs_from_args)
   printf '# notes\n' >"$D/sub/notes.md"
   printf 'deep\n' >"$D/sub/deep/deep.md"
+  PIDS=$BATS_TEST_TMPDIR/pids
   POLICY=$BATS_TEST_TMPDIR/policy.json
   jq -n --arg d "$D" '{clearances:{agent:["hr"],pubagent:[]},
     labels:{($d + "/hr/**"):["hr"], ($d + "/**"):[]}}' >"$POLICY"
@@ -82,7 +86,12 @@ e7() {
     mkdir -p "$BATS_TEST_TMPDIR/ref-ws"
     wrap=("$FIX/exec/in_workspace.sh" "$BATS_TEST_TMPDIR/ref-ws")
   fi
-  local envs=(--env PATH=/usr/bin:/bin --env TMPDIR=/tmp --env HOME=/nonexistent --env LANG=C.UTF-8)
+  # the environment of an exec copy (lib/runtime/exec.c): the relay's TLS
+  # trust first (docs/exec.md "HTTPS"), then the session's
+  local ca=/etc/germline/ca.pem
+  local envs=(--env NODE_EXTRA_CA_CERTS=$ca --env SSL_CERT_FILE=$ca --env REQUESTS_CA_BUNDLE=$ca
+    --env CURL_CA_BUNDLE=$ca --env GERMLINE_TLS_DIR=/etc/germline
+    --env PATH=/usr/bin:/bin --env TMPDIR=/tmp --env HOME=/nonexistent --env LANG=C.UTF-8)
   for e in "$@"; do envs+=(--env "$e"); done
   "${wrap[@]}" "$SYSPY" "$FIX/exec/mcp_ref.py" --cwd "$r" "${envs[@]}" -- "${argv[@]}" <calls >ref
   jq -c --arg r "$(sha "$s")" '{id:"e7",release:$r,function:.function,args:.args,items:[],
@@ -258,4 +267,34 @@ e7() {
   run bash -c "gl-plan --policy '$POLICY' <calls | gl-run --policy '$POLICY' --mode sigpin 3>&-"
   rec 2 | jq -e --arg s "$secret" '.value.content[0].text == $s'
   [ "$(cat "$D/victim.txt")" = overwritten ]
+}
+
+@test "server-github, unmodified: its own https://api.github.com reaches a stand-in over TLS, the operator's token only in what reaches it (redaction off, then on)" {
+  local token="ghp_$RANDOM$RANDOM$RANDOM$RANDOM" call
+  # a test CA (the policy's ca_file) and api.github.com routed to a stand-in
+  # that echoes each request back as JSON
+  cert ca "germline test CA" self
+  cert gh api.github.com ca
+  tls_sink api.github.com gh.pem
+  jq --arg c "$PWD/ca.pem" --arg t "$token" '.ca_file = $c | .config["server-github"] =
+    {secrets:{GITHUB_PERSONAL_ACCESS_TOKEN:{value:$t,to:["api.github.com"],
+     in:["header:authorization"]}}}' "$POLICY" >p2 && mv p2 "$POLICY"
+  call=$(jq -cn --arg r "$(sha server-github)" '{id:"g",release:$r,function:"get_issue",
+    args:{owner:"octo",repo:"hello",issue_number:1},items:[],consumers:["agent"]}')
+  # off (the test build, replies not redacted): the echo hands the token to the tool
+  run env GL_TEST_SECRETS_NO_REDACT=1 "$GL_ROOT/build/testing/bin/gl-run" --policy "$POLICY" <<<"$call"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  grep -qF -- "$token" <<<"$output"
+  # on: the request went over TLS from the server's own fetch, through its
+  # copy's relay, with the token; the tool saw the placeholder
+  : >"$BATS_TEST_TMPDIR/api.github.com.log"
+  run gl-run --policy "$POLICY" <<<"$call"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  ! grep -qF -- "$token" <<<"$output"
+  json '.results[0].ok and .delivered == [{destination: "api.github.com", requests: 1}]'
+  json '.results[0].value.content[0].text | fromjson | .path == "/repos/octo/hello/issues/1" and
+    (.headers | any(.[0] == "Authorization" and .[1] == "Bearer GERMLINE_SECRET_GITHUB_PERSONAL_ACCESS_TOKEN"))'
+  jq -e --arg t "$token" 'select(.path == "/repos/octo/hello/issues/1") | .headers |
+    any(.[0] == "Authorization" and .[1] == "Bearer " + $t)' \
+    "$BATS_TEST_TMPDIR/api.github.com.log" >/dev/null
 }

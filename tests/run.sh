@@ -243,7 +243,7 @@ if [ ${#own[@]} -gt 0 ] && command -v npm >/dev/null && grep -qlE 'mcp-sdk.sh|np
   # own), then copies the three servers' node_modules out and starts each
   # once: with the cache full, that copy is all it would do (~7 s of CPU)
   npm_cached=1
-  for n in server-filesystem server-memory server-everything; do
+  for n in server-filesystem server-memory server-everything server-github; do
     [ -f "${GL_NPM_CACHE:-$root/build/npm}/$n/package-lock.json" ] || npm_cached=0
   done
   if [ "$npm_cached" = 0 ] || [ "${GL_NPM_REFRESH:-0}" = 1 ]; then

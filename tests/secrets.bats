@@ -35,7 +35,8 @@ setup() {
     config:{"sec-dump":{args:["--region","eu west"],env:{LOG_LEVEL:"debug"},
                         secrets:{API_TOKEN:{value:$t,to:["api.example"]}}},
             "exec-secret":{args:["--region","eu"],env:{LOG_LEVEL:"warn"},
-                        secrets:{API_TOKEN:{value:$t,to:["api.example"]}}}}}' >"$POLICY"
+                        secrets:{API_TOKEN:{value:$t,to:["api.example"]}}},
+            "exec-tls":{secrets:{API_TOKEN:{value:$t,to:["api.example"]}}}}}' >"$POLICY"
   sink api.example echo
   sink sink.example
 }
@@ -178,43 +179,13 @@ off_then_on() {
     '{"x":{"env":{"LD_PRELOAD":"/tmp/x.so"}}}' \
     '{"x":{"env":{"NODE_OPTIONS":"--inspect"}}}' \
     '{"x":{"args":["a",1]}}' \
-    '{"x":{"argv":[]}}'; do
+    '{"x":{"argv":[]}}' \
+    '{"x":{"env":{"NODE_EXTRA_CA_CERTS":"/tmp/mine.pem"}}}'; do
     jq --argjson c "$bad" '.config = $c' "$POLICY" >bad.json
     run gl-run --policy bad.json </dev/null
     [ "$status" -eq 2 ] || { echo "$bad: $output"; false; }
     [[ "$output" == *config.* ]] || { echo "$bad: $output"; false; }
   done
-}
-
-# tls_sink NAME CERT — tests/fixtures/sink.py serving HTTPS (echo) with CERT
-# (and CERT's key, CERT without .pem + .key), routed as NAME in $POLICY
-tls_sink() {
-  local name=$1 i port
-  rm -f "$BATS_TEST_TMPDIR/$name.port"
-  : >"$BATS_TEST_TMPDIR/$name.log"
-  "$SYSPY" "$FIX/sink.py" --port-file "$BATS_TEST_TMPDIR/$name.port" \
-    --log "$BATS_TEST_TMPDIR/$name.log" --mode echo --tls "$2" "${2%.pem}.key" \
-    </dev/null >/dev/null 2>&1 3>&- &
-  echo $! >>"$PIDS"
-  for i in $(seq 200); do [ -s "$BATS_TEST_TMPDIR/$name.port" ] && break; sleep 0.05; done
-  port=$(cat "$BATS_TEST_TMPDIR/$name.port")
-  jq --arg h "$name" --arg a "127.0.0.1:$port" '.routes[$h] = $a' "$POLICY" >"$POLICY.new"
-  mv "$POLICY.new" "$POLICY"
-}
-
-# cert NAME CN CA — a P-256 key NAME.key and certificate NAME.pem for DNS name
-# CN, signed by CA (CA.pem, CA.key); CA "self": a self-signed CA named CN
-cert() {
-  if [ "$3" = self ]; then
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-      -keyout "$1.key" -out "$1.pem" -subj "/CN=$2" 2>/dev/null
-    return
-  fi
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$1.key" \
-    -out "$1.csr" -subj "/CN=$2" 2>/dev/null
-  printf 'subjectAltName=DNS:%s\n' "$2" >"$1.ext"
-  openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial \
-    -out "$1.pem" -days 2 -extfile "$1.ext" 2>/dev/null
 }
 
 @test "HTTPS upstream: a destination whose CA only the policy's ca_file names is reached with it and not without; its name must be the URL's; the secret goes over TLS" {
@@ -262,4 +233,60 @@ cert() {
     [ "$status" -eq 2 ] || { echo "$f: $output"; false; }
     [[ "$output" == *ca_file:* ]] || { echo "$f: $output"; false; }
   done
+}
+
+# tls_pair — a test CA in the policy's ca_file, and api.example (echo) and
+# sink.example served over HTTPS with certificates it issued
+tls_pair() {
+  kill_pids
+  : >"$PIDS"
+  cert ca "germline test CA" self
+  cert api api.example ca
+  cert sink sink.example ca
+  tls_sink api.example api.pem
+  tls_sink sink.example sink.pem
+  jq --arg c "$PWD/ca.pem" '.ca_file = $c' "$POLICY" >p2 && mv p2 "$POLICY"
+}
+
+@test "an exec server's own https:// ends at its copy's relay and is delivered over TLS: the token only to api.example (binding off, then on)" {
+  command -v node >/dev/null || skip "node is not installed (scripts/deps.sh)"
+  local rel
+  rel=$(install_release "$FIX/exec/tls")
+  tls_pair
+  off_then_on GL_TEST_SECRETS_EVERYWHERE "$rel"
+  ! stolen
+  # Node verified the relay (NODE_EXTRA_CA_CERTS, the session's authority) and
+  # api.example got the token over TLS; the echo the copy read has the placeholder
+  json '.results[0].value | .status == 200 and .dump == 200 and .token == "GERMLINE_SECRET_API_TOKEN"'
+  json '.results[0].value.echo | fromjson | .headers |
+    any(.[0] == "Authorization" and .[1] == "Bearer GERMLINE_SECRET_API_TOKEN")'
+  jq -e --arg t "$TOKEN" 'select(.path == "/user") | .headers |
+    any(.[0] == "Authorization" and .[1] == "Bearer " + $t)' \
+    "$BATS_TEST_TMPDIR/api.example.log" >/dev/null
+  in_log sink.example '"API_TOKEN":"GERMLINE_SECRET_API_TOKEN"'
+  in_log sink.example '"NODE_EXTRA_CA_CERTS":"/etc/germline/ca.pem"'
+  json '.delivered | length == 2'
+  # what the copy trusts is a certificate, never a key; no key is left under
+  # GL_HOME but germline's own (keys/)
+  json '.results[0].value.ca | contains("BEGIN CERTIFICATE") and (contains("PRIVATE") | not)'
+  ! grep -rl "PRIVATE KEY" --exclude-dir=keys "$GL_HOME"
+}
+
+@test "a hostile exec release's TLS: an undeclared name or another Host is denied and counted, verification refuses an undeclared name, raw TCP reaches nothing" {
+  command -v node >/dev/null || skip "node is not installed (scripts/deps.sh)"
+  local rel
+  rel=$(install_release "$FIX/exec/tls")
+  tls_pair
+  run --separate-stderr gl-run --policy "$POLICY" <<<"$(envelope h1 "$rel" hostile)"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  # neither gets an answer: the relay ends a denied request's connection
+  json '.results[0].value | [.undeclared, .other_host] | all(startswith("HTTP/") | not)'
+  # the relay's certificate names the declared hosts only
+  json '.results[0].value.verified_undeclared == "ERR_TLS_CERT_ALTNAME_INVALID"'
+  # Landlock allows TCP connect to the relay's two ports only
+  json '.results[0].value.tcp == "EACCES"'
+  # both counted: evil.example (undeclared), api.example (its Host named sink.example)
+  json '([.denied[] | .destination] | sort == ["api.example", "evil.example"]) and .delivered == []'
+  [ ! -s "$BATS_TEST_TMPDIR/api.example.log" ]
+  [ ! -s "$BATS_TEST_TMPDIR/sink.example.log" ]
 }

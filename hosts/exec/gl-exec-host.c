@@ -7,6 +7,8 @@
  *   fd 4  the HTTP relay's listening socket, 127.0.0.1:80 of the copy's
  *         own network namespace (the declared hosts resolve to it)
  *   fd 5  the retained target, opened and hashed by the broker
+ *   fd 6  the HTTPS relay's listening socket, 127.0.0.1:443 (TLS ended
+ *         here with the relay certificate in $GERMLINE_TLS_DIR)
  *   argv  gl-exec-host PROTOCOL STATE_DIR|- -- ENTRY…
  * It reads the call message, restores the release's file state into
  * STATE_DIR, starts the target from fd 5 (execveat AT_EMPTY_PATH) with a
@@ -178,10 +180,11 @@ int main(int argc, char **argv)
 	}
 	proto = argv[1];
 	const char *sd = strcmp(argv[2], "-") ? argv[2] : NULL;
-	for (int fd = CHAN; fd <= TARGET; fd++)
+	for (int fd = CHAN; fd <= RELAY_TLS; fd++)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 	fcntl(CHAN, F_SETFL, O_NONBLOCK);
 	fcntl(RELAY, F_SETFL, O_NONBLOCK);
+	fcntl(RELAY_TLS, F_SETFL, O_NONBLOCK);
 
 	/* One call, or in session mode one after another until the broker
 	 * ends the session (EOF on the channel: exit 3). */

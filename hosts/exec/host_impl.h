@@ -5,7 +5,8 @@
  *                   restored, the target started, the call's end sent
  *                   (state_put, result)
  *   channel.c       the broker channel on fd 3 (length-prefixed JSON)
- *   relay.c         the HTTP relay on fd 4: one request -> one effect
+ *   relay.c         the HTTP relay on fd 4 and HTTPS on fd 6: one request
+ *                   -> one effect
  *   relay_parse.c   its parsing half, without I/O (relay_parse.h: the
  *                   request head, a chunked body; fuzz/http.c feeds it)
  *   target.c        starting and ending the target, its twin inputs, its
@@ -29,6 +30,7 @@
 #define CHAN 3      /* the broker channel */
 #define RELAY 4     /* the HTTP relay's listening socket */
 #define TARGET 5    /* the retained target, opened and hashed by the broker */
+#define RELAY_TLS 6 /* the HTTPS relay's listening socket */
 #define IO_MS 10000 /* one HTTP connection's reads and writes */
 
 /* ---- the call's end (gl-exec-host.c) ---- */
@@ -62,6 +64,9 @@ jv recv_msg(void); /* the broker's answer (owned object), or _exit(3) */
 /* One connection of the target (conn, closed here): one request, one
  * effect, the broker's reply back on it. */
 void relay_one(int conn);
+/* The same on the HTTPS relay: the TLS handshake first, with the relay's
+ * certificate (lib/runtime/exec_tls.h). */
+void relay_one_tls(int conn);
 
 /* ---- the target (target.c) ---- */
 

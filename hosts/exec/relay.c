@@ -1,15 +1,24 @@
 /* relay.c — gl-exec-host's HTTP relay (docs/exec.md "HTTP egress"): the
- * declared hosts resolve to 127.0.0.1:80 of the copy's own network
- * namespace, where fd 4 listens. One request per connection (HTTP/1.1,
- * head and body bounded) becomes one "effect" message on the broker
- * channel, the copy's only channel (paper A1); the broker decides
- * (deliver, placeholder, deny: Algorithm 1 lines 13–22) and its reply
- * goes back as the response. What the target sends is hostile: every read
- * is bounded and has a deadline. */
+ * declared hosts resolve to 127.0.0.1 of the copy's own network namespace,
+ * where fd 4 listens on port 80 and fd 6 on port 443. One request per
+ * connection (HTTP/1.1, head and body bounded) becomes one "effect"
+ * message on the broker channel, the copy's only channel (paper A1); the
+ * broker decides (deliver, placeholder, deny: Algorithm 1 lines 13–22) and
+ * its reply goes back as the response. On 443 the connection is TLS,
+ * ended here with the session's relay certificate (lib/runtime/exec_tls.h):
+ * the request becomes an https:// effect whose host is the one the client
+ * named in its handshake (SNI), so a Host header naming another host is
+ * the broker's to deny (lib/broker/http.c), and the broker alone speaks
+ * TLS to the destination. What the target sends is hostile: every read
+ * is bounded and has a deadline, the handshake's too. */
 #define _GNU_SOURCE
 #include "host_impl.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +29,12 @@
 #include "json/json.h"
 #include "json/msg.h"
 #include "relay_parse.h"
+
+/* One connection of the target: plain (ssl NULL) or TLS. */
+struct rconn {
+	int fd;
+	SSL *ssl;
+};
 
 static int wait_fd(int fd, short ev, int64_t deadline)
 {
@@ -33,15 +48,44 @@ static int wait_fd(int fd, short ev, int64_t deadline)
 	}
 }
 
-/* Append up to want bytes from fd; 1 got some, 0 EOF, -1 error/timeout. */
-static int read_more(int fd, struct gl_buf *b, size_t want, int64_t deadline)
+/* After an SSL call on c returned r: wait for what it wants (0: retry),
+ * or -1 (an error, the peer's close, or the deadline). */
+static int ssl_wait(struct rconn *c, int r, int64_t deadline)
 {
-	if (wait_fd(fd, POLLIN, deadline) <= 0)
+	switch (SSL_get_error(c->ssl, r)) {
+	case SSL_ERROR_WANT_READ:
+		return wait_fd(c->fd, POLLIN, deadline) > 0 ? 0 : -1;
+	case SSL_ERROR_WANT_WRITE:
+		return wait_fd(c->fd, POLLOUT, deadline) > 0 ? 0 : -1;
+	default:
 		return -1;
+	}
+}
+
+/* Append up to want bytes from c; 1 got some, 0 EOF, -1 error/timeout. */
+static int read_more(struct rconn *c, struct gl_buf *b, size_t want, int64_t deadline)
+{
 	char tmp[65536];
+	size_t cap = want < sizeof tmp ? want : sizeof tmp;
+	if (c->ssl) {
+		for (;;) {
+			size_t got = 0;
+			int r = SSL_read_ex(c->ssl, tmp, cap, &got);
+			if (r == 1) {
+				gl_buf_add(b, tmp, got);
+				return 1;
+			}
+			if (SSL_get_error(c->ssl, r) == SSL_ERROR_ZERO_RETURN)
+				return 0;
+			if (ssl_wait(c, r, deadline) < 0)
+				return -1;
+		}
+	}
+	if (wait_fd(c->fd, POLLIN, deadline) <= 0)
+		return -1;
 	ssize_t n;
 	do
-		n = read(fd, tmp, want < sizeof tmp ? want : sizeof tmp);
+		n = read(c->fd, tmp, cap);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return n == 0 ? 0 : -1;
@@ -54,12 +98,22 @@ static char *find_crlf2(struct gl_buf *b)
 	return b->len >= 4 ? memmem(b->data, b->len, "\r\n\r\n", 4) : NULL;
 }
 
-static void write_all_to(int fd, const char *p, size_t n, int64_t deadline)
+static void write_all_to(struct rconn *c, const char *p, size_t n, int64_t deadline)
 {
-	while (n) {
-		if (wait_fd(fd, POLLOUT, deadline) <= 0)
+	while (n && c->ssl) {
+		size_t w = 0;
+		int r = SSL_write_ex(c->ssl, p, n, &w);
+		if (r == 1) {
+			p += w;
+			n -= w;
+		} else if (ssl_wait(c, r, deadline) < 0) {
 			return;
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		}
+	}
+	while (n) {
+		if (wait_fd(c->fd, POLLOUT, deadline) <= 0)
+			return;
+		ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -92,7 +146,7 @@ static const char *reason(int status)
 /* Parse: the head, read within HEAD_MAX bytes, cut into the request line
  * and its header lines (relay_head_cut). -1 when there is no complete head
  * or the request line is not "METHOD TARGET HTTP/1.x". */
-static int relay_parse_head(int conn, struct relay_req *q, int64_t deadline)
+static int relay_parse_head(struct rconn *conn, struct relay_req *q, int64_t deadline)
 {
 	char *eoh;
 	while (!(eoh = find_crlf2(&q->buf)))
@@ -104,7 +158,7 @@ static int relay_parse_head(int conn, struct relay_req *q, int64_t deadline)
 /* Validate and read the body: a Host header, a length within BODY_MAX,
  * and the whole body (chunked, or exactly Content-Length bytes). -1
  * otherwise. */
-static int relay_read_body(int conn, struct relay_req *q, int64_t deadline)
+static int relay_read_body(struct rconn *conn, struct relay_req *q, int64_t deadline)
 {
 	if (!q->host || q->clen < 0 || q->clen > BODY_MAX)
 		return -1;
@@ -129,7 +183,7 @@ static int relay_read_body(int conn, struct relay_req *q, int64_t deadline)
 /* The broker's reply as an HTTP/1.1 response on conn: its status (502 if
  * out of range), its headers (none that is hop-by-hop or could split the
  * response), its body; a placeholder is a 200 marked X-Germline. */
-static void relay_respond(int conn, jv reply, bool placeholder, int64_t deadline)
+static void relay_respond(struct rconn *conn, jv reply, bool placeholder, int64_t deadline)
 {
 	int64_t status = 200;
 	struct gl_buf resp = {0}, rbody = {0};
@@ -184,9 +238,15 @@ static void relay_respond(int conn, jv reply, bool placeholder, int64_t deadline
 /* Forward: the request as one effect; the broker decides (deliver,
  * placeholder, deny) and its reply goes back on conn. Anything but a reply
  * ends the host (the broker broke the protocol or is gone). */
-static void relay_forward(int conn, struct relay_req *q, int64_t deadline)
+static bool relay_forward(struct rconn *conn, struct relay_req *q, const char *sni,
+			  int64_t deadline)
 {
-	char *url = gl_xasprintf("http://%s%s", q->host, q->target);
+	char *url = conn->ssl ? gl_xasprintf("https://%s%s", sni ? sni : q->host, q->target)
+			      : gl_xasprintf("http://%s%s", q->host, q->target);
+	/* The handshake named the host; a Host header that names another goes
+	 * with it, for the broker to deny (lib/broker/http.c). */
+	if (sni && q->host)
+		q->headers = jv_array_append(q->headers, JV_ARRAY(jv_string("Host"), jv_string(q->host)));
 	struct gl_buf b64 = {0};
 	gl_b64_encode(&b64, (unsigned char *)(q->body.data ? q->body.data : ""), q->body.len);
 	jv eff = JV_OBJECT(jv_string("type"), jv_string("effect"), jv_string("method"),
@@ -204,26 +264,118 @@ static void relay_forward(int conn, struct relay_req *q, int64_t deadline)
 		_exit(3);
 	}
 	jv den = gl_json_get(reply, "denied"), ph = gl_json_get(reply, "placeholder");
-	if (jv_get_kind(den) == JV_KIND_TRUE) {
+	bool denied = jv_get_kind(den) == JV_KIND_TRUE;
+	if (denied) {
 		/* an undeclared host: the connection is reset, as if refused */
 		struct linger lg = {1, 0};
-		setsockopt(conn, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		setsockopt(conn->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
 	} else {
 		relay_respond(conn, reply, jv_get_kind(ph) == JV_KIND_TRUE, deadline);
 	}
 	jv_free(den);
 	jv_free(ph);
 	jv_free(reply);
+	return denied;
 }
 
-/* One connection of the target: parse, validate, forward; a request that
- * fails a step is dropped (the connection closed, nothing sent). */
+/* One request on c: parse, validate, forward (on TLS an https:// effect
+ * for the host sni, else the Host header's); a request that fails a step
+ * is dropped (nothing sent). Whether it was answered (not dropped, not
+ * denied: a denied connection is reset, with no TLS close). */
+static bool relay_request(struct rconn *c, const char *sni, int64_t deadline)
+{
+	struct relay_req q = {.headers = jv_array()};
+	bool answered = relay_parse_head(c, &q, deadline) == 0 &&
+			relay_read_body(c, &q, deadline) == 0 && !relay_forward(c, &q, sni, deadline);
+	relay_req_free(&q);
+	return answered;
+}
+
 void relay_one(int conn)
 {
 	int64_t deadline = gl_mono_ns() + (int64_t)IO_MS * 1000000;
-	struct relay_req q = {.headers = jv_array()};
-	if (relay_parse_head(conn, &q, deadline) == 0 && relay_read_body(conn, &q, deadline) == 0)
-		relay_forward(conn, &q, deadline);
-	relay_req_free(&q);
+	struct rconn c = {.fd = conn};
+	relay_request(&c, NULL, deadline);
+	close(conn);
+}
+
+/* ---- HTTPS on 443 ---------------------------------------------------------- */
+
+/* Offer http/1.1 and nothing else: a client that speaks only h2 fails. */
+static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+		       const unsigned char *in, unsigned inlen, void *arg)
+{
+	(void)ssl;
+	(void)arg;
+	for (unsigned i = 0; i < inlen; i += 1u + in[i])
+		if (in[i] == 8 && i + 9 <= inlen && !memcmp(in + i + 1, "http/1.1", 8)) {
+			*out = in + i + 1;
+			*outlen = 8;
+			return SSL_TLSEXT_ERR_OK;
+		}
+	return SSL_TLSEXT_ERR_NOACK;
+}
+
+/* The relay's TLS context, made at the first HTTPS connection from
+ * $GERMLINE_TLS_DIR/relay.pem (lib/runtime/exec_tls.h), or NULL when it
+ * cannot be: every HTTPS connection is then closed unanswered. */
+static SSL_CTX *relay_ctx(void)
+{
+	static SSL_CTX *ctx;
+	static bool tried;
+	if (tried)
+		return ctx;
+	tried = true;
+	const char *dir = getenv("GERMLINE_TLS_DIR");
+	autofree char *pem = dir ? gl_xasprintf("%s/relay.pem", dir) : NULL;
+	SSL_CTX *c = pem ? SSL_CTX_new(TLS_server_method()) : NULL;
+	if (c && SSL_CTX_set_min_proto_version(c, TLS1_2_VERSION) &&
+	    SSL_CTX_use_certificate_chain_file(c, pem) == 1 &&
+	    SSL_CTX_use_PrivateKey_file(c, pem, SSL_FILETYPE_PEM) == 1 &&
+	    SSL_CTX_check_private_key(c) == 1) {
+		SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET);
+		SSL_CTX_set_alpn_select_cb(c, alpn_select, NULL);
+		ctx = c;
+	} else {
+		SSL_CTX_free(c);
+	}
+	ERR_clear_error();
+	return ctx;
+}
+
+/* The host the client named in its handshake, lowercased into out, or
+ * NULL (none, or not a possible host name: the Host header then names it). */
+static const char *sni_of(SSL *ssl, char out[256])
+{
+	const char *n = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+	size_t len = n ? strlen(n) : 0;
+	if (!len || len > 253)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)n[i];
+		if (!isalnum(ch) && ch != '-' && ch != '.')
+			return NULL;
+		out[i] = (char)tolower(ch);
+	}
+	out[len] = '\0';
+	return out;
+}
+
+void relay_one_tls(int conn)
+{
+	int64_t deadline = gl_mono_ns() + (int64_t)IO_MS * 1000000;
+	SSL_CTX *ctx = relay_ctx();
+	struct rconn c = {.fd = conn, .ssl = ctx ? SSL_new(ctx) : NULL};
+	if (c.ssl && fcntl(conn, F_SETFL, O_NONBLOCK) == 0 && SSL_set_fd(c.ssl, conn) == 1) {
+		int r;
+		while ((r = SSL_accept(c.ssl)) != 1 && ssl_wait(&c, r, deadline) == 0)
+			;
+		char name[256];
+		const char *sni = r == 1 ? sni_of(c.ssl, name) : NULL;
+		if (r == 1 && relay_request(&c, sni, deadline))
+			SSL_shutdown(c.ssl); /* close_notify, not waited for */
+	}
+	SSL_free(c.ssl);
+	ERR_clear_error();
 	close(conn);
 }

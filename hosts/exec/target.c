@@ -146,6 +146,7 @@ int start_target(char **targv, const char *dir, int *tfd, struct end *e)
 			_exit(127);
 		close(CHAN);
 		close(RELAY);
+		close(RELAY_TLS);
 		syscall(SYS_execveat, TARGET, "", av, envp, AT_EMPTY_PATH);
 		_exit(127);
 	}
@@ -187,9 +188,9 @@ int pump(struct io *io, bool want_line, struct end *e)
 			return 0;
 		if (io->eof)
 			return 0;
-		struct pollfd p[3] = {{.fd = io->tfd, .events = POLLIN}, {.fd = RELAY, .events = POLLIN},
-				      {.fd = errfd, .events = POLLIN}};
-		int r = poll(p, 3, -1);
+		struct pollfd p[4] = {{.fd = io->tfd, .events = POLLIN}, {.fd = RELAY, .events = POLLIN},
+				      {.fd = errfd, .events = POLLIN}, {.fd = RELAY_TLS, .events = POLLIN}};
+		int r = poll(p, 4, -1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -200,6 +201,11 @@ int pump(struct io *io, bool want_line, struct end *e)
 			int c = accept4(RELAY, NULL, NULL, SOCK_CLOEXEC);
 			if (c >= 0)
 				relay_one(c);
+		}
+		if (p[3].revents & POLLIN) {
+			int c = accept4(RELAY_TLS, NULL, NULL, SOCK_CLOEXEC);
+			if (c >= 0)
+				relay_one_tls(c);
 		}
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			char tmp[65536];

@@ -42,13 +42,16 @@ static bool name_ok(const char *s)
 
 /* Variables germline sets itself, or that would change how the germline
  * or its host runs (its thread count is G1's, its interpreter's flags the
- * twin's): an operator's value for one is refused, never merged. */
+ * twin's, its TLS trust the relay's: lib/runtime/exec_tls.h): an
+ * operator's value for one is refused, never merged. */
 static bool name_reserved(const char *s)
 {
 	static const char *const exact[] = {"PATH", "HOME", "TMPDIR", "LANG", "NODE_OPTIONS",
 					    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
 					    "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-					    "VECLIB_MAXIMUM_THREADS", NULL};
+					    "VECLIB_MAXIMUM_THREADS", "NODE_EXTRA_CA_CERTS",
+					    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+					    "CURL_CA_BUNDLE", NULL};
 	static const char *const prefix[] = {"LD_", "PYTHON", "GL_", "GERMLINE_", NULL};
 	for (size_t i = 0; exact[i]; i++)
 		if (!strcmp(s, exact[i]))

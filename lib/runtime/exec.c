@@ -189,6 +189,22 @@ static void build_argv(struct gl_exec *x, jv manifest, const struct gl_config *c
 	x->declared = strv_from(all);
 }
 
+/* The variables that point a copy's TLS clients at the session's
+ * authority (exec_tls.h), and gl-exec-host at the relay's certificate;
+ * build_env leaves the manifest's of these names out, and an operator's
+ * are refused (lib/release/config.c). */
+static const char *const tls_env[] = {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
+				      "CURL_CA_BUNDLE", "GERMLINE_TLS_DIR"};
+#define NTLS_ENV (sizeof tls_env / sizeof *tls_env)
+
+static bool is_tls_env(const char *name)
+{
+	for (size_t i = 0; i < NTLS_ENV; i++)
+		if (!strcmp(name, tls_env[i]))
+			return true;
+	return false;
+}
+
 /* Whether the operator's configuration sets variable name. */
 static bool config_sets(const struct gl_config *cfg, const char *name)
 {
@@ -224,7 +240,7 @@ static void build_env(struct gl_exec *x, jv manifest, const char *twin_js,
 		jv_object_foreach(env, key, val)
 		{
 			if (strcmp(jv_string_value(key), "NODE_OPTIONS") &&
-			    strcmp(jv_string_value(key), "TMPDIR") &&
+			    strcmp(jv_string_value(key), "TMPDIR") && !is_tls_env(jv_string_value(key)) &&
 			    !config_sets(cfg, jv_string_value(key)))
 				x->envp[k++] = gl_xasprintf("%s=%s", jv_string_value(key),
 							    jv_string_value(val));
@@ -314,7 +330,9 @@ static int open_release(struct gl_exec *x, const char *release_dir, jv manifest,
 	build_env(x, manifest, twin_js, cfg);
 	build_paths(x, manifest, twin_js);
 	x->fail_rejected = false; /* admitted: what fails now is a restriction */
-	if (build_enforcement(x, f) < 0) {
+	x->fail_binding = "tls";
+	if (gl_exec_tls_make(&x->tls, (const char *const *)x->declared, strv_len(x->declared), f) < 0 ||
+	    build_enforcement(x, f) < 0) {
 		gl_exec_close(x);
 		return -1;
 	}
@@ -348,6 +366,7 @@ void gl_exec_close(struct gl_exec *x)
 		free(x->paths[i]);
 	free(x->paths);
 	gl_exec_tree_free(x);
+	gl_exec_tls_free(&x->tls);
 	gl_bpf_free(&x->bpf);
 	x->release_dir = x->home = NULL;
 	x->argv = x->envp = x->paths = x->declared = NULL;
@@ -378,7 +397,22 @@ struct launch {
 	char *dir;   /* the copy's scratch directory */
 	char *state; /* its state (workspace) directory */
 	char **argv; /* gl-exec-host's, strings borrowed from x->argv */
+	char **envp; /* the TLS variables (owned, tls_env), then x->envp's (borrowed) */
 };
+
+/* The launch's environment: tls_env for the directory dir as the copy
+ * sees it (its own scratch tls/: GL_EXEC_TLS_DIR in the minimal root),
+ * then the session's. */
+static char **launch_env(const struct gl_exec *x, const char *dir)
+{
+	size_t ne = strv_len(x->envp);
+	char **e = gl_xcalloc(NTLS_ENV + ne + 1, sizeof *e);
+	for (size_t i = 0; i + 1 < NTLS_ENV; i++)
+		e[i] = gl_xasprintf("%s=%s/ca.pem", tls_env[i], dir);
+	e[NTLS_ENV - 1] = gl_xasprintf("%s=%s", tls_env[NTLS_ENV - 1], dir);
+	memcpy(e + NTLS_ENV, x->envp, ne * sizeof *e);
+	return e;
+}
 
 static void launch_undo(struct launch *l, bool scratch_too)
 {
@@ -391,8 +425,12 @@ static void launch_undo(struct launch *l, bool scratch_too)
 	l->dir = NULL;
 	free(l->state);
 	free(l->argv);
+	for (size_t i = 0; l->envp && i < NTLS_ENV; i++)
+		free(l->envp[i]);
+	free(l->envp);
 	l->state = NULL;
 	l->argv = NULL;
+	l->envp = NULL;
 }
 
 /* The scratch directory (hosts file, state) and what the launch child is
@@ -416,6 +454,10 @@ static int launch_prep(struct gl_exec *x, struct launch *l, int ch, const char *
 	l->argv = gl_xcalloc(na + 1, sizeof *l->argv);
 	memcpy(l->argv, x->argv, na * sizeof *l->argv);
 	l->p.argv = l->argv;
+	bool root = !unconfined && !(x->off & GL_OFF_ROOT);
+	autofree char *tls = root ? NULL : gl_xasprintf("%s/tls", l->dir);
+	l->envp = launch_env(x, root ? GL_EXEC_TLS_DIR : tls);
+	l->p.envp = l->envp;
 	if (!x->state_dir)
 		return 0;
 	l->argv[2] = (char *)GL_WORKSPACE_DIR;
@@ -429,17 +471,22 @@ static int launch_prep(struct gl_exec *x, struct launch *l, int ch, const char *
 	return 0;
 }
 
-/* Landlock: the allowlist, the hosts file, exactly the view's item files
+/* Landlock: the allowlist, the hosts file, the relay's TLS files (the
+ * target reads the authority, gl-exec-host the relay's key: exec_tls.h says
+ * why the key may be the copy's), TCP connect to the relay's two ports
+ * only, exactly the view's item files
  * and directories, and the scratch state directory writable when kept.
  * 0, or -1 with *f. */
 static int launch_rules(struct gl_exec *x, struct launch *l, const struct gl_exec_item *items,
 			size_t nitem, struct gl_fail *f)
 {
-	const char **list = gl_xcalloc(x->npaths + 1, sizeof *list);
+	const char **list = gl_xcalloc(x->npaths + 2, sizeof *list);
 	size_t n = 0;
 	for (size_t i = 0; i < x->npaths; i++)
 		list[n++] = x->paths[i];
 	list[n++] = l->p.hosts;
+	autofree char *tls = gl_xasprintf("%s/tls", l->dir);
+	list[n++] = tls;
 	int fds[2] = {x->target_fd, x->host_fd};
 	const char *bad = NULL;
 	/* with the minimal root the workspace is a tmpfs, its rule added in
@@ -448,7 +495,8 @@ static int launch_rules(struct gl_exec *x, struct launch *l, const struct gl_exe
 	l->p.scratch_abi = root ? x->enf.landlock_abi : 0;
 	l->p.ruleset = gl_landlock_exec_ruleset(x->enf.landlock_abi, list, n, fds, 2,
 						x->state_dir && !root ? l->state : NULL,
-						GL_EXEC_RELAY_PORT, &bad);
+						(const int[]){GL_EXEC_RELAY_PORT, GL_EXEC_RELAY_TLS_PORT}, 2,
+						&bad);
 	free(list);
 	if (l->p.ruleset < 0)
 		return gl_fail_errno(f, GL_E_LAUNCH, "exec copy: Landlock ruleset (%s)",
@@ -521,8 +569,9 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 	}
 	if (!unconfined && !(x->off & GL_OFF_ROOT)) {
 		x->fail_binding = "minimal_root";
-		int rc = gl_exec_root(x, &l.root, l.p.hosts, x->state_dir ? l.p.state : NULL, items,
-				      nitem, f);
+		autofree char *tls = gl_xasprintf("%s/tls", l.dir);
+		int rc = gl_exec_root(x, &l.root, l.p.hosts, tls, x->state_dir ? l.p.state : NULL,
+				      items, nitem, f);
 		if (rc < 0) {
 			if (rc == -2)
 				x->fail_binding = "workspace";

@@ -7,10 +7,10 @@
  *    └── gl-exec-host   PID 1 of fresh user+pid+net+ipc+mount namespaces,
  *         │             Landlock read-only allowlist + the view's item files
  *         │             (+ a scratch dir when the release keeps file state),
- *         │             TCP connect to port 80 only, seccomp, no_new_privs,
+ *         │             TCP connect to ports 80 and 443 only, seccomp, no_new_privs,
  *         │             pdeathsig; fd 3 the broker channel (docs/design/run.md),
  *         │             fd 4 the HTTP relay's socket on 127.0.0.1:80, fd 5 the
- *         │             retained target
+ *         │             retained target, fd 6 the HTTPS relay's on :443 (exec_tls.h)
  *         └── target    execveat(fd 5, AT_EMPTY_PATH): the manifest's entry argv,
  *                       stdin/stdout a socketpair to the host (germline or MCP)
  *
@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "runtime/exec_tls.h"
 #include "runtime/runtime.h"
 #include "sandbox/sandbox.h"
 
@@ -37,6 +38,7 @@ struct gl_config;
 
 #define GL_EXEC_FILES_MAX 200000 /* files of a release tree checked */
 #define GL_EXEC_RELAY_PORT 80
+#define GL_EXEC_RELAY_TLS_PORT 443
 
 struct gl_exec_file; /* one file of the verified tree (exec.c) */
 
@@ -65,6 +67,7 @@ struct gl_exec {
 	size_t npaths;
 	bool state_dir;           /* the manifest's "state_dir" */
 	char **declared;          /* every destination the manifest declares (owned) */
+	struct gl_exec_tls tls;   /* the session's relay certificate (exec_tls.h) */
 	struct gl_exec_file *file; /* the verified tree */
 	size_t nfile;
 	struct gl_bpf bpf;        /* GL_FILTER_EXEC */
@@ -103,7 +106,7 @@ int gl_exec_copy(struct gl_exec *x, const struct gl_exec_item *items, size_t nit
  * or sigifc; docs/exec.md): the same verified launch of gl-exec-host, which
  * keeps the server running for the whole session, but with nothing
  * restricted except what the HTTP relay needs: its own user, network and
- * mount namespaces (hosts resolve to the relay on 127.0.0.1:80); no PID or
+ * mount namespaces (hosts resolve to the relay on 127.0.0.1:80 and :443); no PID or
  * IPC namespace, no Landlock, no seccomp, no no_new_privs. */
 int gl_exec_launch_unconfined(struct gl_exec *x, const char *const *hosts, size_t nhost,
 			      int chan, int *pidfd, char **scratch, struct gl_fail *f);

@@ -125,9 +125,22 @@ static void child_mounts(const struct gl_exec_prep *p, int sfd)
 	}
 }
 
+/* A listening socket on 127.0.0.1:port. */
+static int child_listen(int sfd, int port)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 16) < 0)
+		child_fail(sfd, XS_RELAY);
+	return lfd;
+}
+
 /* The network namespace holds only lo, brought up for the relay, whose
- * listening socket is returned. */
-static int child_relay(int sfd)
+ * listening sockets are set: HTTP on port 80 (*lfd), HTTPS on 443 (*tfd). */
+static void child_relay(int sfd, int *lfd, int *tfd)
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;
@@ -137,40 +150,35 @@ static int child_relay(int sfd)
 	if (s < 0 || ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
 		child_fail(sfd, XS_LOOPBACK);
 	close(s);
-	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int one = 1;
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(GL_EXEC_RELAY_PORT),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 16) < 0)
-		child_fail(sfd, XS_RELAY);
-	return lfd;
+	*lfd = child_listen(sfd, GL_EXEC_RELAY_PORT);
+	*tfd = child_listen(sfd, GL_EXEC_RELAY_TLS_PORT);
 }
 
 /* Descriptors: /dev/null on 0-2, the channel on 3, the relay on 4, the
- * target on 5 (kept across the host's exec), the host on 6, the status
- * pipe on 7 and the ruleset on 8 (close-on-exec); nothing else. The
- * status pipe's new number (7) is returned. */
-static int child_descriptors(const struct gl_exec_prep *p, int lfd, int sfd)
+ * target on 5, the TLS relay on 6 (kept across the host's exec), the host
+ * on 7, the status pipe on 8 and the ruleset on 9 (close-on-exec); nothing
+ * else. The status pipe's new number (8) is returned. */
+static int child_descriptors(const struct gl_exec_prep *p, int lfd, int tfd, int sfd)
 {
-	int keep[7] = {p->devnull, p->chan, lfd, p->target, p->host, p->status_w, p->ruleset};
-	for (int i = 0; i < 7; i++) {
+	int keep[8] = {p->devnull, p->chan, lfd, p->target, tfd, p->host, p->status_w, p->ruleset};
+	for (int i = 0; i < 8; i++) {
 		if (keep[i] < 0)
 			continue;
 		keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 20);
 		if (keep[i] < 0)
 			child_fail(sfd, XS_DESCRIPTORS);
-		if (i == 5)
-			sfd = keep[5];
+		if (i == 6)
+			sfd = keep[6];
 	}
 	if (dup2(keep[0], 0) < 0 || dup2(keep[0], 1) < 0 || dup2(keep[0], 2) < 0 ||
 	    dup2(keep[1], 3) < 0 || dup2(keep[2], 4) < 0 || dup2(keep[3], 5) < 0 ||
-	    dup3(keep[4], 6, O_CLOEXEC) < 0 || dup3(keep[5], 7, O_CLOEXEC) < 0)
+	    dup2(keep[4], 6) < 0 || dup3(keep[5], 7, O_CLOEXEC) < 0 ||
+	    dup3(keep[6], 8, O_CLOEXEC) < 0)
 		child_fail(sfd, XS_DESCRIPTORS);
-	sfd = 7;
-	if (keep[6] >= 0 && dup3(keep[6], 8, O_CLOEXEC) < 0)
+	sfd = 8;
+	if (keep[7] >= 0 && dup3(keep[7], 9, O_CLOEXEC) < 0)
 		child_fail(sfd, XS_DESCRIPTORS);
-	if (syscall(SYS_close_range, 9u, ~0u, 0u) < 0)
+	if (syscall(SYS_close_range, 10u, ~0u, 0u) < 0)
 		child_fail(sfd, XS_DESCRIPTORS);
 	return sfd;
 }
@@ -183,8 +191,9 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 	int sfd = p->status_w;
 	child_userns(p, sfd);
 	child_mounts(p, sfd);
-	int lfd = child_relay(sfd);
-	sfd = child_descriptors(p, lfd, sfd);
+	int lfd, tfd;
+	child_relay(sfd, &lfd, &tfd);
+	sfd = child_descriptors(p, lfd, tfd, sfd);
 	if (chdir(p->release_dir) < 0)
 		child_fail(sfd, XS_DESCRIPTORS);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -192,9 +201,9 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 	/* A broker gone before this line closed the channel's other end: the
 	 * host reads EOF on fd 3 and exits. */
 	if (p->ruleset >= 0) {
-		if (gl_landlock_restrict(8) < 0)
+		if (gl_landlock_restrict(9) < 0)
 			child_fail(sfd, XS_LANDLOCK);
-		close(8);
+		close(9);
 	}
 	if (!p->unconfined && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(sfd, XS_NO_NEW_PRIVS);
@@ -205,7 +214,7 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 	if (!p->unconfined && !(p->off & GL_OFF_SECCOMP) && gl_seccomp_install(p->bpf) < 0)
 		child_fail(sfd, XS_SECCOMP);
 	/* The retained descriptor, never the path (SPEC §9). */
-	syscall(SYS_execveat, 6, "", p->argv, p->envp, AT_EMPTY_PATH);
+	syscall(SYS_execveat, 7, "", p->argv, p->envp, AT_EMPTY_PATH);
 	child_fail(sfd, XS_EXEC);
 }
 
@@ -240,7 +249,7 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct 
 	*missing = step_missing[m.step];
 	const char *hint = m.step == XS_USERNS ? " (user namespaces disabled or exhausted)"
 			   : m.step == XS_LANDLOCK ? " (Landlock unavailable)"
-			   : m.step == XS_RELAY && m.err == EACCES ? " (port 80 needs the copy's own user namespace)"
+			   : m.step == XS_RELAY && m.err == EACCES ? " (ports 80 and 443 need the copy's own user namespace)"
 							       : "";
 	return gl_fail(f, GL_E_BOOTSTRAP_FAILED, "exec copy: launch failed at %s: %s%s",
 		       step_name[m.step], strerror(m.err), hint);
@@ -250,9 +259,9 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct 
 
 /* An exec copy's minimal root (lib/sandbox/root.h; docs/sandbox.md "The germline
  * contained"): the Landlock allowlist bound read-only, the copy's hosts
- * file on /etc/hosts, its workspace writable on GL_WORKSPACE_DIR, and the
+ * file on /etc/hosts, its relay's TLS files on GL_EXEC_TLS_DIR, its workspace writable on GL_WORKSPACE_DIR, and the
  * files and directories of its view, each the inode the broker read. */
-int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts,
+int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts, const char *tls,
 		 const char *state, const struct gl_exec_item *items, size_t nitem,
 		 struct gl_fail *f)
 {
@@ -265,7 +274,8 @@ int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts,
 			return -1;
 	}
 	if (gl_root_add_bind(r, x->target_path, f) < 0 ||
-	    gl_root_add_bind_at(r, hosts, "/etc/hosts", false, f) < 0)
+	    gl_root_add_bind_at(r, hosts, "/etc/hosts", false, f) < 0 ||
+	    gl_root_add_bind_at(r, tls, GL_EXEC_TLS_DIR, false, f) < 0)
 		return -1;
 	/* /tmp and the workspace: tmpfs mounts of their bounds, so the quota
 	 * holds while the copy writes (issue 15; gl-exec-host restores the

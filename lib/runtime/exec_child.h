@@ -45,7 +45,8 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct 
 
 /* An exec copy's minimal root, built before the clone (lib/sandbox/root.h;
  * docs/sandbox.md "The germline contained"): the Landlock allowlist bound
- * read-only, the copy's hosts file on /etc/hosts, its workspace on
+ * read-only, the copy's hosts file on /etc/hosts, its tls/ directory on
+ * GL_EXEC_TLS_DIR (exec_tls.h), its workspace on
  * GL_WORKSPACE_DIR (when state is not NULL), /tmp, and the files and
  * directories of its view, each the inode the broker read. 0, -1 with f
  * (bootstrap_failed), or -2: the workspace's own bind failed (receipts:
@@ -53,7 +54,8 @@ int gl_exec_child_status(int fd, int64_t deadline, const char **missing, struct 
 struct gl_exec;
 struct gl_exec_item;
 struct gl_root;
-int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts, const char *state,
-		 const struct gl_exec_item *items, size_t nitem, struct gl_fail *f);
+int gl_exec_root(const struct gl_exec *x, struct gl_root *r, const char *hosts, const char *tls,
+		 const char *state, const struct gl_exec_item *items, size_t nitem,
+		 struct gl_fail *f);
 
 #endif

@@ -1,5 +1,5 @@
-/* exec_scratch.c — an exec copy's scratch directory (its hosts file and
- * state directory, under GL_HOME/scratch), its end (killed with its
+/* exec_scratch.c — an exec copy's scratch directory (its hosts file, its
+ * relay's TLS files and state directory, under GL_HOME/scratch), its end (killed with its
  * descendants, reaped, scratch removed: Algorithm 1 line 27, A1), and the
  * exec runtime's seam (lib/runtime/runtime.h). See exec.h, docs/exec.md. */
 #define _GNU_SOURCE
@@ -22,6 +22,17 @@
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
+
+/* Write a new file path (mode) holding p[0..n). Scratch, gone with the
+ * copy: no fsync. 0, or -1 with errno. */
+static int write_new(const char *path, const char *p, size_t n, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	int rc = fd < 0 || gl_write_all(fd, p, n) < 0 ? -1 : 0;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
 
 char *gl_exec_scratch_make(const struct gl_exec *x, const char *const *hosts, size_t nhost,
 			   struct gl_fail *f)
@@ -47,12 +58,17 @@ char *gl_exec_scratch_make(const struct gl_exec *x, const char *const *hosts, si
 	}
 	autofree char *hp = gl_xasprintf("%s/hosts", dir);
 	autofree char *sp = gl_xasprintf("%s/state", dir);
-	/* scratch, gone with the copy: no fsync */
-	int fd = open(hp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	int rc = fd < 0 || gl_write_all(fd, b.data, b.len) < 0 ? -1 : 0;
-	if (fd >= 0)
-		close(fd);
+	autofree char *tp = gl_xasprintf("%s/tls", dir);
+	autofree char *ca = gl_xasprintf("%s/tls/ca.pem", dir);
+	autofree char *rp = gl_xasprintf("%s/tls/relay.pem", dir);
+	int rc = write_new(hp, b.data, b.len, 0444);
 	free(b.data);
+	/* the relay's certificate and key, and the authority the copy trusts
+	 * (exec_tls.h): the copy's own, read-only to it */
+	if (rc == 0 && (mkdir(tp, 0700) < 0 ||
+			write_new(ca, x->tls.ca_pem, strlen(x->tls.ca_pem), 0444) < 0 ||
+			write_new(rp, x->tls.relay_pem, strlen(x->tls.relay_pem), 0400) < 0))
+		rc = -1;
 	if (rc < 0 || mkdir(sp, 0700) < 0) {
 		gl_fail(f, GL_E_LAUNCH, "exec copy: %s: %s", dir, strerror(errno));
 		gl_exec_scratch_remove(dir);
@@ -131,8 +147,13 @@ void gl_exec_scratch_remove(char *scratch)
 	if (fd >= 0)
 		remove_contents(fd); /* the workspace: any tree the copy made */
 	rmdir(sp);
-	autofree char *hp = gl_xasprintf("%s/hosts", scratch);
-	unlink(hp);
+	static const char *const files[] = {"hosts", "tls/ca.pem", "tls/relay.pem"};
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		autofree char *p = gl_xasprintf("%s/%s", scratch, files[i]);
+		unlink(p);
+	}
+	autofree char *tp = gl_xasprintf("%s/tls", scratch);
+	rmdir(tp);
 	if (rmdir(scratch) < 0 && errno != ENOENT)
 		gl_warn("exec copy: cannot remove %s: %s", scratch, strerror(errno));
 	free(scratch);

@@ -7,8 +7,8 @@
 #include "runtime/exec.h"
 
 /* A copy's scratch directory GL_HOME/scratch/copy.XXXXXX with its hosts
- * file (every name of hosts resolves to the relay) and an empty state
- * directory. malloc'd, or NULL with f (launch). */
+ * file (every name of hosts resolves to the relay), tls/ (ca.pem and
+ * relay.pem: exec_tls.h) and an empty state directory. malloc'd, or NULL with f (launch). */
 char *gl_exec_scratch_make(const struct gl_exec *x, const char *const *hosts, size_t nhost,
 			   struct gl_fail *f);
 

@@ -160,7 +160,8 @@ int gl_landlock_germline_ruleset(int abi, const char *const *paths, size_t n, in
 }
 
 int gl_landlock_exec_ruleset(int abi, const char *const *paths, size_t n, const int *extra_fds,
-			     size_t nfd, const char *write_dir, int connect_port, const char **bad)
+			     size_t nfd, const char *write_dir, const int *ports, size_t nport,
+			     const char **bad)
 {
 	*bad = NULL;
 	autoclose int rs = gl_landlock_germline_ruleset(abi, paths, n, nfd ? extra_fds[0] : -1, bad);
@@ -181,10 +182,10 @@ int gl_landlock_exec_ruleset(int abi, const char *const *paths, size_t n, const 
 		}
 	}
 	/* /dev/null read and write: in gl_landlock_germline_ruleset */
-	if (connect_port > 0 && abi >= 4) {
+	for (size_t i = 0; i < nport && abi >= 4; i++) {
 		struct {
 			uint64_t allowed_access, port;
-		} __attribute__((packed)) np = {LL_NET_CONNECT_TCP, (uint64_t)connect_port};
+		} __attribute__((packed)) np = {LL_NET_CONNECT_TCP, (uint64_t)ports[i]};
 		if (syscall(SYS_landlock_add_rule, rs, 2 /* LANDLOCK_RULE_NET_PORT */, &np, 0) < 0) {
 			*bad = "(TCP connect port)";
 			return -1;

@@ -442,8 +442,9 @@ static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struc
 			return gl_fail(f, GL_E_LAUNCH, "exec copy: holds capabilities (%s)",
 				       caps[i]);
 	}
-	/* Descriptors: 0-2 /dev/null, 3 the channel, 4 the relay's listening
-	 * socket, 5 the retained target (read-only), nothing else. */
+	/* Descriptors: 0-2 /dev/null, 3 the channel, 4 and 6 the relay's
+	 * listening sockets (HTTP, HTTPS), 5 the retained target (read-only),
+	 * nothing else. */
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)copy);
 	autoclosedir DIR *d = opendir(path);
 	if (!d)
@@ -455,17 +456,17 @@ static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struc
 			continue;
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
-		if (*end || fd < 0 || fd > INT32_MAX || ++n > 6)
+		if (*end || fd < 0 || fd > INT32_MAX || ++n > 7)
 			return gl_fail(f, GL_E_LAUNCH,
-				       "exec copy: descriptor %s is not one of its six",
-				       fd > 5 ? e->d_name : "list");
-		if (fd == 4) {
+				       "exec copy: descriptor %s is not one of its seven",
+				       fd > 6 ? e->d_name : "list");
+		if (fd == 4 || fd == 6) {
 			struct stat st;
-			snprintf(path, sizeof path, "/proc/%d/fd/4", (int)copy);
+			snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int)copy, fd);
 			if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
-			    (listen_ino && (uint64_t)st.st_ino != listen_ino))
+			    (fd == 4 && listen_ino && (uint64_t)st.st_ino != listen_ino))
 				return gl_fail(f, GL_E_LAUNCH,
-					       "exec copy: fd 4 is not its relay socket");
+					       "exec copy: fd %ld is not its relay socket", fd);
 		} else if (gl_proc_fd_check(copy, (int)fd, chan_ino, "exec copy", f) < 0) {
 			return -1;
 		}
