@@ -8,13 +8,18 @@
 # function under germline (one gl-run session of N calls), its http function
 # under germline (the same call without TLS), and bench/tls/direct.py (one
 # persistent unprotected process, a new verified TLS connection per call).
-#   GL_BENCH_TLS_CALLS (default 100)
+# The same two calls from a Node.js release (bench/releases/tls-exec, runtime
+# exec): its own https:// ends at its copy's relay (docs/exec.md "HTTPS"),
+# so the ratio of its https to its http call is what the relay's TLS adds.
+#   GL_BENCH_TLS_CALLS (default 100), GL_BENCH_TLS_EXEC_CALLS (default 20)
 set -euo pipefail
 . "$(dirname "$0")/lib/setup.bash"
 bench_setup tls
 bench_publisher
 n=${GL_BENCH_TLS_CALLS:-100}
 sha=$(bench_install "$root/bench/releases/tls")
+sha_exec=$(bench_install "$root/bench/releases/tls-exec")
+nx=${GL_BENCH_TLS_EXEC_CALLS:-20}
 cd "$work"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
   -keyout ca.key -out ca.pem -subj "/CN=bench CA" 2>/dev/null
@@ -39,34 +44,42 @@ pport=$(start_sink plain)
 token="bench-token-$RANDOM$RANDOM"
 jq -n --arg t "127.0.0.1:$tport" --arg p "127.0.0.1:$pport" --arg ca "$work/ca.pem" \
   --arg tok "$token" '{clearances:{agent:[]}, routes:{"api.example":$t, "plain.example":$p},
-    ca_file:$ca, config:{"bench-tls":{secrets:{API_TOKEN:{value:$tok,to:["api.example"]}}}}}' \
+    ca_file:$ca, config:{"bench-tls":{secrets:{API_TOKEN:{value:$tok,to:["api.example"]}}},
+                         "bench-tls-exec":{secrets:{API_TOKEN:{value:$tok,to:["api.example"]}}}}}' \
   >policy.json
-calls() { # FUNCTION N
+calls() { # FUNCTION N [SHA]
   local i
   for i in $(seq "$2"); do
     printf '{"id":"%s-%d","release":"%s","function":"%s","args":{},"items":[],"consumers":["agent"]}\n' \
-      "$1" "$i" "$sha" "$1"
+      "$1" "$i" "${3:-$sha}" "$1"
   done
 }
-per_call() { # FUNCTION N -> mean ms per call of one gl-run session (after one warm-up call)
-  calls "$1" 1 | gl-run --policy policy.json >/dev/null
-  calls "$1" "$2" >calls.jsonl
+per_call() { # FUNCTION N [SHA] -> mean ms per call of one gl-run session (after one warm-up call)
+  calls "$1" 1 "${3:-}" | gl-run --policy policy.json >/dev/null
+  calls "$1" "$2" "${3:-}" >calls.jsonl
   local t0 t1
   t0=$(date +%s%N)
   gl-run --policy policy.json <calls.jsonl >out.jsonl
   t1=$(date +%s%N)
-  [ "$(jq -s 'map(select(.results[0].ok)) | length' out.jsonl)" -eq "$2" ] ||
+  # a value with an error (the Node release's failed request) is no success
+  [ "$(jq -s 'map(select(.results[0].ok and (.results[0].value | type != "object" or (has("error") | not)))) | length' \
+    out.jsonl)" -eq "$2" ] ||
     { echo "bench/tls.sh: not every $1 call succeeded" >&2; head -2 out.jsonl >&2; exit 1; }
   awk -v a="$t0" -v b="$t1" -v n="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 / n }'
 }
 g_https=$(per_call https "$n")
 g_http=$(per_call http "$n")
 direct=$(/usr/bin/python3 "$root/bench/tls/direct.py" "$tport" ca.pem "$token" "$n")
+x_https=$(per_call https "$nx" "$sha_exec")
+x_http=$(per_call http "$nx" "$sha_exec")
 echo "machine: $(nproc) CPUs, $(uname -sr); $n calls each"
 printf '%-46s %10s\n' "per call (ms)" ""
 printf '%-46s %10s\n' "https, unprotected (one process, new TLS)" "$direct"
 printf '%-46s %10s\n' "https under germline (secret substituted)" "$g_https"
 printf '%-46s %10s\n' "http under germline (same call, no TLS)" "$g_http"
-awk -v g="$g_https" -v d="$direct" -v h="$g_http" 'BEGIN {
+printf '%-46s %10s\n' "exec (node) https under germline ($nx calls)" "$x_https"
+printf '%-46s %10s\n' "exec (node) http under germline ($nx calls)" "$x_http"
+awk -v g="$g_https" -v d="$direct" -v h="$g_http" -v xs="$x_https" -v xh="$x_http" 'BEGIN {
   printf "ratio germline https / unprotected https: %.1f\n", g / d
-  printf "ratio germline https / germline http:     %.2f (what TLS upstream adds)\n", g / h }'
+  printf "ratio germline https / germline http:     %.2f (what TLS upstream adds)\n", g / h
+  printf "ratio exec https / exec http:             %.2f (what the relay'"'"'s TLS adds)\n", xs / xh }'

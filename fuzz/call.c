@@ -38,7 +38,8 @@ static const char mcp_manifest[] =
     "\"entry\":[\"bin/server\",\"--stdio\"],\"protocol\":\"mcp-stdio\","
     "\"functions\":{\"read-file\":{\"items_from_args\":[\"path\"]},"
     "\"web.fetch\":{\"destinations_from_call\":true},"
-    "\"ping\":{\"destinations\":[\"10.0.0.1\",\"2001:db8::1\",\"localhost\"]}}}";
+    "\"ping\":{\"destinations\":[\"10.0.0.1\",\"2001:db8::1\",\"localhost\"]},"
+    "\"resources/read\":{\"items_from_args\":[\"uri\"]}}}";
 
 #define DOCS "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
 #define MCP "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"

@@ -30,7 +30,9 @@ command -v npm >/dev/null || { echo "npm-releases: npm is missing (scripts/deps.
 mkdir -p "$out" "$cache"
 . "$root/scripts/npm.bash"
 
-# tools NAME DIR — the tool names of the server's tools/list, one a line.
+# tools NAME DIR — the tool names of the server's tools/list, one a line, and
+# resources/read and prompts/get when its initialize declares resources or
+# prompts (docs/mcp.md "Resources and prompts").
 tools() {
   local entry=$2/node_modules/@modelcontextprotocol/$1/dist/index.js
   shift 2
@@ -42,7 +44,10 @@ tools() {
     sleep 2
   } | (cd "$(dirname "$entry")" && timeout 20 env -i PATH=/usr/bin:/bin HOME=/nonexistent \
         MEMORY_FILE_PATH=/dev/null "$node" "$entry" "$@" 2>/dev/null) |
-    jq -r 'select(.id == 2) | .result.tools[].name'
+    jq -r 'if .id == 2 then .result.tools[].name
+           elif .id == 1 then (.result.capabilities | (if .resources then "resources/read" else empty end),
+                                                      (if .prompts then "prompts/get" else empty end))
+           else empty end'
 }
 
 for name in server-filesystem server-memory server-everything server-github; do

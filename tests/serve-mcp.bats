@@ -157,6 +157,48 @@ EOF
   [[ "$output" == *"read_note: $SALARY"* ]] || { echo "$output"; false; }
 }
 
+@test "serve-mcp: resources and prompts: public lists from the discovery copy; a read is a call labelled by its file, never past the clearance (off: the test build's unlabelled _meta)" {
+  REL=$(install_release "$FIX/mcp/notes")
+  local calls
+  calls=$(cat <<EOF
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}
+{"jsonrpc":"2.0","id":3,"method":"prompts/list"}
+{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"file://$D/hr/salary.csv"}}
+{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"note-summary","arguments":{"topic":"budget"}}}
+{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{}}
+{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"file://$D/pub/a%20b.txt"}}
+{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"file://$D/pub/%zz"}}
+EOF
+)
+  printf 'spaced title\n' >"$D/pub/a b.txt"
+  # the agent, cleared for hr: the read is the hr file's (an item by its
+  # file:/// URI: items_from_args ["uri"], percent-decoded), the prompt public
+  serve "$REL" <<<"$calls"
+  [ "$status" -eq 1 ] || { echo "$output $stderr"; false; } # id 6 was refused
+  echo "$output" | jq -se --arg S "$SALARY" '
+    (.[0].result.capabilities | .resources.listChanged == false and .prompts.listChanged == false)
+    and (.[1].result.resourceTemplates == [{uriTemplate: "file:///{path}", name: "note file",
+                                           mimeType: "text/plain"}])
+    and (.[2].result.prompts[0].name == "note-summary")
+    and (.[3].result | (.contents[0].text | startswith($S)) and ._meta.germline.label == ["hr"])
+    and (.[4].result | (.messages[0].content.text | contains("Budget notes"))
+         and ._meta.germline.label == [])
+    and (.[5] | .id == 6 and .error.code == -32602)
+    and (.[6].result | .contents[0].text == "spaced title\n" and ._meta.germline.label == [])
+    and (.[7] | .id == 8 and .error.data.error == "bad_args") and length == 8' >/dev/null ||
+    { echo "$output"; false; }
+  # a public consumer served by one copy holding every item (nosplit: the
+  # read is labelled hr): not_cleared, and nothing of the file
+  serve "$REL" --consumer pub --mode nosplit <<<"$calls"
+  [[ "$output" != *"$SALARY"* ]] || { echo "$output"; false; }
+  echo "$output" | jq -se '.[3] | .id == 4 and .error.data.error == "not_cleared"' >/dev/null
+  # off: every field to every consumer: the read carries the salary to pub
+  run --separate-stderr env GL_TEST_META_UNLABELLED=1 "$GL_ROOT/build/testing/bin/gl-run" \
+    --serve-mcp --release "$REL" --policy "$POLICY" --consumer pub --mode nosplit <<<"$calls"
+  [[ "$output" == *"$SALARY"* ]] || { echo "$output"; false; }
+}
+
 @test "serve-mcp: malformed input gets JSON-RPC errors and the stream goes on" {
   REL=$(install_release "$FIX/mcp/notes")
   # A 9 MiB line (above the 8 MiB cap), then more requests.
@@ -166,7 +208,7 @@ EOF
     echo '{"jsonrpc":"1.0","id":3,"method":"ping"}'
     echo '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}'
     echo '{"jsonrpc":"2.0","id":5,"method":"ping","extra":1}'
-    echo '{"jsonrpc":"2.0","id":6,"method":"resources/list"}'
+    echo '{"jsonrpc":"2.0","id":6,"method":"completion/complete"}'
     printf '\xff\xfe\n'
     head -c $((9 << 20)) /dev/zero | tr '\0' 'a'
     echo
@@ -360,17 +402,30 @@ sdk() {
   n=$(count 5 2)
   jq -cn --argjson n "$n" 'range($n) as $i | {name:"echo",arguments:{message:"m\($i)"}},
     {name:"get-sum",arguments:{a:$i,b:7}}' >"$BATS_TEST_TMPDIR/calls.jsonl"
+  # its resources and prompts: the lists (the discovery copy's), a read and a
+  # get (each through copies, as a tool call)
+  jq -cn '{method:"resources/list",params:{}}, {method:"resources/templates/list",params:{}},
+    {method:"prompts/list",params:{}},
+    {method:"resources/read",params:{uri:"demo://resource/static/document/architecture.md"}},
+    {method:"prompts/get",params:{name:"args-prompt",arguments:{city:"Paris"}}}' \
+    >>"$BATS_TEST_TMPDIR/calls.jsonl"
   sdk "$REL" "$BATS_TEST_TMPDIR/calls.jsonl"
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   echo "$output" | jq -cS 'del(.result._meta) | del(.server)' >"$BATS_TEST_TMPDIR/germline.out"
-  echo "$output" | sed 1d | jq -e '.result._meta.germline.copies == 1' >/dev/null
+  echo "$output" | sed 1d | head -$((2 * n)) | jq -e '.result._meta.germline.copies == 1' >/dev/null
+  # a read and a get are labelled calls; the lists are public
+  echo "$output" | tail -2 | jq -e '.result._meta.germline.label == [] and
+    .result._meta.germline.copies == 1' >/dev/null
+  echo "$output" | tail -2 | head -1 | jq -e '.result.contents[0].text | contains("rchitecture")' \
+    >/dev/null
+  echo "$output" | tail -1 | jq -e '.result.messages[0].content.text | contains("Paris")' >/dev/null
   # The same client against the server itself, one process in its tree.
   mapfile -t argv < <(jq -r '.entry[]' "$dir/manifest.json")
   run --separate-stderr bash -c 'cd "$1" && shift && node "$@"' _ "$dir" "$SDK" "${argv[@]}" \
     <"$BATS_TEST_TMPDIR/calls.jsonl"
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   echo "$output" | jq -cS 'del(.server)' >"$BATS_TEST_TMPDIR/plain.out"
-  [ "$(wc -l <"$BATS_TEST_TMPDIR/plain.out")" -eq $((2 * n + 1)) ]
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/plain.out")" -eq $((2 * n + 6)) ]
   diff "$BATS_TEST_TMPDIR/germline.out" "$BATS_TEST_TMPDIR/plain.out"
   grep -q "\"Echo: m$((n - 1))\"" "$BATS_TEST_TMPDIR/germline.out"
 }

@@ -4,11 +4,18 @@
  * Newline-delimited JSON-RPC 2.0 (lib/json/jsonrpc.h) on stdin/stdout, read by
  * lib/session/mcp_serve.h's reader thread so that a running call can be cancelled:
  *   initialize      protocolVersion negotiated (lib/broker/mcp_revision.h:
- *                   2024-11-05 to 2025-11-25), our capabilities (tools),
+ *                   2024-11-05 to 2025-11-25), our capabilities (tools,
+ *                   logging; resources and prompts when declared),
  *                   the server's own serverInfo and instructions (its
  *                   discovery), germline's in _meta.germline
  *   ping            {}
  *   tools/list      from the signed manifest (lib/broker/mcp.h gl_mcp_tools_list)
+ *   resources/list, resources/templates/list, prompts/list
+ *                   the discovery copy's lists, for a release that declares
+ *                   resources/read or prompts/get (lib/broker/mcp_lists.h)
+ *   resources/read, prompts/get
+ *                   a call of the function of that name, its params the
+ *                   args, answered as tools/call is (serve_mcp_call.c)
  *   tools/call      arguments checked against the tool's inputSchema
  *                   (lib/json/jsonschema.h; -32602 naming the field), then an
  *                   envelope {release, function: name, args: arguments,
@@ -36,9 +43,7 @@
 #include "core/cancel.h"
 #include "json/json.h"
 #include "json/jsonrpc.h"
-#include "json/jsonschema.h"
 #include "json/log.h"
-#include "release/manifest.h"
 #include "broker/mcp.h"
 #include "broker/mcp_revision.h"
 #include "session/jobs.h"
@@ -47,23 +52,11 @@
 #include "core/util.h"
 
 #include "serve_mcp.h"
-
-struct serve {
-	struct gl_session *s;
-	const char *release, *consumer;
-	const char *rev; /* the negotiated revision (lib/broker/mcp_revision.h); NULL: none yet */
-	int min_level;   /* logging/setLevel's rank (send_log); 0: every level */
-	struct gl_mcp_io *io;
-	struct gl_jobs *J; /* --jobs > 1: calls at once (lib/session/jobs.h); else NULL */
-	jv tools; /* the tools/list result, once it succeeded (the schemas) */
-	unsigned long calls;
-	char call_id[32]; /* the last envelope's id ("mcp-N"), "" when none was made */
-	int refused;
-};
+#include "serve_mcp_impl.h"
 
 /* Write m (consumed). An answer above the line cap (a release's huge
  * result or tool list) becomes an internal error for the same id. */
-static void send_msg(struct serve *v, jv m)
+void serve_send(struct serve *v, jv m)
 {
 	if (gl_mcp_io_send(v->io, m) < 0) {
 		if (errno != EMSGSIZE)
@@ -83,7 +76,7 @@ static void send_msg(struct serve *v, jv m)
 /* "tools/call NAME: WHAT: CODE[: DETAIL]" on stderr; the name is the
  * client's, the detail the broker's own (never a copy's): both sanitised
  * and cut. */
-static void warn_call(const char *tool, const char *what, const char *code, const char *detail)
+void serve_warn_call(const char *tool, const char *what, const char *code, const char *detail)
 {
 	const char *t = tool ? tool : "?";
 	autofree char *ts = gl_sanitize(t, strnlen(t, 64));
@@ -94,7 +87,7 @@ static void warn_call(const char *tool, const char *what, const char *code, cons
 
 /* The tool list (borrowed, cached after its first success), or
  * jv_invalid() with *f. */
-static jv tools(struct serve *v, struct gl_fail *f)
+jv serve_tools(struct serve *v, struct gl_fail *f)
 {
 	if (jv_is_valid(v->tools))
 		return v->tools;
@@ -118,20 +111,9 @@ static int initialize(struct serve *v, jv params, jv *result)
 		return -1;
 	v->rev = gl_mcp_negotiate(want);
 	autofail struct gl_fail f = {0};
-	tools(v, &f);
+	serve_tools(v, &f);
 	*result = gl_mcp_initialize(v->rev, gl_session_server(v->s, v->release));
 	return 0;
-}
-
-/* The inputSchema of tool name in the list (borrowed), or jv_invalid(). */
-static jv input_schema(jv list, const char *name)
-{
-	jv ts = gl_json_get(list, "tools");
-	jv t = gl_json_array_find(ts, "name", name);
-	jv out = jv_is_valid(t) ? gl_json_get(t, "inputSchema") : jv_invalid();
-	jv_free(t);
-	jv_free(ts);
-	return out;
 }
 
 /* stderr and the log for a record (borrowed): its refusal, or each
@@ -142,7 +124,7 @@ static void report_record(jv rec, const char *tool)
 	gl_log_result(rec);
 	if (gl_json_get_bool(rec, "ok", 0) != 1) {
 		bool copy_ran = jv_object_has(jv_copy(rec), jv_string("labels"));
-		warn_call(tool, "refused", gl_json_get_str(rec, "error"),
+		serve_warn_call(tool, "refused", gl_json_get_str(rec, "error"),
 			  copy_ran ? NULL : gl_json_get_str(rec, "detail"));
 		return;
 	}
@@ -154,7 +136,7 @@ static void report_record(jv rec, const char *tool)
 			const char *e = gl_json_get_str(r, "error");
 			if (gl_json_get_bool(r, "ok", 0) != 1 &&
 			    !(e && !strcmp(e, "cancelled"))) /* said by report_cancelled */
-				warn_call(tool, "copy failed", e, NULL);
+				serve_warn_call(tool, "copy failed", e, NULL);
 			jv_free(r);
 		}
 	jv_free(res);
@@ -173,7 +155,7 @@ static void report_cancelled(struct serve *v, jv tag)
 	    "no answer sent (call %s, request %.*s)",
 	    jv_get_kind(call) == JV_KIND_STRING ? jv_string_value(call) : "none",
 	    (int)(rtext.len < 64 ? rtext.len : 64), rtext.data ? rtext.data : "");
-	warn_call(gl_json_get_str(tag, "name"), "cancelled by the client", "cancelled", detail);
+	serve_warn_call(gl_json_get_str(tag, "name"), "cancelled by the client", "cancelled", detail);
 	gl_log_event("cancelled",
 		     JV_OBJECT(jv_string("id"), jv_is_valid(call) ? call : jv_null(),
 			       jv_string("request"), jv_is_valid(rid) ? rid : jv_null(),
@@ -181,87 +163,14 @@ static void report_cancelled(struct serve *v, jv tag)
 			       gl_log_field(tag, "name")));
 }
 
-/* A tag {id, name, call} of a tools/call request (id and params borrowed):
+/* A tag {id, name, call} of a call request (id and params borrowed):
  * what names the call once it is cancelled. */
-static jv call_tag(const struct serve *v, jv id, jv params)
+static jv call_tag(const struct serve *v, jv id, const char *method, jv params)
 {
-	const char *name = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get_str(params, "name")
-								 : NULL;
+	const char *name = serve_fn_of(method, params);
 	return JV_OBJECT(jv_string("id"), jv_copy(id), jv_string("name"),
 			 name ? jv_string(name) : jv_null(), jv_string("call"),
 			 v->call_id[0] ? jv_string(v->call_id) : jv_null());
-}
-
-static int bad_params(int *code, char **message, jv *data, const char *what)
-{
-	*code = GL_RPC_INVALID_PARAMS;
-	*message = gl_xstrdup(what);
-	*data = jv_null();
-	return -1;
-}
-
-/* The test build's switch (GL_TEST_SCHEMA_OFF, tests/serve-mcp-ops.bats):
- * arguments reach the server unchecked, as before issue 17. */
-static bool schema_off(void)
-{
-#ifdef GL_TESTING
-	return getenv("GL_TEST_SCHEMA_OFF") != NULL;
-#else
-	return false;
-#endif
-}
-
-/* tools/call's checks, in the main process and at once (bad params, the
- * tool's inputSchema), then its envelope: 0 with *line, or -1 with an
- * error (code, message, data). */
-static int call_envelope(struct serve *v, jv params, struct gl_buf *line, int *code,
-			 char **message, jv *data)
-{
-	v->call_id[0] = '\0';
-	const char *name = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get_str(params, "name")
-								 : NULL;
-	jv args = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get(params, "arguments")
-							 : jv_invalid();
-	if (!name || (jv_is_valid(args) && jv_get_kind(args) != JV_KIND_OBJECT &&
-		      jv_get_kind(args) != JV_KIND_NULL)) {
-		jv_free(args);
-		warn_call(name, "refused", "bad_params", NULL);
-		return bad_params(code, message, data,
-				  "tools/call needs a string \"name\" and an object \"arguments\"");
-	}
-	if (jv_get_kind(args) != JV_KIND_OBJECT) {
-		jv_free(args);
-		args = jv_object();
-	}
-	/* The tool's inputSchema (from the server's discovery, lib/broker/mcp.h):
-	 * a wrong argument never reaches a copy. A failed tools/list is met
-	 * again, with its cause, by gl_session_line. */
-	autofail struct gl_fail f = {0};
-	jv list = tools(v, &f);
-	gl_fail_clear(&f);
-	jv schema = jv_is_valid(list) && !schema_off() ? input_schema(list, name) : jv_invalid();
-	if (jv_is_valid(schema) && gl_schema_check(schema, args, "arguments", &f) < 0) {
-		const char *why = gl_fail_detail(&f);
-		jv_free(schema);
-		jv_free(args);
-		warn_call(name, "refused", "bad_args", why);
-		gl_log_event("refusal", JV_OBJECT(jv_string("release"), jv_string(v->release),
-						  jv_string("error"), jv_string("bad_args")));
-		*code = GL_RPC_INVALID_PARAMS;
-		*message = gl_xasprintf("germline: bad_args: %s", why);
-		*data = JV_OBJECT(jv_string("error"), jv_string("bad_args"), jv_string("detail"),
-				  jv_string(why));
-		return -1;
-	}
-	jv_free(schema);
-	snprintf(v->call_id, sizeof v->call_id, "mcp-%lu", ++v->calls);
-	jv env = JV_OBJECT(jv_string("id"), jv_string(v->call_id), jv_string("release"),
-			   jv_string(v->release), jv_string("function"), jv_string(name),
-			   jv_string("args"), args, jv_string("items"), jv_array(),
-			   jv_string("consumers"), jv_array_append(jv_array(), jv_string(v->consumer)));
-	gl_json_dump(line, env);
-	jv_free(env);
-	return 0;
 }
 
 /* The server's log messages of a call (log consumed: gl_mcp_result's),
@@ -274,7 +183,7 @@ static void send_log(struct serve *v, jv log)
 		{
 			(void)i;
 			if (gl_msg_log_level(gl_json_get_str(p, "level")) >= v->min_level)
-				send_msg(v, gl_rpc_notification("notifications/message", p));
+				serve_send(v, gl_rpc_notification("notifications/message", p));
 			else
 				jv_free(p);
 		}
@@ -339,11 +248,11 @@ static void progress_if_cleared(const struct gl_session *s, const struct gl_sess
 }
 
 /* tools/call: 0 with *result, or -1 with an error (code, message, data). */
-static int tools_call(struct serve *v, jv id, jv params, jv *result, int *code, char **message,
-		      jv *data)
+static int tools_call(struct serve *v, jv id, const char *method, jv params, jv *result,
+		      int *code, char **message, jv *data)
 {
 	autobuf struct gl_buf line = {0};
-	if (call_envelope(v, params, &line, code, message, data) < 0)
+	if (serve_call_envelope(v, method, params, &line, code, message, data) < 0)
 		return -1;
 	int64_t t0 = gl_mono_ns();
 	struct progress_ask ask = {.io = v->io, .id = id, .token = progress_token(params)};
@@ -351,30 +260,30 @@ static int tools_call(struct serve *v, jv id, jv params, jv *result, int *code, 
 	jv_free(ask.token);
 	rec = jv_object_set(rec, jv_string("elapsed_ms"),
 			    jv_number((double)((gl_mono_ns() - t0) / 100000) / 10));
-	return call_answer(v, rec, gl_json_get_str(params, "name"), result, code, message, data);
+	return call_answer(v, rec, serve_fn_of(method, params), result, code, message, data);
 }
 
 /* A tools/call request (id and params borrowed): run, then answer unless
  * the client cancelled it (MCP "Cancellation": the receiver SHOULD NOT
  * respond to a cancelled request). */
-static void call(struct serve *v, jv id, jv params)
+static void call(struct serve *v, jv id, const char *method, jv params)
 {
 	gl_mcp_io_call_begin(v->io, id, jv_invalid()); /* progress: once read */
 	jv result = jv_invalid(), data = jv_null();
 	int code = 0;
 	char *message = NULL;
-	int r = tools_call(v, id, params, &result, &code, &message, &data);
+	int r = tools_call(v, id, method, params, &result, &code, &message, &data);
 	if (gl_mcp_io_call_end(v->io)) {
-		jv tag = call_tag(v, id, params);
+		jv tag = call_tag(v, id, method, params);
 		report_cancelled(v, tag);
 		jv_free(tag);
 		jv_free(result);
 		jv_free(data);
 	} else if (r == 0) {
 		jv_free(data);
-		send_msg(v, gl_rpc_result(jv_copy(id), gl_mcp_result_for(result, v->rev)));
+		serve_send(v, gl_rpc_result(jv_copy(id), gl_mcp_result_for(result, v->rev)));
 	} else {
-		send_msg(v, gl_rpc_error(jv_copy(id), code, message, data));
+		serve_send(v, gl_rpc_error(jv_copy(id), code, message, data));
 		v->refused = 1;
 	}
 	free(message);
@@ -393,9 +302,9 @@ static void call_done(jv rec, jv tag, void *ctx)
 	if (call_answer(v, rec, gl_json_get_str(tag, "name"), &result, &code, &message, &data) ==
 	    0) {
 		jv_free(data);
-		send_msg(v, gl_rpc_result(id, gl_mcp_result_for(result, v->rev)));
+		serve_send(v, gl_rpc_result(id, gl_mcp_result_for(result, v->rev)));
 	} else {
-		send_msg(v, gl_rpc_error(id, code, message, data));
+		serve_send(v, gl_rpc_error(id, code, message, data));
 		v->refused = 1;
 	}
 	free(message);
@@ -404,20 +313,20 @@ static void call_done(jv rec, jv tag, void *ctx)
 
 /* --jobs > 1: a tools/call (id and params borrowed) checked at once, then
  * handed to the dispatcher; its answer comes with its record (call_done). */
-static void call_async(struct serve *v, jv id, jv params)
+static void call_async(struct serve *v, jv id, const char *method, jv params)
 {
 	jv data = jv_null();
 	int code = 0;
 	char *message = NULL;
 	autobuf struct gl_buf line = {0};
-	if (call_envelope(v, params, &line, &code, &message, &data) < 0) {
-		send_msg(v, gl_rpc_error(jv_copy(id), code, message, data));
+	if (serve_call_envelope(v, method, params, &line, &code, &message, &data) < 0) {
+		serve_send(v, gl_rpc_error(jv_copy(id), code, message, data));
 		v->refused = 1;
 		free(message);
 		return;
 	}
 	/* progress only for a call answered as it finishes (gl_jobs_by_clearance) */
-	if (gl_jobs_add(v->J, &line, call_tag(v, id, params))) {
+	if (gl_jobs_add(v->J, &line, call_tag(v, id, method, params))) {
 		jv token = progress_token(params);
 		gl_mcp_io_track(v->io, id, token);
 		jv_free(token);
@@ -464,7 +373,7 @@ static void invalid(struct serve *v, struct gl_mcp_in *m)
 		id = jv_null();
 	}
 	bool parse = m->st == GL_RPC_PARSE;
-	send_msg(v, gl_rpc_error(id, parse ? GL_RPC_PARSE_ERROR : GL_RPC_INVALID_REQUEST,
+	serve_send(v, gl_rpc_error(id, parse ? GL_RPC_PARSE_ERROR : GL_RPC_INVALID_REQUEST,
 				 parse ? "Parse error" : "Invalid Request",
 				 jv_string(m->err ? m->err : gl_rpc_status_name(m->st))));
 }
@@ -477,30 +386,30 @@ static void request(struct serve *v, jv msg)
 	jv res;
 	if (!strcmp(method, "initialize")) {
 		if (initialize(v, params, &res) == 0)
-			send_msg(v, gl_rpc_result(jv_copy(id), res));
+			serve_send(v, gl_rpc_result(jv_copy(id), res));
 		else
-			send_msg(v, gl_rpc_error(jv_copy(id), GL_RPC_INVALID_PARAMS,
+			serve_send(v, gl_rpc_error(jv_copy(id), GL_RPC_INVALID_PARAMS,
 						 "initialize needs a string params.protocolVersion",
 						 jv_null()));
 	} else if (!strcmp(method, "ping")) {
-		send_msg(v, gl_rpc_result(jv_copy(id), jv_object()));
+		serve_send(v, gl_rpc_result(jv_copy(id), jv_object()));
 	} else if (!strcmp(method, "logging/setLevel")) {
 		int rank = jv_get_kind(params) == JV_KIND_OBJECT
 			       ? gl_msg_log_level(gl_json_get_str(params, "level"))
 			       : -1;
 		if (rank < 0) {
-			send_msg(v, gl_rpc_error(jv_copy(id), GL_RPC_INVALID_PARAMS,
+			serve_send(v, gl_rpc_error(jv_copy(id), GL_RPC_INVALID_PARAMS,
 						 "logging/setLevel needs params.level, an MCP logging level",
 						 jv_null()));
 		} else {
 			v->min_level = rank;
-			send_msg(v, gl_rpc_result(jv_copy(id), jv_object()));
+			serve_send(v, gl_rpc_result(jv_copy(id), jv_object()));
 		}
 	} else if (!strcmp(method, "tools/list")) {
 		autofail struct gl_fail f = {0};
-		jv list = tools(v, &f);
+		jv list = serve_tools(v, &f);
 		if (jv_is_valid(list)) {
-			send_msg(v, gl_rpc_result(jv_copy(id), gl_mcp_list_for(jv_copy(list), v->rev)));
+			serve_send(v, gl_rpc_result(jv_copy(id), gl_mcp_list_for(jv_copy(list), v->rev)));
 		} else {
 			const char *code = gl_code_name(f.code), *detail = gl_fail_detail(&f);
 			char *m = gl_xasprintf("germline: %s: %s", code, detail);
@@ -508,19 +417,21 @@ static void request(struct serve *v, jv msg)
 			gl_warn("tools/list: refused: %s: %s", code, d);
 			gl_log_event("refusal", JV_OBJECT(jv_string("release"), jv_string(v->release),
 							  jv_string("error"), jv_string(code)));
-			send_msg(v, gl_rpc_error(jv_copy(id), -32000, m,
+			serve_send(v, gl_rpc_error(jv_copy(id), -32000, m,
 						 JV_OBJECT(jv_string("error"), jv_string(code),
 							   jv_string("detail"), jv_string(detail))));
 			free(m);
 			v->refused = 1;
 		}
-	} else if (!strcmp(method, "tools/call") && v->J) {
-		call_async(v, id, params);
-	} else if (!strcmp(method, "tools/call")) {
-		call(v, id, params);
+	} else if (serve_calls(v, method) && v->J) {
+		call_async(v, id, method, params);
+	} else if (serve_calls(v, method)) {
+		call(v, id, method, params);
+	} else if (serve_lists(v, method, &res)) {
+		serve_send(v, gl_rpc_result(jv_copy(id), res));
 	} else {
 		char *m = gl_xasprintf("Method not found: %.64s", method);
-		send_msg(v, gl_rpc_error(jv_copy(id), GL_RPC_METHOD_NOT_FOUND, m, jv_null()));
+		serve_send(v, gl_rpc_error(jv_copy(id), GL_RPC_METHOD_NOT_FOUND, m, jv_null()));
 		free(m);
 	}
 	jv_free(id);

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "json/json.h"
+#include "release/manifest.h"
 #include "json/jsonrpc.h"
 #include "json/msg.h"
 
@@ -172,9 +173,9 @@ static int mcp_init(struct io *io, struct end *e)
 	return 0;
 }
 
-/* gl-run's discovery check (lib/broker/mcp.h): the server's own list, every
- * page, and nothing else (no state write). */
-static void mcp_tools_list(struct io *io, struct end *e)
+/* Every page of the server's list method (its results' key), at most 64
+ * pages; what it gave before an error answer (none: []). */
+static jv mcp_paged(struct io *io, const char *method, const char *key, struct end *e)
 {
 	jv all = jv_array(), cursor = jv_null();
 	for (int page = 0; page < 64; page++) {
@@ -182,13 +183,13 @@ static void mcp_tools_list(struct io *io, struct end *e)
 								   : (jv_free(cursor), jv_null());
 		cursor = jv_null();
 		int64_t id = next_id++;
-		if (send_line(io->tfd, gl_rpc_request(jv_number((double)id), "tools/list", params), e) < 0)
+		if (send_line(io->tfd, gl_rpc_request(jv_number((double)id), method, params), e) < 0)
 			break;
 		jv r = await_response(io, id, e);
 		if (!jv_is_valid(r))
 			break;
 		jv res = gl_json_get(r, "result");
-		jv t = jv_get_kind(res) == JV_KIND_OBJECT ? gl_json_get(res, "tools") : jv_invalid();
+		jv t = jv_get_kind(res) == JV_KIND_OBJECT ? gl_json_get(res, key) : jv_invalid();
 		jv_free(cursor);
 		cursor = jv_get_kind(res) == JV_KIND_OBJECT ? gl_json_get(res, "nextCursor") : jv_null();
 		if (jv_get_kind(t) == JV_KIND_ARRAY)
@@ -201,13 +202,47 @@ static void mcp_tools_list(struct io *io, struct end *e)
 			break;
 	}
 	jv_free(cursor);
+	return all;
+}
+
+/* Does the discovery call's args (borrowed) ask for list name? */
+static bool wants_list(jv args, const char *name)
+{
+	jv l = gl_json_get(args, "lists");
+	bool want = false;
+	if (jv_get_kind(l) == JV_KIND_ARRAY)
+		jv_array_foreach(l, i, x)
+		{
+			(void)i;
+			want |= jv_get_kind(x) == JV_KIND_STRING && !strcmp(jv_string_value(x), name);
+			jv_free(x);
+		}
+	jv_free(l);
+	return want;
+}
+
+/* gl-run's discovery check (lib/broker/mcp.h): the server's own tools list,
+ * and its resources and prompts lists when args (consumed) ask for them
+ * (lib/broker/mcp_lists.h), every page, and nothing else (no state write). */
+static void mcp_discovery(struct io *io, jv args, struct end *e)
+{
+	static const char *const lists[][3] = {
+	    {"resources", "resources/list", "resources"},
+	    {"resources", "resources/templates/list", "resourceTemplates"},
+	    {"prompts", "prompts/list", "prompts"}};
+	jv out = JV_OBJECT(jv_string("tools"), mcp_paged(io, "tools/list", "tools", e));
+	for (size_t i = 0; i < sizeof lists / sizeof *lists && !e->error; i++)
+		if (wants_list(args, lists[i][0]))
+			out = jv_object_set(out, jv_string(lists[i][2]),
+					    mcp_paged(io, lists[i][1], lists[i][2], e));
+	jv_free(args);
 	if (e->error) {
-		jv_free(all);
+		jv_free(out);
 		return;
 	}
 	state_dir = NULL;
-	e->value = JV_OBJECT(jv_string("tools"), all, jv_string("server"),
-			     jv_is_valid(server_init) ? jv_copy(server_init) : jv_object());
+	e->value = jv_object_set(out, jv_string("server"),
+				 jv_is_valid(server_init) ? jv_copy(server_init) : jv_object());
 }
 
 /* One MCP call (args consumed) into e. */
@@ -218,16 +253,18 @@ void run_mcp(struct io *io, const char *function, jv args, struct end *e)
 		return;
 	}
 	if (!strcmp(function, "tools/list")) {
-		jv_free(args);
-		mcp_tools_list(io, e);
+		mcp_discovery(io, args, e);
 		return;
 	}
 	jv_free(mcp_take_log()); /* what the server logged before this call is not the call's */
 	int64_t id = next_id++;
-	if (send_line(io->tfd, gl_rpc_request(jv_number((double)id), "tools/call",
-					      JV_OBJECT(jv_string("name"), jv_string(function),
-							jv_string("arguments"), args)),
-		      e) < 0)
+	/* a resource read or a prompt: the method itself, its params the args */
+	jv req = gl_mcp_method_fn(function)
+		     ? gl_rpc_request(jv_number((double)id), function, args)
+		     : gl_rpc_request(jv_number((double)id), "tools/call",
+				      JV_OBJECT(jv_string("name"), jv_string(function),
+						jv_string("arguments"), args));
+	if (send_line(io->tfd, req, e) < 0)
 		return;
 	jv r = await_response(io, id, e);
 	if (!jv_is_valid(r))

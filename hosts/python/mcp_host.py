@@ -30,6 +30,12 @@ PROTOCOL_VERSION = "2025-06-18"
 LINE_MAX = 64 << 20  # a server line: at most what one copy message may carry (GL_MSG_MAX)
 LIST_PAGES_MAX = 64  # tools/list pages followed
 DISCOVERY = "tools/list"  # the broker's reserved function: not a tool name
+# the MCP methods a manifest may declare as functions (lib/release/manifest.h)
+METHODS = ("resources/read", "prompts/get")
+# the lists the discovery call may ask for: (its name, the method, the key)
+LISTS = (("resources", "resources/list", "resources"),
+         ("resources", "resources/templates/list", "resourceTemplates"),
+         ("prompts", "prompts/list", "prompts"))
 
 
 # The server's notifications/message of the running call (docs/mcp.md "Log
@@ -171,6 +177,23 @@ class Client:
                 return tools
         raise McpError("tools/list: more than %d pages" % LIST_PAGES_MAX)
 
+    def listed(self, method, key):
+        """Every page of a resources or prompts list; what it gave before an
+        error answer (the broker types and bounds it: lib/broker/mcp_lists.c)."""
+        out, cursor = [], None
+        for _ in range(LIST_PAGES_MAX):
+            try:
+                res = self.request(method, {"cursor": cursor} if cursor else {})
+            except McpError:
+                return out
+            if not isinstance(res, dict) or not isinstance(res.get(key), list):
+                return out
+            out += res[key]
+            cursor = res.get("nextCursor")
+            if not cursor:
+                return out
+        return out
+
 
 _client = None
 
@@ -235,12 +258,21 @@ def start(module, entry):
 
 
 def call(module, entry, function, args):
-    """One call: the tool's CallToolResult (a dict), or for the reserved
-    function "tools/list" (the broker's discovery check) {"tools": [...]}.
+    """One call: the tool's CallToolResult (a dict), a resources/read or
+    prompts/get result, or for the reserved function "tools/list" (the
+    broker's discovery check) {"tools": [...], "server": ...} and the lists
+    args["lists"] asks for.
     Raises McpError on a JSON-RPC error."""
     client = start(module, entry)
     client.initialize()
     if function == DISCOVERY:
-        return {"tools": client.tools(), "server": getattr(client, "server", {})}
+        out = {"tools": client.tools(), "server": getattr(client, "server", {})}
+        lists = args.get("lists") if isinstance(args, dict) else None
+        for want, method, key in LISTS:
+            if isinstance(lists, list) and want in lists:
+                out[key] = client.listed(method, key)
+        return out
     take_log()  # what the server logged before this call (at its start) is not the call's
+    if function in METHODS:  # a resource read or a prompt: its params are the args
+        return client.request(function, args)
     return client.request("tools/call", {"name": function, "arguments": args})

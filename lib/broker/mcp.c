@@ -2,6 +2,7 @@
  * mcp.h and docs/mcp.md. */
 #define _GNU_SOURCE
 #include "broker/mcp.h"
+#include "broker/mcp_lists.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,11 +82,12 @@ static int compare(jv manifest, jv tools, struct gl_fail *f)
 		return -1;
 	jv fns = gl_json_get(manifest, "functions");
 	jv keys = jv_keys(jv_copy(fns)); /* sorted */
-	int nk = jv_array_length(jv_copy(keys));
-	const char **fn = gl_xcalloc((size_t)nk + 1, sizeof *fn);
-	for (int i = 0; i < nk; i++) {
+	int nkeys = jv_array_length(jv_copy(keys)), nk = 0;
+	const char **fn = gl_xcalloc((size_t)nkeys + 1, sizeof *fn);
+	for (int i = 0; i < nkeys; i++) {
 		jv k = jv_array_get(jv_copy(keys), i);
-		fn[i] = jv_string_value(k); /* alive in keys */
+		if (!gl_mcp_method_fn(jv_string_value(k))) /* not tools */
+			fn[nk++] = jv_string_value(k); /* alive in keys */
 		jv_free(k);
 	}
 	bool dup = false;
@@ -178,7 +180,7 @@ static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline
 	autobuf struct gl_buf msg = {0}, in = {0};
 	/* declared before the first goto below: its cleanup runs at done */
 	autofail struct gl_fail why = {0};
-	jv args = jv_object(), state = jv_object();
+	jv args = gl_mcp_discovery_args(manifest), state = jv_object();
 	gl_callmsg(&msg, GL_MCP_DISCOVERY_FN, args, NULL, 0, state, &tw);
 	jv_free(args);
 	jv_free(state);
@@ -217,7 +219,7 @@ static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline
 		} else {
 			*tools = t;
 			if (server)
-				*server = server_of(m.value);
+				*server = gl_mcp_lists_add(server_of(m.value), m.value, manifest);
 			out = GL_E_OK;
 		}
 	}
@@ -246,6 +248,10 @@ jv gl_mcp_tools_list(jv manifest, jv tools)
 	jv_array_foreach(keys, i, k)
 	{
 		(void)i;
+		if (gl_mcp_method_fn(jv_string_value(k))) { /* not a tool */
+			jv_free(k);
+			continue;
+		}
 		jv t = jv_object_set(jv_object(), jv_string("name"), jv_copy(k));
 		jv from = jv_invalid();
 		if (jv_get_kind(tools) == JV_KIND_ARRAY)
@@ -506,6 +512,29 @@ static jv log_params(jv mine, jv label)
 	return out;
 }
 
+/* Is mine's value (borrowed) what record's function (resources/read,
+ * prompts/get, a tool) answers? A method's result passes as it is. */
+static bool value_shaped(jv record, jv mine)
+{
+	const char *fn = gl_json_get_str(record, "function");
+	jv v = gl_json_get(mine, "value");
+	bool ok = !fn || gl_mcp_result_shape(fn, v);
+	jv_free(v);
+	return ok;
+}
+
+/* mine's value (borrowed) as the answer of record's function: a
+ * CallToolResult for a tool, with the withheld note; a method's result
+ * as it is. */
+static jv answer_value(jv record, jv mine)
+{
+	const char *fn = gl_json_get_str(record, "function");
+	jv v = gl_json_get(mine, "value");
+	if (fn && gl_mcp_method_fn(fn))
+		return v;
+	return note_withheld(as_tool_result(v), mine);
+}
+
 int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
 		  char **message, jv *data, jv *log)
 {
@@ -541,6 +570,9 @@ int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int
 			   code, message, data);
 	} else if (!cleared) {
 		rc = not_cleared(code, message, data);
+	} else if (gl_json_get_bool(mine, "ok", 0) == 1 && !value_shaped(record, mine)) {
+		rc = error("protocol", "the server's answer has not the method's result shape",
+			   jv_copy(label), code, message, data);
 	} else if (gl_json_get_bool(mine, "ok", 0) != 1) {
 		const char *e = gl_json_get_str(mine, "error"), *d = gl_json_get_str(mine, "detail");
 		autofree char *names = withheld_text(mine);
@@ -548,8 +580,7 @@ int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int
 		    names ? gl_xasprintf("%s; " WITHHELD_NOTE "%s", d ? d : "failed", names) : NULL;
 		rc = error(e ? e : "failed", dw ? dw : d, jv_copy(label), code, message, data);
 	} else {
-		jv v = as_tool_result(gl_json_get(mine, "value"));
-		v = note_withheld(v, mine);
+		jv v = answer_value(record, mine);
 		jv meta = gl_json_get(v, "_meta");
 		if (jv_get_kind(meta) != JV_KIND_OBJECT) {
 			jv_free(meta);

@@ -33,13 +33,22 @@ jv gl_mcp_initialize(const char *rev, jv server)
 	jv ours = JV_OBJECT(jv_string("name"), jv_string("germline"), jv_string("version"),
 			    jv_string(GL_VERSION));
 	jv info = gl_json_get(server, "serverInfo"), text = gl_json_get(server, "instructions");
+	jv caps = JV_OBJECT(jv_string("tools"), JV_OBJECT(jv_string("listChanged"), jv_false()),
+			    jv_string("logging"), jv_object());
+	/* the lists the discovery brought (lib/broker/mcp_lists.h) */
+	static const char *const listed[] = {"resources", "prompts"};
+	for (size_t i = 0; i < 2; i++) {
+		jv l = gl_json_get(server, listed[i]);
+		if (jv_get_kind(l) == JV_KIND_ARRAY)
+			caps = jv_object_set(caps, jv_string(listed[i]),
+					     JV_OBJECT(jv_string("listChanged"), jv_false()));
+		jv_free(l);
+	}
 	jv_free(server);
 	jv meta = JV_OBJECT(jv_string("serverInfo"), jv_copy(ours), jv_string("instructions"),
 			    jv_string(GERMLINE_NOTE), jv_string("label"), jv_array());
 	return JV_OBJECT(
-	    jv_string("protocolVersion"), jv_string(rev), jv_string("capabilities"),
-	    JV_OBJECT(jv_string("tools"), JV_OBJECT(jv_string("listChanged"), jv_false()),
-		      jv_string("logging"), jv_object()),
+	    jv_string("protocolVersion"), jv_string(rev), jv_string("capabilities"), caps,
 	    jv_string("serverInfo"), jv_is_valid(info) ? (jv_free(ours), info) : (jv_free(info), ours),
 	    jv_string("instructions"),
 	    jv_is_valid(text) ? text : (jv_free(text), jv_string(GERMLINE_NOTE)), jv_string("_meta"),

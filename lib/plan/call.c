@@ -361,6 +361,31 @@ static bool in_workspace(const struct gl_call *c, const char *s)
 	return c->workspace && !strncmp(s, GL_WORKSPACE_DIR, n) && (s[n] == 0 || s[n] == '/');
 }
 
+/* The path of a file URI's rest (after "file://": an empty authority, then
+ * the path, percent-decoded), or jv_null() when it is not one (a host, a
+ * bad or NUL escape). */
+static jv file_uri_path(const char *r, size_t n)
+{
+	if (n == 0 || r[0] != '/')
+		return jv_null();
+	struct gl_buf b = {0};
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch;
+		if (r[i] != '%') {
+			gl_buf_addc(&b, r[i]);
+		} else if (i + 2 < n && gl_unhex(r + i + 1, 2, &ch, 1) == 0 && ch) {
+			gl_buf_addc(&b, (char)ch);
+			i += 2;
+		} else {
+			free(b.data);
+			return jv_null();
+		}
+	}
+	jv out = jv_string_sized(b.data, (int)b.len);
+	free(b.data);
+	return out;
+}
+
 /* One file named by an argument becomes an item labelled by the policy's
  * first matching glob (SPEC §11); no match refuses the call. A directory
  * (dir: dirs_from_args) becomes an item with "dir": true labelled by
@@ -371,6 +396,14 @@ static int add_path_item(struct gl_call *c, const char *arg, jv path, size_t fir
 {
 	size_t len = 0;
 	const char *s = str_or_null(path, &len);
+	/* a file:/// URI (an MCP resource's: resources/read's uri) names the
+	 * file at its path */
+	if (s && len > 7 && !strncmp(s, "file://", 7)) {
+		jv fp = file_uri_path(s + 7, len - 7);
+		jv_free(path);
+		path = fp;
+		s = str_or_null(path, &len);
+	}
 	if (!s || !gl_path_clean(s, len)) {
 		autofree char *q = s ? gl_quote(s, len) : gl_xstrdup("(not a string)");
 		jv_free(path);

@@ -185,6 +185,11 @@ static bool mcp_name_ok(const char *s, size_t len)
 }
 static bool arg_name_ok(const char *s, size_t len) { return mcp_name_ok(s, len); }
 
+bool gl_mcp_method_fn(const char *name)
+{
+	return !strcmp(name, GL_MCP_RESOURCE_READ) || !strcmp(name, GL_MCP_PROMPT_GET);
+}
+
 static int check_entry(jv m, bool exec, struct gl_fail *f)
 {
 	if (!exec)
@@ -350,11 +355,12 @@ static int check_functions(jv m, bool mcp, bool exec, struct gl_fail *f)
 	{
 		const char *s = jv_string_value(k);
 		size_t len = (size_t)jv_string_length_bytes(jv_copy(k));
-		if (r == 0 && !(mcp ? mcp_name_ok(s, len) : fn_name_ok(s, len))) {
+		if (r == 0 && !(mcp ? mcp_name_ok(s, len) || (strlen(s) == len && gl_mcp_method_fn(s)) : fn_name_ok(s, len))) {
 			char *sh = gl_quote(s, len);
 			r = gl_fail(f, GL_E_BAD_MANIFEST,
 				    "functions: %s is not a function name (%s)", sh,
-				    mcp ? "[A-Za-z0-9_][A-Za-z0-9_.-]*, MCP tool name"
+				    mcp ? "[A-Za-z0-9_][A-Za-z0-9_.-]*, MCP tool name, or "
+					  "resources/read or prompts/get"
 					: "an identifier [A-Za-z_][A-Za-z0-9_]*");
 			free(sh);
 		}

@@ -72,6 +72,14 @@ enum gl_protocol_kind gl_manifest_protocol(jv m);
  * Nothing else: no scheme, port, path, trailing dot or upper case. */
 bool gl_host_ok(const char *s, size_t len);
 
+/* The MCP methods an mcp-stdio release may declare as functions beside its
+ * tools (docs/mcp.md "Resources and prompts"): a read of a resource, a
+ * prompt's messages. Each runs through copies as a tool call does, the
+ * method's params its args; neither is a tool name (no '/' in those). */
+#define GL_MCP_RESOURCE_READ "resources/read"
+#define GL_MCP_PROMPT_GET "prompts/get"
+bool gl_mcp_method_fn(const char *name);
+
 /* An absolute, normalised path: starts with '/', no empty, "." or ".."
  * component, no trailing '/', no control character, at most GL_PATH_MAX. */
 bool gl_path_clean(const char *s, size_t len);

@@ -156,7 +156,8 @@ jv gl_session_tools(struct gl_session *s, const char *release, struct gl_fail *f
 
 /* What the release's MCP server said of itself when it was discovered
  * (owned: {"serverInfo","instructions"}, each field only when present and
- * within its bounds; lib/broker/mcp.h gl_mcp_discover), or jv_null() before
+ * within its bounds; lib/broker/mcp.h gl_mcp_discover; and the resources
+ * and prompts lists of lib/broker/mcp_lists.h), or jv_null() before
  * a discovery passed, or for a release that is no MCP server. */
 jv gl_session_server(struct gl_session *s, const char *release);
 
