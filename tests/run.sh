@@ -458,6 +458,15 @@ job_procs() {
     }' | sort -n
 }
 
+# none_new OLD NEW — true when NEW (pids, one a word) holds none that OLD lacks
+none_new() {
+  local -A old=()
+  local p
+  for p in $1; do old[$p]=1; done
+  for p in $2; do [ -n "${old[$p]:-}" ] || return 1; done
+  return 0
+}
+
 # kill_job MARK ROOT REPORT — end a job and everything it started: stop its
 # processes (SIGSTOP) until a second look finds none it has not stopped (a
 # stopped process forks no more, and its children stay its children, so
@@ -477,7 +486,11 @@ kill_job() {
     # shellcheck disable=SC2086 # one pid a word
     kill -STOP $pids 2>/dev/null
     more=$(job_procs "$mark" "$root")
-    [ "$more" = "$pids" ] || continue
+    # look again only for one it has not stopped: a process that ended
+    # between the looks (a signal to the run's group ends many at once) is
+    # none, and waiting for two equal looks while they end could outlast
+    # the rounds and kill nothing
+    none_new "$pids" "$more" || continue
     for p in $pids; do
       [ -n "${seen[$p]:-}" ] && continue
       seen[$p]=1

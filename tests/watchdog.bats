@@ -75,12 +75,18 @@ setup_file() {
   sha256sum "$times" >"$D/times.after" 2>/dev/null || echo none >"$D/times.after"
   wait "$(cat "$D/off.job")"
   # a process run.sh killed as the timeout ended it may take a moment to go
-  # (SIGKILL is delivered, not awaited); one that hangs is still there after 5 s
-  for _ in $(seq 50); do
+  # (SIGKILL is delivered, not awaited; a loaded machine's namespace teardown
+  # is slow); one that hangs is still there after 15 s
+  for _ in $(seq 150); do
     tagged "$OFF_TAG" >"$D/off.left"
     [ -s "$D/off.left" ] || break
     sleep 0.1
   done
+  # what is left, should anything be: for the failure's message
+  for p in $(cat "$D/off.left"); do
+    ps -o pid=,ppid=,pgid=,sid=,stat=,etime=,args= -p "$p" 2>/dev/null
+    tr '\0' ' ' <"/proc/$p/environ" 2>/dev/null | grep -o 'GL_TEST_JOB_MARK=[^ ]*'
+  done >"$D/off.left.ps"
 }
 
 teardown_file() {
@@ -135,7 +141,7 @@ teardown_file() {
   # the watchdog of the run beside it (another marker) left its processes alone
   [ "$(wc -l <"$D/off.alive")" -ge 3 ]
   # and run.sh, ended by the timeout, still took its jobs' processes with it
-  [ ! -s "$D/off.left" ]
+  [ ! -s "$D/off.left" ] || { cat "$D/off.left.ps"; false; }
 }
 
 @test "tests/run.sh with fixture suites leaves build/test-times.tsv as it was" {
