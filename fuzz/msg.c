@@ -12,20 +12,22 @@
 #include "json/msg.h"
 
 /* A discovery copy's value (borrowed): its resources and prompts lists,
- * typed and bounded, then answered; the shape check of a read's and a
- * get's result (lib/broker/mcp_lists.c). */
+ * typed and bounded, then answered; the shape check of each method's
+ * result, and whether the lists serve it (lib/broker/mcp_lists.c). */
 static void discovery_lists(jv value)
 {
 	static const char manifest_text[] =
-	    "{\"functions\":{\"resources/read\":{},\"prompts/get\":{}}}";
+	    "{\"functions\":{\"resources/read\":{},\"prompts/get\":{},"
+	    "\"completion/complete\":{}}}";
 	jv manifest = gl_json_parse(manifest_text, sizeof manifest_text - 1);
 	jv server = gl_mcp_lists_add(jv_object(), value, manifest);
 	static const char *const methods[] = {"resources/list", "resources/templates/list",
 					      "prompts/list", "tools/list"};
 	for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
 		jv_free(gl_mcp_list_answer(server, methods[i]));
-	(void)gl_mcp_result_shape("resources/read", value);
-	(void)gl_mcp_result_shape("prompts/get", value);
+	static const char *const fns[] = {"resources/read", "prompts/get", "completion/complete"};
+	for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
+		(void)(gl_mcp_result_shape(fns[i], value) + gl_mcp_served(server, fns[i]));
 	jv_free(server);
 	jv_free(manifest);
 }

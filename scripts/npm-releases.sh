@@ -31,8 +31,9 @@ mkdir -p "$out" "$cache"
 . "$root/scripts/npm.bash"
 
 # tools NAME DIR — the tool names of the server's tools/list, one a line, and
-# resources/read and prompts/get when its initialize declares resources or
-# prompts (docs/mcp.md "Resources and prompts").
+# resources/read, prompts/get and completion/complete when its initialize
+# declares resources, prompts or completions (docs/mcp.md "Resources and
+# prompts").
 tools() {
   local entry=$2/node_modules/@modelcontextprotocol/$1/dist/index.js
   shift 2
@@ -46,7 +47,8 @@ tools() {
         MEMORY_FILE_PATH=/dev/null "$node" "$entry" "$@" 2>/dev/null) |
     jq -r 'if .id == 2 then .result.tools[].name
            elif .id == 1 then (.result.capabilities | (if .resources then "resources/read" else empty end),
-                                                      (if .prompts then "prompts/get" else empty end))
+                                                      (if .prompts then "prompts/get" else empty end),
+                                                      (if .completions then "completion/complete" else empty end))
            else empty end'
 }
 

@@ -67,16 +67,32 @@ static void envelope(struct serve *v, const char *name, jv args, struct gl_buf *
 	jv_free(env);
 }
 
-/* resources/read and prompts/get (docs/mcp.md "Resources and prompts"): a
- * call of the function of that name, the params (without _meta) its args;
- * a read needs a string uri, a get a string name. */
+/* Has params (borrowed) the field k of kind want? */
+static bool has(jv params, const char *k, jv_kind want)
+{
+	jv x = gl_json_get(params, k);
+	bool ok = jv_get_kind(x) == want;
+	jv_free(x);
+	return ok;
+}
+
+/* resources/read, prompts/get and completion/complete (docs/mcp.md
+ * "Resources and prompts"): a call of the function of that name, the
+ * params (without _meta) its args; a read needs a string uri, a get a
+ * string name, a completion the objects ref and argument. */
 static int method_envelope(struct serve *v, const char *method, jv params, struct gl_buf *line,
 			   int *code, char **message, jv *data)
 {
+	bool complete = !strcmp(method, GL_MCP_COMPLETE);
 	const char *need = !strcmp(method, GL_MCP_RESOURCE_READ) ? "uri" : "name";
-	if (jv_get_kind(params) != JV_KIND_OBJECT || !gl_json_get_str(params, need)) {
+	bool ok = jv_get_kind(params) == JV_KIND_OBJECT &&
+		  (complete ? has(params, "ref", JV_KIND_OBJECT) && has(params, "argument", JV_KIND_OBJECT)
+			    : has(params, need, JV_KIND_STRING));
+	if (!ok) {
 		serve_warn_call(method, "refused", "bad_params", NULL);
-		autofree char *m = gl_xasprintf("%s needs a string \"%s\"", method, need);
+		autofree char *m =
+		    complete ? gl_xasprintf("%s needs the objects \"ref\" and \"argument\"", method)
+			     : gl_xasprintf("%s needs a string \"%s\"", method, need);
 		return bad_params(code, message, data, m);
 	}
 	envelope(v, method, jv_object_delete(jv_copy(params), jv_string("_meta")), line);
@@ -87,7 +103,7 @@ static int method_envelope(struct serve *v, const char *method, jv params, struc
  * tool's inputSchema), then its envelope: 0 with *line, or -1 with an
  * error (code, message, data). */
 int serve_call_envelope(struct serve *v, const char *method, jv params, struct gl_buf *line,
-		  int *code, char **message, jv *data)
+			int *code, char **message, jv *data)
 {
 	v->call_id[0] = '\0';
 	if (strcmp(method, "tools/call"))
@@ -132,8 +148,8 @@ int serve_call_envelope(struct serve *v, const char *method, jv params, struct g
 	return 0;
 }
 
-/* Is method a call: tools/call, or a resources/read or prompts/get the
- * release declares (its list came with the discovery)? */
+/* Is method a call: tools/call, or a resources/read, prompts/get or
+ * completion/complete the release declares (its discovery says so)? */
 bool serve_calls(struct serve *v, const char *method)
 {
 	if (!strcmp(method, "tools/call"))
@@ -143,10 +159,7 @@ bool serve_calls(struct serve *v, const char *method)
 	autofail struct gl_fail f = {0};
 	serve_tools(v, &f);
 	jv server = gl_session_server(v->s, v->release);
-	jv l = gl_mcp_list_answer(server, strcmp(method, GL_MCP_PROMPT_GET) ? "resources/list"
-									     : "prompts/list");
-	bool declared = jv_is_valid(l);
-	jv_free(l);
+	bool declared = gl_mcp_served(server, method);
 	jv_free(server);
 	return declared;
 }

@@ -42,9 +42,9 @@ const char *serve_fn_of(const char *method, jv params);
  * error (code, message, data). method: tools/call, resources/read or
  * prompts/get. */
 int serve_call_envelope(struct serve *v, const char *method, jv params, struct gl_buf *line,
-		  int *code, char **message, jv *data);
-/* Is method a call: tools/call, or a resources/read or prompts/get the
- * release declares? */
+			int *code, char **message, jv *data);
+/* Is method a call: tools/call, or a resources/read, prompts/get or
+ * completion/complete the release declares? */
 bool serve_calls(struct serve *v, const char *method);
 /* resources/list, resources/templates/list, prompts/list: true with *res. */
 bool serve_lists(struct serve *v, const char *method, jv *res);

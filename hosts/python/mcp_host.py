@@ -31,7 +31,7 @@ LINE_MAX = 64 << 20  # a server line: at most what one copy message may carry (G
 LIST_PAGES_MAX = 64  # tools/list pages followed
 DISCOVERY = "tools/list"  # the broker's reserved function: not a tool name
 # the MCP methods a manifest may declare as functions (lib/release/manifest.h)
-METHODS = ("resources/read", "prompts/get")
+METHODS = ("resources/read", "prompts/get", "completion/complete")
 # the lists the discovery call may ask for: (its name, the method, the key)
 LISTS = (("resources", "resources/list", "resources"),
          ("resources", "resources/templates/list", "resourceTemplates"),
@@ -259,7 +259,7 @@ def start(module, entry):
 
 def call(module, entry, function, args):
     """One call: the tool's CallToolResult (a dict), a resources/read or
-    prompts/get result, or for the reserved function "tools/list" (the
+    prompts/get or completion/complete result, or for the reserved function "tools/list" (the
     broker's discovery check) {"tools": [...], "server": ...} and the lists
     args["lists"] asks for.
     Raises McpError on a JSON-RPC error."""

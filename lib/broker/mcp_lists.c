@@ -63,6 +63,9 @@ jv gl_mcp_lists_add(jv server, jv value, jv manifest)
 	if (gl_mcp_declares(manifest, GL_MCP_PROMPT_GET))
 		lists = jv_object_set(lists, jv_string("prompts"),
 				      typed_list(value, "prompts", "name", NULL));
+	/* no list: the capability only, for initialize and the method's dispatch */
+	if (gl_mcp_declares(manifest, GL_MCP_COMPLETE))
+		server = jv_object_set(server, jv_string("completions"), jv_object());
 	struct gl_buf b = {0};
 	gl_json_dump(&b, lists);
 	bool fits = b.len <= GL_MCP_LISTS_BYTES;
@@ -73,6 +76,18 @@ jv gl_mcp_lists_add(jv server, jv value, jv manifest)
 	}
 	jv_free(lists);
 	return server;
+}
+
+bool gl_mcp_served(jv server, const char *fn)
+{
+	const char *key = !strcmp(fn, GL_MCP_RESOURCE_READ) ? "resources"
+			  : !strcmp(fn, GL_MCP_PROMPT_GET)   ? "prompts"
+			  : !strcmp(fn, GL_MCP_COMPLETE)     ? "completions"
+							     : NULL;
+	jv x = key ? gl_json_get(server, key) : jv_invalid();
+	bool served = jv_get_kind(x) == (strcmp(fn, GL_MCP_COMPLETE) ? JV_KIND_ARRAY : JV_KIND_OBJECT);
+	jv_free(x);
+	return served;
 }
 
 jv gl_mcp_list_answer(jv server, const char *method)
@@ -97,11 +112,12 @@ bool gl_mcp_result_shape(const char *fn, jv value)
 {
 	const char *key = !strcmp(fn, GL_MCP_RESOURCE_READ) ? "contents"
 			  : !strcmp(fn, GL_MCP_PROMPT_GET)   ? "messages"
+			  : !strcmp(fn, GL_MCP_COMPLETE)     ? "completion"
 							     : NULL;
 	if (!key)
 		return true;
 	jv a = jv_get_kind(value) == JV_KIND_OBJECT ? gl_json_get(value, key) : jv_invalid();
-	bool ok = jv_get_kind(a) == JV_KIND_ARRAY;
+	bool ok = jv_get_kind(a) == (strcmp(fn, GL_MCP_COMPLETE) ? JV_KIND_ARRAY : JV_KIND_OBJECT);
 	jv_free(a);
 	return ok;
 }

@@ -26,8 +26,14 @@ jv gl_mcp_discovery_args(jv manifest);
  * "resourceTemplates" (resources/read) and "prompts" (prompts/get), each an
  * array of at most GL_MCP_LIST_MAX objects with the string fields MCP
  * requires ("uri"/"uriTemplate" and "name"; "name"), all three within
- * GL_MCP_LISTS_BYTES. A list that breaks a bound is empty. */
+ * GL_MCP_LISTS_BYTES. A list that breaks a bound is empty. And
+ * "completions": {} when it declares completion/complete. */
 jv gl_mcp_lists_add(jv server, jv value, jv manifest);
+
+/* Does server (borrowed: gl_session_server's) serve function fn
+ * (resources/read, prompts/get, completion/complete): did its discovery
+ * bring the list or the capability that the release's declaration asked? */
+bool gl_mcp_served(jv server, const char *fn);
 
 /* The answer to list method (resources/list, resources/templates/list,
  * prompts/list) from server (borrowed: gl_session_server's), or
@@ -37,7 +43,8 @@ jv gl_mcp_list_answer(jv server, const char *method);
 
 /* Whether a call of function fn returned a value (borrowed) of its
  * method's result shape: {"contents": [...]} for resources/read,
- * {"messages": [...]} for prompts/get; any value for a tool. */
+ * {"messages": [...]} for prompts/get, {"completion": {...}} for
+ * completion/complete; any value for a tool. */
 bool gl_mcp_result_shape(const char *fn, jv value);
 
 #endif

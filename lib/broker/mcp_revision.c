@@ -44,6 +44,10 @@ jv gl_mcp_initialize(const char *rev, jv server)
 					     JV_OBJECT(jv_string("listChanged"), jv_false()));
 		jv_free(l);
 	}
+	jv comp = gl_json_get(server, "completions");
+	if (jv_get_kind(comp) == JV_KIND_OBJECT)
+		caps = jv_object_set(caps, jv_string("completions"), jv_object());
+	jv_free(comp);
 	jv_free(server);
 	jv meta = JV_OBJECT(jv_string("serverInfo"), jv_copy(ours), jv_string("instructions"),
 			    jv_string(GERMLINE_NOTE), jv_string("label"), jv_array());

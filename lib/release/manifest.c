@@ -187,7 +187,8 @@ static bool arg_name_ok(const char *s, size_t len) { return mcp_name_ok(s, len);
 
 bool gl_mcp_method_fn(const char *name)
 {
-	return !strcmp(name, GL_MCP_RESOURCE_READ) || !strcmp(name, GL_MCP_PROMPT_GET);
+	return !strcmp(name, GL_MCP_RESOURCE_READ) || !strcmp(name, GL_MCP_PROMPT_GET) ||
+	       !strcmp(name, GL_MCP_COMPLETE);
 }
 
 static int check_entry(jv m, bool exec, struct gl_fail *f)
@@ -360,7 +361,7 @@ static int check_functions(jv m, bool mcp, bool exec, struct gl_fail *f)
 			r = gl_fail(f, GL_E_BAD_MANIFEST,
 				    "functions: %s is not a function name (%s)", sh,
 				    mcp ? "[A-Za-z0-9_][A-Za-z0-9_.-]*, MCP tool name, or "
-					  "resources/read or prompts/get"
+					  "resources/read, prompts/get or completion/complete"
 					: "an identifier [A-Za-z_][A-Za-z0-9_]*");
 			free(sh);
 		}

@@ -74,10 +74,12 @@ bool gl_host_ok(const char *s, size_t len);
 
 /* The MCP methods an mcp-stdio release may declare as functions beside its
  * tools (docs/mcp.md "Resources and prompts"): a read of a resource, a
- * prompt's messages. Each runs through copies as a tool call does, the
- * method's params its args; neither is a tool name (no '/' in those). */
+ * prompt's messages, the completion of an argument. Each runs through
+ * copies as a tool call does, the method's params its args; none is a tool
+ * name (no '/' in those). */
 #define GL_MCP_RESOURCE_READ "resources/read"
 #define GL_MCP_PROMPT_GET "prompts/get"
+#define GL_MCP_COMPLETE "completion/complete"
 bool gl_mcp_method_fn(const char *name);
 
 /* An absolute, normalised path: starts with '/', no empty, "." or ".."
