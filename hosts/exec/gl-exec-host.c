@@ -1,6 +1,6 @@
 /* gl-exec-host — the host half of an exec copy (SPEC §5, §11; docs/exec.md).
  *
- * Started by the broker's verified launch (lib/runtime/exec.c) as PID 1 of the
+ * Started by the broker's verified launch (lib/runtime/exec_launch.c) as PID 1 of the
  * copy's namespaces, already confined (Landlock, seccomp, no_new_privs):
  *   fd 3  the broker channel (docs/design/run.md: call, effect/reply,
  *         state_put/ok, result; length-prefixed JSON)

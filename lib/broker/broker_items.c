@@ -39,7 +39,7 @@ int gl_broker_item_index(const struct gl_call *c, const char *name)
  * opened (lib/broker/itempath.h: GL_E_ITEM_PATH, else GL_E_BAD_ITEM), a
  * file item a regular file of at most GL_ITEM_MAX bytes, a directory item
  * ("dir": true) a directory, whose contents are empty (an exec copy lists
- * it through its Landlock rule, lib/runtime/exec.c). 0, or -1 with *f
+ * it through its Landlock rule, lib/runtime/exec_launch.c). 0, or -1 with *f
  * (cleared on entry). */
 static int read_path_item(const struct gl_state_roots *roots, const char *path, bool dir,
 			  char **raw, size_t *len, int *keep, struct gl_fail *f)

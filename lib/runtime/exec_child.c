@@ -1,7 +1,7 @@
 /* exec_child.c — the launch child of a runtime "exec" copy: PID 1 of the
  * copy's fresh namespaces between clone3 and execveat of the retained
  * gl-exec-host (SPEC §9, §10; seed 002; docs/exec.md "One copy"). It only
- * makes syscalls (everything is prepared by lib/runtime/exec.c before the clone),
+ * makes syscalls (everything is prepared by lib/runtime/exec_launch.c before the clone),
  * installs every restriction before the exec, and reports a failed step
  * on the close-on-exec status pipe. See exec_child.h. */
 #define _GNU_SOURCE

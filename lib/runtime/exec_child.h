@@ -1,5 +1,5 @@
 /* exec_child.h — the launch child of a runtime "exec" copy (exec_child.c),
- * used by lib/runtime/exec.c. Not a public interface: exec.h is. */
+ * used by lib/runtime/exec_launch.c. Not a public interface: exec.h is. */
 #ifndef GL_EXEC_CHILD_H
 #define GL_EXEC_CHILD_H
 

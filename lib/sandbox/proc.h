@@ -46,7 +46,7 @@ pid_t gl_proc_first_child(pid_t pid);
 int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
 		       long gid, struct gl_fail *f);
 
-/* A freshly launched exec copy (lib/runtime/exec.c), after its exec and before it
+/* A freshly launched exec copy (lib/runtime/exec_launch.c), after its exec and before it
  * receives anything: its own pid, net, ipc, mount and user namespaces (not
  * the broker's), no_new_privs, a seccomp filter, no capability, descriptors
  * 0–2 /dev/null, 3 the channel (inode chan_ino), 4 the relay's listening

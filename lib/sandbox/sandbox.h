@@ -45,7 +45,7 @@ int gl_landlock_germline_ruleset(int abi, const char *const *paths, size_t n, in
  * writable path), TCP bind/connect denied, abstract sockets and signals
  * scoped to the copy's own domain. */
 int gl_landlock_copy_ruleset(int abi);
-/* An exec copy's ruleset (lib/runtime/exec.c): like the germline's (read and
+/* An exec copy's ruleset (lib/runtime/exec_launch.c): like the germline's (read and
  * execute on paths[0..n) and on the files extra_fds[0..nfd)), plus every
  * right but EXECUTE beneath write_dir when it is not NULL (the copy's
  * scratch directory), read and write on /dev/null, and TCP connect to the
@@ -54,7 +54,7 @@ int gl_landlock_copy_ruleset(int abi);
 int gl_landlock_exec_ruleset(int abi, const char *const *paths, size_t n, const int *extra_fds,
 			     size_t nfd, const char *write_dir, const int *ports, size_t nport,
 			     const char **bad);
-/* An item of an exec copy's view (lib/runtime/exec.c): READ_FILE on the file fd,
+/* An item of an exec copy's view (lib/runtime/exec_launch.c): READ_FILE on the file fd,
  * or READ_FILE|READ_DIR beneath the directory fd (dir). Nothing else: no
  * execute, no write. 0, or -1 with errno. */
 int gl_landlock_allow_item(int ruleset_fd, int fd, bool dir);
