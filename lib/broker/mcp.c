@@ -513,7 +513,7 @@ static jv log_params(jv mine, jv label)
 }
 
 /* Is mine's value (borrowed) what record's function (resources/read,
- * prompts/get, a tool) answers? A method's result passes as it is. */
+ * prompts/get, completion/complete, a tool) answers? */
 static bool value_shaped(jv record, jv mine)
 {
 	const char *fn = gl_json_get_str(record, "function");

@@ -8,8 +8,10 @@
  * once per germline, before any data exists, the broker forks one copy
  * (checked G1–G3 and confined like every copy) and sends it a call of the
  * reserved function "tools/list" (not a valid tool name) with no items, no
- * args and an empty slot; the copy's host answers with the server's own
- * tools/list. The names must equal the manifest's functions, else the
+ * args but the lists it must also give (lib/broker/mcp_lists.h) and an
+ * empty slot; the copy's host answers with the server's own tools/list.
+ * The names must equal the manifest's functions (but resources/read,
+ * prompts/get and completion/complete, which are not tools), else the
  * release is refused. The copy may send nothing else (no request, no state
  * write). The host half runs with the server's code and is not trusted:
  * the check catches a server whose discovery drifted from what was signed
@@ -48,7 +50,8 @@ enum gl_code gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline
 			     jv *server, bool *germline_lost, struct gl_fail *f);
 
 /* The MCP tools/list result for a release: one tool per function of the
- * signed manifest (borrowed), in name order, each with the description,
+ * signed manifest (borrowed) that is a tool (not resources/read,
+ * prompts/get or completion/complete), in name order, each with the description,
  * title, inputSchema, outputSchema and annotations the server's discovery
  * gave for that name (tools, borrowed; may be jv_null()), or an input
  * schema of {"type":"object"} when it gave none. Returns {"tools":[…]}. */
