@@ -212,11 +212,7 @@ static int call_answer(struct serve *v, jv rec, const char *name, jv *result, in
  * consumer's clearance, as before. */
 static bool order_off(void)
 {
-#ifdef GL_TESTING
-	return getenv("GL_TEST_MCP_ORDER_OFF") != NULL;
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_MCP_ORDER_OFF");
 }
 
 /* The progress a tools/call asked for (params borrowed): its token, or

@@ -48,11 +48,7 @@ static int bad_params(int *code, char **message, jv *data, const char *what)
  * arguments reach the server unchecked, as before issue 17. */
 static bool schema_off(void)
 {
-#ifdef GL_TESTING
-	return getenv("GL_TEST_SCHEMA_OFF") != NULL;
-#else
-	return false;
-#endif
+	return GL_TEST_SWITCH("GL_TEST_SCHEMA_OFF");
 }
 
 /* The call line of function name with args (consumed), under a new call id. */

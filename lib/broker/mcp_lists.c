@@ -78,16 +78,40 @@ jv gl_mcp_lists_add(jv server, jv value, jv manifest)
 	return server;
 }
 
+/* Each method function: the key its discovery puts in the server object
+ * and that key's kind, and its result's key and kind. */
+static const struct method {
+	const char *fn, *served;
+	jv_kind served_kind;
+	const char *result;
+	jv_kind result_kind;
+} methods[] = {
+    {GL_MCP_RESOURCE_READ, "resources", JV_KIND_ARRAY, "contents", JV_KIND_ARRAY},
+    {GL_MCP_PROMPT_GET, "prompts", JV_KIND_ARRAY, "messages", JV_KIND_ARRAY},
+    {GL_MCP_COMPLETE, "completions", JV_KIND_OBJECT, "completion", JV_KIND_OBJECT},
+};
+
+static const struct method *method_of(const char *fn)
+{
+	for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+		if (!strcmp(fn, methods[i].fn))
+			return &methods[i];
+	return NULL;
+}
+
+/* Is o[key] (borrowed) of kind want? */
+static bool has_kind(jv o, const char *key, jv_kind want)
+{
+	jv x = jv_get_kind(o) == JV_KIND_OBJECT ? gl_json_get(o, key) : jv_invalid();
+	bool ok = jv_get_kind(x) == want;
+	jv_free(x);
+	return ok;
+}
+
 bool gl_mcp_served(jv server, const char *fn)
 {
-	const char *key = !strcmp(fn, GL_MCP_RESOURCE_READ) ? "resources"
-			  : !strcmp(fn, GL_MCP_PROMPT_GET)   ? "prompts"
-			  : !strcmp(fn, GL_MCP_COMPLETE)     ? "completions"
-							     : NULL;
-	jv x = key ? gl_json_get(server, key) : jv_invalid();
-	bool served = jv_get_kind(x) == (strcmp(fn, GL_MCP_COMPLETE) ? JV_KIND_ARRAY : JV_KIND_OBJECT);
-	jv_free(x);
-	return served;
+	const struct method *m = method_of(fn);
+	return m && has_kind(server, m->served, m->served_kind);
 }
 
 jv gl_mcp_list_answer(jv server, const char *method)
@@ -110,14 +134,6 @@ jv gl_mcp_list_answer(jv server, const char *method)
 
 bool gl_mcp_result_shape(const char *fn, jv value)
 {
-	const char *key = !strcmp(fn, GL_MCP_RESOURCE_READ) ? "contents"
-			  : !strcmp(fn, GL_MCP_PROMPT_GET)   ? "messages"
-			  : !strcmp(fn, GL_MCP_COMPLETE)     ? "completion"
-							     : NULL;
-	if (!key)
-		return true;
-	jv a = jv_get_kind(value) == JV_KIND_OBJECT ? gl_json_get(value, key) : jv_invalid();
-	bool ok = jv_get_kind(a) == (strcmp(fn, GL_MCP_COMPLETE) ? JV_KIND_ARRAY : JV_KIND_OBJECT);
-	jv_free(a);
-	return ok;
+	const struct method *m = method_of(fn);
+	return !m || has_kind(value, m->result, m->result_kind);
 }
