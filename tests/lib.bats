@@ -116,6 +116,10 @@ unit_ok() {
   unit_ok cgroup_v2_test
 }
 
+@test "warnings: each line reaches a shared stderr pipe whole, four processes warning at once; a line past the buffer complete (lib/core/util.c; warn_test)" {
+  unit_ok warn_test
+}
+
 @test "fail: lib/sandbox and lib/runtime fill a struct gl_fail with their callers' code (bootstrap_failed, germline_check, germline, launch, mismatch, rejected) and detail; empty on success (runfail_test)" {
   unit_ok runfail_test
 }

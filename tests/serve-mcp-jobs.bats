@@ -101,8 +101,11 @@ sdk() {
   echo "$output" | jq -e '(.progress.nine | length) >= 1 and (.progress.two | length) >= 1'
   # no answer of the cancelled request (id 2) came; every other did (initialize, id 0, before the recording)
   echo "$output" | jq -e '(.ids | sort) == [1,3,4,5]'
-  grep -qE '^gl-run: tools/call sleep: cancelled by the client: cancelled: no answer sent \(call mcp-[0-9]+, request 2\)$' <<<"$stderr"
-  grep -qx 'gl-run: copy 1 of 1: cancelled' <<<"$stderr" # the worker's copy, not a CPU bound
+  # both lines are written at the same instant, by gl-run and by its
+  # worker: each is one write, never interleaved with the other
+  grep -qE '^gl-run: tools/call sleep: cancelled by the client: cancelled: no answer sent \(call mcp-[0-9]+, request 2\)$' <<<"$stderr" ||
+    { echo "$stderr"; false; }
+  grep -qx 'gl-run: copy 1 of 1: cancelled' <<<"$stderr" || { echo "$stderr"; false; } # the worker's copy, not a CPU bound
   ! grep -E ': cpu$' <<<"$stderr"
   ! grep -E 'Sanitizer|runtime error' <<<"$stderr" || { grep -A25 -E 'Sanitizer|runtime error' <<<"$stderr"; false; }
 }

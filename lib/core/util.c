@@ -18,8 +18,27 @@
 
 const char *gl_prog = "gl";
 
+/* One line "prog: message[: strerror]\n" on stderr, written whole: a
+ * worker process and gl-run's main loop may warn at the same instant on the
+ * same pipe, and three writes of theirs would interleave into lines that
+ * belong to neither. A message too long for the buffer goes out in pieces. */
 GL_PRINTF(2, 0) static void vwarn(int errnum, const char *fmt, va_list ap)
 {
+	char line[2048];
+	va_list aq;
+	va_copy(aq, ap);
+	int p = snprintf(line, sizeof line, "%s: ", gl_prog);
+	int m = p >= 0 && (size_t)p < sizeof line ? vsnprintf(line + p, sizeof line - (size_t)p, fmt, aq)
+						   : -1;
+	va_end(aq);
+	size_t n = m >= 0 ? (size_t)p + (size_t)m : sizeof line;
+	if (n < sizeof line && errnum)
+		n += (size_t)snprintf(line + n, sizeof line - n, ": %s", strerror(errnum));
+	if (n + 1 < sizeof line) {
+		line[n++] = '\n';
+		fwrite(line, 1, n, stderr); /* stderr is unbuffered: one write(2) */
+		return;
+	}
 	fprintf(stderr, "%s: ", gl_prog);
 	vfprintf(stderr, fmt, ap);
 	if (errnum)
