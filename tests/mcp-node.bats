@@ -128,6 +128,14 @@ e7() {
   jq -se '[.[] | select(.function == "toggle-simulated-logging")] | length > 0' <(jq -c . calls)
 }
 
+@test "server-everything: the progress it reports for the token its host gives it reaches the record with its result (docs/mcp.md \"Cancellation and progress\")" {
+  jq -nc --arg r "$(sha server-everything)" '{id:"p",release:$r,function:"trigger-long-running-operation",
+    args:{duration:0.2,steps:2},items:[],consumers:["agent"]}' |
+    gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" >run 3>&-
+  jq -e '.ok and .results[0].progress == [{progress:1,total:2},{progress:2,total:2}]
+    and .results[0].label == []' run || { cat run; false; }
+}
+
 @test "E7: server-memory under gl-run answers as the unprotected server (its graph in the slot)" {
   e7 server-memory "MEMORY_FILE_PATH=$BATS_TEST_TMPDIR/ref-memory.jsonl"
   tail -1 cmp.out | awk '{split($2,a,"/"); if (a[1] != a[2]) exit 1}'

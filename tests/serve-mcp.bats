@@ -119,14 +119,14 @@ EOF
   json '.result.serverInfo.name == "germline" and (.result.instructions | startswith("Every tools/call"))'
 }
 
-@test "serve-mcp: the server's log messages go to a consumer cleared for them, labelled, before the answer; never past the clearance (off: the test build's unlabelled _meta)" {
+@test "serve-mcp: the server's log messages and progress go to a consumer cleared for them, labelled, before the answer; never past the clearance (off: the test build's unlabelled _meta)" {
   REL=$(install_release "$FIX/mcp/notes")
   # the operator turns the server's logging on (policy config, docs/secrets.md)
   jq '.config["mcp-notes"].env.NOTES_LOG = "1"' "$POLICY" >p2 && mv p2 "$POLICY"
   local calls
   calls=$(cat <<EOF
 {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"$D/hr/salary.csv"}}}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"$D/hr/salary.csv"},"_meta":{"progressToken":"p2"}}}
 {"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}
 {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_note","arguments":{"path":"$D/pub/a.txt"}}}
 EOF
@@ -135,6 +135,22 @@ EOF
   # the answer; after setLevel info, the debug message is left out
   serve "$REL" <<<"$calls"
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  # the server's progress for the client's token p2, before the answer:
+  # increasing (its repeated 1 left out), the salary's labelled hr; a
+  # notification of germline's own may come first on a slow machine, and
+  # the server's values not above it are then left out
+  echo "$output" | jq -se --arg S "$SALARY" '
+    (map(.id) | index(2)) as $answer
+    | [to_entries[] | select(.value.method == "notifications/progress")] as $p
+    | ($p | length) >= 1 and all($p[]; .key < $answer and .value.params.progressToken == "p2")
+    and ([$p[].value.params.progress] | . == (sort | unique))
+    and ($p[-1].value.params | .progress == 2 and .message == "done" and .total == 2
+         and ._meta.germline.label == ["hr"])
+    and all($p[].value.params; (.message | startswith("running in germline")) or ._meta.germline.label == ["hr"])
+    and all($p[].value.params; .message != "again")
+    and (if $p[0].value.params.progress == 0 then $p[1].value.params.message == "read " + $S else true end)' \
+    >/dev/null || { echo "$output"; false; }
+  output=$(echo "$output" | jq -c 'select(.method != "notifications/progress")')
   echo "$output" | jq -se --arg S "$SALARY" '
     (.[0].result.capabilities.logging == {})
     and ([.[1], .[2]] | map(.method) == ["notifications/message", "notifications/message"])

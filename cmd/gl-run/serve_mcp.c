@@ -163,14 +163,31 @@ static void report_cancelled(struct serve *v, jv tag)
 			       gl_log_field(tag, "name")));
 }
 
-/* A tag {id, name, call} of a call request (id and params borrowed):
- * what names the call once it is cancelled. */
+/* The progress a tools/call asked for (params borrowed): its token, or
+ * jv_invalid(). */
+static jv progress_token(jv params)
+{
+	jv meta = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get(params, "_meta") : jv_invalid();
+	jv token = jv_get_kind(meta) == JV_KIND_OBJECT ? gl_json_get(meta, "progressToken")
+						       : jv_invalid();
+	jv_free(meta);
+	return token;
+}
+
+/* A tag {id, name, call, token?} of a call request (id and params
+ * borrowed): what names the call once it is cancelled, and the client's
+ * progress token, if any, for the server's progress. */
 static jv call_tag(const struct serve *v, jv id, const char *method, jv params)
 {
 	const char *name = serve_fn_of(method, params);
-	return JV_OBJECT(jv_string("id"), jv_copy(id), jv_string("name"),
-			 name ? jv_string(name) : jv_null(), jv_string("call"),
-			 v->call_id[0] ? jv_string(v->call_id) : jv_null());
+	jv tag = JV_OBJECT(jv_string("id"), jv_copy(id), jv_string("name"),
+			   name ? jv_string(name) : jv_null(), jv_string("call"),
+			   v->call_id[0] ? jv_string(v->call_id) : jv_null());
+	jv token = progress_token(params);
+	if (jv_is_valid(token))
+		return jv_object_set(tag, jv_string("token"), token);
+	jv_free(token);
+	return tag;
 }
 
 /* The server's log messages of a call (log consumed: gl_mcp_result's),
@@ -190,17 +207,51 @@ static void send_log(struct serve *v, jv log)
 	jv_free(log);
 }
 
+/* The server's progress notifications of a call (progress consumed:
+ * gl_mcp_result's) under the client's token (borrowed; jv_invalid(): it
+ * asked for none, and gets none), before its answer. MCP's progress
+ * increases with each notification: after sent of germline's own (their
+ * "progress" counts seconds), only the server's values above the last
+ * one sent pass. */
+static void send_server_progress(struct serve *v, jv progress, jv token, long sent)
+{
+	double last = (double)sent;
+	bool any = sent > 0;
+	jv_kind tk = jv_get_kind(token); /* MCP's ProgressToken: a string or a number */
+	if ((tk == JV_KIND_STRING || tk == JV_KIND_NUMBER) && jv_get_kind(progress) == JV_KIND_ARRAY)
+		jv_array_foreach(progress, i, p)
+		{
+			(void)i;
+			jv n = gl_json_get(p, "progress");
+			double x = jv_get_kind(n) == JV_KIND_NUMBER ? jv_number_value(n) : 0;
+			jv_free(n);
+			if (jv_get_kind(p) == JV_KIND_OBJECT && (!any || x > last)) {
+				last = x;
+				any = true;
+				p = jv_object_set(p, jv_string("progressToken"), jv_copy(token));
+				serve_send(v, gl_rpc_notification("notifications/progress", p));
+			} else {
+				jv_free(p);
+			}
+		}
+	jv_free(progress);
+}
+
 /* The record rec (consumed) of tool name as the client's answer: 0 with
- * *result, or -1 with an error (code, message, data); the server's log
- * messages that the consumer is cleared for go out first. */
-static int call_answer(struct serve *v, jv rec, const char *name, jv *result, int *code,
-		       char **message, jv *data)
+ * *result, or -1 with an error (code, message, data); the server's
+ * progress (for the client's token, borrowed, after sent notifications of
+ * germline's own) and log messages that the consumer is cleared for go
+ * out first. */
+static int call_answer(struct serve *v, jv rec, const char *name, jv token, long sent,
+		       jv *result, int *code, char **message, jv *data)
 {
 	report_record(rec, name);
 	/* SPEC §6: what reaches the consumer is what its clearance covers */
 	jv clearance = gl_session_clearance(v->s, v->consumer);
-	jv log;
-	int r = gl_mcp_result(rec, v->consumer, clearance, result, code, message, data, &log);
+	jv log, progress;
+	int r = gl_mcp_result(rec, v->consumer, clearance, result, code, message, data, &log,
+			      &progress);
+	send_server_progress(v, progress, token, sent);
 	send_log(v, log);
 	jv_free(clearance);
 	jv_free(rec);
@@ -213,17 +264,6 @@ static int call_answer(struct serve *v, jv rec, const char *name, jv *result, in
 static bool order_off(void)
 {
 	return GL_TEST_SWITCH("GL_TEST_MCP_ORDER_OFF");
-}
-
-/* The progress a tools/call asked for (params borrowed): its token, or
- * jv_invalid(). */
-static jv progress_token(jv params)
-{
-	jv meta = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get(params, "_meta") : jv_invalid();
-	jv token = jv_get_kind(meta) == JV_KIND_OBJECT ? gl_json_get(meta, "progressToken")
-						       : jv_invalid();
-	jv_free(meta);
-	return token;
 }
 
 struct progress_ask {
@@ -253,10 +293,13 @@ static int tools_call(struct serve *v, jv id, const char *method, jv params, jv 
 	int64_t t0 = gl_mono_ns();
 	struct progress_ask ask = {.io = v->io, .id = id, .token = progress_token(params)};
 	jv rec = gl_session_line_read(v->s, &line, progress_if_cleared, &ask);
-	jv_free(ask.token);
+	long sent = gl_mcp_io_untrack(v->io, id); /* germline's own progress ends here */
 	rec = jv_object_set(rec, jv_string("elapsed_ms"),
 			    jv_number((double)((gl_mono_ns() - t0) / 100000) / 10));
-	return call_answer(v, rec, serve_fn_of(method, params), result, code, message, data);
+	int r = call_answer(v, rec, serve_fn_of(method, params), ask.token, sent, result, code,
+			    message, data);
+	jv_free(ask.token);
+	return r;
 }
 
 /* A tools/call request (id and params borrowed): run, then answer unless
@@ -290,13 +333,18 @@ static void call(struct serve *v, jv id, const char *method, jv params)
 static void call_done(jv rec, jv tag, void *ctx)
 {
 	struct serve *v = ctx;
-	jv id = gl_json_get(tag, "id");
-	gl_mcp_io_untrack(v->io, id);
+	jv id = gl_json_get(tag, "id"), token = gl_json_get(tag, "token");
+	long sent = gl_mcp_io_untrack(v->io, id);
+	int64_t before = 0;
+	if (gl_json_get_int(tag, "sent", &before) == 0 && before > sent)
+		sent = before; /* untracked when its record arrived (call_finished) */
 	jv result = jv_invalid(), data = jv_null();
 	int code = 0;
 	char *message = NULL;
-	if (call_answer(v, rec, gl_json_get_str(tag, "name"), &result, &code, &message, &data) ==
-	    0) {
+	int r = call_answer(v, rec, gl_json_get_str(tag, "name"), token, sent, &result, &code,
+			    &message, &data);
+	jv_free(token);
+	if (r == 0) {
 		jv_free(data);
 		serve_send(v, gl_rpc_result(id, gl_mcp_result_for(result, v->rev)));
 	} else {
@@ -332,11 +380,12 @@ static void call_async(struct serve *v, jv id, const char *method, jv params)
 /* --jobs > 1: a call's record arrived while an earlier call holds its
  * answer (tag borrowed): its progress ends now, so that the number of its
  * notifications does not count the other call's seconds. */
-static void call_finished(jv tag, void *ctx)
+static void call_finished(jv *tag, void *ctx)
 {
 	struct serve *v = ctx;
-	jv id = gl_json_get(tag, "id");
-	gl_mcp_io_untrack(v->io, id);
+	jv id = gl_json_get(*tag, "id");
+	long sent = gl_mcp_io_untrack(v->io, id);
+	*tag = jv_object_set(*tag, jv_string("sent"), jv_number((double)sent));
 	jv_free(id);
 }
 

@@ -124,6 +124,11 @@ static bool finish(struct end *e)
 		res = jv_object_set(res, jv_string("log"), log);
 	else
 		jv_free(log);
+	jv progress = mcp_take_progress(); /* and its progress notifications */
+	if (jv_array_length(jv_copy(progress)) > 0)
+		res = jv_object_set(res, jv_string("progress"), progress);
+	else
+		jv_free(progress);
 	send_msg(res);
 	return !session;
 }

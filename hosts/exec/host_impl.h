@@ -103,6 +103,8 @@ extern bool mcp_up; /* initialize done on the running server */
  * one more entry says how many were dropped): an array for the result
  * message's "log" (owned; jv_array() after it was taken). */
 jv mcp_take_log(void);
+/* The server's notifications/progress of the call (docs/mcp.md), taken. */
+jv mcp_take_progress(void);
 /* One MCP call (args consumed) into e. */
 void run_mcp(struct io *io, const char *function, jv args, struct end *e);
 /* One "germline"-protocol call (call consumed) into e. */

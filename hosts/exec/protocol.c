@@ -45,6 +45,50 @@ static void keep_log(jv params)
 		call_log = jv_array_append(call_log, jv_copy(params));
 }
 
+/* The token the host gives the server in every tools/call, so that a
+ * server that reports progress does (docs/mcp.md "Cancellation and
+ * progress"); gl-run passes its notifications on under the client's own
+ * token, to a client that asked. */
+#define PROGRESS_TOKEN "germline"
+static jv call_progress; /* zero: jv_invalid() until the first one */
+
+/* A notifications/progress of the server (params borrowed): kept, the last
+ * GL_MSG_PROGRESS_MAX, when it is for the host's token; its message only
+ * when it fits (lib/json/msg.c checks what is kept again). */
+static void keep_progress(jv params)
+{
+	const char *tok = gl_json_get_str(params, "progressToken");
+	jv p = jv_get_kind(params) == JV_KIND_OBJECT ? gl_json_get(params, "progress")
+						     : jv_invalid();
+	if (!tok || strcmp(tok, PROGRESS_TOKEN) || jv_get_kind(p) != JV_KIND_NUMBER) {
+		jv_free(p);
+		return;
+	}
+	jv k = JV_OBJECT(jv_string("progress"), p);
+	jv t = gl_json_get(params, "total"), m = gl_json_get(params, "message");
+	if (jv_get_kind(t) == JV_KIND_NUMBER)
+		k = jv_object_set(k, jv_string("total"), jv_copy(t));
+	if (jv_get_kind(m) == JV_KIND_STRING &&
+	    jv_string_length_bytes(jv_copy(m)) <= GL_MSG_PROGRESS_TEXT_MAX &&
+	    strlen(jv_string_value(m)) == (size_t)jv_string_length_bytes(jv_copy(m)))
+		k = jv_object_set(k, jv_string("message"), jv_copy(m));
+	jv_free(t);
+	jv_free(m);
+	if (!jv_is_valid(call_progress))
+		call_progress = jv_array();
+	int n = jv_array_length(jv_copy(call_progress));
+	if (n >= GL_MSG_PROGRESS_MAX)
+		call_progress = jv_array_slice(call_progress, n - GL_MSG_PROGRESS_MAX + 1, n);
+	call_progress = jv_array_append(call_progress, k);
+}
+
+jv mcp_take_progress(void)
+{
+	jv out = jv_is_valid(call_progress) ? call_progress : jv_array();
+	call_progress = jv_array();
+	return out;
+}
+
 jv mcp_take_log(void)
 {
 	jv out = jv_is_valid(call_log) ? call_log : jv_array();
@@ -117,6 +161,10 @@ static jv await_response(struct io *io, int64_t id, struct end *e)
 		if (nm && !strcmp(nm, "notifications/message")) {
 			jv params = gl_json_get(v, "params");
 			keep_log(params);
+			jv_free(params);
+		} else if (nm && !strcmp(nm, "notifications/progress")) {
+			jv params = gl_json_get(v, "params");
+			keep_progress(params);
 			jv_free(params);
 		}
 		jv_free(v);
@@ -257,13 +305,16 @@ void run_mcp(struct io *io, const char *function, jv args, struct end *e)
 		return;
 	}
 	jv_free(mcp_take_log()); /* what the server logged before this call is not the call's */
+	jv_free(mcp_take_progress());
 	int64_t id = next_id++;
 	/* a resource read or a prompt: the method itself, its params the args */
 	jv req = gl_mcp_method_fn(function)
 		     ? gl_rpc_request(jv_number((double)id), function, args)
 		     : gl_rpc_request(jv_number((double)id), "tools/call",
 				      JV_OBJECT(jv_string("name"), jv_string(function),
-						jv_string("arguments"), args));
+						jv_string("arguments"), args, jv_string("_meta"),
+						JV_OBJECT(jv_string("progressToken"),
+							  jv_string(PROGRESS_TOKEN))));
 	if (send_line(io->tfd, req, e) < 0)
 		return;
 	jv r = await_response(io, id, e);

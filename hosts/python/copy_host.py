@@ -666,16 +666,17 @@ def run(fd, module):
                     os._exit(0)
                 text = str(e) if type(e).__name__ == "McpError" else _exception(e)
                 out = json.dumps({"type": "result", "error": text})
-            if MCP_ENTRY is not None:  # the server's log messages of this call
+            if MCP_ENTRY is not None:  # the server's log and progress of this call
                 import mcp_host
 
-                log = mcp_host.take_log()
-                if log:
-                    try:
-                        out = out[:-1] + ',"log":%s}' % json.dumps(
-                            log, separators=(",", ":"), allow_nan=False)
-                    except (TypeError, ValueError):
-                        pass  # not JSON: the broker would refuse the message
+                for field, kept in (("log", mcp_host.take_log()),
+                                    ("progress", mcp_host.take_progress())):
+                    if kept:
+                        try:
+                            out = out[:-1] + ',"%s":%s}' % (field, json.dumps(
+                                kept, separators=(",", ":"), allow_nan=False))
+                        except (TypeError, ValueError):
+                            pass  # not JSON: the broker would refuse the message
             chan.send_raw(out)
             if not session:
                 _await_end(chan)

@@ -70,6 +70,41 @@ def take_log():
     return out
 
 
+# The token the host gives the server in every tools/call, so that a server
+# that reports progress does (docs/mcp.md "Cancellation and progress"): its
+# notifications for it, the last PROGRESS_MAX as lib/json/msg.h bounds them,
+# are the result message's "progress"; gl-run passes them on under the
+# client's own token, to a client that asked.
+PROGRESS_TOKEN, PROGRESS_MAX, PROGRESS_TEXT_MAX = "germline", 64, 1024
+_progress = []
+
+
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v \
+        and v not in (float("inf"), float("-inf"))
+
+
+def _keep_progress(params):
+    if not isinstance(params, dict) or params.get("progressToken") != PROGRESS_TOKEN \
+            or not _number(params.get("progress")):
+        return
+    k = {"progress": params["progress"]}
+    if _number(params.get("total")):
+        k["total"] = params["total"]
+    m = params.get("message")
+    if isinstance(m, str) and "\0" not in m and len(m.encode("utf-8", "replace")) <= PROGRESS_TEXT_MAX:
+        k["message"] = m
+    _progress.append(k)
+    del _progress[:-PROGRESS_MAX]
+
+
+def take_progress():
+    """The call's progress notifications; cleared."""
+    global _progress
+    out, _progress = _progress, []
+    return out
+
+
 class McpError(Exception):
     """A JSON-RPC error the server answered, or a broken stream."""
 
@@ -132,6 +167,8 @@ class Client:
                     self._answer_server_request(msg)
                 elif msg.get("method") == "notifications/message":
                     _keep_log(msg.get("params"))
+                elif msg.get("method") == "notifications/progress":
+                    _keep_progress(msg.get("params"))
                 continue
             if msg.get("id") != rid:
                 continue  # a stale response: not ours
@@ -273,6 +310,8 @@ def call(module, entry, function, args):
                 out[key] = client.listed(method, key)
         return out
     take_log()  # what the server logged before this call (at its start) is not the call's
+    take_progress()
     if function in METHODS:  # a resource read or a prompt: its params are the args
         return client.request(function, args)
-    return client.request("tools/call", {"name": function, "arguments": args})
+    return client.request("tools/call", {"name": function, "arguments": args,
+                                         "_meta": {"progressToken": PROGRESS_TOKEN}})

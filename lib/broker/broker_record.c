@@ -184,6 +184,11 @@ jv gl_broker_consumer_record(const char *u, enum outcome o, const struct gl_msg 
 	if (o == COPY_RESULT && jv_get_kind(result->log) == JV_KIND_ARRAY &&
 	    jv_array_length(jv_copy(result->log)) > 0)
 		rec = jv_object_set(rec, jv_string("log"), jv_copy(result->log));
+	/* and its progress notifications (docs/mcp.md "Cancellation and
+	 * progress"): the copy's words too */
+	if (o == COPY_RESULT && jv_get_kind(result->progress) == JV_KIND_ARRAY &&
+	    jv_array_length(jv_copy(result->progress)) > 0)
+		rec = jv_object_set(rec, jv_string("progress"), jv_copy(result->progress));
 	if (L)
 		rec = jv_object_set(rec, jv_string("label"), gl_labels_to_jv(L));
 	return rec;

@@ -488,11 +488,12 @@ static jv as_tool_result(jv v)
 	return wrapped;
 }
 
-/* mine's log (results[].log) as notifications/message params, each
- * labelled with label (borrowed; jv_invalid(): a baseline's, unlabelled). */
-static jv log_params(jv mine, jv label)
+/* mine's field (results[].log or results[].progress) as the params of
+ * notifications/message or notifications/progress, each labelled with
+ * label (borrowed; jv_invalid(): a baseline's, unlabelled). */
+static jv notes_params(jv mine, const char *field, jv label)
 {
-	jv log = gl_json_get(mine, "log"), out = jv_array();
+	jv log = gl_json_get(mine, field), out = jv_array();
 	if (jv_get_kind(log) == JV_KIND_ARRAY)
 		jv_array_foreach(log, i, e)
 		{
@@ -536,10 +537,10 @@ static jv answer_value(jv record, jv mine)
 }
 
 int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
-		  char **message, jv *data, jv *log)
+		  char **message, jv *data, jv *log, jv *progress)
 {
 	*result = jv_invalid();
-	*log = jv_invalid();
+	*log = *progress = jv_invalid();
 	if (gl_json_get_bool(record, "ok", 0) != 1) {
 		/* a refusal after a copy ran carries the call's label */
 		jv lab = gl_json_get(record, "labels");
@@ -563,8 +564,10 @@ int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int
 	 * its results pass as they are. Any other result, value or error, goes
 	 * to the consumer only where its clearance covers the label. */
 	bool cleared = unfiltered() || !jv_is_valid(label) || covers(clearance, label);
-	if (jv_is_valid(mine) && cleared)
-		*log = log_params(mine, label);
+	if (jv_is_valid(mine) && cleared) {
+		*log = notes_params(mine, "log", label);
+		*progress = notes_params(mine, "progress", label);
+	}
 	if (!jv_is_valid(mine)) {
 		rc = error("protocol", "the call produced no result for this consumer", jv_invalid(),
 			   code, message, data);

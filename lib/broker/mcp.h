@@ -70,8 +70,10 @@ jv gl_mcp_tools_list(jv manifest, jv tools);
  * label. *log (owned) gets, where the clearance covers the consumer's
  * result, the server's log messages of the call as the params of MCP
  * notifications/message, each with _meta.germline.label (the result's
- * label: its copy's words); else jv_invalid(). */
+ * label: its copy's words); else jv_invalid(). *progress the same for the
+ * server's progress notifications ({progress, total?, message?}, without
+ * a token: the caller gives the client's). */
 int gl_mcp_result(jv record, const char *consumer, jv clearance, jv *result, int *code,
-		  char **message, jv *data, jv *log);
+		  char **message, jv *data, jv *log, jv *progress);
 
 #endif

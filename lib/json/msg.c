@@ -3,6 +3,7 @@
 #include "json/msg.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -410,6 +411,64 @@ static int log_in(jv v, jv *out, struct gl_fail *f)
 	return r;
 }
 
+/* One progress entry (borrowed) as the broker keeps it: {"progress",
+ * "total"?, "message"?} (the server's token and _meta dropped: the host
+ * kept only its own token's), or jv_invalid() when it is not one. */
+static jv progress_entry(jv e)
+{
+	if (jv_get_kind(e) != JV_KIND_OBJECT)
+		return jv_invalid();
+	jv out = jv_object();
+	bool ok = true;
+	jv_object_foreach(e, k, v)
+	{
+		const char *n = jv_string_value(k);
+		jv_kind kind = jv_get_kind(v);
+		if (!strcmp(n, "progress") || !strcmp(n, "total"))
+			ok = ok && kind == JV_KIND_NUMBER && isfinite(jv_number_value(v));
+		else if (!strcmp(n, "message"))
+			ok = ok && kind == JV_KIND_STRING &&
+			     jv_string_length_bytes(jv_copy(v)) <= GL_MSG_PROGRESS_TEXT_MAX &&
+			     strlen(jv_string_value(v)) == (size_t)jv_string_length_bytes(jv_copy(v));
+		else
+			ok = false;
+		out = ok ? jv_object_set(out, jv_copy(k), jv_copy(v)) : out;
+		jv_free(k);
+		jv_free(v);
+	}
+	if (ok && jv_object_has(jv_copy(out), jv_string("progress")))
+		return out;
+	jv_free(out);
+	return jv_invalid();
+}
+
+/* A result's "progress" (borrowed): an array of at most
+ * GL_MSG_PROGRESS_MAX entries (progress_entry), kept as *out; 0, or -1
+ * with f. */
+static int progress_in(jv v, jv *out, struct gl_fail *f)
+{
+	if (jv_get_kind(v) != JV_KIND_ARRAY ||
+	    jv_array_length(jv_copy(v)) > GL_MSG_PROGRESS_MAX)
+		return gl_fail(f, GL_E_PROTOCOL,
+			       "result: progress is not an array of at most %d entries",
+			       GL_MSG_PROGRESS_MAX);
+	*out = jv_array();
+	int r = 0;
+	jv_array_foreach(v, i, e)
+	{
+		jv k = r == 0 ? progress_entry(e) : jv_invalid();
+		if (jv_is_valid(k))
+			*out = jv_array_append(*out, k);
+		else if (r == 0)
+			r = gl_fail(f, GL_E_PROTOCOL,
+				    "result: progress[%d] is not {\"progress\", \"total\"?, "
+				    "\"message\"?} (finite numbers, a message of at most %d bytes)",
+				    i, GL_MSG_PROGRESS_TEXT_MAX);
+		jv_free(e);
+	}
+	return r;
+}
+
 /* state_put and result: the fields each allows, exactly. */
 static int parse_simple(struct gl_msg *m, const char *type, struct gl_fail *f)
 {
@@ -429,6 +488,9 @@ static int parse_simple(struct gl_msg *m, const char *type, struct gl_fail *f)
 		} else if (!put && !strcmp(name, "log")) {
 			if (r == 0)
 				r = log_in(v, &m->log, f);
+		} else if (!put && !strcmp(name, "progress")) {
+			if (r == 0 && !jv_is_valid(m->progress))
+				r = progress_in(v, &m->progress, f);
 		} else if (!put && !strcmp(name, "limit") && r == 0) {
 			/* which bound the copy reached (SPEC §6): "disk" only */
 			if (jv_get_kind(v) == JV_KIND_STRING && !strcmp(jv_string_value(v), "disk"))
@@ -475,6 +537,7 @@ int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, struct gl_fail *
 	m->value = jv_invalid();
 	m->doc = jv_invalid();
 	m->log = jv_invalid();
+	m->progress = jv_invalid();
 	/* Bounded by construction (msg.h): the weighted nodes are counted
 	 * before any jv is built, so the jv of one message costs O(the
 	 * limit), whatever the copy sent (paper §III-A: the release, and so
@@ -520,8 +583,10 @@ void gl_msg_free(struct gl_msg *m)
 	jv_free(m->value);
 	jv_free(m->doc);
 	jv_free(m->log);
+	jv_free(m->progress);
 	memset(m, 0, sizeof *m);
 	m->value = jv_invalid();
 	m->doc = jv_invalid();
 	m->log = jv_invalid();
+	m->progress = jv_invalid();
 }

@@ -97,6 +97,13 @@ struct gl_msg_header {
  * and what logging/setLevel names (cmd/gl-run/serve_mcp.c). */
 int gl_msg_log_level(const char *name);
 
+/* A result's "progress": the MCP server's notifications/progress of the
+ * call, for the token its host gave the server (docs/mcp.md "Cancellation
+ * and progress"), the last this many: {"progress","total"?,"message"?},
+ * numbers finite, a message at most GL_MSG_PROGRESS_TEXT_MAX bytes. */
+#define GL_MSG_PROGRESS_MAX 64
+#define GL_MSG_PROGRESS_TEXT_MAX 1024
+
 /* One parsed copy -> broker message. Strings point into doc. */
 struct gl_msg {
 	enum gl_msg_type type;
@@ -117,6 +124,8 @@ struct gl_msg {
 	const char *limit;
 	/* result: the server's log messages (owned, checked), jv_invalid() when absent */
 	jv log;
+	/* result: the server's progress notifications (owned, checked), or jv_invalid() */
+	jv progress;
 };
 
 /* Parse and validate one message of len bytes. 0, or -1 with f (code

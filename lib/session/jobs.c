@@ -218,7 +218,7 @@ static void emit_due(struct gl_jobs *J, gl_jobs_done_fn done, void *ctx)
 		}
 		if (jb->st == J_DONE && !jb->told && J->finished) {
 			jb->told = true;
-			J->finished(jb->tag, J->finished_ctx);
+			J->finished(&jb->tag, J->finished_ctx);
 		}
 		J->q[w++] = jb;
 		if (!jb->cancelled) {

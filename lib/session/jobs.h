@@ -58,10 +58,10 @@ struct gl_jobs *gl_jobs_open(struct gl_session *s, unsigned n, bool unordered);
  * every call before it, and every call after it waits for it, so the
  * order of answers never tells a consumer which of two calls ended first
  * where a copy it is not cleared for chose when. finished (may be NULL)
- * is told a call's tag (borrowed) once its record has arrived while it
- * still waits for an earlier call: its progress stops there, not when it
- * is handed out. After gl_jobs_open with unordered, before any add. */
-typedef void (*gl_jobs_finished_fn)(jv tag, void *ctx);
+ * is told a call's tag (its own: it may replace it) once its record has
+ * arrived while it still waits for an earlier call: its progress stops
+ * there, not when it is handed out. After gl_jobs_open with unordered, before any add. */
+typedef void (*gl_jobs_finished_fn)(jv *tag, void *ctx);
 void gl_jobs_by_clearance(struct gl_jobs *J, gl_jobs_finished_fn finished, void *ctx);
 /* May another call be added (fewer than GL_JOBS_HELD_PER_JOB × n held)? */
 bool gl_jobs_room(const struct gl_jobs *J);

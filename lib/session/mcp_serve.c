@@ -63,7 +63,7 @@ static char *id_key(jv id)
 	return b.data;
 }
 
-static void untrack(struct gl_mcp_io *io, const char *key);
+static long untrack(struct gl_mcp_io *io, const char *key);
 
 /* A notifications/cancelled (msg borrowed): the running call's control is
  * fired, or a queued request with that id is dropped. Under io->mu. true
@@ -241,16 +241,19 @@ static void track(struct gl_mcp_io *io, char *key, const char *tok)
 	pthread_cond_broadcast(&io->cv);
 }
 
-/* Under mu: stop the progress of the call key. */
-static void untrack(struct gl_mcp_io *io, const char *key)
+/* Under mu: stop the progress of the call key; the notifications it got
+ * (0: none, or it was not tracked). */
+static long untrack(struct gl_mcp_io *io, const char *key)
 {
 	for (unsigned i = 0; key && i < io->ntr; i++)
 		if (!strcmp(io->tr[i].key, key)) {
+			long sent = io->tr[i].tick;
 			free(io->tr[i].key);
 			io->tr[i] = io->tr[--io->ntr];
 			pthread_cond_broadcast(&io->cv);
-			return;
+			return sent;
 		}
+	return 0;
 }
 
 void gl_mcp_io_track(struct gl_mcp_io *io, jv id, jv token)
@@ -262,12 +265,13 @@ void gl_mcp_io_track(struct gl_mcp_io *io, jv id, jv token)
 	pthread_mutex_unlock(&io->mu);
 }
 
-void gl_mcp_io_untrack(struct gl_mcp_io *io, jv id)
+long gl_mcp_io_untrack(struct gl_mcp_io *io, jv id)
 {
 	autofree char *key = id_key(id);
 	pthread_mutex_lock(&io->mu);
-	untrack(io, key);
+	long sent = untrack(io, key);
 	pthread_mutex_unlock(&io->mu);
+	return sent;
 }
 
 int gl_mcp_io_wake_fd(const struct gl_mcp_io *io)

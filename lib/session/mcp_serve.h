@@ -73,9 +73,10 @@ int gl_mcp_io_try_next(struct gl_mcp_io *io, struct gl_mcp_in *m);
 /* Concurrent calls: progress for the request id (borrowed) with token
  * (borrowed; jv_invalid(): none) until untracked, at most
  * GL_MCP_TRACK_MAX at once. Untrack before the answer is sent: no
- * progress line follows it. */
+ * progress line follows it; untracking says how many were sent (0: none,
+ * or it was not tracked), the last "progress" value the client saw. */
 void gl_mcp_io_track(struct gl_mcp_io *io, jv id, jv token);
-void gl_mcp_io_untrack(struct gl_mcp_io *io, jv id);
+long gl_mcp_io_untrack(struct gl_mcp_io *io, jv id);
 /* The next message for the main loop: true, or false at the end of input
  * (EOF or a read error; nothing more will come). */
 bool gl_mcp_io_next(struct gl_mcp_io *io, struct gl_mcp_in *m);
