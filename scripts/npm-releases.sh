@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # npm-releases.sh OUT — the official Node.js MCP servers from the npm registry
 # (@modelcontextprotocol/server-filesystem, server-memory, server-everything,
-# server-github: its tools call https://api.github.com, its only destination)
+# server-github: its tools call https://api.github.com, its only destination;
+# server-postgres: its query tool speaks PostgreSQL's protocol to the
+# stream destination postgres:5432, the database URL the operator's
+# argument, e.g. postgresql://USER@postgres:5432/DB; docs/streams.md)
 # as release trees for runtime "exec" (SPEC §5, §11; docs/exec.md), unmodified:
 #
 #   OUT/server-filesystem/{manifest.json,node_modules/…}   (and the other two)
@@ -19,7 +22,8 @@
 # (MEMORY_FILE_PATH). Sign and install the trees with gl-sign pack /
 # gl-verify install as any release. The only network access is npm's
 # registry (npm install). Versions: GL_NPM_VERSION (default "latest" at the
-# time of the cached install).
+# time of the cached install). GL_NPM_SERVERS names the servers to make
+# (default: all five).
 set -euo pipefail
 out=${1:?usage: npm-releases.sh OUT}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,7 +56,8 @@ tools() {
            else empty end'
 }
 
-for name in server-filesystem server-memory server-everything server-github; do
+# GL_NPM_SERVERS: only these (names as below), e.g. "server-postgres"
+for name in ${GL_NPM_SERVERS:-server-filesystem server-memory server-everything server-github server-postgres}; do
   c=$cache/$name
   # several suites at once (tests/run.sh): one installs, the others wait and
   # copy the finished tree (scripts/npm.bash)
@@ -79,8 +84,12 @@ for name in server-filesystem server-memory server-everything server-github; do
     server-filesystem) extra='["/","/run/germline/state"]' state=true ;;
     server-memory) env='{"MEMORY_FILE_PATH":"${GL_STATE_DIR}/memory.jsonl"}' state=true ;;
   esac
-  # shellcheck disable=SC2046
-  fns=$(tools "$name" "$d" $(jq -r '.[]' <<<"$extra") | jq -R . | jq -cs .)
+  # server-postgres will not start without a database URL; it lists its
+  # tools without connecting
+  probe_args=$(jq -r '.[]' <<<"$extra")
+  [ "$name" = server-postgres ] && probe_args=postgresql://postgres@postgres:5432/postgres
+  # shellcheck disable=SC2086
+  fns=$(tools "$name" "$d" $probe_args | jq -R . | jq -cs .)
   [ "$(jq length <<<"$fns")" -gt 0 ] || { echo "npm-releases: $name listed no tools" >&2; exit 1; }
   jq -n --arg name "$name" --arg version "$version" --arg node "$node" --arg entry "$entry" \
     --argjson extra "$extra" --argjson env "$env" --argjson state "$state" --argjson fns "$fns" '
@@ -91,7 +100,8 @@ for name in server-filesystem server-memory server-everything server-github; do
     def dirs($t): {list_directory:["path"], list_directory_with_sizes:["path"],
                    directory_tree:["path"], search_files:["path"]}[$t];
     # server-github calls https://api.github.com, written into its code
-    def dests: if $name == "server-github" then ["api.github.com"] else [] end;
+    def dests: if $name == "server-github" then ["api.github.com"]
+               elif $name == "server-postgres" then ["postgres:5432"] else [] end;
     {name:$name, version:$version, runtime:"exec", protocol:"mcp-stdio",
      entry:([$node, $entry] + $extra),
      functions:(reduce $fns[] as $t ({}; .[$t] = ({destinations:dests} +

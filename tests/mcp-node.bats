@@ -28,7 +28,8 @@ setup_file() {
   command -v node >/dev/null || skip "node is not installed (scripts/deps.sh)"
   export GL_HOME=$BATS_FILE_TMPDIR/glhome HOME=$BATS_FILE_TMPDIR/home
   mkdir -p "$HOME" "$BATS_FILE_TMPDIR/pub"
-  "$GL_ROOT/scripts/npm-releases.sh" "$BATS_FILE_TMPDIR/rel" 2>/dev/null
+  GL_NPM_SERVERS="server-filesystem server-memory server-everything server-github" \
+    "$GL_ROOT/scripts/npm-releases.sh" "$BATS_FILE_TMPDIR/rel" 2>/dev/null
   (
     cd "$BATS_FILE_TMPDIR/pub"
     gl-sign keygen --no-passphrase root >/dev/null

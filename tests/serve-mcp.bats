@@ -409,7 +409,7 @@ sdk() {
 @test "SDK client: an official Node.js server from npm (runtime exec) through gl-run --serve-mcp" {
   # server-everything from the npm registry, unmodified, packed as a runtime
   # "exec" release by scripts/npm-releases.sh (docs/exec.md).
-  "$GL_ROOT/scripts/npm-releases.sh" "$BATS_TEST_TMPDIR/npm" 2>/dev/null
+  GL_NPM_SERVERS=server-everything "$GL_ROOT/scripts/npm-releases.sh" "$BATS_TEST_TMPDIR/npm" 2>/dev/null
   dir=$BATS_TEST_TMPDIR/npm/server-everything
   REL=$(install_release "$dir")
   # 5 rounds of two calls in the plain pass, 2 in the others (each call is

@@ -9,6 +9,8 @@
  *   fd 5  the retained target, opened and hashed by the broker
  *   fd 6  the HTTPS relay's listening socket, 127.0.0.1:443 (TLS ended
  *         here with the relay certificate in $GERMLINE_TLS_DIR)
+ *   fd 10… one listening socket per declared host:port destination's
+ *         port, 127.0.0.1:PORT (stream.c; docs/streams.md)
  *   argv  gl-exec-host PROTOCOL STATE_DIR|- -- ENTRY…
  * It reads the call message, restores the release's file state into
  * STATE_DIR, starts the target from fd 5 (execveat AT_EMPTY_PATH) with a
@@ -124,6 +126,7 @@ static bool finish(struct end *e)
 		res = jv_object_set(res, jv_string("log"), log);
 	else
 		jv_free(log);
+	stream_close_all(); /* no connection outlives its call (a session's next) */
 	jv progress = mcp_take_progress(); /* and its progress notifications */
 	if (jv_array_length(jv_copy(progress)) > 0)
 		res = jv_object_set(res, jv_string("progress"), progress);
@@ -190,6 +193,7 @@ int main(int argc, char **argv)
 	fcntl(CHAN, F_SETFL, O_NONBLOCK);
 	fcntl(RELAY, F_SETFL, O_NONBLOCK);
 	fcntl(RELAY_TLS, F_SETFL, O_NONBLOCK);
+	stream_init(); /* fds 10…: the stream destinations' listeners */
 
 	/* One call, or in session mode one after another until the broker
 	 * ends the session (EOF on the channel: exit 3). */

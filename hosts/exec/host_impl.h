@@ -68,6 +68,21 @@ void relay_one(int conn);
  * certificate (lib/runtime/exec_tls.h). */
 void relay_one_tls(int conn);
 
+/* ---- the TCP relay (stream.c; docs/streams.md) ---- */
+
+struct pollfd;
+/* Take the stream listeners the launch gave (fds GL_EXEC_STREAM_FD…). */
+void stream_init(void);
+/* The listeners' and open connections' pollfds into p (room for
+ * GL_STREAM_DESTS_MAX + GL_MSG_STREAM_CONNS_MAX); how many. */
+size_t stream_pollfds(struct pollfd *p);
+/* The poll timeout the connections want (ms; -1: none). */
+int stream_timeout(void);
+/* After poll: accept, relay, and ask about connections idle IDLE_MS. */
+void stream_handle(const struct pollfd *p, size_t n);
+/* Close every connection (a session's call ended: none spans two). */
+void stream_close_all(void);
+
 /* ---- the target (target.c) ---- */
 
 extern pid_t target; /* the running target, or -1 */

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "json/json.h"
+#include "json/msg.h"
+#include "release/manifest.h"
 
 #define OUT_MAX (32u << 20)      /* bytes of the target's output kept */
 
@@ -188,13 +190,18 @@ int pump(struct io *io, bool want_line, struct end *e)
 			return 0;
 		if (io->eof)
 			return 0;
-		struct pollfd p[4] = {{.fd = io->tfd, .events = POLLIN}, {.fd = RELAY, .events = POLLIN},
-				      {.fd = errfd, .events = POLLIN}, {.fd = RELAY_TLS, .events = POLLIN}};
-		int r = poll(p, 4, -1);
+		struct pollfd p[4 + GL_STREAM_DESTS_MAX + GL_MSG_STREAM_CONNS_MAX] = {
+		    {.fd = io->tfd, .events = POLLIN},
+		    {.fd = RELAY, .events = POLLIN},
+		    {.fd = errfd, .events = POLLIN},
+		    {.fd = RELAY_TLS, .events = POLLIN}};
+		size_t ns = stream_pollfds(p + 4);
+		int r = poll(p, 4 + ns, stream_timeout());
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return fail(e, "host: poll failed", jv_invalid());
+		stream_handle(p + 4, ns);
 		if (p[2].revents)
 			drain_stderr();
 		if (p[1].revents & POLLIN) {

@@ -108,9 +108,37 @@ static void note(struct run *r, const struct gl_http_req *q, const char *source,
 	char hex[65] = "";
 	if (q->host)
 		gl_hex(q->digest, 32, hex);
-	r->trans[r->gi] = jv_array_append(r->trans[r->gi],
-					  gl_witness_entry(q->host, q->msg ? q->msg->method : "",
-							   hex, source, reply));
+	gl_broker_note_entry(r, q->host, q->msg ? q->msg->method : "", hex, source, reply);
+}
+
+void gl_broker_note_entry(struct run *r, const char *host, const char *method, const char *hex,
+			  const char *source, jv reply)
+{
+	if (r->trans) /* the germline modes keep T(g) */
+		r->trans[r->gi] = jv_array_append(r->trans[r->gi],
+						  gl_witness_entry(host, method, hex, source, reply));
+}
+
+bool gl_broker_serves(const struct run *r, size_t e)
+{
+	return group_has_dest(&r->plan->group[r->gi], e);
+}
+
+bool gl_broker_admissible(const struct run *r, size_t e)
+{
+	return admissible(r, e, &r->plan->group[r->gi]);
+}
+
+bool gl_broker_comparable(const struct run *r, size_t e) { return comparable(r, e); }
+
+void gl_broker_trigger(struct run *r, size_t e, size_t position, const char *kind)
+{
+	record_trigger(r, e, position, kind);
+}
+
+bool gl_broker_view_of_dest(const struct run *r, size_t e)
+{
+	return view_equal(r->plan, &r->plan->group[r->dest[e].group], &r->plan->group[r->gi]);
 }
 
 /* Algorithm 1 in its own order below: lines 5–7, then 8–28 per group. */
@@ -294,6 +322,7 @@ enum outcome gl_broker_serve_copy(struct run *r, struct gl_germline *gm, const s
 		o = serve(r, result); /* lines 12–24 */
 	if (o == COPY_RESULT && r->mode->compare_end)
 		r->mode->compare_end(r); /* lines 25–26 */
+	gl_stream_copy_end(r, o == COPY_RESULT); /* and for its streams */
 	/* A cancelled call's copy was killed by the broker (SIGKILL, like
 	 * RLIMIT_CPU's): it ended because of the cancellation, not a bound. */
 	if (o != COPY_RESULT && gl_cancel_requested(r->b->cancel))
@@ -353,7 +382,8 @@ static jv answer(struct run *r, struct gl_msg *m, struct gl_msg *result, enum ou
 	 * comes before the modes part ways, so the copy sees the same answer
 	 * in each. */
 	int dmax = gl_json_value_depth_max();
-	bool deep = m->type != GL_MSG_EFFECT && gl_json_depth(m->value, dmax) > dmax;
+	bool deep = m->type != GL_MSG_EFFECT && m->type != GL_MSG_STREAM &&
+		    gl_json_depth(m->value, dmax) > dmax;
 	if (deep && m->type == GL_MSG_RESULT) {
 		/* the consumers' result: "protocol" with this fixed detail,
 		 * labelled L as every way a copy ends (docs/pipeline.md) */
@@ -390,6 +420,8 @@ static jv answer(struct run *r, struct gl_msg *m, struct gl_msg *result, enum ou
 		}
 		return JV_OBJECT(jv_string("type"), jv_string("ok"));
 	}
+	if (m->type == GL_MSG_STREAM) /* bounded by its own count (stream.c) */
+		return r->mode->effect(r, m, o);
 	if (++r->requests > GL_BROKER_REQUESTS_MAX) {
 		*o = gl_broker_protocol(r, "more than %d requests", GL_BROKER_REQUESTS_MAX);
 		return jv_invalid();
@@ -405,6 +437,8 @@ static jv answer(struct run *r, struct gl_msg *m, struct gl_msg *result, enum ou
  * GL_BROKER_RECORD_MAX. */
 static jv germline_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 {
+	if (m->type == GL_MSG_STREAM)
+		return gl_stream_effect(r, m, o, STREAM_GERMLINE);
 	const struct gl_plan_group *g = &r->plan->group[r->gi];
 	struct gl_http_req req;
 	autofail struct gl_fail f = {0};

@@ -24,6 +24,24 @@ struct rel_entry {
 	jv reply; /* the reply message exactly as the serving copy got it */
 };
 
+/* One turn of a stream destination's record (docs/streams.md): on the
+ * serving copy's connection conn (its conn-th to e, from 0), after len more
+ * bytes whose digest is digest (gl_stream_digest) the copy got reply (the
+ * destination's bytes that had come by then), and eof when the destination
+ * had closed. Every other copy is answered by the same turns: the k-th
+ * turn's reply once its own bytes reach the turn's end and match. */
+struct stream_turn {
+	size_t conn, len;
+	unsigned char digest[32];
+	struct gl_buf reply;
+	bool eof;
+};
+struct stream_rec {
+	struct stream_turn *t;
+	size_t n, cap;
+	size_t nconn; /* connections the serving copy opened */
+};
+
 /* Per declared destination e ∈ D_f (indexed as c->dest). */
 struct dest_state {
 	size_t group; /* the plan group that serves e */
@@ -33,6 +51,8 @@ struct dest_state {
 	size_t n;       /* n[e] of the running copy (line 11) */
 	bool triggered; /* the running copy already has a trigger for e */
 	bool contacted; /* lazy: the full-view copy sent e a request (Lemma 2) */
+	struct stream_rec srec; /* a host:port destination's turns (stream.c) */
+	size_t sconns;          /* connections the running copy opened to e */
 };
 
 /* Requests to one host by one copy (group), counted for the record. The
@@ -144,6 +164,11 @@ struct run {
 	/* replay mode (broker_replay.c): nothing is delivered */
 	struct gl_replay_in *replay;
 	jv replay_seq; /* digests (hex) of the copy's requests to d */
+	/* the running copy's stream connections (stream.c), and the messages
+	 * it sent on them */
+	struct stream_conn *sconn;
+	size_t nsconn, stream_msgs;
+	struct dest_state *rdest; /* replay: per in->host, its turns from T(d) */
 };
 
 /* A run of mode for call c (NULL: replay) by plan: the call's items as
@@ -281,6 +306,36 @@ jv gl_broker_deliver(struct run *r, struct gl_http_req *req, bool *no_time);
  * 0, or -1 with *f (slot_busy, bad_slot) and *label, the refusal's call
  * label (owned). */
 int gl_broker_lock_slots(struct run *r, jv *label, struct gl_fail *f);
+
+/* ---- stream destinations (stream.c; docs/streams.md) ---- */
+
+/* What a mode does with a stream message. */
+enum stream_role {
+	STREAM_GERMLINE, /* Algorithm 1: the serving copy delivers and records, others compare */
+	STREAM_DELIVER,  /* a baseline: delivered, nothing recorded or compared */
+	STREAM_PROBE,    /* lazy's full-view copy: e marked contacted, nothing delivered */
+	STREAM_REPLAY,   /* gl-replay: answered from T(d) only */
+};
+/* The reply to stream message m of the running copy, or jv_invalid() with
+ * *o when the copy must end. */
+jv gl_stream_effect(struct run *r, const struct gl_msg *m, enum outcome *o, enum stream_role role);
+/* The running copy ended (any outcome): its connections' last turns
+ * recorded or compared (lines 25–26 for streams), upstream sockets closed. */
+void gl_stream_copy_end(struct run *r, bool compare);
+void gl_stream_rec_free(struct stream_rec *s);
+/* Replay: each stream destination's turns from its part of T(d) (r->rdest). */
+void gl_stream_replay_record(struct run *r);
+
+/* broker.c's parts of Algorithm 1 that stream.c shares, for the running
+ * copy's group: e ∈ g; e admissible (Definition 4) and comparable; a
+ * trigger; an entry of T(g); V(g) equal to the view of e's group. */
+bool gl_broker_serves(const struct run *r, size_t e);
+bool gl_broker_admissible(const struct run *r, size_t e);
+bool gl_broker_comparable(const struct run *r, size_t e);
+void gl_broker_trigger(struct run *r, size_t e, size_t position, const char *kind);
+void gl_broker_note_entry(struct run *r, const char *host, const char *method,
+			  const char *hex, const char *source, jv reply);
+bool gl_broker_view_of_dest(const struct run *r, size_t e);
 
 /* ---- gl-run --mode lazy (broker_lazy.c) ---- */
 

@@ -18,7 +18,8 @@
  * forked and delivers. Its denied names are tallied as copy ngroup. */
 static jv probe_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 {
-	(void)o;
+	if (m->type == GL_MSG_STREAM)
+		return gl_stream_effect(r, m, o, STREAM_PROBE);
 	struct gl_http_req req;
 	autofail struct gl_fail f = {0};
 	size_t who = r->plan->ngroup;

@@ -43,7 +43,7 @@
 
 void gl_broker_tally(struct tally *t, size_t group, const char *host)
 {
-	if (!host || !gl_host_ok(host, strlen(host)))
+	if (!host || !gl_dest_ok(host, strlen(host)))
 		host = "(invalid)";
 	/* Names come from the copy: at most GL_BROKER_DENIED_NAMES per copy
 	 * are reported, the rest are counted under "(other)". */

@@ -20,7 +20,8 @@
  * request to e when the digests are equal, else the placeholder ⊥. */
 static jv replay_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 {
-	(void)o;
+	if (m->type == GL_MSG_STREAM)
+		return gl_stream_effect(r, m, o, STREAM_REPLAY);
 	struct gl_replay_in *in = r->replay;
 	struct gl_http_req req;
 	autofail struct gl_fail f = {0};
@@ -90,6 +91,7 @@ static int broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq
 	gl_broker_run_init(&r, &gl_mode_replay, &b, NULL, NULL, 0);
 	r.replay = in;
 	r.replay_seq = jv_array();
+	gl_stream_replay_record(&r);
 	*germline_lost = false;
 	for (size_t i = 0; i < in->nhost; i++)
 		in->host[i].k = 0;

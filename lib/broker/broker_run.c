@@ -153,6 +153,7 @@ void gl_broker_run_free(struct run *r, struct gl_germline *gm)
 {
 	if (r->pidfd >= 0) /* a copy still running: line 27 before anything else */
 		gl_broker_end_copy(r, gm);
+	gl_stream_copy_end(r, false); /* a copy never served to its end: its sockets */
 	if (r->c) {
 		gl_broker_items_free(r);
 		for (size_t i = 0; i < r->c->nitem; i++)
@@ -161,8 +162,12 @@ void gl_broker_run_free(struct run *r, struct gl_germline *gm)
 			for (size_t k = 0; k < r->dest[e].nrel; k++)
 				jv_free(r->dest[e].rel[k].reply);
 			free(r->dest[e].rel);
+			gl_stream_rec_free(&r->dest[e].srec);
 		}
 	}
+	for (size_t i = 0; r->rdest && r->replay && i < r->replay->nhost; i++)
+		gl_stream_rec_free(&r->rdest[i].srec);
+	free(r->rdest);
 	free(r->items);
 	free(r->dest);
 	for (size_t gi = 0; gi < r->ncopy; gi++) {

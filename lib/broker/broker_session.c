@@ -180,6 +180,8 @@ void gl_session_stop(struct gl_session_proc *p)
  * counted. */
 static jv session_effect(struct run *r, const struct gl_msg *m, enum outcome *o, bool any_host)
 {
+	if (m->type == GL_MSG_STREAM) /* a declared port: its listener is the relay's */
+		return gl_stream_effect(r, m, o, STREAM_DELIVER);
 	struct gl_http_req req;
 	autofail struct gl_fail f = {0};
 	if (gl_http_req_init(&req, m, &f) < 0) {

@@ -109,7 +109,7 @@ static jv strings(struct rd *r, jv o, const char *key, const char *where, size_t
 	return jv_object_get(jv_copy(o), jv_string(key));
 }
 
-static bool host_ok(const char *s) { return gl_host_ok(s, strlen(s)); }
+static bool host_ok(const char *s) { return gl_dest_ok(s, strlen(s)); }
 static bool tag_ok(const char *s) { return gl_tag_ok(s, strlen(s)); }
 static bool name_ok(const char *s) { return *s && strlen(s) <= 4096; }
 

@@ -26,7 +26,7 @@ jv gl_witness_entry(const char *host, const char *method, const char *digest,
 {
 	/* host and method come from the copy: sanitised, so the record stays
 	 * canonical JSON (no control characters). */
-	char *h = host && gl_host_ok(host, strlen(host)) ? gl_xstrdup(host)
+	char *h = host && gl_dest_ok(host, strlen(host)) ? gl_xstrdup(host)
 							  : gl_xstrdup("(invalid)");
 	char *m = gl_sanitize(method, strnlen(method, GL_MSG_METHOD_MAX));
 	jv e = JV_OBJECT(jv_string("host"), jv_string(h), jv_string("method"), jv_string(m),

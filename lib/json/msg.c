@@ -572,8 +572,13 @@ int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, struct gl_fail *
 		m->type = GL_MSG_RESULT;
 		return parse_simple(m, type, f);
 	}
+	if (!strcmp(type, "stream")) {
+		m->type = GL_MSG_STREAM;
+		return gl_msg_parse_stream(m, f);
+	}
 	autofree char *q = gl_quote(type, strlen(type));
-	return gl_fail(f, GL_E_PROTOCOL, "unknown type %s (effect, state_put, result)", q);
+	return gl_fail(f, GL_E_PROTOCOL, "unknown type %s (effect, stream, state_put, result)",
+		       q);
 }
 
 void gl_msg_free(struct gl_msg *m)

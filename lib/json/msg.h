@@ -11,6 +11,8 @@
  *
  * copy -> broker:
  *   {"type":"effect","method":M,"url":U,"headers":[[name,value]…],"body":B64}
+ *   {"type":"stream","port":P,"conn":N,"data":B64,"close":B?} (an exec
+ *   copy's TCP connection to a host:port destination; docs/streams.md)
  *   {"type":"state_put","key":K,"value":V}
  *   {"type":"result","value":V}  or  {"type":"result","error":"text"}
  *   (an error may say which bound the copy reached: "limit":"disk", the
@@ -22,6 +24,7 @@
 #define GL_MSG_H
 
 #include <jv.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,7 +83,12 @@ enum gl_msg_status gl_msg_write(int fd, int64_t deadline, const char *json, size
 /* The same for a value: compact JSON of v (borrowed). */
 enum gl_msg_status gl_msg_send(int fd, int64_t deadline, jv v);
 
-enum gl_msg_type { GL_MSG_EFFECT, GL_MSG_STATE_PUT, GL_MSG_RESULT };
+enum gl_msg_type { GL_MSG_EFFECT, GL_MSG_STATE_PUT, GL_MSG_RESULT, GL_MSG_STREAM };
+
+/* A stream message: at most this many bytes of data, on connections
+ * numbered 1..GL_MSG_STREAM_CONNS_MAX by the copy. */
+#define GL_MSG_STREAM_DATA_MAX (1u << 20)
+#define GL_MSG_STREAM_CONNS_MAX 64
 
 struct gl_msg_header {
 	const char *name, *value; /* point into gl_msg.doc */
@@ -112,8 +120,12 @@ struct gl_msg {
 	const char *method, *url;
 	struct gl_msg_header *header; /* owned array */
 	size_t nheader;
-	unsigned char *body; /* owned, decoded from base64 */
+	unsigned char *body; /* owned, decoded from base64 (a stream's data too) */
 	size_t body_len;
+	/* stream: the destination's port, the copy's connection number, and
+	 * whether the target closed it */
+	unsigned port, conn;
+	bool close;
 	/* state_put */
 	const char *key;
 	/* state_put and result: the value (owned), jv_invalid() when absent */
@@ -133,6 +145,11 @@ struct gl_msg {
  * exactly what is wrong, e.g. "state_put: unknown field \"horizon\"".
  * Either way release m with gl_msg_free. */
 int gl_msg_parse(struct gl_msg *m, const char *buf, size_t len, struct gl_fail *f);
+/* gl_msg_parse's part for a stream message (msg_stream.c). */
+int gl_msg_parse_stream(struct gl_msg *m, struct gl_fail *f);
+/* Write n bytes of a stream to the socket fd before deadline (gl_mono_ns
+ * scale), whether it blocks or not; never raises SIGPIPE. Whether all went. */
+bool gl_stream_send_all(int fd, const unsigned char *p, size_t n, int64_t deadline);
 void gl_msg_free(struct gl_msg *m);
 
 /* Strict standard base64 (RFC 4648 §4, padded) decode; NULL if invalid.

@@ -142,11 +142,12 @@ static int read_names(jv v, const char *field, bool is_host, size_t max, const c
 		jv_free(s); /* v holds it */
 		if (!name)
 			return fail(e, GL_ERR_BAD_ENVELOPE, "%s[%d]: not a string", field, i);
-		if (is_host && !gl_host_ok(name, sl)) {
+		if (is_host && !gl_dest_ok(name, sl)) {
 			autofree char *q = gl_quote(name, sl);
 			return fail(e, GL_ERR_BAD_DESTINATION,
 				    "%s[%d]: %s is not a lowercase host name or IP literal "
-				    "(no scheme, port or path)",
+				    "(no scheme or path), or host:port for a TCP stream (a port "
+				    "other than 80 and 443)",
 				    field, i, q);
 		}
 		if (!is_host && !name_ok(name, sl, GL_NAME_MAX))
@@ -161,6 +162,9 @@ static int read_names(jv v, const char *field, bool is_host, size_t max, const c
 			autofree char *q = gl_quote((*out)[i], strlen((*out)[i]));
 			return fail(e, GL_ERR_BAD_ENVELOPE, "%s: %s listed twice", field, q);
 		}
+	autofail struct gl_fail sf = {0};
+	if (is_host && gl_stream_dests_check(v, field, &sf) < 0)
+		return fail(e, GL_ERR_BAD_DESTINATION, "%s", gl_fail_detail(&sf));
 	return 0;
 }
 

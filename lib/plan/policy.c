@@ -123,11 +123,11 @@ static int load_routes(struct gl_policy *p, struct gl_fail *f)
 		{
 			const char *host = jv_string_value(k);
 			size_t hlen = (size_t)jv_string_length_bytes(jv_copy(k));
-			if (r == 0 && !gl_host_ok(host, hlen)) {
+			if (r == 0 && !gl_dest_ok(host, hlen)) {
 				autofree char *s = show(host);
 				r = gl_fail(f, GL_E_USAGE,
 					    "routes: %s is not a lowercase host name or IP "
-					    "literal",
+					    "literal, or host:port (a stream destination)",
 					    s);
 			} else if (r == 0 && (jv_get_kind(v) != JV_KIND_STRING ||
 					      !route_ok(jv_string_value(v)))) {

@@ -12,14 +12,28 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "release/manifest.h"
 
 static const struct gl_labels public_set = {NULL, 0};
 
-const struct gl_labels *gl_policy_clearance(const struct gl_policy *p, const char *name)
+static const struct gl_policy_clearance *clearance_of(const struct gl_policy *p,
+						      const char *name)
 {
 	struct gl_policy_clearance key = {.name = name};
-	const struct gl_policy_clearance *c =
-	    p->nclear ? bsearch(&key, p->clear, p->nclear, sizeof key, gl_policy_by_name) : NULL;
+	return p->nclear ? bsearch(&key, p->clear, p->nclear, sizeof key, gl_policy_by_name)
+			 : NULL;
+}
+
+/* A stream destination "host:port" without a clearance of its own has its
+ * host's (docs/streams.md): the deployer clears a host, whatever port. */
+const struct gl_labels *gl_policy_clearance(const struct gl_policy *p, const char *name)
+{
+	const struct gl_policy_clearance *c = clearance_of(p, name);
+	if (!c && gl_dest_port(name)) {
+		autofree char *host = gl_xstrdup(name);
+		*strrchr(host, ':') = '\0';
+		c = clearance_of(p, host);
+	}
 	return c ? &c->tags : &public_set;
 }
 

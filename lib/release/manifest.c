@@ -294,6 +294,30 @@ static int check_state(jv fn, const char *where, bool workspace, struct gl_fail 
 	return r;
 }
 
+int gl_stream_dests_check(jv dests, const char *where, struct gl_fail *f)
+{
+	unsigned port[GL_STREAM_DESTS_MAX];
+	size_t n = 0;
+	int r = 0;
+	jv_array_foreach(dests, i, d)
+	{
+		unsigned p = jv_get_kind(d) == JV_KIND_STRING ? gl_dest_port(jv_string_value(d)) : 0;
+		for (size_t k = 0; p && r == 0 && k < n; k++)
+			if (port[k] == p)
+				r = gl_fail(f, GL_E_BAD_MANIFEST,
+					    "%s[%d]: a second stream destination on port %u (an exec "
+					    "copy's relay listens once per port)",
+					    where, i, p);
+		if (p && r == 0 && n == GL_STREAM_DESTS_MAX)
+			r = gl_fail(f, GL_E_BAD_MANIFEST, "%s: more than %d stream destinations",
+				    where, GL_STREAM_DESTS_MAX);
+		if (p && r == 0)
+			port[n++] = p;
+		jv_free(d);
+	}
+	return r;
+}
+
 static int check_function(jv fn, const char *name, bool exec, bool workspace, struct gl_fail *f)
 {
 	static const char *const keys[] = {"destinations", "destinations_from_call",
@@ -307,9 +331,12 @@ static int check_function(jv fn, const char *name, bool exec, bool workspace, st
 	jv d = gl_json_get(fn, "destinations");
 	if (jv_is_valid(d)) {
 		autofree char *w = gl_xasprintf("%s.destinations", where);
-		r = check_str_array(d, w, GL_MANIFEST_DESTS_MAX, false, gl_host_ok,
-				    "a lowercase host name or IP literal (no scheme, port or path)",
+		r = check_str_array(d, w, GL_MANIFEST_DESTS_MAX, false, gl_dest_ok,
+				    "a lowercase host name or IP literal (no scheme or path), or "
+				    "host:port for a TCP stream (a port other than 80 and 443)",
 				    f);
+		if (r == 0)
+			r = gl_stream_dests_check(d, w, f);
 	}
 	jv_free(d);
 	jv dfc = gl_json_get(fn, "destinations_from_call");

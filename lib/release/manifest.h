@@ -72,6 +72,22 @@ enum gl_protocol_kind gl_manifest_protocol(jv m);
  * Nothing else: no scheme, port, path, trailing dot or upper case. */
 bool gl_host_ok(const char *s, size_t len);
 
+/* A destination (SPEC §5): a host (gl_host_ok), reached over HTTP and
+ * HTTPS, or "host:port", a TCP byte stream the broker relays and compares
+ * (docs/streams.md): the host a DNS name or IPv4 address, the port
+ * 1..65535 in decimal without a leading zero, and neither 80 nor 443 (the
+ * HTTP relay's: name the host for those). */
+bool gl_dest_ok(const char *s, size_t len);
+/* The port of a stream destination s (gl_dest_ok), or 0 for a host. */
+unsigned gl_dest_port(const char *s);
+/* At most this many stream destinations per function, one port each: an
+ * exec copy's relay listens on each declared port (docs/streams.md). */
+#define GL_STREAM_DESTS_MAX 8
+struct gl_fail;
+/* dests (borrowed array of gl_dest_ok strings, at where): at most
+ * GL_STREAM_DESTS_MAX streams, no two on one port. 0, or -1 with f. */
+int gl_stream_dests_check(jv dests, const char *where, struct gl_fail *f);
+
 /* The MCP methods an mcp-stdio release may declare as functions beside its
  * tools (docs/mcp.md "Resources and prompts"): a read of a resource, a
  * prompt's messages, the completion of an argument. Each runs through

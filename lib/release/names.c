@@ -53,6 +53,41 @@ bool gl_host_ok(const char *s, size_t len)
 	return all_digits ? ip_literal_ok(s, len) : true;
 }
 
+/* "host:port" with a port of 1..65535 spelled once: its port, else 0. */
+static unsigned port_part(const char *s, size_t len, size_t *hlen)
+{
+	const char *colon = memrchr(s, ':', len);
+	if (!colon)
+		return 0;
+	size_t n = len - (size_t)(colon + 1 - s);
+	const char *p = colon + 1;
+	if (n == 0 || n > 5 || p[0] == '0')
+		return 0;
+	unsigned v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!is_digit((unsigned char)p[i]))
+			return 0;
+		v = v * 10 + (unsigned)(p[i] - '0');
+	}
+	*hlen = (size_t)(colon - s);
+	return v <= 65535 ? v : 0;
+}
+
+bool gl_dest_ok(const char *s, size_t len)
+{
+	if (gl_host_ok(s, len)) /* an IPv6 literal has colons too: a host first */
+		return true;
+	size_t hlen = 0;
+	unsigned port = port_part(s, len, &hlen);
+	return port && port != 80 && port != 443 && !memchr(s, ':', hlen) && gl_host_ok(s, hlen);
+}
+
+unsigned gl_dest_port(const char *s)
+{
+	size_t len = strlen(s), hlen = 0;
+	return !gl_host_ok(s, len) && gl_dest_ok(s, len) ? port_part(s, len, &hlen) : 0;
+}
+
 bool gl_path_clean(const char *s, size_t len)
 {
 	if (len < 2 || len > GL_PATH_MAX || s[0] != '/' || s[len - 1] == '/')

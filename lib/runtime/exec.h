@@ -39,6 +39,9 @@ struct gl_config;
 #define GL_EXEC_FILES_MAX 200000 /* files of a release tree checked */
 #define GL_EXEC_RELAY_PORT 80
 #define GL_EXEC_RELAY_TLS_PORT 443
+/* The first stream listener's descriptor in a copy (one per declared
+ * host:port destination's port, in the order declared; docs/streams.md). */
+#define GL_EXEC_STREAM_FD 10
 
 struct gl_exec_file; /* one file of the verified tree (exec.c) */
 

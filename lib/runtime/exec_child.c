@@ -139,8 +139,9 @@ static int child_listen(int sfd, int port)
 }
 
 /* The network namespace holds only lo, brought up for the relay, whose
- * listening sockets are set: HTTP on port 80 (*lfd), HTTPS on 443 (*tfd). */
-static void child_relay(int sfd, int *lfd, int *tfd)
+ * listening sockets are set: HTTP on port 80 (*lfd), HTTPS on 443 (*tfd),
+ * and one per stream destination's port (sl). */
+static void child_relay(const struct gl_exec_prep *p, int sfd, int *lfd, int *tfd, int *sl)
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;
@@ -152,14 +153,24 @@ static void child_relay(int sfd, int *lfd, int *tfd)
 	close(s);
 	*lfd = child_listen(sfd, GL_EXEC_RELAY_PORT);
 	*tfd = child_listen(sfd, GL_EXEC_RELAY_TLS_PORT);
+	for (size_t i = 0; i < p->nstream; i++)
+		sl[i] = child_listen(sfd, p->stream_port[i]);
 }
 
 /* Descriptors: /dev/null on 0-2, the channel on 3, the relay on 4, the
  * target on 5, the TLS relay on 6 (kept across the host's exec), the host
- * on 7, the status pipe on 8 and the ruleset on 9 (close-on-exec); nothing
- * else. The status pipe's new number (8) is returned. */
-static int child_descriptors(const struct gl_exec_prep *p, int lfd, int tfd, int sfd)
+ * on 7, the status pipe on 8 and the ruleset on 9 (close-on-exec), the
+ * stream listeners from GL_EXEC_STREAM_FD on (kept); nothing else. The
+ * status pipe's new number (8) is returned. */
+static int child_descriptors(const struct gl_exec_prep *p, int lfd, int tfd, const int *sl,
+			     int sfd)
 {
+	/* the stream listeners first, above everything the dups below write
+	 * (20+ and 0-9), so none is overwritten; kept across the exec */
+	int hi[GL_STREAM_DESTS_MAX];
+	for (size_t i = 0; i < p->nstream; i++)
+		if ((hi[i] = fcntl(sl[i], F_DUPFD, 64)) < 0)
+			child_fail(sfd, XS_DESCRIPTORS);
 	int keep[8] = {p->devnull, p->chan, lfd, p->target, tfd, p->host, p->status_w, p->ruleset};
 	for (int i = 0; i < 8; i++) {
 		if (keep[i] < 0)
@@ -178,7 +189,10 @@ static int child_descriptors(const struct gl_exec_prep *p, int lfd, int tfd, int
 	sfd = 8;
 	if (keep[7] >= 0 && dup3(keep[7], 9, O_CLOEXEC) < 0)
 		child_fail(sfd, XS_DESCRIPTORS);
-	if (syscall(SYS_close_range, 10u, ~0u, 0u) < 0)
+	for (size_t i = 0; i < p->nstream; i++)
+		if (dup2(hi[i], GL_EXEC_STREAM_FD + (int)i) < 0)
+			child_fail(sfd, XS_DESCRIPTORS);
+	if (syscall(SYS_close_range, (unsigned)GL_EXEC_STREAM_FD + (unsigned)p->nstream, ~0u, 0u) < 0)
 		child_fail(sfd, XS_DESCRIPTORS);
 	return sfd;
 }
@@ -191,9 +205,9 @@ GL_NORETURN void gl_exec_child(const struct gl_exec_prep *p)
 	int sfd = p->status_w;
 	child_userns(p, sfd);
 	child_mounts(p, sfd);
-	int lfd, tfd;
-	child_relay(sfd, &lfd, &tfd);
-	sfd = child_descriptors(p, lfd, tfd, sfd);
+	int lfd, tfd, sl[GL_STREAM_DESTS_MAX];
+	child_relay(p, sfd, &lfd, &tfd, sl);
+	sfd = child_descriptors(p, lfd, tfd, sl, sfd);
 	if (chdir(p->release_dir) < 0)
 		child_fail(sfd, XS_DESCRIPTORS);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)

@@ -3,6 +3,7 @@
 #ifndef GL_EXEC_CHILD_H
 #define GL_EXEC_CHILD_H
 
+#include "release/manifest.h"
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,6 +29,10 @@ struct gl_exec_prep {
 	unsigned off;
 	int scratch_abi; /* > 0: Landlock rules for the root's tmpfs /tmp and workspace */
 	bool unconfined; /* the sigpin/sigifc baseline: namespaces for the relay only */
+	/* the declared stream destinations' ports: a listening socket each,
+	 * on fds GL_EXEC_STREAM_FD… (docs/streams.md) */
+	int stream_port[GL_STREAM_DESTS_MAX];
+	size_t nstream;
 };
 
 /* PID 1 of the copy's namespaces, between clone3 and execveat: the user

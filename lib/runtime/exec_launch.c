@@ -96,6 +96,17 @@ static int launch_prep(struct gl_exec *x, struct launch *l, int ch, const char *
 	snprintf(l->p.uid_map, sizeof l->p.uid_map, "%d %u 1\n", INSIDE_UID, (unsigned)geteuid());
 	snprintf(l->p.gid_map, sizeof l->p.gid_map, "%d %u 1\n", INSIDE_UID, (unsigned)getegid());
 	snprintf(l->p.hosts, sizeof l->p.hosts, "%s/hosts", l->dir);
+	/* a listener per stream destination's port (docs/streams.md); the
+	 * manifest allows one destination per port in a function, and a
+	 * session's union keeps the first */
+	for (size_t i = 0; i < nhost && l->p.nstream < GL_STREAM_DESTS_MAX; i++) {
+		int port = (int)gl_dest_port(hosts[i]);
+		bool seen = false;
+		for (size_t k = 0; k < l->p.nstream; k++)
+			seen |= l->p.stream_port[k] == port;
+		if (port && !seen)
+			l->p.stream_port[l->p.nstream++] = port;
+	}
 	l->state = gl_xasprintf("%s/state", l->dir);
 	size_t na = gl_exec_strv_len(x->argv);
 	l->argv = gl_xcalloc(na + 1, sizeof *l->argv);
@@ -140,10 +151,12 @@ static int launch_rules(struct gl_exec *x, struct launch *l, const struct gl_exe
 	 * the child (lib/sandbox/scratch.h) */
 	bool root = !(x->off & GL_OFF_ROOT);
 	l->p.scratch_abi = root ? x->enf.landlock_abi : 0;
+	int ports[2 + GL_STREAM_DESTS_MAX] = {GL_EXEC_RELAY_PORT, GL_EXEC_RELAY_TLS_PORT};
+	for (size_t i = 0; i < l->p.nstream; i++)
+		ports[2 + i] = l->p.stream_port[i];
 	l->p.ruleset = gl_landlock_exec_ruleset(x->enf.landlock_abi, list, n, fds, 2,
-						x->state_dir && !root ? l->state : NULL,
-						(const int[]){GL_EXEC_RELAY_PORT, GL_EXEC_RELAY_TLS_PORT}, 2,
-						&bad);
+						x->state_dir && !root ? l->state : NULL, ports,
+						2 + l->p.nstream, &bad);
 	free(list);
 	if (l->p.ruleset < 0)
 		return gl_fail_errno(f, GL_E_LAUNCH, "exec copy: Landlock ruleset (%s)",
@@ -154,7 +167,7 @@ static int launch_rules(struct gl_exec *x, struct launch *l, const struct gl_exe
 /* After the clone: the tree re-checked, the exec observed, the copy
  * checked through /proc. 0, or -1 with f (the copy is then ended). */
 static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, uint64_t chan_ino,
-			  bool unconfined, char *dir, struct gl_fail *f)
+			  bool unconfined, size_t nstream, char *dir, struct gl_fail *f)
 {
 	/* The tree is re-checked while the child sets itself up on the other
 	 * CPU: gl-exec-host starts the target only once it has the call
@@ -176,7 +189,7 @@ static int launch_observe(struct gl_exec *x, long pid, int pfd, int status_r, ui
 	 * so a descriptor or mapping finding is re-read for up to 500 ms (the
 	 * host runs only our code until it has the call message). */
 	for (int tries = 0; rc == 0 && !unconfined; tries++) {
-		if (gl_proc_check_exec((pid_t)pid, chan_ino, 0, f) == 0)
+		if (gl_proc_check_exec((pid_t)pid, chan_ino, 0, nstream, f) == 0)
 			break;
 		const char *d = gl_fail_detail(f);
 		if (tries >= 250 ||
@@ -259,7 +272,7 @@ static int launch(struct gl_exec *x, const struct gl_exec_item *items, size_t ni
 		return gl_fail(f, GL_E_LAUNCH, "exec copy: clone3: %s%s", strerror(e),
 			       e == EPERM || e == ENOSPC ? " (user namespaces disabled or exhausted)" : "");
 	}
-	if (launch_observe(x, pid, pfd, status_r, chan_ino, unconfined, dir, f) < 0)
+	if (launch_observe(x, pid, pfd, status_r, chan_ino, unconfined, l.p.nstream, dir, f) < 0)
 		return -1;
 	*pidfd = pfd;
 	*scratch = dir;

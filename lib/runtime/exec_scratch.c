@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "release/manifest.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -53,7 +54,10 @@ char *gl_exec_scratch_make(const struct gl_exec *x, const char *const *hosts, si
 	gl_buf_adds(&b, "127.0.0.1\tlocalhost\n");
 	for (size_t i = 0; i < nhost; i++) {
 		gl_buf_adds(&b, "127.0.0.1\t");
-		gl_buf_adds(&b, hosts[i]); /* gl_host_ok names: no whitespace */
+		/* gl_dest_ok names: no whitespace; a stream destination's host
+		 * without its port (its relay listens on that port) */
+		const char *colon = gl_dest_port(hosts[i]) ? strrchr(hosts[i], ':') : NULL;
+		gl_buf_add(&b, hosts[i], colon ? (size_t)(colon - hosts[i]) : strlen(hosts[i]));
 		gl_buf_addc(&b, '\n');
 	}
 	autofree char *hp = gl_xasprintf("%s/hosts", dir);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "release/manifest.h"
 
 #define VALID_BEFORE (24L * 3600)      /* a skewed clock in the copy still accepts it */
 #define VALID_DAYS 397L                 /* the longest a browser-grade leaf may live */
@@ -63,17 +64,23 @@ static bool add_ext(X509 *c, X509 *issuer, int nid, const char *value)
 	return ok;
 }
 
-/* "DNS:a,IP:127.0.0.1,…" for hosts[0..n) (gl_host_ok names: no comma). */
+/* "DNS:a,IP:127.0.0.1,…" for the hosts among hosts[0..n) (gl_host_ok
+ * names: no comma; a host:port stream destination is no TLS name), or
+ * NULL when there is none. */
 static char *alt_names(const char *const *hosts, size_t n)
 {
 	struct gl_buf b = {0};
 	for (size_t i = 0; i < n; i++) {
+		if (gl_dest_port(hosts[i]))
+			continue;
 		unsigned char ip[16];
 		bool is_ip = inet_pton(AF_INET, hosts[i], ip) == 1 ||
 			     inet_pton(AF_INET6, hosts[i], ip) == 1;
-		gl_buf_adds(&b, i ? (is_ip ? ",IP:" : ",DNS:") : (is_ip ? "IP:" : "DNS:"));
+		gl_buf_adds(&b, b.len ? (is_ip ? ",IP:" : ",DNS:") : (is_ip ? "IP:" : "DNS:"));
 		gl_buf_adds(&b, hosts[i]);
 	}
+	if (!b.len)
+		return NULL;
 	gl_buf_addc(&b, '\0');
 	return b.data;
 }

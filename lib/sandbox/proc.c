@@ -411,7 +411,8 @@ int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
 
 /* gl_proc_check_exec's checks, the words in *f (gl_proc_fd_check and check_maps
  * fill GL_E_GERMLINE_CHECK: the caller re-codes). */
-static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struct gl_fail *f)
+static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, size_t nstream,
+		       struct gl_fail *f)
 {
 	static const char *const fresh[] = {"pid", "net", "ipc", "mnt", "user"};
 	for (size_t i = 0; i < 5; i++) {
@@ -444,7 +445,7 @@ static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struc
 	}
 	/* Descriptors: 0-2 /dev/null, 3 the channel, 4 and 6 the relay's
 	 * listening sockets (HTTP, HTTPS), 5 the retained target (read-only),
-	 * nothing else. */
+	 * 10… the stream listeners, nothing else. */
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)copy);
 	autoclosedir DIR *d = opendir(path);
 	if (!d)
@@ -456,11 +457,12 @@ static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struc
 			continue;
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
-		if (*end || fd < 0 || fd > INT32_MAX || ++n > 7)
+		bool stream = fd >= 10 && (size_t)fd < 10 + nstream;
+		if (*end || fd < 0 || fd > INT32_MAX || ++n > 7 + (int)nstream || (fd > 6 && !stream))
 			return gl_fail(f, GL_E_LAUNCH,
-				       "exec copy: descriptor %s is not one of its seven",
-				       fd > 6 ? e->d_name : "list");
-		if (fd == 4 || fd == 6) {
+				       "exec copy: descriptor %s is not one of its %zu",
+				       fd > 6 ? e->d_name : "list", 7 + nstream);
+		if (fd == 4 || fd == 6 || stream) {
 			struct stat st;
 			snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int)copy, fd);
 			if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
@@ -480,9 +482,10 @@ static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struc
 	return 0;
 }
 
-int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struct gl_fail *f)
+int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, size_t nstream,
+		       struct gl_fail *f)
 {
-	if (exec_checks(copy, chan_ino, listen_ino, f) == 0)
+	if (exec_checks(copy, chan_ino, listen_ino, nstream, f) == 0)
 		return 0;
 	f->code = GL_E_LAUNCH;
 	return -1;

@@ -50,9 +50,12 @@ int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
  * receives anything: its own pid, net, ipc, mount and user namespaces (not
  * the broker's), no_new_privs, a seccomp filter, no capability, descriptors
  * 0–2 /dev/null, 3 the channel (inode chan_ino), 4 the relay's listening
- * socket (listen_ino; 0: any socket, it was made inside), 5 the retained target (read-only), no other, no
- * shared writable mapping. 0, or -1 with f (launch: the copy is refused). */
-int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, struct gl_fail *f);
+ * socket (listen_ino; 0: any socket, it was made inside), 5 the retained target (read-only),
+ * 6 the TLS relay's, 10 to 10 + nstream - 1 the stream listeners (sockets),
+ * no other, no shared writable mapping. 0, or -1 with f (launch: the copy
+ * is refused). */
+int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, size_t nstream,
+		       struct gl_fail *f);
 
 /* The inode of a socket descriptor, or 0. */
 uint64_t gl_proc_socket_ino(int fd);

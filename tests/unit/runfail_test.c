@@ -67,7 +67,7 @@ static void proc_checks(void)
 	want(&f, gl_proc_check_quiet(getpid(), &f), GL_E_GERMLINE, "G1: signal ");
 	/* this process shares the caller's namespaces: neither a copy nor an exec copy */
 	want(&f, gl_proc_check_copy(getpid(), getpid(), getpid(), 0, -1, -1, &f), GL_E_GERMLINE, "copy: ");
-	want(&f, gl_proc_check_exec(getpid(), 0, 0, &f), GL_E_LAUNCH,
+	want(&f, gl_proc_check_exec(getpid(), 0, 0, 0, &f), GL_E_LAUNCH,
 	     "exec copy: shares the broker's pid namespace");
 }
 

@@ -1,0 +1,118 @@
+#!/usr/bin/env bats
+# host:port destinations (SPEC §5; docs/streams.md): an exec copy's TCP
+# connection to a declared host:port is relayed by the broker as a byte
+# stream (lib/broker/stream.c, hosts/exec/stream.c): the serving copy's is
+# delivered to a real server on loopback (tests/fixtures/tcp_sink.py, a
+# line protocol that speaks first; PostgreSQL 15, started here), every
+# other copy's is compared with it turn by turn and answered from the
+# record. @modelcontextprotocol/server-postgres runs unmodified.
+#
+# unprivileged: yes — tests/run.sh runs this suite once more as nobody
+load helpers
+load fixtures/run/helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+  command -v node >/dev/null || return 0
+  GL_NPM_SERVERS=server-postgres "$GL_ROOT/scripts/npm-releases.sh" "$BATS_FILE_TMPDIR/rel" 2>/dev/null
+}
+
+setup() {
+  command -v node >/dev/null || skip "node is not installed (scripts/deps.sh)"
+  run_setup
+  PIDS=$BATS_TEST_TMPDIR/pids
+  : >"$PIDS"
+  D=$BATS_TEST_TMPDIR/data
+  mkdir -p "$D/pub" "$D/hr"
+  SALARY=SALARY-$RANDOM$RANDOM
+  echo "$SALARY" >"$D/hr/salary.csv"
+  echo "public note" >"$D/pub/note.txt"
+  POLICY=$BATS_TEST_TMPDIR/policy.json
+  jq -n --arg pub "$D/pub/**" --arg hr "$D/hr/**" \
+    '{clearances:{agent:["hr"]},routes:{},labels:{($pub):[],($hr):["hr"]}}' >"$POLICY"
+  tcp_sink echo.example:7070
+  REL=$(install_release "$FIX/exec/stream")
+}
+
+teardown() {
+  kill_pids
+  "$FIX/pg_stop.sh" "$BATS_TEST_TMPDIR/pg"
+  release_cleanup
+}
+
+# tcp_sink DEST — tests/fixtures/tcp_sink.py, routed as DEST in $POLICY; its
+# lines logged in $BATS_TEST_TMPDIR/sink.log
+tcp_sink() {
+  : >"$BATS_TEST_TMPDIR/sink.log"
+  "$SYSPY" "$FIX/tcp_sink.py" --port-file "$BATS_TEST_TMPDIR/sink.port" \
+    --log "$BATS_TEST_TMPDIR/sink.log" </dev/null >/dev/null 2>&1 3>&- &
+  echo $! >>"$PIDS"
+  route_port "$1" "$BATS_TEST_TMPDIR/sink.port"
+}
+
+# talk PATH [MODE] — one call of talk, its lines "one" and "two" and the
+# file at PATH, for agent
+talk() {
+  jq -cn --arg r "$REL" --arg p "$1" '{id:"t1",release:$r,function:"talk",
+    args:{lines:["one","two"],path:$p},items:[],consumers:["agent"]}' |
+    gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" ${2:+--mode "$2"}
+}
+
+@test "streams: a public file: the serving copy's stream is delivered once, the agent's copy gets the same answers from the record" {
+  run --separate-stderr talk "$D/pub/note.txt"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -e '.ok and .triggers == [] and .results[0].ok' >/dev/null || { echo "$output"; false; }
+  echo "$output" | jq -e '.results[0].value == {got:["HELLO","A:one","A:two","A:public note","CIAO"],error:null}' ||
+    { echo "$output"; false; }
+  # one connection, each line once
+  [ "$(jq -sc 'map(.line)' "$BATS_TEST_TMPDIR/sink.log")" = '["one","two","public note","BYE"]' ] ||
+    { cat "$BATS_TEST_TMPDIR/sink.log"; false; }
+  echo "$output" | jq -e '.delivered == [{destination:"echo.example:7070",requests:4}]'
+}
+
+@test "streams: an hr line in the agent's copy is a trigger; the destination never gets it (off: --mode sigpin sends it)" {
+  run --separate-stderr talk "$D/hr/salary.csv" sigpin
+  grep -qF "$SALARY" "$BATS_TEST_TMPDIR/sink.log"
+  : >"$BATS_TEST_TMPDIR/sink.log"
+  run --separate-stderr talk "$D/hr/salary.csv"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  ! grep -qF "$SALARY" "$BATS_TEST_TMPDIR/sink.log"
+  # the serving copy could not read the file: "(none)"
+  [ "$(jq -sc 'map(.line)' "$BATS_TEST_TMPDIR/sink.log")" = '["one","two","(none)","BYE"]' ]
+  echo "$output" | jq -e '.triggers | length == 1 and .[0].destination == "echo.example:7070"
+    and .[0].kind == "mismatch" and .[0].position == 1' || { echo "$output"; false; }
+  # the agent's copy got nothing past the difference: its connection closed
+  echo "$output" | jq -e '.results[0].value.got == ["HELLO","A:one","A:two"]' || { echo "$output"; false; }
+}
+
+@test "streams: the witness of a stream trigger verifies by replay: the replay copy is cut at the record's turns (item_witness, probe differs, control not)" {
+  jq -cn --arg r "$REL" --arg p "$D/hr/salary.csv" '{id:"t1",release:$r,function:"talk",
+    args:{lines:["one","two"],path:$p},items:[],consumers:["agent"]}' |
+    gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" --witness-items >run 2>run.err
+  jq -e '.triggers | length == 1' run || { cat run run.err; false; }
+  run --separate-stderr gl-replay --tries 2 --policy "$POLICY" <run
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -e '.destination == "echo.example:7070" and .outcome == "item_witness"
+    and .event == "verified" and .probe_differs == 2 and .control_differs == 0' ||
+    { echo "$output $stderr"; false; }
+  # the replay delivered nothing: the sink saw the serving copy's one connection
+  [ "$(jq -s 'map(.conn) | unique | length' "$BATS_TEST_TMPDIR/sink.log")" -eq 1 ]
+}
+
+@test "streams: server-postgres, unmodified, queries a real PostgreSQL 15 through the relay (the operator's database URL names postgres:5432)" {
+  [ -x /usr/lib/postgresql/15/bin/postgres ] || skip "postgresql-15 is not installed (scripts/deps.sh)"
+  mkdir -p "$BATS_TEST_TMPDIR/pg"
+  port=$("$FIX/pg_start.sh" "$BATS_TEST_TMPDIR/pg")
+  # the operator's route and argument (policy config: public, data-free)
+  jq --arg a "127.0.0.1:$port" '.routes["postgres:5432"] = $a
+    | .config["server-postgres"].args = ["postgresql://postgres@postgres:5432/postgres"]' \
+    "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+  PG=$(install_release "$BATS_FILE_TMPDIR/rel/server-postgres")
+  run --separate-stderr bash -c 'jq -cn --arg r "$1" "{id:\"q\",release:\$r,function:\"query\",
+    args:{sql:\"SELECT name FROM staff WHERE team = \u0027eng\u0027 ORDER BY name\"},items:[],consumers:[\"agent\"]}" |
+    gl-plan --policy "$2" | gl-run --policy "$2"' _ "$PG" "$POLICY"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -e '.ok and .results[0].ok and .triggers == []
+    and (.results[0].value.content[0].text | fromjson) == [{name:"ada"},{name:"grace"}]
+    and .delivered[0].destination == "postgres:5432"' || { echo "$output $stderr"; false; }
+}
