@@ -43,7 +43,7 @@ best_of() { # best_of CMD... — the fastest of $runs runs (seconds); reset befo
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-"$root/scripts/npm-releases.sh" "$work/npm" >/dev/null
+GL_NPM_SERVERS=server-filesystem "$root/scripts/npm-releases.sh" "$work/npm" >/dev/null
 rel=$work/npm/server-filesystem
 files=$(find "$rel" -type f | wc -l)
 gl-sign keygen --no-passphrase root >/dev/null

@@ -21,7 +21,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gl-bench-exec.XXXXXX")
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 export GL_HOME="$work/home" HOME="$work"
 unset GL_PASSPHRASE
-"$root/scripts/npm-releases.sh" "$work/rel" 2>/dev/null
+GL_NPM_SERVERS="server-everything server-memory server-filesystem" "$root/scripts/npm-releases.sh" "$work/rel" 2>/dev/null
 (
   cd "$work"
   gl-sign keygen --no-passphrase root >/dev/null

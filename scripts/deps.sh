@@ -25,9 +25,9 @@ pkgs=(
 # make check and make fuzz only; the runtimes are a Recommends of clang-14,
 # which --no-install-recommends below would leave out
 [ "${GL_DEPS_CHECK:-0}" = 1 ] && pkgs+=(clang libclang-rt-14-dev)
-# make check only: the real peer of a stream destination
-# (tests/streams.bats: server-postgres against PostgreSQL 15)
-[ "${GL_DEPS_CHECK:-0}" = 1 ] && pkgs+=(postgresql-15)
+# make check only: the real peers of stream destinations
+# (tests/streams.bats: server-postgres and server-redis against them)
+[ "${GL_DEPS_CHECK:-0}" = 1 ] && pkgs+=(postgresql-15 redis-server)
 # newuidmap/newgidmap: gl-run as a user other than root maps its delegated
 # host uids with them (docs/sandbox.md "Host uids"; make check's
 # unprivileged pass); also for an operator who runs gl-run unprivileged

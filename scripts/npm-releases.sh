@@ -4,7 +4,9 @@
 # server-github: its tools call https://api.github.com, its only destination;
 # server-postgres: its query tool speaks PostgreSQL's protocol to the
 # stream destination postgres:5432, the database URL the operator's
-# argument, e.g. postgresql://USER@postgres:5432/DB; docs/streams.md)
+# argument, e.g. postgresql://USER@postgres:5432/DB; server-redis
+# (2025.4.25): RESP to redis:6379, its URL the operator's argument,
+# redis://redis:6379; docs/streams.md)
 # as release trees for runtime "exec" (SPEC §5, §11; docs/exec.md), unmodified:
 #
 #   OUT/server-filesystem/{manifest.json,node_modules/…}   (and the other two)
@@ -23,7 +25,7 @@
 # gl-verify install as any release. The only network access is npm's
 # registry (npm install). Versions: GL_NPM_VERSION (default "latest" at the
 # time of the cached install). GL_NPM_SERVERS names the servers to make
-# (default: all five).
+# (default: all six).
 set -euo pipefail
 out=${1:?usage: npm-releases.sh OUT}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,14 +59,17 @@ tools() {
 }
 
 # GL_NPM_SERVERS: only these (names as below), e.g. "server-postgres"
-for name in ${GL_NPM_SERVERS:-server-filesystem server-memory server-everything server-github server-postgres}; do
+for name in ${GL_NPM_SERVERS:-server-filesystem server-memory server-everything server-github server-postgres server-redis}; do
   c=$cache/$name
   # several suites at once (tests/run.sh): one installs, the others wait and
   # copy the finished tree (scripts/npm.bash)
   npm_lock "$c.lock"
   if [ "${GL_NPM_REFRESH:-0}" = 1 ] || [ ! -f "$c/package-lock.json" ]; then
+    # server-redis: the version whose tools are listed below
+    v=$ver
+    [ "$name" = server-redis ] && v=2025.4.25
     npm_install "$c" '{"name":"gl-npm-cache","private":true}' \
-      --omit=dev --ignore-scripts "@modelcontextprotocol/$name@$ver"
+      --omit=dev --ignore-scripts "@modelcontextprotocol/$name@$v"
   fi
   d=$out/$name
   rm -rf "$d"
@@ -89,7 +94,13 @@ for name in ${GL_NPM_SERVERS:-server-filesystem server-memory server-everything 
   probe_args=$(jq -r '.[]' <<<"$extra")
   [ "$name" = server-postgres ] && probe_args=postgresql://postgres@postgres:5432/postgres
   # shellcheck disable=SC2086
-  fns=$(tools "$name" "$d" $probe_args | jq -R . | jq -cs .)
+  if [ "$name" = server-redis ]; then
+    # it connects to Redis before it answers anything: its four tools, as
+    # its 2025.4.25 source registers them (the discovery check compares)
+    fns='["set","get","delete","list"]'
+  else
+    fns=$(tools "$name" "$d" $probe_args | jq -R . | jq -cs .)
+  fi
   [ "$(jq length <<<"$fns")" -gt 0 ] || { echo "npm-releases: $name listed no tools" >&2; exit 1; }
   jq -n --arg name "$name" --arg version "$version" --arg node "$node" --arg entry "$entry" \
     --argjson extra "$extra" --argjson env "$env" --argjson state "$state" --argjson fns "$fns" '
@@ -101,7 +112,8 @@ for name in ${GL_NPM_SERVERS:-server-filesystem server-memory server-everything 
                    directory_tree:["path"], search_files:["path"]}[$t];
     # server-github calls https://api.github.com, written into its code
     def dests: if $name == "server-github" then ["api.github.com"]
-               elif $name == "server-postgres" then ["postgres:5432"] else [] end;
+               elif $name == "server-postgres" then ["postgres:5432"]
+               elif $name == "server-redis" then ["redis:6379"] else [] end;
     {name:$name, version:$version, runtime:"exec", protocol:"mcp-stdio",
      entry:([$node, $entry] + $extra),
      functions:(reduce $fns[] as $t ({}; .[$t] = ({destinations:dests} +

@@ -5,7 +5,8 @@
 # delivered to a real server on loopback (tests/fixtures/tcp_sink.py, a
 # line protocol that speaks first; PostgreSQL 15, started here), every
 # other copy's is compared with it turn by turn and answered from the
-# record. @modelcontextprotocol/server-postgres runs unmodified.
+# record. @modelcontextprotocol/server-postgres and server-redis run
+# unmodified against Debian's PostgreSQL 15 and redis-server.
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody
 load helpers
@@ -14,7 +15,8 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
   command -v node >/dev/null || return 0
-  GL_NPM_SERVERS=server-postgres "$GL_ROOT/scripts/npm-releases.sh" "$BATS_FILE_TMPDIR/rel" 2>/dev/null
+  GL_NPM_SERVERS="server-postgres server-redis" "$GL_ROOT/scripts/npm-releases.sh" \
+    "$BATS_FILE_TMPDIR/rel" 2>/dev/null
 }
 
 setup() {
@@ -115,4 +117,44 @@ talk() {
   echo "$output" | jq -e '.ok and .results[0].ok and .triggers == []
     and (.results[0].value.content[0].text | fromjson) == [{name:"ada"},{name:"grace"}]
     and .delivered[0].destination == "postgres:5432"' || { echo "$output $stderr"; false; }
+}
+
+@test "streams: server-redis, unmodified, sets and gets a key in a real redis-server (it connects as it starts: the discovery copy reaches the public redis:6379)" {
+  command -v redis-server >/dev/null || skip "redis-server is not installed (scripts/deps.sh)"
+  local port
+  port=$("$SYSPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$BATS_TEST_TMPDIR" </dev/null >/dev/null 2>&1 3>&- &
+  echo $! >>"$PIDS"
+  for i in $(seq 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done
+  jq --arg a "127.0.0.1:$port" '.routes["redis:6379"] = $a
+    | .config["server-redis"].args = ["redis://redis:6379"]' "$POLICY" >"$POLICY.new" &&
+    mv "$POLICY.new" "$POLICY"
+  RD=$(install_release "$BATS_FILE_TMPDIR/rel/server-redis")
+  run --separate-stderr bash -c '{
+    jq -cn --arg r "$1" "{id:\"s\",release:\$r,function:\"set\",args:{key:\"k1\",value:\"v1\"},items:[],consumers:[\"agent\"]}"
+    jq -cn --arg r "$1" "{id:\"g\",release:\$r,function:\"get\",args:{key:\"k1\"},items:[],consumers:[\"agent\"]}"
+  } | gl-plan --policy "$2" | gl-run --policy "$2"' _ "$RD" "$POLICY"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -se '.[0].results[0].value.content[0].text == "Successfully set key: k1"
+    and .[1].results[0].value.content[0].text == "v1" and all(.[]; .triggers == [])' ||
+    { echo "$output $stderr"; false; }
+  [ "$(redis-cli -p "$port" get k1)" = v1 ]
+}
+
+@test "streams: the discovery copy reaches a public stream destination only: a server's greeting in its instructions is public (off: the test build's GL_TEST_DISCOVERY_STREAMS_ANY hands an hr destination's to a public client)" {
+  SM=$(install_release "$FIX/exec/stream-mcp")
+  init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  # public: the discovery copy reads the greeting, every client may see it
+  run --separate-stderr gl-run --serve-mcp --release "$SM" --policy "$POLICY" --consumer pub <<<"$init"
+  [ "$(jq -r .result.instructions <<<"$output")" = "greeting: HELLO" ] || { echo "$output $stderr"; false; }
+  # echo.example cleared for hr: its connection is refused, nothing of it
+  # reaches the public client
+  jq '.clearances["echo.example"] = ["hr"]' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+  run --separate-stderr env GL_TEST_DISCOVERY_STREAMS_ANY=1 "$GL_ROOT/build/testing/bin/gl-run" \
+    --serve-mcp --release "$SM" --policy "$POLICY" --consumer pub <<<"$init"
+  [ "$(jq -r .result.instructions <<<"$output")" = "greeting: HELLO" ] || { echo "$output $stderr"; false; }
+  run --separate-stderr gl-run --serve-mcp --release "$SM" --policy "$POLICY" --consumer pub <<<"$init"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  [[ "$(jq -r .result.instructions <<<"$output")" != *HELLO* ]] || { echo "$output"; false; }
 }

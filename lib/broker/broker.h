@@ -114,9 +114,10 @@ int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_se
  * pids, and no CPU-time limit, which would add up over the session (each
  * call has its deadline). 0, or -1 with f: germline (*germline_lost set:
  * the germline failed) or germline_check (G1–G3 refused it, or the launch
- * of an exec copy failed). */
-int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
-		    bool *germline_lost, struct gl_fail *f);
+ * of an exec copy failed). hosts: the destinations an exec process's relay
+ * answers for (its hosts file and stream listeners), or NULL. */
+int gl_session_fork(struct gl_germline *g, bool one_call, const char *const *hosts, size_t nhost,
+		    struct gl_session_proc *p, bool *germline_lost, struct gl_fail *f);
 
 /* Kill p (with its descendants where it is a copy) and close it. */
 void gl_session_stop(struct gl_session_proc *p);

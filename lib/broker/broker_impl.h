@@ -3,8 +3,10 @@
  * objects: gl-run's copies, lazy's full-view copy, the baselines, replay),
  * and the parts around Algorithm 1 (lib/broker/broker.c): the run's life
  * (broker_run.c), a copy's check, fork and end (broker_copy.c), items
- * (broker_items.c), the record and tally (broker_record.c) and witnesses
- * (broker_witness.c). Not a public interface: broker.h is. */
+ * (broker_items.c), the record and tally (broker_record.c), witnesses
+ * (broker_witness.c), and host:port destinations' streams (stream.c; the
+ * MCP discovery copy's, stream_discovery.c). Not a public interface:
+ * broker.h is. */
 #ifndef GL_BROKER_IMPL_H
 #define GL_BROKER_IMPL_H
 
@@ -323,8 +325,23 @@ jv gl_stream_effect(struct run *r, const struct gl_msg *m, enum outcome *o, enum
  * recorded or compared (lines 25–26 for streams), upstream sockets closed. */
 void gl_stream_copy_end(struct run *r, bool compare);
 void gl_stream_rec_free(struct stream_rec *s);
-/* Replay: each stream destination's turns from its part of T(d) (r->rdest). */
-void gl_stream_replay_record(struct run *r);
+
+/* The MCP discovery copy's streams (mcp.c): the discovery copy holds no
+ * data, so its connections to the release's public stream destinations
+ * (clearance []: what they send may go to anyone the tool lists reach) are
+ * delivered, nothing recorded or compared; a connection to any other, or
+ * every connection when b is NULL (gl-replay: nothing is ever delivered),
+ * is refused. Open before the copy's first message, close after it. */
+struct gl_stream_discovery;
+struct gl_stream_discovery *gl_stream_discovery_open(const struct gl_broker *b, jv manifest,
+						     int64_t deadline);
+/* The discovery copy's next message other than a stream message into in
+ * (gl_msg_read's status); its stream messages answered meanwhile. */
+enum gl_msg_status gl_stream_discovery_read(struct gl_stream_discovery *d, int sock,
+					    int64_t deadline, struct gl_buf *in);
+void gl_stream_discovery_close(struct gl_stream_discovery *d);
+/* Its destinations (the exec launch's hosts: listeners for their ports). */
+const char *const *gl_stream_discovery_hosts(const struct gl_stream_discovery *d, size_t *n);
 
 /* broker.c's parts of Algorithm 1 that stream.c shares, for the running
  * copy's group: e ∈ g; e admissible (Definition 4) and comparable; a

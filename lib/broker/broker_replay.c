@@ -15,6 +15,8 @@
 #include "broker/broker_impl.h"
 #include "broker/http.h"
 #include "core/util.h"
+#include "json/json.h"
+#include "release/manifest.h"
 
 /* R(d): the k-th request to e gets the reply d's copy got for its k-th
  * request to e when the digests are equal, else the placeholder ⊥. */
@@ -52,6 +54,43 @@ static jv replay_effect(struct run *r, const struct gl_msg *m, enum outcome *o)
 	gl_http_req_free(&req);
 	return reply;
 }
+
+/* Each stream destination's turns from its part of T(d) (r->rdest), so
+ * the replay copy is answered and cut as the comparing copy was
+ * (lib/broker/stream.c). An entry that is no turn is left out. */
+static void stream_record(struct run *r)
+{
+	const struct gl_replay_in *in = r->replay;
+	r->rdest = gl_xcalloc(in->nhost ? in->nhost : 1, sizeof *r->rdest);
+	for (size_t i = 0; i < in->nhost; i++) {
+		const struct gl_replay_host *h = &in->host[i];
+		struct stream_rec *s = &r->rdest[i].srec;
+		for (size_t j = 0; gl_dest_port(h->host) && j < h->n; j++) {
+			int64_t conn = -1, len = -1;
+			const char *data = gl_json_get_str(h->reply[j], "data");
+			size_t n = 0;
+			unsigned char *bytes = data ? gl_b64_decode(data, strlen(data), &n) : NULL;
+			if (gl_json_get_int(h->reply[j], "conn", &conn) < 0 || conn < 0 ||
+			    conn >= GL_MSG_STREAM_CONNS_MAX ||
+			    gl_json_get_int(h->reply[j], "len", &len) < 0 || len < 0 || !bytes) {
+				free(bytes); /* not a turn: the replay is answered without it */
+				continue;
+			}
+			if (s->n == s->cap) {
+				s->cap = s->cap ? 2 * s->cap : 8;
+				s->t = gl_xrealloc(s->t, s->cap * sizeof *s->t);
+			}
+			struct stream_turn *t = &s->t[s->n++];
+			*t = (struct stream_turn){.conn = (size_t)conn, .len = (size_t)len,
+						  .eof = gl_json_get_bool(h->reply[j], "eof", 0) == 1};
+			memcpy(t->digest, h->digest[j], 32);
+			gl_buf_add(&t->reply, (const char *)bytes, n);
+			free(bytes);
+			s->nconn = (size_t)conn + 1 > s->nconn ? (size_t)conn + 1 : s->nconn;
+		}
+	}
+}
+
 
 /* Line 9 through the seam (lib/runtime/runtime.h): a fork from the
  * germline, or for an exec release a fresh verified launch, as gl-run's
@@ -91,7 +130,7 @@ static int broker_replay(struct gl_germline *g, struct gl_replay_in *in, jv *seq
 	gl_broker_run_init(&r, &gl_mode_replay, &b, NULL, NULL, 0);
 	r.replay = in;
 	r.replay_seq = jv_array();
-	gl_stream_replay_record(&r);
+	stream_record(&r);
 	*germline_lost = false;
 	for (size_t i = 0; i < in->nhost; i++)
 		in->host[i].k = 0;

@@ -106,8 +106,9 @@ int gl_session_launch_unconfined(const struct gl_launch_spec *spec, struct gl_se
 
 /* gl_session_fork but for its code (the caller's: germline or
  * germline_check). */
-static int session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
-			bool *germline_lost, struct gl_fail *f)
+static int session_fork(struct gl_germline *g, bool one_call, const char *const *hosts,
+			size_t nhost, struct gl_session_proc *p, bool *germline_lost,
+			struct gl_fail *f)
 {
 	*p = (struct gl_session_proc){.pid = -1, .pidfd = -1, .sock = -1};
 	struct gl_runtime *rt = gl_germline_runtime(g);
@@ -128,8 +129,10 @@ static int session_fork(struct gl_germline *g, bool one_call, struct gl_session_
 	if (forks && !one_call)
 		gl_cg_session_limits(&keep, &g->lim);
 	struct gl_copy cp = {.pidfd = -1, .scratch = NULL};
-	int rc = gl_runtime_spawn(rt, &(struct gl_spawn){.chan = sp[1], .broker_sock = sp[0]}, &cp,
-				  f);
+	int rc = gl_runtime_spawn(rt,
+				  &(struct gl_spawn){.chan = sp[1], .broker_sock = sp[0], .hosts = hosts,
+						     .nhost = nhost},
+				  &cp, f);
 	g->lim = keep;
 	p->pidfd = cp.pidfd;
 	p->scratch = cp.scratch;
@@ -317,10 +320,10 @@ jv gl_broker_session_call(const struct gl_broker *b, enum gl_run_mode mode,
 	return out;
 }
 
-int gl_session_fork(struct gl_germline *g, bool one_call, struct gl_session_proc *p,
-		    bool *germline_lost, struct gl_fail *f)
+int gl_session_fork(struct gl_germline *g, bool one_call, const char *const *hosts, size_t nhost,
+		    struct gl_session_proc *p, bool *germline_lost, struct gl_fail *f)
 {
-	if (session_fork(g, one_call, p, germline_lost, f) == 0)
+	if (session_fork(g, one_call, hosts, nhost, p, germline_lost, f) == 0)
 		return 0;
 	f->code = *germline_lost ? GL_E_GERMLINE : GL_E_GERMLINE_CHECK;
 	return -1;

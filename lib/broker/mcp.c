@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "broker/broker_impl.h"
 #include "plan/callmsg.h"
 #include "json/json.h"
 #include "json/jsonrpc.h"
@@ -167,14 +168,21 @@ static jv server_of(jv value)
 
 /* gl_mcp_discover but for a lost germline: a failure is f under
  * GL_E_GERMLINE_CHECK or GL_E_DISCOVERY_CHANGED. */
-static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
-			     jv *server, bool *germline_lost, struct gl_fail *f)
+static enum gl_code discover(const struct gl_broker *b, struct gl_germline *g, jv manifest,
+			     double deadline_s, jv *tools, jv *server, bool *germline_lost,
+			     struct gl_fail *f)
 {
 	*tools = jv_invalid();
 	struct gl_session_proc p;
-	if (gl_session_fork(g, true, &p, germline_lost, f) < 0)
-		return f->code = GL_E_GERMLINE_CHECK;
 	int64_t deadline = gl_mono_ns() + (int64_t)(deadline_s * 1e9);
+	/* its public stream destinations: a server may connect as it starts */
+	struct gl_stream_discovery *sd = gl_stream_discovery_open(b, manifest, deadline);
+	size_t nh;
+	const char *const *hosts = gl_stream_discovery_hosts(sd, &nh);
+	if (gl_session_fork(g, true, hosts, nh, &p, germline_lost, f) < 0) {
+		gl_stream_discovery_close(sd);
+		return f->code = GL_E_GERMLINE_CHECK;
+	}
 	struct gl_twin tw;
 	gl_twin_new(&tw);
 	autobuf struct gl_buf msg = {0}, in = {0};
@@ -187,7 +195,8 @@ static enum gl_code discover(struct gl_germline *g, jv manifest, double deadline
 	enum gl_code out = GL_E_GERMLINE_CHECK;
 	enum gl_msg_status st = gl_msg_write(p.sock, deadline, msg.data, msg.len);
 	if (st == GL_MSG_OK)
-		st = gl_msg_read(p.sock, deadline, &in);
+		st = gl_stream_discovery_read(sd, p.sock, deadline, &in);
+	gl_stream_discovery_close(sd);
 	if (st == GL_MSG_DEADLINE) {
 		gl_fail(f, GL_E_GERMLINE_CHECK,
 			"discovery copy: deadline: the server did not list its tools within %g s",
@@ -229,10 +238,11 @@ done:
 	return out;
 }
 
-enum gl_code gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
-			     jv *server, bool *germline_lost, struct gl_fail *f)
+enum gl_code gl_mcp_discover(const struct gl_broker *b, struct gl_germline *g, jv manifest,
+			     double deadline_s, jv *tools, jv *server, bool *germline_lost,
+			     struct gl_fail *f)
 {
-	enum gl_code c = discover(g, manifest, deadline_s, tools, server, germline_lost, f);
+	enum gl_code c = discover(b, g, manifest, deadline_s, tools, server, germline_lost, f);
 	if (c == GL_E_GERMLINE_CHECK && *germline_lost)
 		c = f->code = GL_E_GERMLINE;
 	return c;

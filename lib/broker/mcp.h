@@ -45,9 +45,14 @@
  * (GL_MCP_INFO_TEXT_MAX, GL_MCP_INSTRUCTIONS_MAX; serverInfo only with
  * both name and version), else absent: the discovery copy holds no data,
  * so what it reports is public, but it is release code, so it is bounded
- * and typed. */
-enum gl_code gl_mcp_discover(struct gl_germline *g, jv manifest, double deadline_s, jv *tools,
-			     jv *server, bool *germline_lost, struct gl_fail *f);
+ * and typed. Its connections to the release's public stream destinations
+ * are delivered under b's policy (a server that connects to its database
+ * as it starts, docs/streams.md "The discovery copy"); b NULL (gl-replay):
+ * none is. */
+struct gl_broker;
+enum gl_code gl_mcp_discover(const struct gl_broker *b, struct gl_germline *g, jv manifest,
+			     double deadline_s, jv *tools, jv *server, bool *germline_lost,
+			     struct gl_fail *f);
 
 /* The MCP tools/list result for a release: one tool per function of the
  * signed manifest (borrowed) that is a tool (not resources/read,

@@ -486,35 +486,3 @@ void gl_stream_copy_end(struct run *r, bool compare)
 	r->stream_msgs = 0;
 }
 
-void gl_stream_replay_record(struct run *r)
-{
-	const struct gl_replay_in *in = r->replay;
-	r->rdest = gl_xcalloc(in->nhost ? in->nhost : 1, sizeof *r->rdest);
-	for (size_t i = 0; i < in->nhost; i++) {
-		const struct gl_replay_host *h = &in->host[i];
-		struct stream_rec *s = &r->rdest[i].srec;
-		for (size_t j = 0; gl_dest_port(h->host) && j < h->n; j++) {
-			int64_t conn = -1, len = -1;
-			const char *data = gl_json_get_str(h->reply[j], "data");
-			size_t n = 0;
-			unsigned char *bytes = data ? gl_b64_decode(data, strlen(data), &n) : NULL;
-			if (gl_json_get_int(h->reply[j], "conn", &conn) < 0 || conn < 0 ||
-			    conn >= GL_MSG_STREAM_CONNS_MAX ||
-			    gl_json_get_int(h->reply[j], "len", &len) < 0 || len < 0 || !bytes) {
-				free(bytes); /* not a turn: the replay is answered without it */
-				continue;
-			}
-			if (s->n == s->cap) {
-				s->cap = s->cap ? 2 * s->cap : 8;
-				s->t = gl_xrealloc(s->t, s->cap * sizeof *s->t);
-			}
-			struct stream_turn *t = &s->t[s->n++];
-			*t = (struct stream_turn){.conn = (size_t)conn, .len = (size_t)len,
-						  .eof = gl_json_get_bool(h->reply[j], "eof", 0) == 1};
-			memcpy(t->digest, h->digest[j], 32);
-			gl_buf_add(&t->reply, (const char *)bytes, n);
-			free(bytes);
-			s->nconn = (size_t)conn + 1 > s->nconn ? (size_t)conn + 1 : s->nconn;
-		}
-	}
-}

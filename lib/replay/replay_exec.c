@@ -116,7 +116,8 @@ int gl_replay_discover(struct gl_replay *x, double deadline_s, struct gl_fail *f
 	jv tools;
 	bool lost = false;
 	autofail struct gl_fail why = {0};
-	enum gl_code d = gl_mcp_discover(&x->g, x->manifest, deadline_s, &tools, NULL, &lost, &why);
+	enum gl_code d =
+	    gl_mcp_discover(NULL, &x->g, x->manifest, deadline_s, &tools, NULL, &lost, &why);
 	jv_free(tools);
 	if (d == GL_E_OK)
 		return 0;

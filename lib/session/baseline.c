@@ -43,7 +43,7 @@ static jv run_fresh(struct gl_session *s, const struct gl_resident *r, const str
 	struct gl_fail f = {0};
 	if (gl_session_launch(s, r, &g, &ev, &f) < 0)
 		return fail_f(&f);
-	if (gl_session_fork(&g, true, &p, &lost, &f) < 0) { /* germline or germline_check */
+	if (gl_session_fork(&g, true, NULL, 0, &p, &lost, &f) < 0) { /* germline or germline_check */
 		gl_launch_end(&s->launcher, &g, &ev, &s->ids);
 		return fail_f(&f);
 	}
@@ -67,7 +67,7 @@ static int start_confined(struct gl_session *s, struct gl_resident *r, jv *out)
 		r->up = true;
 	}
 	bool lost = false;
-	if (gl_session_fork(&r->g, false, &r->sp, &lost, &f) < 0) {
+	if (gl_session_fork(&r->g, false, NULL, 0, &r->sp, &lost, &f) < 0) {
 		if (lost) {
 			gl_launch_end(&s->launcher, &r->g, &r->ev, &s->ids);
 			r->up = false;

@@ -277,7 +277,8 @@ int gl_session_mcp_ready(struct gl_session *s, struct gl_resident *r, struct gl_
 	bool lost = false;
 	jv tools, server = jv_null();
 	enum gl_code dc =
-	    gl_mcp_discover(&r->g, r->manifest, s->broker.deadline_s, &tools, &server, &lost, f);
+	    gl_mcp_discover(&s->broker, &r->g, r->manifest, s->broker.deadline_s, &tools, &server,
+			    &lost, f);
 	if (dc == GL_E_OK) {
 		jv_free(r->tools);
 		jv_free(r->server);
