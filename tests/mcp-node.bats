@@ -2,8 +2,9 @@
 # The official Node.js MCP servers from npm, unmodified, as signed runtime
 # "exec" releases (issue 7 items 2–4; SPEC §5, §11; docs/exec.md):
 # @modelcontextprotocol/server-filesystem, server-memory, server-everything,
-# server-github, packed by scripts/npm-releases.sh (npm's registry, cached
-# under build/npm).
+# server-github, server-postgres and server-redis (against Debian's
+# PostgreSQL 15 and redis-server, started by the tests: docs/streams.md),
+# packed by scripts/npm-releases.sh (npm's registry, cached under build/npm).
 #
 # E7 (paper §VII-D): every call returns the same output under gl-run as from
 # the unprotected server — ONE persistent process driven by a tiny JSON-RPC
@@ -22,26 +23,26 @@ load fixtures/run/helpers
 bats_require_minimum_version 1.5.0
 
 N=${GL_E7_CALLS:-2}
+SERVERS="server-filesystem server-memory server-everything server-github server-postgres server-redis"
 CHEAP=${GL_E7_CHEAP:-$N}
 
 setup_file() {
   command -v node >/dev/null || skip "node is not installed (scripts/deps.sh)"
   export GL_HOME=$BATS_FILE_TMPDIR/glhome HOME=$BATS_FILE_TMPDIR/home
   mkdir -p "$HOME" "$BATS_FILE_TMPDIR/pub"
-  GL_NPM_SERVERS="server-filesystem server-memory server-everything server-github" \
-    "$GL_ROOT/scripts/npm-releases.sh" "$BATS_FILE_TMPDIR/rel" 2>/dev/null
+  GL_NPM_SERVERS="$SERVERS" "$GL_ROOT/scripts/npm-releases.sh" "$BATS_FILE_TMPDIR/rel" 2>/dev/null
   (
     cd "$BATS_FILE_TMPDIR/pub"
     gl-sign keygen --no-passphrase root >/dev/null
     gl-sign keygen --no-passphrase tk >/dev/null
     gl-sign init repo --root-key root --targets-key tk >/dev/null
-    for s in server-filesystem server-memory server-everything server-github; do
+    for s in $SERVERS; do
       gl-sign pack "$BATS_FILE_TMPDIR/rel/$s" "$s.tar.gz" >/dev/null
       gl-sign add repo --key tk "$s.tar.gz" >/dev/null
     done
   )
   gl-verify pin "$BATS_FILE_TMPDIR/pub/repo" >/dev/null
-  for s in server-filesystem server-memory server-everything server-github; do
+  for s in $SERVERS; do
     gl-verify install "$BATS_FILE_TMPDIR/pub/repo" "$s.tar.gz" | jq -er .release.sha256 \
       >"$BATS_FILE_TMPDIR/$s.sha"
   done
@@ -49,7 +50,10 @@ setup_file() {
 
 teardown_file() { chmod -R u+w "$BATS_FILE_TMPDIR/glhome" 2>/dev/null || true; }
 
-teardown() { kill_pids; }
+teardown() {
+  kill_pids
+  "$FIX/pg_stop.sh" "$BATS_TEST_TMPDIR/pg"
+}
 
 setup() {
   export GL_HOME=$BATS_FILE_TMPDIR/glhome HOME=$BATS_FILE_TMPDIR/home
@@ -94,7 +98,8 @@ e7() {
     --env CURL_CA_BUNDLE=$ca --env GERMLINE_TLS_DIR=/etc/germline
     --env PATH=/usr/bin:/bin --env TMPDIR=/tmp --env HOME=/nonexistent --env LANG=C.UTF-8)
   for e in "$@"; do envs+=(--env "$e"); done
-  "${wrap[@]}" "$SYSPY" "$FIX/exec/mcp_ref.py" --cwd "$r" "${envs[@]}" -- "${argv[@]}" <calls >ref
+  "${wrap[@]}" "$SYSPY" "$FIX/exec/mcp_ref.py" --cwd "$r" "${envs[@]}" -- "${argv[@]}" \
+    ${E7_REF_ARG:+"$E7_REF_ARG"} <calls >ref
   jq -c --arg r "$(sha "$s")" '{id:"e7",release:$r,function:.function,args:.args,items:[],
     consumers:["agent"]}' calls | gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" >run 3>&-
   "$SYSPY" "$FIX/exec/e7.py" compare calls ref run >cmp.out 2>cmp.err || true
@@ -135,6 +140,39 @@ e7() {
     gl-plan --policy "$POLICY" | gl-run --policy "$POLICY" >run 3>&-
   jq -e '.ok and .results[0].progress == [{progress:1,total:2},{progress:2,total:2}]
     and .results[0].label == []' run || { cat run; false; }
+}
+
+# free_port — a TCP port nothing listens on now
+free_port() { "$SYSPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+@test "E7: server-postgres under gl-run answers as the unprotected server (PostgreSQL 15 on loopback, the stream destination postgres:5432)" {
+  [ -x /usr/lib/postgresql/15/bin/postgres ] || skip "postgresql-15 is not installed (scripts/deps.sh)"
+  mkdir -p "$BATS_TEST_TMPDIR/pg"
+  port=$("$FIX/pg_start.sh" "$BATS_TEST_TMPDIR/pg")
+  jq --arg a "127.0.0.1:$port" '.routes["postgres:5432"] = $a
+    | .config["server-postgres"].args = ["postgresql://postgres@postgres:5432/postgres"]' \
+    "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+  E7_REF_ARG=postgresql://postgres@127.0.0.1:$port/postgres e7 server-postgres
+  tail -1 cmp.out | awk '{split($2,a,"/"); if (a[1] != a[2] || a[2] < 1) exit 1}'
+  # rows, not merely equal refusals
+  jq -se 'map(select(.results[0].value.isError == false)) | length > 0' run
+}
+
+@test "E7: server-redis under gl-run answers as the unprotected server (redis-server on loopback, each on its own database)" {
+  command -v redis-server >/dev/null || skip "redis-server is not installed (scripts/deps.sh)"
+  port=$(free_port)
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$BATS_TEST_TMPDIR" \
+    </dev/null >/dev/null 2>&1 3>&- &
+  echo $! >>"$PIDS"
+  for i in $(seq 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done
+  jq --arg a "127.0.0.1:$port" '.routes["redis:6379"] = $a
+    | .config["server-redis"].args = ["redis://redis:6379/2"]' "$POLICY" >"$POLICY.new" &&
+    mv "$POLICY.new" "$POLICY"
+  E7_REF_ARG=redis://127.0.0.1:$port/1 e7 server-redis
+  tail -1 cmp.out | awk '{split($2,a,"/"); if (a[1] != a[2] || a[2] < 1) exit 1}'
+  # its sets reached Redis, not merely equal refusals
+  jq -se 'map(select(.function == "set") | .results[0].value.content[0].text
+    | startswith("Successfully set")) | length > 0 and all' run
 }
 
 @test "E7: server-memory under gl-run answers as the unprotected server (its graph in the slot)" {
