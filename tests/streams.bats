@@ -87,6 +87,16 @@ talk() {
   echo "$output" | jq -e '.results[0].value.got == ["HELLO","A:one","A:two"]' || { echo "$output"; false; }
 }
 
+@test "streams: a copy's turns count as its requests (1024, what a witness holds): 1100 lines end it with protocol" {
+  run --separate-stderr bash -c 'jq -cn --arg r "$1" "{id:\"b\",release:\$r,function:\"talk\",
+    args:{lines:[range(1100) | tostring]},items:[],consumers:[\"agent\"]}" |
+    gl-plan --policy "$2" | gl-run --policy "$2"' _ "$REL" "$POLICY"
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -e '.results[0].error == "protocol"
+    and (.results[0].detail | contains("more than 1024 requests and stream turns"))' ||
+    { echo "$output"; false; }
+}
+
 @test "streams: the witness of a stream trigger verifies by replay: the replay copy is cut at the record's turns (item_witness, probe differs, control not)" {
   jq -cn --arg r "$REL" --arg p "$D/hr/salary.csv" '{id:"t1",release:$r,function:"talk",
     args:{lines:["one","two"],path:$p},items:[],consumers:["agent"]}' |

@@ -113,6 +113,7 @@ static void note_turn(struct run *r, const char *dest, const struct stream_turn 
 			     jv_string("data"), jv_string_sized(b.data ? b.data : "", (int)b.len),
 			     jv_string("eof"), jv_bool(t->eof));
 	free(b.data);
+	r->requests++; /* a turn is a request: GL_BROKER_REQUESTS_MAX, as a witness holds */
 	gl_broker_note_entry(r, dest, "STREAM", hex, source, reply);
 	if (r->replay && jv_is_valid(r->replay_seq) && !strcmp(dest, r->replay->dest))
 		r->replay_seq = jv_array_append(r->replay_seq, jv_string(hex));
@@ -381,6 +382,9 @@ static void open_live(struct run *r, struct stream_conn *sc, const char *dest)
 	gl_labels_join(&r->L, gl_policy_clearance(r->b->pol, dest));
 }
 
+static jv stream_of(struct run *r, const struct gl_msg *m, enum outcome *o, enum stream_role role,
+		    int e, struct dest_state *d, const char *dest);
+
 jv gl_stream_effect(struct run *r, const struct gl_msg *m, enum outcome *o, enum stream_role role)
 {
 	if (++r->stream_msgs > STREAM_MSGS_MAX) {
@@ -397,6 +401,22 @@ jv gl_stream_effect(struct run *r, const struct gl_msg *m, enum outcome *o, enum
 	}
 	/* the baselines keep no per-destination state */
 	struct dest_state *d = r->replay ? &r->rdest[e] : r->dest ? &r->dest[e] : NULL;
+	jv reply = stream_of(r, m, o, role, e, d, dest);
+	if (jv_is_valid(reply) && r->requests > GL_BROKER_REQUESTS_MAX) {
+		/* a witness holds as many entries as a copy may make requests */
+		jv_free(reply);
+		*o = gl_broker_protocol(r, "more than %d requests and stream turns",
+					GL_BROKER_REQUESTS_MAX);
+		return jv_invalid();
+	}
+	return reply;
+}
+
+/* gl_stream_effect for m, its destination's index e (d its state, NULL
+ * for a baseline) and name dest. */
+static jv stream_of(struct run *r, const struct gl_msg *m, enum outcome *o, enum stream_role role,
+		    int e, struct dest_state *d, const char *dest)
+{
 	bool first;
 	struct stream_conn *sc = conn_of(r, m, (size_t)e, d, &first);
 	if (!sc) { /* a number reused for another destination, or too many */
