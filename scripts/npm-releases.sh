@@ -6,7 +6,7 @@
 # stream destination postgres:5432, the database URL the operator's
 # argument, e.g. postgresql://USER@postgres:5432/DB; server-redis
 # (2025.4.25): RESP to redis:6379, its URL the operator's argument,
-# redis://redis:6379; docs/streams.md)
+# redis://redis:6379; docs/streams.md; server-sequential-thinking)
 # as release trees for runtime "exec" (SPEC §5, §11; docs/exec.md), unmodified:
 #
 #   OUT/server-filesystem/{manifest.json,node_modules/…}   (and the other two)
@@ -25,7 +25,7 @@
 # gl-verify install as any release. The only network access is npm's
 # registry (npm install). Versions: GL_NPM_VERSION (default "latest" at the
 # time of the cached install). GL_NPM_SERVERS names the servers to make
-# (default: all six).
+# (default: all seven).
 set -euo pipefail
 out=${1:?usage: npm-releases.sh OUT}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,7 +59,7 @@ tools() {
 }
 
 # GL_NPM_SERVERS: only these (names as below), e.g. "server-postgres"
-for name in ${GL_NPM_SERVERS:-server-filesystem server-memory server-everything server-github server-postgres server-redis}; do
+for name in ${GL_NPM_SERVERS:-server-filesystem server-memory server-everything server-github server-postgres server-redis server-sequential-thinking}; do
   c=$cache/$name
   # several suites at once (tests/run.sh): one installs, the others wait and
   # copy the finished tree (scripts/npm.bash)

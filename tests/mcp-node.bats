@@ -23,7 +23,8 @@ load fixtures/run/helpers
 bats_require_minimum_version 1.5.0
 
 N=${GL_E7_CALLS:-2}
-SERVERS="server-filesystem server-memory server-everything server-github server-postgres server-redis"
+SERVERS="server-filesystem server-memory server-everything server-github server-postgres server-redis
+server-sequential-thinking"
 CHEAP=${GL_E7_CHEAP:-$N}
 
 setup_file() {
@@ -173,6 +174,13 @@ free_port() { "$SYSPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.
   # its sets reached Redis, not merely equal refusals
   jq -se 'map(select(.function == "set") | .results[0].value.content[0].text
     | startswith("Successfully set")) | length > 0 and all' run
+}
+
+@test "E7: server-sequential-thinking under gl-run answers as the unprotected server, apart from its history's length (each copy starts from its germline)" {
+  e7 server-sequential-thinking
+  tail -1 cmp.out | awk -v n="$N" '{split($2,a,"/"); if (a[1] != a[2] || a[2] < n) exit 1}'
+  # the count itself: 1 in every call under germline
+  jq -se 'all(.[]; .results[0].value.structuredContent.thoughtHistoryLength == 1)' run
 }
 
 @test "E7: server-memory under gl-run answers as the unprotected server (its graph in the slot)" {
