@@ -16,10 +16,10 @@
 #include "host_impl.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -61,7 +61,6 @@ void stream_init(void)
 		fcntl(fd, F_SETFD, FD_CLOEXEC); /* the host's, never the target's */
 		lis[nlis++] = (struct listener){.fd = fd, .port = ntohs(a.sin_port)};
 	}
-
 }
 
 size_t stream_pollfds(struct pollfd *p)

@@ -31,7 +31,6 @@
 #include "broker/broker_impl.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sodium.h>

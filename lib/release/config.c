@@ -160,7 +160,8 @@ static char **hosts_in(jv to, const char *w, struct gl_fail *f)
 		if (!ok) {
 			gl_strv_free(v);
 			gl_fail(f, GL_E_USAGE, "%s.to[%zu]: not a host name as a manifest spells "
-				"it (lowercase, no port)", w, i);
+				"it (lowercase, no port: a secret is never put into a host:port "
+				"stream, docs/streams.md)", w, i);
 			return NULL;
 		}
 	}
