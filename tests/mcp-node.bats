@@ -143,33 +143,17 @@ e7() {
     and .results[0].label == []' run || { cat run; false; }
 }
 
-# free_port — a TCP port nothing listens on now
-free_port() { "$SYSPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 @test "E7: server-postgres under gl-run answers as the unprotected server (PostgreSQL 15 on loopback, the stream destination postgres:5432)" {
-  [ -x /usr/lib/postgresql/15/bin/postgres ] || skip "postgresql-15 is not installed (scripts/deps.sh)"
-  mkdir -p "$BATS_TEST_TMPDIR/pg"
-  port=$("$FIX/pg_start.sh" "$BATS_TEST_TMPDIR/pg")
-  jq --arg a "127.0.0.1:$port" '.routes["postgres:5432"] = $a
-    | .config["server-postgres"].args = ["postgresql://postgres@postgres:5432/postgres"]' \
-    "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
-  E7_REF_ARG=postgresql://postgres@127.0.0.1:$port/postgres e7 server-postgres
+  pg_peer
+  E7_REF_ARG=postgresql://postgres@127.0.0.1:$PG_PORT/postgres e7 server-postgres
   tail -1 cmp.out | awk '{split($2,a,"/"); if (a[1] != a[2] || a[2] < 1) exit 1}'
   # rows, not merely equal refusals
   jq -se 'map(select(.results[0].value.isError == false)) | length > 0' run
 }
 
 @test "E7: server-redis under gl-run answers as the unprotected server (redis-server on loopback, each on its own database)" {
-  command -v redis-server >/dev/null || skip "redis-server is not installed (scripts/deps.sh)"
-  port=$(free_port)
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$BATS_TEST_TMPDIR" \
-    </dev/null >/dev/null 2>&1 3>&- &
-  echo $! >>"$PIDS"
-  for i in $(seq 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done
-  jq --arg a "127.0.0.1:$port" '.routes["redis:6379"] = $a
-    | .config["server-redis"].args = ["redis://redis:6379/2"]' "$POLICY" >"$POLICY.new" &&
-    mv "$POLICY.new" "$POLICY"
-  E7_REF_ARG=redis://127.0.0.1:$port/1 e7 server-redis
+  redis_peer redis://redis:6379/2
+  E7_REF_ARG=redis://127.0.0.1:$REDIS_PORT/1 e7 server-redis
   tail -1 cmp.out | awk '{split($2,a,"/"); if (a[1] != a[2] || a[2] < 1) exit 1}'
   # its sets reached Redis, not merely equal refusals
   jq -se 'map(select(.function == "set") | .results[0].value.content[0].text

@@ -112,13 +112,7 @@ talk() {
 }
 
 @test "streams: server-postgres, unmodified, queries a real PostgreSQL 15 through the relay (the operator's database URL names postgres:5432)" {
-  [ -x /usr/lib/postgresql/15/bin/postgres ] || skip "postgresql-15 is not installed (scripts/deps.sh)"
-  mkdir -p "$BATS_TEST_TMPDIR/pg"
-  port=$("$FIX/pg_start.sh" "$BATS_TEST_TMPDIR/pg")
-  # the operator's route and argument (policy config: public, data-free)
-  jq --arg a "127.0.0.1:$port" '.routes["postgres:5432"] = $a
-    | .config["server-postgres"].args = ["postgresql://postgres@postgres:5432/postgres"]' \
-    "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+  pg_peer # the operator's route and argument (policy config: public, data-free)
   PG=$(install_release "$BATS_FILE_TMPDIR/rel/server-postgres")
   run --separate-stderr bash -c 'jq -cn --arg r "$1" "{id:\"q\",release:\$r,function:\"query\",
     args:{sql:\"SELECT name FROM staff WHERE team = \u0027eng\u0027 ORDER BY name\"},items:[],consumers:[\"agent\"]}" |
@@ -130,16 +124,7 @@ talk() {
 }
 
 @test "streams: server-redis, unmodified, sets and gets a key in a real redis-server (it connects as it starts: the discovery copy reaches the public redis:6379)" {
-  command -v redis-server >/dev/null || skip "redis-server is not installed (scripts/deps.sh)"
-  local port
-  port=$("$SYSPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-    --dir "$BATS_TEST_TMPDIR" </dev/null >/dev/null 2>&1 3>&- &
-  echo $! >>"$PIDS"
-  for i in $(seq 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done
-  jq --arg a "127.0.0.1:$port" '.routes["redis:6379"] = $a
-    | .config["server-redis"].args = ["redis://redis:6379"]' "$POLICY" >"$POLICY.new" &&
-    mv "$POLICY.new" "$POLICY"
+  redis_peer redis://redis:6379
   RD=$(install_release "$BATS_FILE_TMPDIR/rel/server-redis")
   run --separate-stderr bash -c '{
     jq -cn --arg r "$1" "{id:\"s\",release:\$r,function:\"set\",args:{key:\"k1\",value:\"v1\"},items:[],consumers:[\"agent\"]}"
@@ -149,7 +134,7 @@ talk() {
   echo "$output" | jq -se '.[0].results[0].value.content[0].text == "Successfully set key: k1"
     and .[1].results[0].value.content[0].text == "v1" and all(.[]; .triggers == [])' ||
     { echo "$output $stderr"; false; }
-  [ "$(redis-cli -p "$port" get k1)" = v1 ]
+  [ "$(redis-cli -p "$REDIS_PORT" get k1)" = v1 ]
 }
 
 @test "streams: the discovery copy reaches a public stream destination only: a server's greeting in its instructions is public (off: the test build's GL_TEST_DISCOVERY_STREAMS_ANY hands an hr destination's to a public client)" {

@@ -388,27 +388,37 @@ static jv log_entry(jv e)
 	return out;
 }
 
-/* A result's "log" (borrowed): an array of at most GL_MSG_LOG_MAX entries
- * (log_entry), kept as *out; 0, or -1 with f. */
-static int log_in(jv v, jv *out, struct gl_fail *f)
+/* A result's field name (v, borrowed): an array of at most max entries,
+ * each made by entry (jv_invalid(): not one, which shape describes),
+ * kept as *out; 0, or -1 with f naming the first bad entry. */
+static int entries_in(jv v, const char *name, int max, jv (*entry)(jv), const char *shape,
+		      jv *out, struct gl_fail *f)
 {
-	if (jv_get_kind(v) != JV_KIND_ARRAY || jv_array_length(jv_copy(v)) > GL_MSG_LOG_MAX)
-		return gl_fail(f, GL_E_PROTOCOL, "result: log is not an array of at most %d entries",
-			       GL_MSG_LOG_MAX);
+	if (jv_get_kind(v) != JV_KIND_ARRAY || jv_array_length(jv_copy(v)) > max)
+		return gl_fail(f, GL_E_PROTOCOL, "result: %s is not an array of at most %d entries",
+			       name, max);
 	*out = jv_array();
 	int r = 0;
 	jv_array_foreach(v, i, e)
 	{
-		jv k = r == 0 ? log_entry(e) : jv_invalid();
+		jv k = r == 0 ? entry(e) : jv_invalid();
 		if (jv_is_valid(k))
 			*out = jv_array_append(*out, k);
 		else if (r == 0)
-			r = gl_fail(f, GL_E_PROTOCOL, "result: log[%d] is not {\"level\" (an MCP "
-				    "logging level), \"logger\"?, \"data\"} of at most %d bytes",
-				    i, GL_MSG_LOG_ENTRY_MAX);
+			r = gl_fail(f, GL_E_PROTOCOL, "result: %s[%d] is not %s", name, i, shape);
 		jv_free(e);
 	}
 	return r;
+}
+
+/* A result's "log" (borrowed): at most GL_MSG_LOG_MAX log_entry's. */
+static int log_in(jv v, jv *out, struct gl_fail *f)
+{
+	char shape[128];
+	snprintf(shape, sizeof shape,
+		 "{\"level\" (an MCP logging level), \"logger\"?, \"data\"} of at most %d bytes",
+		 GL_MSG_LOG_ENTRY_MAX);
+	return entries_in(v, "log", GL_MSG_LOG_MAX, log_entry, shape, out, f);
 }
 
 /* One progress entry (borrowed) as the broker keeps it: {"progress",
@@ -442,31 +452,16 @@ static jv progress_entry(jv e)
 	return jv_invalid();
 }
 
-/* A result's "progress" (borrowed): an array of at most
- * GL_MSG_PROGRESS_MAX entries (progress_entry), kept as *out; 0, or -1
- * with f. */
+/* A result's "progress" (borrowed): at most GL_MSG_PROGRESS_MAX
+ * progress_entry's. */
 static int progress_in(jv v, jv *out, struct gl_fail *f)
 {
-	if (jv_get_kind(v) != JV_KIND_ARRAY ||
-	    jv_array_length(jv_copy(v)) > GL_MSG_PROGRESS_MAX)
-		return gl_fail(f, GL_E_PROTOCOL,
-			       "result: progress is not an array of at most %d entries",
-			       GL_MSG_PROGRESS_MAX);
-	*out = jv_array();
-	int r = 0;
-	jv_array_foreach(v, i, e)
-	{
-		jv k = r == 0 ? progress_entry(e) : jv_invalid();
-		if (jv_is_valid(k))
-			*out = jv_array_append(*out, k);
-		else if (r == 0)
-			r = gl_fail(f, GL_E_PROTOCOL,
-				    "result: progress[%d] is not {\"progress\", \"total\"?, "
-				    "\"message\"?} (finite numbers, a message of at most %d bytes)",
-				    i, GL_MSG_PROGRESS_TEXT_MAX);
-		jv_free(e);
-	}
-	return r;
+	char shape[128];
+	snprintf(shape, sizeof shape,
+		 "{\"progress\", \"total\"?, \"message\"?} (finite numbers, a message of at most "
+		 "%d bytes)",
+		 GL_MSG_PROGRESS_TEXT_MAX);
+	return entries_in(v, "progress", GL_MSG_PROGRESS_MAX, progress_entry, shape, out, f);
 }
 
 /* state_put and result: the fields each allows, exactly. */
