@@ -15,7 +15,7 @@
 
 FUZZ_CC      ?= clang
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_ALL     := json canon tuf manifest policy call msg rpc schema http witness archive pkey callrec secrets
+FUZZ_ALL     := json canon tuf manifest policy call msg rpc schema http witness archive pkey callrec secrets pgauth
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 SECONDS      ?= 30
 # The project's warnings (WARN, with -Werror); no _FORTIFY_SOURCE (ASan

@@ -2,11 +2,15 @@
  * destination chose (lib/broker/secrets.c): the input is cut at its first
  * NUL into a reply body and a header value (a destination's), searched
  * and redacted; and into a request's URL path, a header value and a body
- * (a copy's), each placeholder replaced within the growth bound. The
+ * (a copy's), each placeholder replaced within the growth bound; and as
+ * a stream destination's bytes (gl_stream_mask, lib/broker/
+ * stream_auth.c), in pieces the first byte sizes, each masked with a
+ * tail held back while it may begin a value. The
  * configuration is fixed, with values that overlap and a value inside
  * another, and with one secret bound to the request's host. */
 #include "fuzz.h"
 
+#include "broker/broker_impl.h"
 #include "broker/http.h"
 #include "broker/secrets.h"
 #include "json/msg.h"
@@ -57,6 +61,19 @@ static void request(const char *path, const char *h, const char *body, size_t n)
 	jv_free(t);
 }
 
+static void stream(const uint8_t *p, size_t n)
+{
+	struct stream_auth a = {0};
+	size_t step = n ? (size_t)(p[0] % 32) + 1 : 1;
+	for (size_t off = 0; off < n; off += step) {
+		struct gl_buf got = {0};
+		gl_buf_add(&got, p + off, n - off < step ? n - off : step);
+		gl_stream_mask(&a, &cfg, &got, off + step < n);
+		gl_buf_free(&got);
+	}
+	gl_stream_auth_free(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!ready) {
@@ -77,5 +94,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reply(rest, n2, head);
 	reply(p, size, "");
 	request(head, head, rest, n2);
+	stream(data, size);
 	return 0;
 }

@@ -57,6 +57,7 @@ replay() {
 @test "fuzz archive: release archives (read_member, extract) replay their corpus clean" { replay archive; }
 @test "fuzz pkey: TUF key objects and signatures replay their corpus clean" { replay pkey; }
 @test "fuzz secrets: requests and replies searched for the operator's secrets (lib/broker/secrets.c) replay their corpus clean" { replay secrets; }
+@test "fuzz pgauth: PostgreSQL startups and authentication exchanges (lib/broker/pgauth.c) replay their corpus clean" { replay pgauth; }
 @test "fuzz callrec: result records given to gl-verify call (gl_call_verify) replay their corpus clean" { replay callrec; }
 
 @test "fuzz: every target of make fuzz has a test here and a committed corpus" {

@@ -180,7 +180,11 @@ off_then_on() {
     '{"x":{"env":{"NODE_OPTIONS":"--inspect"}}}' \
     '{"x":{"args":["a",1]}}' \
     '{"x":{"argv":[]}}' \
-    '{"x":{"env":{"NODE_EXTRA_CA_CERTS":"/tmp/mine.pem"}}}'; do
+    '{"x":{"env":{"NODE_EXTRA_CA_CERTS":"/tmp/mine.pem"}}}' \
+    '{"x":{"secrets":{"T":{"value":"long-enough-value","to":["db.example:5432"]}}}}' \
+    '{"x":{"secrets":{"T":{"value":"long-enough-value","to":["a.example"],"in":["auth:redis"]}}}}' \
+    '{"x":{"secrets":{"T":{"value":"long-enough-value","to":["r.example:6379"],"in":["auth:redis","body"]}}}}' \
+    '{"x":{"secrets":{"T":{"value":"long-enough-value","to":["r.example:6379"],"in":["auth:redis"]},"U":{"value":"long-enough-value2","to":["r.example:6379"],"in":["auth:postgres"]}}}}'; do
     jq --argjson c "$bad" '.config = $c' "$POLICY" >bad.json
     run gl-run --policy bad.json </dev/null
     [ "$status" -eq 2 ] || { echo "$bad: $output"; false; }

@@ -6,7 +6,9 @@
 # line protocol that speaks first; PostgreSQL 15, started here), every
 # other copy's is compared with it turn by turn and answered from the
 # record. @modelcontextprotocol/server-postgres and server-redis run
-# unmodified against Debian's PostgreSQL 15 and redis-server.
+# unmodified against Debian's PostgreSQL 15 and redis-server, also when
+# they require a password: the broker authenticates with the operator's
+# secret (lib/broker/stream_auth.c) and masks its value in what comes back.
 #
 # unprivileged: yes — tests/run.sh runs this suite once more as nobody
 load helpers
@@ -135,6 +137,83 @@ talk() {
     and .[1].results[0].value.content[0].text == "v1" and all(.[]; .triggers == [])' ||
     { echo "$output $stderr"; false; }
   [ "$(redis-cli -p "$REDIS_PORT" get k1)" = v1 ]
+}
+
+@test "streams: server-postgres against a PostgreSQL that requires SCRAM-SHA-256: the broker answers it with the operator's secret (without it: the client has no password; a wrong one: the server's refusal)" {
+  export PG_PASSWORD=pg-$RANDOM$RANDOM$RANDOM
+  pg_peer
+  PG=$(install_release "$BATS_FILE_TMPDIR/rel/server-postgres")
+  query() {
+    jq -cn --arg r "$PG" '{id:"q",release:$r,function:"query",
+      args:{sql:"SELECT count(*)::int AS n FROM staff"},items:[],consumers:["agent"]}' |
+      gl-plan --policy "$POLICY" | gl-run --policy "$POLICY"
+  }
+  secret() {
+    jq --arg v "$1" '.config["server-postgres"].secrets.PGPASSWORD =
+      {value:$v, to:["postgres:5432"], in:["auth:postgres"]}' "$POLICY" >"$POLICY.new" &&
+      mv "$POLICY.new" "$POLICY"
+  }
+  run --separate-stderr query
+  [[ "$output" == *"password must be a string"* ]] || { echo "$output $stderr"; false; }
+  secret wrong-password
+  run --separate-stderr query
+  [[ "$output" == *"password authentication failed"* ]] || { echo "$output $stderr"; false; }
+  secret "$PG_PASSWORD"
+  run --separate-stderr query
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -e '.results[0].ok and .triggers == []
+    and (.results[0].value.content[0].text | fromjson) == [{n:3}]' || { echo "$output $stderr"; false; }
+  [[ "$output" != *"$PG_PASSWORD"* ]] || { echo "$output"; false; }
+}
+
+# redis_secret — the operator's secret REDIS_PASSWORD ($REDIS_PASS) in
+# $POLICY, with which the broker authenticates redis:6379 (auth:redis)
+redis_secret() {
+  jq --arg v "$REDIS_PASS" '.config["server-redis"].secrets.REDIS_PASSWORD =
+    {value:$v, to:["redis:6379"], in:["auth:redis"]}' "$POLICY" >"$POLICY.new" &&
+    mv "$POLICY.new" "$POLICY"
+}
+
+@test "streams: server-redis against a redis-server that requires a password: the broker authenticates with the operator's secret, the server is given none (without the secret: NOAUTH)" {
+  REDIS_PASS=pw-$RANDOM$RANDOM$RANDOM
+  redis_peer redis://redis:6379
+  RD=$(install_release "$BATS_FILE_TMPDIR/rel/server-redis")
+  calls() {
+    jq -cn --arg r "$RD" '{id:"s",release:$r,function:"set",args:{key:"k2",value:"v2"},items:[],consumers:["agent"]}' |
+      gl-plan --policy "$POLICY" | gl-run --policy "$POLICY"
+  }
+  run --separate-stderr calls
+  [[ "$output" == *NOAUTH* ]] || { echo "$output $stderr"; false; }
+  redis_secret
+  run --separate-stderr calls
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -e '.results[0].value.content[0].text == "Successfully set key: k2"
+    and .triggers == []' || { echo "$output $stderr"; false; }
+  [ "$(REDISCLI_AUTH=$REDIS_PASS redis-cli --no-auth-warning -p "$REDIS_PORT" get k2)" = v2 ]
+  # the value is nowhere in what germline wrote
+  ! grep -rqF "$REDIS_PASS" "$GL_HOME" <(echo "$output")
+}
+
+@test "streams: a password's value never reaches a copy from its stream: CONFIG GET requirepass comes back masked (off: the test build's GL_TEST_SECRETS_NO_REDACT)" {
+  REDIS_PASS=pw-$RANDOM$RANDOM$RANDOM
+  redis_peer redis://redis:6379
+  # talk's destination routed to the same Redis; the operator's secret
+  # authenticates it
+  jq --arg a "127.0.0.1:$REDIS_PORT" --arg v "$REDIS_PASS" '.routes["echo.example:7070"] = $a
+    | .config["exec-stream"].secrets.PW = {value:$v, to:["echo.example:7070"], in:["auth:redis"]}' \
+    "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+  call() {
+    jq -cn --arg r "$REL" '{id:"c",release:$r,function:"talk",
+      args:{lines:["CONFIG GET requirepass","QUIT"],first:true},items:[],consumers:["agent"]}' |
+      gl-plan --policy "$POLICY" | "$@" --policy "$POLICY"
+  }
+  run --separate-stderr call env GL_TEST_SECRETS_NO_REDACT=1 "$GL_ROOT/build/testing/bin/gl-run"
+  [[ "$output" == *"$REDIS_PASS"* ]] || { echo "$output $stderr"; false; }
+  run --separate-stderr call gl-run
+  [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+  echo "$output" | jq -e --arg m "${REDIS_PASS//?/*}" '.results[0].value.got | index("requirepass\r") as $i
+    | .[$i + 2] == ($m + "\r")' || { echo "$output $stderr"; false; }
+  [[ "$output" != *"$REDIS_PASS"* ]] || { echo "$output"; false; }
 }
 
 @test "streams: the discovery copy reaches a public stream destination only: a server's greeting in its instructions is public (off: the test build's GL_TEST_DISCOVERY_STREAMS_ANY hands an hr destination's to a public client)" {

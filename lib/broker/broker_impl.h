@@ -311,6 +311,33 @@ int gl_broker_lock_slots(struct run *r, jv *label, struct gl_fail *f);
 
 /* ---- stream destinations (stream.c; docs/streams.md) ---- */
 
+/* The operator's secrets on one stream connection (stream_auth.c;
+ * docs/streams.md "Passwords"): the broker's own authentication of it
+ * with the secret bound to its destination, and e's bytes held back while
+ * they may begin a secret's value. */
+struct stream_auth {
+	const struct gl_secret *s; /* the secret that authenticates it, or NULL */
+	bool done;                 /* nothing (more) to authenticate */
+	struct gl_buf pre;         /* postgres: the copy's bytes up to its StartupMessage */
+	struct gl_buf held;        /* e's bytes not yet given: maybe a value's first part */
+};
+/* a for a fresh connection fd to dest (host:port; -1: none), Redis's AUTH
+ * sent and answered: false when refused (the connection is to be closed). */
+bool gl_stream_auth_open(struct stream_auth *a, const struct gl_config *cfg, const char *dest,
+			 int fd, int64_t deadline);
+/* The copy's bytes p[0..n) for fd: sent, or (PostgreSQL, before it is
+ * authenticated) held until the StartupMessage is whole, then sent and the
+ * authentication answered; what the copy is to be shown now is appended
+ * to reply. false: the connection is over (reply may say why). */
+bool gl_stream_auth_send(struct stream_auth *a, int fd, const unsigned char *p, size_t n,
+			 struct gl_buf *reply, int64_t deadline);
+/* e's bytes in got with every secret of cfg masked, after any held back
+ * before them; hold: more of e may come, so a tail that may begin a value
+ * is held back (else all is given). */
+void gl_stream_mask(struct stream_auth *a, const struct gl_config *cfg, struct gl_buf *got,
+		    bool hold);
+void gl_stream_auth_free(struct stream_auth *a);
+
 /* What a mode does with a stream message. */
 enum stream_role {
 	STREAM_GERMLINE, /* Algorithm 1: the serving copy delivers and records, others compare */
@@ -333,7 +360,8 @@ void gl_stream_rec_free(struct stream_rec *s);
  * every connection when b is NULL (gl-replay: nothing is ever delivered),
  * is refused. Open before the copy's first message, close after it. */
 struct gl_stream_discovery;
-struct gl_stream_discovery *gl_stream_discovery_open(const struct gl_broker *b, jv manifest,
+struct gl_stream_discovery *gl_stream_discovery_open(const struct gl_broker *b,
+						     const struct gl_config *cfg, jv manifest,
 						     int64_t deadline);
 /* The discovery copy's next message other than a stream message into in
  * (gl_msg_read's status); its stream messages answered meanwhile. */

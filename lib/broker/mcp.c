@@ -176,7 +176,7 @@ static enum gl_code discover(const struct gl_broker *b, struct gl_germline *g, j
 	struct gl_session_proc p;
 	int64_t deadline = gl_mono_ns() + (int64_t)(deadline_s * 1e9);
 	/* its public stream destinations: a server may connect as it starts */
-	struct gl_stream_discovery *sd = gl_stream_discovery_open(b, manifest, deadline);
+	struct gl_stream_discovery *sd = gl_stream_discovery_open(b, g->config, manifest, deadline);
 	size_t nh;
 	const char *const *hosts = gl_stream_discovery_hosts(sd, &nh);
 	if (gl_session_fork(g, true, hosts, nh, &p, germline_lost, f) < 0) {

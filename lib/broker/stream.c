@@ -63,6 +63,7 @@ struct stream_conn {
 	size_t next;  /* others: the index in the record of the turn they are in */
 	bool dead;    /* closed: a trigger, e's close, or the copy's */
 	bool compare; /* answered from the record */
+	struct stream_auth auth; /* the serving copy's: the operator's secrets (stream_auth.c) */
 };
 
 /* The digest of a turn starts with the destination and the connection's
@@ -219,10 +220,14 @@ static jv serve_live(struct run *r, struct stream_conn *sc, const struct gl_msg 
 	if (!eof && m->body_len) {
 		crypto_hash_sha256_update(&sc->h, m->body, m->body_len);
 		sc->got += m->body_len;
-		eof = !gl_stream_send_all(sc->fd, m->body, m->body_len, r->deadline);
+		/* got: what the broker's own authentication shows the copy */
+		eof = !gl_stream_auth_send(&sc->auth, sc->fd, m->body, m->body_len, &got,
+					   r->deadline);
 	}
-	if (!eof && !m->close)
+	if (!eof && !m->close && !got.len)
 		eof = read_some(sc->fd, &got, r->deadline);
+	/* no secret's value reaches a copy or the record (stream_auth.c) */
+	gl_stream_mask(&sc->auth, r->config, &got, got.len && !eof && !m->close);
 	jv reply = stream_reply(&got, eof || m->close, !eof && !m->close);
 	if (record && (got.len || eof || (m->close && sc->got)) && end_turn(r, sc, &got, eof, o) < 0) {
 		gl_buf_free(&got);
@@ -237,6 +242,7 @@ static jv serve_live(struct run *r, struct stream_conn *sc, const struct gl_msg 
 			close(sc->fd);
 		sc->fd = -1;
 		sc->dead = true;
+		gl_stream_auth_free(&sc->auth);
 	}
 	return reply;
 }
@@ -378,6 +384,11 @@ static void open_live(struct run *r, struct stream_conn *sc, const char *dest)
 {
 	const char *route = gl_policy_route(r->b->pol, dest);
 	sc->fd = connect_to(route ? route : dest, r->deadline);
+	/* an operator's secret authenticates it, before the copy's bytes */
+	if (sc->fd >= 0 && !gl_stream_auth_open(&sc->auth, r->config, dest, sc->fd, r->deadline)) {
+		close(sc->fd);
+		sc->fd = -1;
+	}
 	gl_labels_join(&r->L, gl_policy_clearance(r->b->pol, dest));
 }
 
@@ -471,6 +482,7 @@ void gl_stream_copy_end(struct run *r, bool compare)
 		struct stream_conn *sc = &r->sconn[i];
 		struct dest_state *d = r->replay ? &r->rdest[sc->e] : &r->dest[sc->e];
 		const char *dest = r->replay ? r->replay->host[sc->e].host : r->c->dest[sc->e];
+		gl_stream_auth_free(&sc->auth);
 		if (sc->fd >= 0) { /* the serving copy: what it wrote last is a turn */
 			enum outcome o;
 			struct gl_buf none = {0};

@@ -20,7 +20,8 @@ struct gl_stream_discovery {
 	struct gl_call c;
 };
 
-struct gl_stream_discovery *gl_stream_discovery_open(const struct gl_broker *b, jv manifest,
+struct gl_stream_discovery *gl_stream_discovery_open(const struct gl_broker *b,
+						     const struct gl_config *cfg, jv manifest,
 						     int64_t deadline)
 {
 	struct gl_stream_discovery *d = gl_xcalloc(1, sizeof *d);
@@ -60,6 +61,7 @@ struct gl_stream_discovery *gl_stream_discovery_open(const struct gl_broker *b, 
 	static const struct gl_broker none = {0};
 	gl_broker_run_init(&d->r, &gl_mode_allowlist, b ? b : &none, &d->c, NULL, 0);
 	d->r.deadline = deadline;
+	d->r.config = cfg; /* a public destination's password (stream_auth.c) */
 	return d;
 }
 

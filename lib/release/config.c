@@ -140,11 +140,13 @@ static int env_in(jv o, const char *w, struct gl_config *c, struct gl_fail *f)
 	return r;
 }
 
+/* "to": host names, or host:port stream destinations (only with
+ * "auth:…", checked by secret_in). */
 static char **hosts_in(jv to, const char *w, struct gl_fail *f)
 {
 	if (jv_get_kind(to) != JV_KIND_ARRAY || jv_array_length(jv_copy(to)) < 1 ||
 	    jv_array_length(jv_copy(to)) > GL_CONFIG_TO_MAX) {
-		gl_fail(f, GL_E_USAGE, "%s.to: not an array of 1 to %d host names", w,
+		gl_fail(f, GL_E_USAGE, "%s.to: not an array of 1 to %d destinations", w,
 			GL_CONFIG_TO_MAX);
 		return NULL;
 	}
@@ -153,15 +155,15 @@ static char **hosts_in(jv to, const char *w, struct gl_fail *f)
 	for (size_t i = 0; i < n; i++) {
 		jv h = jv_array_get(jv_copy(to), (int)i);
 		bool ok = jv_get_kind(h) == JV_KIND_STRING &&
-			  gl_host_ok(jv_string_value(h), (size_t)jv_string_length_bytes(jv_copy(h)));
+			  gl_dest_ok(jv_string_value(h), (size_t)jv_string_length_bytes(jv_copy(h)));
 		if (ok)
 			v[i] = gl_xstrdup(jv_string_value(h));
 		jv_free(h);
 		if (!ok) {
 			gl_strv_free(v);
-			gl_fail(f, GL_E_USAGE, "%s.to[%zu]: not a host name as a manifest spells "
-				"it (lowercase, no port: a secret is never put into a host:port "
-				"stream, docs/streams.md)", w, i);
+			gl_fail(f, GL_E_USAGE, "%s.to[%zu]: not a destination as a manifest spells "
+				"it (a lowercase host name, or host:port for \"auth:redis\" or "
+				"\"auth:postgres\", docs/streams.md)", w, i);
 			return NULL;
 		}
 	}
@@ -200,9 +202,11 @@ static int where_in(jv in, const char *w, struct gl_secret *s, struct gl_fail *f
 			for (char *p = h; *p; p++)
 				*p = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
 			s->header[nh++] = h;
+		} else if (!strcmp(t, "auth:redis") || !strcmp(t, "auth:postgres")) {
+			s->auth = t[5] == 'r' ? GL_SECRET_AUTH_REDIS : GL_SECRET_AUTH_POSTGRES;
 		} else if (r == 0) {
-			r = gl_fail(f, GL_E_USAGE, "%s.in[%d]: not \"url\", \"headers\", \"body\" or "
-				    "\"header:NAME\"", w, i);
+			r = gl_fail(f, GL_E_USAGE, "%s.in[%d]: not \"url\", \"headers\", \"body\", "
+				    "\"header:NAME\", \"auth:redis\" or \"auth:postgres\"", w, i);
 		}
 		jv_free(e);
 	}
@@ -267,6 +271,28 @@ static void forms(struct gl_secret *s)
 	}
 }
 
+/* A stream destination's password is given by the broker's own
+ * authentication, never as text in the stream: a protocol frames it with
+ * its length or hashes it in the client (docs/streams.md "Passwords").
+ * So "auth:…" is alone in "in" and binds host:port destinations only,
+ * and a host:port is bound by "auth:…" only. */
+static int auth_ok(const struct gl_secret *s, jv in, const char *w, struct gl_fail *f)
+{
+	bool streams = true, hosts = true;
+	for (size_t i = 0; s->to[i]; i++) {
+		streams &= gl_dest_port(s->to[i]) != 0;
+		hosts &= gl_dest_port(s->to[i]) == 0;
+	}
+	if (s->auth && (s->in || jv_array_length(jv_copy(in)) != 1 || !streams))
+		return gl_fail(f, GL_E_USAGE, "%s: \"auth:…\" is the only entry of \"in\", and "
+			       "\"to\" names host:port destinations only", w);
+	if (!s->auth && !hosts)
+		return gl_fail(f, GL_E_USAGE, "%s.to: a host:port destination takes a secret only "
+			       "as \"in\": [\"auth:redis\"] or [\"auth:postgres\"] (the broker "
+			       "authenticates the connection; docs/streams.md)", w);
+	return 0;
+}
+
 static int secret_in(jv k, jv v, const char *w, bool public_only, struct gl_secret *s,
 		     struct gl_fail *f)
 {
@@ -303,6 +329,8 @@ static int secret_in(jv k, jv v, const char *w, bool public_only, struct gl_secr
 		r = -1;
 	if (r == 0)
 		r = where_in(in, sw, s, f);
+	if (r == 0)
+		r = auth_ok(s, in, sw, f);
 	jv_free(val);
 	jv_free(to);
 	jv_free(in);
@@ -333,6 +361,11 @@ static int secrets_in(jv o, const char *w, bool public_only, struct gl_config *c
 		jv_free(v);
 	}
 	jv_free(sec);
+	for (size_t i = 0; r == 0 && i < c->nsecret; i++)
+		for (size_t t = 0; r == 0 && c->secret[i].auth && c->secret[i].to[t]; t++)
+			if (gl_config_stream_auth(c, c->secret[i].to[t]) != &c->secret[i])
+				r = gl_fail(f, GL_E_USAGE, "%s.secrets: %s is authenticated by two "
+					    "secrets", w, c->secret[i].to[t]);
 	return r;
 }
 
@@ -455,6 +488,9 @@ jv gl_config_public(const struct gl_config *c)
 			in = jv_array_append(in, jv_string_fmt("header:%s", s->header[h]));
 		if (s->in & GL_SECRET_IN_BODY)
 			in = jv_array_append(in, jv_string("body"));
+		if (s->auth)
+			in = jv_array_append(in, jv_string(s->auth == GL_SECRET_AUTH_REDIS
+								  ? "auth:redis" : "auth:postgres"));
 		sec = jv_object_set(sec, jv_string(s->name),
 				    JV_OBJECT(jv_string("to"), strv_json(s->to), jv_string("in"), in));
 	}
@@ -481,6 +517,14 @@ bool gl_secret_binds(const struct gl_secret *s, const char *host)
 		if (!strcmp(s->to[i], host))
 			return true;
 	return false;
+}
+
+const struct gl_secret *gl_config_stream_auth(const struct gl_config *c, const char *dest)
+{
+	for (size_t i = 0; c && i < c->nsecret; i++)
+		if (c->secret[i].auth && gl_secret_binds(&c->secret[i], dest))
+			return &c->secret[i];
+	return NULL;
 }
 
 bool gl_secret_in_header(const struct gl_secret *s, const char *name)

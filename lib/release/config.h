@@ -43,6 +43,12 @@
 /* Where in a request to a host of "to" the value replaces the placeholder. */
 enum { GL_SECRET_IN_URL = 1u, GL_SECRET_IN_HEADERS = 2u, GL_SECRET_IN_BODY = 4u };
 
+/* How the broker itself authenticates a stream connection to a host:port
+ * of "to" with the value ("in": ["auth:redis"] or ["auth:postgres"];
+ * lib/broker/stream_auth.c, docs/streams.md "Passwords"): the copy's
+ * client sends none, and the value never passes through a copy. */
+enum gl_secret_auth { GL_SECRET_AUTH_NONE, GL_SECRET_AUTH_REDIS, GL_SECRET_AUTH_POSTGRES };
+
 struct gl_secret {
 	char *name;        /* the copy's variable */
 	char *placeholder; /* GERMLINE_SECRET_<name>: all a copy ever sees */
@@ -55,8 +61,9 @@ struct gl_secret {
 	 * and lowercase hex, JSON-escaped with '/' as it is and as "\/";
 	 * distinct, NULL-terminated; all NULL in a public configuration */
 	char *form[6];
-	char **to;         /* lowercase hosts, NULL-terminated */
-	unsigned in;       /* GL_SECRET_IN_* */
+	char **to;         /* lowercase hosts, or host:port with auth; NULL-terminated */
+	unsigned in;       /* GL_SECRET_IN_* (0 with auth) */
+	enum gl_secret_auth auth;
 	char **header;     /* "header:NAME" entries' names (lowercase), NULL-terminated;
 			    * with none and GL_SECRET_IN_HEADERS: every header */
 };
@@ -108,6 +115,10 @@ void gl_config_digest(const struct gl_config *c, char hex[65]);
 
 /* Whether s is bound to host (one of its "to"). */
 bool gl_secret_binds(const struct gl_secret *s, const char *host);
+
+/* The secret with which the broker authenticates stream destination dest
+ * (host:port), or NULL: at most one (gl_config_parse). */
+const struct gl_secret *gl_config_stream_auth(const struct gl_config *c, const char *dest);
 
 /* Whether header name (any case) is one that s's value may be put in. */
 bool gl_secret_in_header(const struct gl_secret *s, const char *name);
