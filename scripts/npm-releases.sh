@@ -34,6 +34,7 @@ node=${GL_NODE:-/usr/bin/node}
 ver=${GL_NPM_VERSION:-latest}
 command -v npm >/dev/null || { echo "npm-releases: npm is missing (scripts/deps.sh)" >&2; exit 2; }
 mkdir -p "$out" "$cache"
+out=$(cd "$out" && pwd) # absolute: the servers are probed from their own directory
 . "$root/scripts/npm.bash"
 
 # tools NAME DIR — the tool names of the server's tools/list, one a line, and
