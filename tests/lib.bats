@@ -120,6 +120,10 @@ unit_ok() {
   unit_ok warn_test
 }
 
+@test "pgauth: a PostgreSQL server's authentication messages, cut across reads, each answered once; a foreign nonce, a wrong signature, md5 and the server's refusal end it with an ErrorResponse (lib/broker/pgauth.c; pgauth_test)" {
+  unit_ok pgauth_test
+}
+
 @test "fail: lib/sandbox and lib/runtime fill a struct gl_fail with their callers' code (bootstrap_failed, germline_check, germline, launch, mismatch, rejected) and detail; empty on success (runfail_test)" {
   unit_ok runfail_test
 }

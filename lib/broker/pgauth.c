@@ -275,8 +275,10 @@ enum gl_pgauth_status gl_pgauth_feed(struct gl_pgauth *a, const void *p, size_t 
 			why = "the server's messages before AuthenticationOk are too long or too many";
 			break;
 		}
-		if (a->in.len - off < (size_t)len + 1)
-			return GL_PGAUTH_MORE; /* not whole yet */
+		if (a->in.len - off < (size_t)len + 1) {
+			a->msgs--; /* counted when it is whole */
+			break;
+		}
 		if (m[0] == 'E') { /* the server's refusal, as the copy's client expects it */
 			gl_buf_add(reply, m, (size_t)len + 1);
 			return GL_PGAUTH_FAIL;
