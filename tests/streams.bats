@@ -139,6 +139,15 @@ talk() {
   [ "$(redis-cli -p "$REDIS_PORT" get k1)" = v1 ]
 }
 
+# auth_secret RELEASE NAME DEST PROTOCOL VALUE — the operator's secret NAME
+# in $POLICY, with which the broker authenticates DEST (in: auth:PROTOCOL;
+# docs/streams.md "Passwords")
+auth_secret() {
+  jq --arg r "$1" --arg n "$2" --arg d "$3" --arg p "auth:$4" --arg v "$5" \
+    '.config[$r].secrets[$n] = {value:$v, to:[$d], in:[$p]}' "$POLICY" >"$POLICY.new" &&
+    mv "$POLICY.new" "$POLICY"
+}
+
 @test "streams: server-postgres against a PostgreSQL that requires SCRAM-SHA-256: the broker answers it with the operator's secret (without it: the client has no password; a wrong one: the server's refusal)" {
   export PG_PASSWORD=pg-$RANDOM$RANDOM$RANDOM
   pg_peer
@@ -148,30 +157,17 @@ talk() {
       args:{sql:"SELECT count(*)::int AS n FROM staff"},items:[],consumers:["agent"]}' |
       gl-plan --policy "$POLICY" | gl-run --policy "$POLICY"
   }
-  secret() {
-    jq --arg v "$1" '.config["server-postgres"].secrets.PGPASSWORD =
-      {value:$v, to:["postgres:5432"], in:["auth:postgres"]}' "$POLICY" >"$POLICY.new" &&
-      mv "$POLICY.new" "$POLICY"
-  }
   run --separate-stderr query
   [[ "$output" == *"password must be a string"* ]] || { echo "$output $stderr"; false; }
-  secret wrong-password
+  auth_secret server-postgres PGPASSWORD postgres:5432 postgres wrong-password
   run --separate-stderr query
   [[ "$output" == *"password authentication failed"* ]] || { echo "$output $stderr"; false; }
-  secret "$PG_PASSWORD"
+  auth_secret server-postgres PGPASSWORD postgres:5432 postgres "$PG_PASSWORD"
   run --separate-stderr query
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   echo "$output" | jq -e '.results[0].ok and .triggers == []
     and (.results[0].value.content[0].text | fromjson) == [{n:3}]' || { echo "$output $stderr"; false; }
   [[ "$output" != *"$PG_PASSWORD"* ]] || { echo "$output"; false; }
-}
-
-# redis_secret — the operator's secret REDIS_PASSWORD ($REDIS_PASS) in
-# $POLICY, with which the broker authenticates redis:6379 (auth:redis)
-redis_secret() {
-  jq --arg v "$REDIS_PASS" '.config["server-redis"].secrets.REDIS_PASSWORD =
-    {value:$v, to:["redis:6379"], in:["auth:redis"]}' "$POLICY" >"$POLICY.new" &&
-    mv "$POLICY.new" "$POLICY"
 }
 
 @test "streams: server-redis against a redis-server that requires a password: the broker authenticates with the operator's secret, the server is given none (without the secret: NOAUTH)" {
@@ -184,7 +180,7 @@ redis_secret() {
   }
   run --separate-stderr calls
   [[ "$output" == *NOAUTH* ]] || { echo "$output $stderr"; false; }
-  redis_secret
+  auth_secret server-redis REDIS_PASSWORD redis:6379 redis "$REDIS_PASS"
   run --separate-stderr calls
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   echo "$output" | jq -e '.results[0].value.content[0].text == "Successfully set key: k2"
@@ -199,9 +195,9 @@ redis_secret() {
   redis_peer redis://redis:6379
   # talk's destination routed to the same Redis; the operator's secret
   # authenticates it
-  jq --arg a "127.0.0.1:$REDIS_PORT" --arg v "$REDIS_PASS" '.routes["echo.example:7070"] = $a
-    | .config["exec-stream"].secrets.PW = {value:$v, to:["echo.example:7070"], in:["auth:redis"]}' \
-    "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+  echo "$REDIS_PORT" >"$BATS_TEST_TMPDIR/redis.port"
+  route_port echo.example:7070 "$BATS_TEST_TMPDIR/redis.port"
+  auth_secret exec-stream PW echo.example:7070 redis "$REDIS_PASS"
   call() {
     jq -cn --arg r "$REL" '{id:"c",release:$r,function:"talk",
       args:{lines:["CONFIG GET requirepass","QUIT"],first:true},items:[],consumers:["agent"]}' |

@@ -51,15 +51,13 @@ enum gl_pg_startup gl_pg_startup_kind(const unsigned char *p, size_t n, size_t *
 
 void gl_pg_error(struct gl_buf *out, const char *msg)
 {
-	struct gl_buf body = {0};
 	static const char head[] = "SFATAL\0VFATAL\0C28000\0Mgermline: ";
-	gl_buf_add(&body, head, sizeof head - 1);
-	gl_buf_add(&body, msg, strlen(msg) + 1);
-	gl_buf_addc(&body, 0);
+	size_t n = strlen(msg);
 	gl_buf_addc(out, 'E');
-	put32(out, (uint32_t)body.len + 4);
-	gl_buf_add(out, body.data, body.len);
-	gl_buf_free(&body);
+	put32(out, (uint32_t)(4 + sizeof head - 1 + n + 2));
+	gl_buf_add(out, head, sizeof head - 1);
+	gl_buf_add(out, msg, n + 1);
+	gl_buf_addc(out, 0);
 }
 
 void gl_pgauth_init(struct gl_pgauth *a, const char *password)

@@ -60,7 +60,7 @@ static bool redis_auth(int fd, const struct gl_secret *s, const char *dest, int6
 					  s->value);
 	bool sent = gl_stream_send_all(fd, (const unsigned char *)cmd, strlen(cmd), deadline);
 	sodium_memzero(cmd, strlen(cmd));
-	char line[REDIS_REPLY_MAX + 1];
+	char line[REDIS_REPLY_MAX];
 	size_t n = 0;
 	while (sent && n < REDIS_REPLY_MAX && !memmem(line, n, "\r\n", 2)) {
 		ssize_t k = recv_by(fd, line + n, REDIS_REPLY_MAX - n, deadline);
