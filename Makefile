@@ -68,7 +68,23 @@ JOBS      := $(shell nproc 2>/dev/null || echo 2)
 PY_INC    := $(shell /usr/bin/python3-config --includes 2>/dev/null)
 HOST_PY   := $(patsubst hosts/python/%,$(BUILD)/host/%,$(wildcard hosts/python/*.py))
 HOST_EXT  := $(if $(wildcard hosts/python/_germline.c),$(BUILD)/host/_germline.so)
-host: $(HOST_PY) $(HOST_EXT) $(BUILD)/host/gl-exec-host $(BUILD)/host/twin.cjs
+# the fork server both runtimes' germlines share (hosts/common/fork_server.h)
+HOST_COMMON := hosts/common/fork_server.c hosts/common/fork_server.h
+NODE_INC  := /usr/include/node
+HOST_NODE := $(if $(wildcard $(NODE_INC)/node_api.h),$(addprefix $(BUILD)/host/,germline_host.mjs germline.node gl-atfork.so))
+host: $(HOST_PY) $(HOST_EXT) $(BUILD)/host/gl-exec-host $(BUILD)/host/twin.cjs $(HOST_NODE)
+# The Node germline (docs/exec.md "The Node germline"): its host script, its
+# Node-API addon and the at-fork recorder preloaded into it; built where
+# Node's headers are (scripts/deps.sh installs them).
+$(BUILD)/host/germline_host.mjs: hosts/node/germline_host.mjs
+	@mkdir -p $(@D)
+	cp $< $@
+$(BUILD)/host/germline.node: hosts/node/germline.c $(HOST_COMMON) $(BUILD)/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -isystem $(NODE_INC) -shared -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
+$(BUILD)/host/gl-atfork.so: hosts/node/atfork.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $< -ldl
 # twin.cjs: the twin inputs of a Node.js exec copy (docs/exec.md "Twin inputs")
 $(BUILD)/host/twin.cjs: hosts/exec/twin.cjs
 	@mkdir -p $(@D)
@@ -80,9 +96,9 @@ $(BUILD)/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(wildcard hosts/exec/*.h
 $(BUILD)/host/%.py: hosts/python/%.py
 	@mkdir -p $(@D)
 	cp $< $@
-$(BUILD)/host/_germline.so: hosts/python/_germline.c $(BUILD)/libgermline.a $(LIB_HDR)
+$(BUILD)/host/_germline.so: hosts/python/_germline.c $(HOST_COMMON) $(BUILD)/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) $(PY_INC) -shared -o $@ $< $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(PY_INC) -shared -o $@ $(filter %.c,$^) $(BUILD)/libgermline.a -Wl,--as-needed $(LDLIBS)
 
 # ---- plain build -----------------------------------------------------------
 LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
@@ -135,7 +151,8 @@ CLANG_FLAGS := -O0 -std=gnu11 $(CLANG_WARN) -fPIC -iquote lib \
 CLANG_LIB_OBJ := $(patsubst lib/%.c,$(BUILD)/clang/lib/%.o,$(LIB_SRC))
 CLANG_OUT := $(addprefix $(BUILD)/clang/bin/,$(CMDS)) \
            $(patsubst tests/unit/%.c,$(BUILD)/clang/tests/%,$(UNIT_SRC)) \
-           $(BUILD)/clang/host/gl-exec-host $(if $(HOST_EXT),$(BUILD)/clang/host/_germline.so)
+           $(BUILD)/clang/host/gl-exec-host $(if $(HOST_EXT),$(BUILD)/clang/host/_germline.so) \
+           $(if $(HOST_NODE),$(BUILD)/clang/host/germline.node $(BUILD)/clang/host/gl-atfork.so)
 clang: $(CLANG_OUT)
 $(BUILD)/clang/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -152,9 +169,15 @@ $(BUILD)/clang/tests/%: tests/unit/%.c $(BUILD)/clang/libgermline.a $(LIB_HDR) t
 $(BUILD)/clang/host/gl-exec-host: $(wildcard hosts/exec/*.c) $(wildcard hosts/exec/*.h) $(BUILD)/clang/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CLANG) $(CLANG_FLAGS) -o $@ $(filter %.c,$^) $(BUILD)/clang/libgermline.a -lssl $(LDLIBS)
-$(BUILD)/clang/host/_germline.so: hosts/python/_germline.c $(BUILD)/clang/libgermline.a $(LIB_HDR)
+$(BUILD)/clang/host/germline.node: hosts/node/germline.c $(HOST_COMMON) $(BUILD)/clang/libgermline.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CLANG) $(CLANG_FLAGS) $(PY_INC) -shared -o $@ $< $(BUILD)/clang/libgermline.a $(LDLIBS)
+	$(CLANG) $(CLANG_FLAGS) -isystem $(NODE_INC) -shared -o $@ $(filter %.c,$^) $(BUILD)/clang/libgermline.a $(LDLIBS)
+$(BUILD)/clang/host/gl-atfork.so: hosts/node/atfork.c
+	@mkdir -p $(@D)
+	$(CLANG) $(CLANG_FLAGS) -shared -o $@ $< -ldl
+$(BUILD)/clang/host/_germline.so: hosts/python/_germline.c $(HOST_COMMON) $(BUILD)/clang/libgermline.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CLANG) $(CLANG_FLAGS) $(PY_INC) -shared -o $@ $(filter %.c,$^) $(BUILD)/clang/libgermline.a $(LDLIBS)
 
 # ---- the test build of gl-run (tests/receipts.bats) ------------------------
 # lib/ compiled with GL_TESTING: honours GL_TEST_LANDLOCK_ABI, GL_TEST_NO_SECCOMP,
@@ -196,7 +219,7 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/libgermline.a $(LIB_HDR) tes
 # ---- make layers: no include points up lib/'s order (docs/design/README.md)
 layers:
 	@scripts/layers.sh
-	@scripts/funclen.py --check $(wildcard lib/*/*.c cmd/*/*.c hosts/exec/*.c hosts/python/*.c) && echo "funclen: no function over 80 lines without a 'long:' reason"
+	@scripts/funclen.py --check $(wildcard lib/*/*.c cmd/*/*.c hosts/exec/*.c hosts/python/*.c hosts/common/*.c hosts/node/*.c) && echo "funclen: no function over 80 lines without a 'long:' reason"
 
 # ---- tests -------------------------------------------------------------------
 # (lintian too: tests/deb.bats checks the package with it)
@@ -266,7 +289,7 @@ matrix: deps
 MAN1      := $(wildcard man/*.1)
 MAN7      := $(wildcard man/*.7)
 HOST_EXEC := gl-exec-host
-HOST_DATA := $(notdir $(HOST_PY) $(HOST_EXT)) twin.cjs
+HOST_DATA := $(notdir $(HOST_PY) $(HOST_EXT) $(HOST_NODE)) twin.cjs
 BASH_COMP := $(wildcard completions/bash/*)
 ZSH_COMP  := $(wildcard completions/zsh/*)
 D         := $(DESTDIR)$(PREFIX)

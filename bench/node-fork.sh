@@ -5,9 +5,17 @@
 #   fresh  `node ENTRY` started per call (initialize + the call)
 #   fork   one warm Node process, forked per call by a Node-API addon
 #          (bench/node-fork/fork.c), the child's stdio the call's socket
-# Neither is germline: no sandbox, no broker. The ratio fresh/fork is the
-# ceiling of the Node-germline route against the per-call start every exec
-# call pays today (bench/mcp-exec.sh). GL_BENCH_FORK_CALLS (default 20).
+#   confined  the Node germline itself (docs/exec.md "The Node germline"):
+#          tests/unit/germline_drive.c launches it under its namespaces,
+#          minimal root, Landlock and seccomp, warm, and forks a confined,
+#          checked copy per call; from the fork request to the call's answer,
+#          the copy killed after. No broker yet (the call is sent on the
+#          copy's channel as MCP); server-filesystem reads its file through
+#          read_paths, standing in for the view it will be given.
+# fresh and fork are not germline: no sandbox, no broker. The ratio
+# fresh/fork is the ceiling of the Node-germline route against the per-call
+# start every exec call pays today (bench/mcp-exec.sh); fresh/confined is
+# what the germline keeps of it. GL_BENCH_FORK_CALLS (default 20).
 set -euo pipefail
 root=${GL_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 calls=${GL_BENCH_FORK_CALLS:-20}
@@ -22,6 +30,27 @@ GL_NPM_SERVERS="server-everything server-memory server-filesystem" \
   "$root/scripts/npm-releases.sh" "$work/rel" 2>/dev/null
 mkdir -p "$work/data"
 echo "a line" >"$work/data/doc.txt"
+drive=$root/build/tests/germline_drive
+# confined NAME TOOL_JSON [READ_PATH] — P50 and P90 of the Node germline's calls
+confined() {
+  local name=$1 tool=$2 rp=${3:-} d=$work/rel/$1
+  if [ ! -x "$drive" ] || [ ! -e "$root/build/host/germline.node" ]; then
+    echo '{"confined":"not run: make units (build/tests/germline_drive) and Node'"'"'s headers"}'
+    return
+  fi
+  jq --arg r "$rp" 'if $r == "" then . else .read_paths = [$r] end' "$d/manifest.json" >"$d/m.json"
+  mv "$d/m.json" "$d/manifest.json"
+  jq -cn '{jsonrpc:"2.0",id:1,method:"initialize",params:{protocolVersion:"2025-06-18",
+    capabilities:{},clientInfo:{name:"bench",version:"1"}}}' >"$work/req"
+  jq -cn '{jsonrpc:"2.0",method:"notifications/initialized"}' >>"$work/req"
+  jq -cn --argjson t "$tool" '{jsonrpc:"2.0",id:2,method:"tools/call",params:$t}' >>"$work/req"
+  local acts=()
+  for _ in $(seq "$calls"); do acts+=("mcp=$work/req"); done
+  "$drive" --warm "$d" "${acts[@]}" | jq -r 'select(.action == "mcp") | if .ok then .ms else error("confined: \(.)") end' |
+    python3 -c 'import json, sys
+v = sorted(float(x) for x in sys.stdin)
+print(json.dumps({"confined_p50_ms": round(v[len(v) // 2], 1), "confined_p90_ms": round(v[min(len(v) - 1, int(len(v) * 0.9))], 1)}))'
+}
 run() { # NAME TOOL_JSON [ARG…]
   local name=$1 tool=$2
   shift 2
@@ -29,6 +58,8 @@ run() { # NAME TOOL_JSON [ARG…]
   printf '%-18s ' "$name"
   (cd "$work/rel/$name" && MEMORY_FILE_PATH=$work/memory.jsonl \
     python3 "$root/bench/node-fork/drive.py" "$work/fork.node" "$entry" "$calls" "$tool" -- "$@")
+  printf '%-18s ' "$name"
+  confined "$name" "$tool" "$([ "$name" = server-filesystem ] && echo "$work/data")"
 }
 run server-everything '{"name":"echo","arguments":{"message":"hi"}}'
 run server-memory '{"name":"read_graph","arguments":{}}'

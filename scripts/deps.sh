@@ -32,6 +32,9 @@ pkgs=(
 # host uids with them (docs/sandbox.md "Host uids"; make check's
 # unprivileged pass); also for an operator who runs gl-run unprivileged
 pkgs+=(uidmap)
+# Node's headers (the Node germline's addon, hosts/node): nodesource's nodejs
+# ships them; Debian's nodejs 18 has them in libnode-dev
+[ -e /usr/include/node/node_api.h ] || pkgs+=(libnode-dev)
 # npm: a separate Debian package (Debian 12: nodejs 18 + npm), bundled with
 # nodesource's nodejs; only asked for when there is no npm at all.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)

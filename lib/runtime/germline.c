@@ -569,7 +569,9 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	autoclose int status_r = -1;
 	if (launch_pipes(&p, &status_r, f) < 0)
 		return launch_fail(g, &p, GL_LAUNCH_DESCRIPTORS, f);
-	autofree char *script = gl_xasprintf("%s/germline_host.py", spec->host_dir);
+	g->node = spec->node;
+	autofree char *script = gl_xasprintf("%s/germline_host.%s", spec->host_dir,
+					     spec->node ? "mjs" : "py");
 	struct import_args ia = {0};
 	gl_launch_import_args(spec, g, &ia);
 	autofree char *prof = spec->profile ? gl_xasprintf("GL_PROFILE=%s", spec->profile) : NULL;

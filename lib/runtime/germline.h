@@ -29,6 +29,8 @@
 
 struct gl_config;
 
+#define GL_NODE_ARGS_MAX 16 /* a Node germline's entry_args */
+
 /* Each step of a launch, so a failure names the step (STYLE: typed results). */
 enum gl_launch_step {
 	GL_LAUNCH_OK = 0,
@@ -77,6 +79,13 @@ struct gl_launch_spec {
 	 * NULL cg: unbounded (a caller that bounds nothing, e.g. unit tests). */
 	struct gl_cg *cg;
 	const struct gl_limits *limits;
+	/* A Node germline (docs/exec.md "The Node germline"): interpreter is
+	 * node, host_dir holds germline_host.mjs, germline.node and
+	 * gl-atfork.so, entry is the server's script and entry_args its
+	 * arguments (NULL-terminated, at most GL_NODE_ARGS_MAX); warm: one
+	 * data-free initialize and tools/list before ready. */
+	bool node, warm;
+	const char *const *entry_args;
 	/* The host uids of the germline and its copies (lib/sandbox/uids.h):
 	 * with a delegated range, a block leased for this germline; without,
 	 * or NULL, the broker's own uid (the caller serialises). */
@@ -105,6 +114,7 @@ struct gl_germline {
 	int pidfd;                 /* of the init */
 	pid_t gpid;                /* the germline (Python), in the broker's PID namespace; -1: gone */
 	bool has_init;             /* false only in GL_TESTING builds with GL_OFF_PIDNS */
+	bool node;                 /* a Node germline (spec.node): its G1–G3 and copy check */
 	int ctl;                   /* broker's end of the control socket (SOCK_SEQPACKET) */
 	uint64_t ctl_ino;          /* inode of the germline's end, for G2 */
 	char interpreter_sha256[65];

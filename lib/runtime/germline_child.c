@@ -280,7 +280,7 @@ void gl_launch_child(const struct launch_prep *p)
 void gl_launch_import_args(const struct gl_launch_spec *spec, struct gl_germline *g,
 			   struct import_args *a)
 {
-	g->import_twinned = !spec->import_real;
+	g->import_twinned = !spec->import_real && !spec->node; /* Node: not yet (docs/exec.md) */
 #ifdef GL_TESTING
 	if (getenv("GL_TEST_IMPORT_TWIN_OFF")) /* the landed behaviour: real clock at import */
 		g->import_twinned = false;
@@ -308,12 +308,42 @@ void gl_launch_import_args(const struct gl_launch_spec *spec, struct gl_germline
 	snprintf(a->hashseed, sizeof a->hashseed, "PYTHONHASHSEED=%lu", h & 0xffffffffUL);
 }
 
-/* The germline's argv and envp into p (they borrow *ia, script and prof). */
-void gl_launch_args(const struct gl_launch_spec *spec, const struct gl_germline *g,
-		    struct launch_prep *p, const struct import_args *ia, char *script, char *prof)
+/* A Node germline's argv and envp (docs/exec.md "The Node germline"):
+ * node --single-threaded (V8 posts no task to its worker threads, which
+ * then only wait: G1), the host script, the release, the server's script
+ * and arguments; at-fork handlers recorded by gl-atfork.so. */
+static void node_args(const struct gl_launch_spec *spec, struct launch_prep *p, char *script,
+		      char *prof)
 {
-	snprintf(p->uid_map, sizeof p->uid_map, "0 %u 1\n", (unsigned)geteuid());
-	snprintf(p->gid_map, sizeof p->gid_map, "0 %u 1\n", (unsigned)getegid());
+	size_t a = 0;
+	p->argv[a++] = "node";
+	p->argv[a++] = "--single-threaded";
+	p->argv[a++] = script;
+	p->argv[a++] = (char *)spec->release_dir;
+	p->argv[a++] = (char *)spec->entry;
+	for (size_t i = 0; spec->entry_args && spec->entry_args[i] && i < GL_NODE_ARGS_MAX; i++)
+		p->argv[a++] = (char *)spec->entry_args[i];
+	p->argv[a] = NULL;
+	snprintf(p->preload, sizeof p->preload, "LD_PRELOAD=%s/gl-atfork.so", spec->host_dir);
+	size_t e = 0;
+	static char *const fixed[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent",
+				      "TMPDIR=/tmp"};
+	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+		p->envp[e++] = fixed[i];
+	p->envp[e++] = p->preload;
+	if (spec->warm)
+		p->envp[e++] = "GL_NODE_WARM=1";
+	if (prof)
+		p->envp[e++] = prof;
+	p->envp[e] = NULL;
+}
+
+/* A Python germline's argv and envp (the host script, the release, the
+ * import twin, the root's flag). */
+static void python_args(const struct gl_launch_spec *spec, const struct gl_germline *g,
+			struct launch_prep *p, const struct import_args *ia, char *script,
+			char *prof)
+{
 	/* The last argument: whether "/" is the minimal root (a tmpfs made at
 	 * launch, whose times the host reports as the import twin's); only a
 	 * GL_TESTING build runs without it (GL_OFF_ROOT), or with it but
@@ -337,6 +367,18 @@ void gl_launch_args(const struct gl_launch_spec *spec, const struct gl_germline 
 			g->import_twinned ? (char *)ia->hashseed : prof, g->import_twinned ? prof : NULL,
 			NULL};
 	memcpy(p->envp, envp, sizeof envp);
+}
+
+/* The germline's argv and envp into p (they borrow *ia, script and prof). */
+void gl_launch_args(const struct gl_launch_spec *spec, const struct gl_germline *g,
+		    struct launch_prep *p, const struct import_args *ia, char *script, char *prof)
+{
+	snprintf(p->uid_map, sizeof p->uid_map, "0 %u 1\n", (unsigned)geteuid());
+	snprintf(p->gid_map, sizeof p->gid_map, "0 %u 1\n", (unsigned)getegid());
+	if (spec->node)
+		node_args(spec, p, script, prof);
+	else
+		python_args(spec, g, p, ia, script, prof);
 	/* Each copy takes its lane's uid (hosts/python/_germline.c; checked
 	 * from outside, lib/sandbox/proc.c): set before the release runs. */
 	size_t i = 0;

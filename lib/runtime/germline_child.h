@@ -12,6 +12,7 @@
 #include "sandbox/sandbox.h"
 #include "core/util.h"
 #include "release/config.h"
+#include "runtime/germline.h"
 
 /* What the child writes on the status pipe before _exit (SPEC §9). */
 struct launch_status {
@@ -30,7 +31,8 @@ struct launch_prep {
 	/* the broker writes the maps (a delegated block, lib/sandbox/uids.h)
 	 * before the go byte; the child then takes inside uid and gid 0 */
 	bool parent_maps;
-	char *argv[11];
+	char *argv[11 + GL_NODE_ARGS_MAX];
+	char preload[4200]; /* a Node germline's LD_PRELOAD=HOST_DIR/gl-atfork.so */
 	/* the fixed ones, then the operator's (lib/release/config.h) */
 	char *envp[14 + GL_CONFIG_ENV_MAX + GL_CONFIG_SECRETS_MAX + 1];
 	struct gl_bpf bpf;

@@ -333,6 +333,13 @@ static long copy_id(const struct gl_germline *g, unsigned long base)
  * outside before the copy receives anything (docs/sandbox.md): its number
  * in the germline's PID namespace, then the copy and the germline through
  * /proc. A failure kills both. 0, or -1 with *f. */
+/* G1–G3 of g's runtime (lib/sandbox/proc.h). */
+static int germline_checks(const struct gl_germline *g, struct gl_fail *f)
+{
+	return (g->node ? gl_proc_check_node_germline : gl_proc_check_germline)(g->pid, g->gpid,
+										g->ctl_ino, f);
+}
+
 static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed, uint64_t chan_ino,
 		      struct gl_fail *f)
 {
@@ -346,8 +353,9 @@ static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed, 
 			"fork: copy: its number in the germline's PID namespace is not %d "
 			"(a growing number would count earlier copies' processes)",
 			GL_COPY_PID + (int)g->lane);
-	} else if (check && (gl_proc_check_copy(host, g->gpid, g->pid, chan_ino, copy_id(g, g->uids.uid),
-						copy_id(g, g->uids.gid), &cf) < 0 ||
+	} else if (check && ((g->node ? gl_proc_check_node_copy : gl_proc_check_copy)(
+				     host, g->gpid, g->pid, chan_ino, copy_id(g, g->uids.uid),
+				     copy_id(g, g->uids.gid), &cf) < 0 ||
 			     gl_proc_check_quiet(g->gpid, &cf) < 0)) {
 		gl_fail(f, GL_E_GERMLINE, "fork: %s", gl_fail_detail(&cf));
 	} else {
@@ -366,7 +374,7 @@ static int check_again(struct gl_germline *g, struct gl_fail *f)
 	if (!gl_live_on())
 		return 0;
 	autofail struct gl_fail cf = {0};
-	if (gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, &cf) == 0)
+	if (germline_checks(g, &cf) == 0)
 		return 0;
 	return gl_fail(f, GL_E_GERMLINE, "germline_check: %s", gl_fail_detail(&cf));
 }
@@ -485,7 +493,7 @@ static int germline_check(struct gl_runtime *rt, struct gl_fail *f)
 {
 	const struct gl_germline *g = germline_of(rt);
 	gl_live_fork_lock();
-	int rc = gl_proc_check_germline(g->pid, g->gpid, g->ctl_ino, f);
+	int rc = germline_checks(g, f);
 	gl_live_fork_unlock();
 	return rc;
 }

@@ -30,7 +30,7 @@ uint64_t gl_proc_socket_ino(int fd)
 }
 
 /* G1: one thread. */
-static int check_threads(pid_t pid, const char *what, struct gl_fail *f)
+int gl_proc_check_one_thread(pid_t pid, const char *what, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -118,11 +118,11 @@ static bool settles(long child, pid_t parent)
 	return false;
 }
 
-static int check_children_of(pid_t pid, pid_t allow, bool copies, const char *what,
-			     struct gl_fail *f)
+int gl_proc_check_children(pid_t pid, pid_t tid, pid_t allow, bool copies, const char *what,
+			   struct gl_fail *f)
 {
 	char path[96];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)tid);
 	autofree char *buf = NULL;
 	if (read_small(path, &buf, 64 * 1024) < 0)
 		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "G1: cannot read %s", path);
@@ -166,7 +166,7 @@ pid_t gl_proc_first_child(pid_t pid)
  * through ctypes included — and no timer's signal can run its code while
  * it waits or while a copy runs (hosts/python/_germline.c blocks them
  * before it reports ready). */
-static int check_signals(pid_t pid, const char *check, struct gl_fail *f)
+int gl_proc_check_signals(pid_t pid, const char *check, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
@@ -189,7 +189,7 @@ static int check_signals(pid_t pid, const char *check, struct gl_fail *f)
 
 int gl_proc_check_quiet(pid_t germline, struct gl_fail *f)
 {
-	if (check_signals(germline, "G1", f) == 0)
+	if (gl_proc_check_signals(germline, "G1", f) == 0)
 		return 0;
 	f->code = GL_E_GERMLINE;
 	return -1;
@@ -199,7 +199,7 @@ int gl_proc_check_quiet(pid_t germline, struct gl_fail *f)
  * current protection only; a read-only shared mapping of a file opened for
  * writing can be mprotect()ed back to writable, which smaps shows as the
  * VmFlags "sh" and "mw". smaps is read only when maps has a shared line. */
-static int check_maps(pid_t pid, const char *check, struct gl_fail *f)
+int gl_proc_check_maps(pid_t pid, const char *check, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
@@ -254,20 +254,20 @@ int gl_proc_check_germline(pid_t init, pid_t pid, uint64_t ctl_ino, struct gl_fa
 {
 	if (pid <= 0)
 		return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: the germline has exited");
-	if (check_threads(pid, "germline", f) < 0 ||
-	    check_children_of(pid, 0, false, "the germline has a live child process", f) < 0)
+	if (gl_proc_check_one_thread(pid, "germline", f) < 0 ||
+	    gl_proc_check_children(pid, pid, 0, false, "the germline has a live child process", f) < 0)
 		return -1;
 	/* Its PID namespace holds the init, the germline, and nothing else
 	 * alive: a process the release double-forked is re-parented to the
 	 * init, not away from G1's sight (SPEC §10). */
-	if (init != pid && (check_threads(init, "germline's init", f) < 0 ||
-			    check_children_of(init, pid, true,
+	if (init != pid && (gl_proc_check_one_thread(init, "germline's init", f) < 0 ||
+			    gl_proc_check_children(init, init, pid, true,
 					      "a process other than the germline lives in its PID "
 					      "namespace",
 					      f) < 0))
 		return -1;
-	if (check_signals(pid, "G1", f) < 0 || gl_proc_fds_check(pid, ctl_ino, "G2", f) < 0 ||
-	    check_maps(pid, "G3", f) < 0)
+	if (gl_proc_check_signals(pid, "G1", f) < 0 || gl_proc_fds_check(pid, ctl_ino, "G2", f) < 0 ||
+	    gl_proc_check_maps(pid, "G3", f) < 0)
 		return -1;
 	return 0;
 }
@@ -307,7 +307,7 @@ static const char *status_field(const char *status, const char *key, char out[64
 
 /* Are fd a of process A and fd b of process B one open file description?
  * 1 yes, 0 no, -1 with errno (kcmp unavailable: the caller refuses). */
-static int same_file(pid_t a, int fa, pid_t b, int fb)
+int gl_proc_same_file(pid_t a, int fa, pid_t b, int fb)
 {
 	long r = syscall(SYS_kcmp, a, b, 0 /* KCMP_FILE */, (unsigned long)fa, (unsigned long)fb);
 	if (r < 0)
@@ -329,14 +329,14 @@ static bool ids_are(const char *status, const char *name, long want)
 	return id[0] == want && id[1] == want && id[2] == want && id[3] == want;
 }
 
-static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
-		       long gid, struct gl_fail *f)
+int gl_proc_copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
+			long gid, bool runtime, struct gl_fail *f)
 {
 	/* Its 0-2 are its own /dev/null, not open file descriptions shared
 	 * with the germline (their flags and owner would be a channel). */
 	for (int i = 0; i <= 2; i++)
 		for (int j = 0; j <= 2; j++) {
-			int r = same_file(copy, i, germline, j);
+			int r = gl_proc_same_file(copy, i, germline, j);
 			if (r < 0)
 				return gl_fail_errno(f, GL_E_GERMLINE,
 						     "copy: cannot compare its descriptors (kcmp)");
@@ -390,7 +390,8 @@ static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
 		if (!c || strspn(c, "0") != strlen(c))
 			return gl_fail(f, GL_E_GERMLINE, "copy: holds capabilities (%s)", caps[i]);
 	}
-	if (gl_proc_fds_check(copy, chan_ino, "copy", f) < 0 || check_maps(copy, "copy", f) < 0)
+	if (gl_proc_fds_check_mode(copy, chan_ino, runtime ? GL_FDS_RUNTIME : 0, "copy", f) < 0 ||
+	    gl_proc_check_maps(copy, "copy", f) < 0)
 		return -1;
 	/* The channel must be there, on fd 3. */
 	struct stat st;
@@ -403,7 +404,7 @@ static int copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
 int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
 		       long gid, struct gl_fail *f)
 {
-	if (copy_checks(copy, germline, init, chan_ino, uid, gid, f) == 0)
+	if (gl_proc_copy_checks(copy, germline, init, chan_ino, uid, gid, false, f) == 0)
 		return 0;
 	f->code = GL_E_GERMLINE;
 	return -1;
@@ -473,7 +474,7 @@ static int exec_checks(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, size_
 			return -1;
 		}
 	}
-	if (check_maps(copy, "exec copy", f) < 0)
+	if (gl_proc_check_maps(copy, "exec copy", f) < 0)
 		return -1;
 	snprintf(path, sizeof path, "/proc/%d/fd/3", (int)copy);
 	struct stat st;

@@ -57,6 +57,18 @@ int gl_proc_check_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino
 int gl_proc_check_exec(pid_t copy, uint64_t chan_ino, uint64_t listen_ino, size_t nstream,
 		       struct gl_fail *f);
 
+/* The same for a Node germline (proc_node.c; docs/exec.md "The Node
+ * germline"): G1 lets the runtime's own threads be, each waiting for good
+ * (a private futex or an epoll instance, no time limit), with no signal
+ * handler at all; G2 lets its pipes, eventfds and epoll instances be (none
+ * watching the control socket); G3 as for Python. 0, or -1 with f
+ * (germline_check). */
+int gl_proc_check_node_germline(pid_t init, pid_t pid, uint64_t ctl_ino, struct gl_fail *f);
+/* A copy of a Node germline: gl_proc_check_copy's checks, its own pipes,
+ * eventfds and epoll instances let be, and none of its descriptors an
+ * open file of the germline's (kcmp). 0, or -1 with f (germline). */
+int gl_proc_check_node_copy(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
+			    long gid, struct gl_fail *f);
 /* The inode of a socket descriptor, or 0. */
 uint64_t gl_proc_socket_ino(int fd);
 

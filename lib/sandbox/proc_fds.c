@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,50 @@ struct fdview {
 	struct stat st;
 	char link[256];      /* what /proc/P/fd/N names ("/path", "socket:[…]", …) */
 	unsigned long flags; /* its open flags (O_ACCMODE, O_PATH) */
+	bool watches_sock;   /* an epoll instance watching the socket sock_ino */
 };
+
+/* Does the epoll instance whose fdinfo is at path watch inode ino (its
+ * "tfd: … ino:HEX" lines)? 1, 0, or -1 with errno. */
+static int epoll_watches(const char *path, uint64_t ino)
+{
+	autofree char *info = NULL;
+	if (read_small(path, &info, 256 * 1024) < 0)
+		return -1;
+	for (const char *l = strstr(info, " ino:"); l; l = strstr(l + 5, " ino:"))
+		if (strtoull(l + 5, NULL, 16) == ino)
+			return 1;
+	return 0;
+}
+
+static bool is_epoll(const char *link)
+{
+	return !strcmp(link, "anon_inode:[eventpoll]");
+}
+
+/* A Node runtime's own objects (GL_FDS_RUNTIME; docs/exec.md "The Node
+ * germline"): its pipes (stdin and stdout among them), eventfds and epoll
+ * instances, each made a copy's own (lib/sandbox/private_fds.h), so
+ * passed here; an epoll instance that watches the control socket is not
+ * (a fork request would wake the thread that waits on it). 1 passed,
+ * 0 not one of them, -1 refused with *f. */
+static int judge_runtime(const struct fdview *v, int fd, const char *check, struct gl_fail *f)
+{
+	if (S_ISFIFO(v->st.st_mode) || !strcmp(v->link, "anon_inode:[eventfd]"))
+		return 1;
+	if (!is_epoll(v->link))
+		return 0;
+	if (v->watches_sock)
+		return gl_fail(f, GL_E_GERMLINE_CHECK,
+			       "%s: fd %d is an epoll instance that watches the control socket",
+			       check, fd);
+	return 1;
+}
 
 /* G2's rule for descriptor fd, seen as v. sock_ino == 0: no socket is
  * allowed at fd >= 4. */
-static int judge(const struct fdview *v, int fd, uint64_t sock_ino, const char *check,
-		 struct gl_fail *f)
+static int judge(const struct fdview *v, int fd, uint64_t sock_ino, unsigned mode,
+		 const char *check, struct gl_fail *f)
 {
 	const struct stat *st = &v->st;
 	if (S_ISSOCK(st->st_mode)) {
@@ -45,6 +84,11 @@ static int judge(const struct fdview *v, int fd, uint64_t sock_ino, const char *
 			return 0;
 		return gl_fail(f, GL_E_GERMLINE_CHECK,
 			       "%s: fd %d is a socket other than its control socket", check, fd);
+	}
+	if (mode & GL_FDS_RUNTIME) {
+		int r = judge_runtime(v, fd, check, f);
+		if (r != 0)
+			return r < 0 ? -1 : 0;
 	}
 	if (S_ISFIFO(st->st_mode))
 		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: fd %d is a pipe", check, fd);
@@ -94,7 +138,7 @@ static int judge(const struct fdview *v, int fd, uint64_t sock_ino, const char *
 
 /* v of pid's descriptor fd through /proc/P/fd and fdinfo: 1, 0 when it is
  * not open (any more), -1 with errno. */
-static int view_proc(pid_t pid, int fd, struct fdview *v)
+static int view_proc(pid_t pid, int fd, uint64_t sock_ino, struct fdview *v)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
@@ -103,9 +147,15 @@ static int view_proc(pid_t pid, int fd, struct fdview *v)
 		return errno == ENOENT ? 0 : -1;
 	v->link[n] = 0;
 	v->flags = 0;
+	v->watches_sock = false;
+	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd);
+	if (is_epoll(v->link)) {
+		int w = sock_ino ? epoll_watches(path, sock_ino) : 0;
+		v->watches_sock = w != 0; /* unreadable: refused as watching */
+		return w < 0 && errno == ENOENT ? 0 : 1;
+	}
 	if (!S_ISREG(v->st.st_mode))
 		return 1;
-	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd);
 	autofree char *info = NULL;
 	if (read_small(path, &info, 64 * 1024) < 0)
 		return errno == ENOENT ? 0 : -1;
@@ -121,7 +171,7 @@ static int view_proc(pid_t pid, int fd, struct fdview *v)
 
 /* v of the descriptor dup (a duplicate of the process's, taken with
  * pidfd_getfd: the same open file description). */
-static int view_dup(int dup, struct fdview *v)
+static int view_dup(int dup, uint64_t sock_ino, struct fdview *v)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", dup);
@@ -131,6 +181,8 @@ static int view_dup(int dup, struct fdview *v)
 		return -1;
 	v->link[n] = 0;
 	v->flags = (unsigned long)fl;
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", dup);
+	v->watches_sock = is_epoll(v->link) && sock_ino && epoll_watches(path, sock_ino) != 0;
 	return 1;
 }
 
@@ -159,7 +211,8 @@ static int take(int pidfd, int fd)
 
 /* G2 by pidfd_getfd, for a process whose /proc/P/fd the broker may not
  * read: every number below its table size. */
-static int fds_by_getfd(pid_t pid, uint64_t sock_ino, const char *check, struct gl_fail *f)
+static int fds_by_getfd(pid_t pid, uint64_t sock_ino, unsigned mode, const char *check,
+			struct gl_fail *f)
 {
 	long size = fd_table_size(pid);
 	if (size < 0)
@@ -181,7 +234,7 @@ static int fds_by_getfd(pid_t pid, uint64_t sock_ino, const char *check, struct 
 			return gl_fail_errno(f, GL_E_GERMLINE_CHECK,
 					     "%s: cannot take its fd %d (pidfd_getfd)", check, fd);
 		struct fdview v;
-		int r = view_dup(d, &v);
+		int r = view_dup(d, sock_ino, &v);
 		close(d);
 		if (r < 0)
 			return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read its fd %d",
@@ -189,7 +242,7 @@ static int fds_by_getfd(pid_t pid, uint64_t sock_ino, const char *check, struct 
 		if (++n > GL_PROC_MAX_FDS)
 			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: more than %d descriptors",
 				       check, GL_PROC_MAX_FDS);
-		if (judge(&v, fd, sock_ino, check, f) < 0)
+		if (judge(&v, fd, sock_ino, mode, check, f) < 0)
 			return -1;
 	}
 	return 0;
@@ -198,20 +251,26 @@ static int fds_by_getfd(pid_t pid, uint64_t sock_ino, const char *check, struct 
 int gl_proc_fd_check(pid_t pid, int fd, uint64_t sock_ino, const char *check, struct gl_fail *f)
 {
 	struct fdview v;
-	int r = view_proc(pid, fd, &v);
+	int r = view_proc(pid, fd, sock_ino, &v);
 	if (r < 0)
 		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read /proc/%d/fd/%d", check,
 				     (int)pid, fd);
-	return r == 0 ? 0 : judge(&v, fd, sock_ino, check, f);
+	return r == 0 ? 0 : judge(&v, fd, sock_ino, 0, check, f);
 }
 
 int gl_proc_fds_check(pid_t pid, uint64_t sock_ino, const char *check, struct gl_fail *f)
+{
+	return gl_proc_fds_check_mode(pid, sock_ino, 0, check, f);
+}
+
+int gl_proc_fds_check_mode(pid_t pid, uint64_t sock_ino, unsigned mode, const char *check,
+			   struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
 	autoclosedir DIR *d = opendir(path);
 	if (!d && errno == EACCES)
-		return fds_by_getfd(pid, sock_ino, check, f);
+		return fds_by_getfd(pid, sock_ino, mode, check, f);
 	if (!d)
 		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s", check, path);
 	struct dirent *e;
@@ -227,7 +286,12 @@ int gl_proc_fds_check(pid_t pid, uint64_t sock_ino, const char *check, struct gl
 		if (*end || fd < 0 || fd > INT32_MAX)
 			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: unreadable descriptor list",
 				       check);
-		if (gl_proc_fd_check(pid, (int)fd, sock_ino, check, f) < 0)
+		struct fdview v;
+		int r = view_proc(pid, (int)fd, sock_ino, &v);
+		if (r < 0)
+			return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read /proc/%d/fd/%ld",
+					     check, (int)pid, fd);
+		if (r > 0 && judge(&v, (int)fd, sock_ino, mode, check, f) < 0)
 			return -1;
 	}
 	return 0;

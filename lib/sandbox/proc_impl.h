@@ -3,6 +3,7 @@
 #define GL_PROC_IMPL_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -27,8 +28,27 @@ static inline int read_small(const char *path, char **out, size_t cap)
  * whose inode is sock_ino (0: none at 4 and above) or a regular file open
  * read-only; check names the check in *f (GL_E_GERMLINE_CHECK). */
 int gl_proc_fds_check(pid_t pid, uint64_t sock_ino, const char *check, struct gl_fail *f);
+/* GL_FDS_RUNTIME: a Node germline's or copy's own pipes, eventfds and
+ * epoll instances pass too (proc_fds.c judge_runtime). */
+#define GL_FDS_RUNTIME 1u
+int gl_proc_fds_check_mode(pid_t pid, uint64_t sock_ino, unsigned mode, const char *check,
+			   struct gl_fail *f);
 /* The same rule for descriptor fd alone (one that is not open passes). */
 int gl_proc_fd_check(pid_t pid, int fd, uint64_t sock_ino, const char *check, struct gl_fail *f);
+/* Shared by proc.c and proc_node.c (the Node germline's checks). */
+int gl_proc_check_one_thread(pid_t pid, const char *what, struct gl_fail *f);
+int gl_proc_check_signals(pid_t pid, const char *check, struct gl_fail *f);
+int gl_proc_check_maps(pid_t pid, const char *check, struct gl_fail *f);
+/* No live child of task tid of pid but allow (copies: a live copy of the
+ * shared table passes; lib/sandbox/live.h); what names the finding. */
+int gl_proc_check_children(pid_t pid, pid_t tid, pid_t allow, bool copies, const char *what,
+			   struct gl_fail *f);
+/* Is fd fa of a the open file fb of b (kcmp)? 1, 0, -1 with errno. */
+int gl_proc_same_file(pid_t a, int fa, pid_t b, int fb);
+/* The copy check (proc.h gl_proc_check_copy); runtime: its descriptors
+ * are judged with GL_FDS_RUNTIME. */
+int gl_proc_copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
+			long gid, bool runtime, struct gl_fail *f);
 /* The stat of pid's descriptor fd: 0, or -1 with errno. */
 int gl_proc_fd_stat(pid_t pid, int fd, struct stat *st);
 

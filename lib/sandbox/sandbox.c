@@ -2,6 +2,7 @@
  * sandbox.h and docs/sandbox.md (Landlock is lib/sandbox/landlock.c). */
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
+#include "sandbox/private_fds.h"
 #include "sandbox/counters.h"
 #include "sandbox/scratch.h"
 
@@ -448,6 +449,10 @@ enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c)
 		if (fd > 3)
 			close(fd);
 	}
+	/* The runtime's own pipes, eventfds and epoll instances: the copy's
+	 * own objects in place of the germline's (lib/sandbox/private_fds.h). */
+	if (c->keep && !(c->off & GL_OFF_FDCLOSE) && gl_private_fds_apply(c->keep) < 0)
+		return GL_CONFINE_DESCRIPTORS;
 	/* Before Landlock, which takes no_new_privs in place of CAP_SYS_ADMIN:
 	 * a copy with its own uid has no capability left. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -470,7 +475,8 @@ enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c)
 		return GL_CONFINE_SECCOMP;
 	/* Last, so the germline's sync pipe reaches EOF only once every step
 	 * above is in force (lib/runtime/germline.c verifies them from outside). */
-	if (!(c->off & GL_OFF_FDCLOSE) && syscall(SYS_close_range, 4u, ~0u, 0u) < 0)
+	if (!(c->off & GL_OFF_FDCLOSE) &&
+	    (c->keep ? gl_private_fds_close_rest(c->keep) : syscall(SYS_close_range, 4u, ~0u, 0u)) < 0)
 		return GL_CONFINE_DESCRIPTORS;
 	if (c->sync_fd >= 0)
 		close(c->sync_fd); /* already closed above unless GL_OFF_FDCLOSE */

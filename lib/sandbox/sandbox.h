@@ -156,7 +156,12 @@ struct gl_copy_confine {
 	unsigned off;             /* 0 except in GL_TESTING builds */
 	long uid;                 /* its uid and gid inside the germline's namespace (1 + lane,
 				   * lib/sandbox/uids.h), or -1: the germline's */
+	/* The runtime's own descriptors, each made the copy's own in place
+	 * (lib/sandbox/private_fds.h: a Node germline's event loops); every
+	 * other one from 4 up is closed. NULL: all from 4 up are closed. */
+	const struct gl_private_fds *keep;
 };
+struct gl_private_fds;
 enum gl_confine_step gl_confine_copy(const struct gl_copy_confine *c);
 const char *gl_confine_step_name(enum gl_confine_step s);
 

@@ -19,8 +19,16 @@
  *     --copy-off-checked LIST  the same, with the broker's copy check still on
  *     --no-g-check          fork without checking G1–G3
  *     --no-copy-check       do not check a copy from outside (implied by --copy-off)
+ *     --warm                a Node germline answers a data-free initialize first
  *   ACTION: info | fds | check | FUNCTION[=ARGS_JSON] (one copy per call; "@child"
- *           in ARGS_JSON is the "child" an earlier copy returned)
+ *           in ARGS_JSON is the "child" an earlier copy returned) |
+ *           mcp=FILE (a Node germline's copy: FILE's JSON-RPC lines sent on its
+ *           channel, one answer read per request that has an id) |
+ *           proc=NAME (/proc/GERMLINE/NAME's text, e.g. status, root/tmp/x) |
+ *           sleep=MS
+ * A release whose manifest has runtime "exec" is launched as a Node germline
+ * (docs/exec.md "The Node germline"): entry[0] the interpreter, entry[1] the
+ * script, the rest its arguments.
  * GL_TEST_COUNTERS_OFF=1: no per-user counter limits or rules (counters.c is
  * compiled in here with GL_TESTING, as the files below).
  * One JSON object per line on stdout for the launch and each action. */
@@ -38,6 +46,8 @@
 #include "sandbox/scratch.c"
 
 #include <dirent.h>
+
+#include "json/msg.h"
 
 static void out_str(struct gl_buf *b, const char *key, const char *s)
 {
@@ -168,6 +178,34 @@ static int read_msg(int fd, struct gl_buf *msg)
 	return 0;
 }
 
+/* The germline checked (unless gcheck is 0) and one copy forked: 0 with
+ * *mine (the driver's end of the copy's channel), *pidfd and *t0 (when the
+ * fork was asked for), or -1 with the failure written to o. */
+static int checked_fork(struct gl_germline *g, int gcheck, struct gl_buf *o, int *mine, int *pidfd,
+			int64_t *t0)
+{
+	autofail struct gl_fail err = {0};
+	if (gcheck && gl_germline_check(g, &err) < 0) {
+		gl_buf_adds(o, ",\"ok\":false,\"error\":\"germline_check\"");
+		out_str(o, "detail", gl_fail_detail(&err));
+		emit(o);
+		return -1;
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		gl_die_errno(2, "socketpair");
+	*t0 = gl_mono_ns();
+	if (gl_germline_fork(g, sv[1], sv[0], pidfd, &err) < 0) {
+		close(sv[0]);
+		gl_buf_adds(o, ",\"ok\":false,\"error\":\"fork\"");
+		out_str(o, "detail", gl_fail_detail(&err));
+		emit(o);
+		return -1;
+	}
+	*mine = sv[0];
+	return 0;
+}
+
 /* The "child" an earlier copy reported; "@child" in ARGS stands for it. */
 static long last_child = -1;
 
@@ -188,22 +226,11 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 	}
 	gl_buf_printf(o, "{\"action\":\"call\"");
 	out_str(o, "function", fn);
-	autofail struct gl_fail err = {0};
-	if (gcheck && gl_germline_check(g, &err) < 0) {
-		gl_buf_adds(o, ",\"ok\":false,\"error\":\"germline_check\"");
-		out_str(o, "detail", gl_fail_detail(&err));
-		return emit(o);
-	}
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		gl_die_errno(2, "socketpair");
-	autoclose int mine = sv[0];
+	autoclose int mine = -1;
 	int pidfd;
-	if (gl_germline_fork(g, sv[1], sv[0], &pidfd, &err) < 0) {
-		gl_buf_adds(o, ",\"ok\":false,\"error\":\"fork\"");
-		out_str(o, "detail", gl_fail_detail(&err));
-		return emit(o);
-	}
+	int64_t t0;
+	if (checked_fork(g, gcheck, o, &mine, &pidfd, &t0) < 0)
+		return;
 	struct gl_buf call = {0};
 	gl_buf_printf(&call, "{\"type\":\"call\",\"function\":");
 	gl_json_dump_string(&call, fn, strlen(fn));
@@ -236,6 +263,80 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 		gl_buf_adds(o, ",\"ok\":false,\"error\":\"protocol\"");
 	gl_buf_printf(o, ",\"survivors\":%d", count_userns(g, 0));
 	gl_buf_free(&reply);
+	emit(o);
+}
+
+/* One line from fd into line (NUL-terminated, without its newline) within
+ * the deadline: 0, or -1. buf/have keep what was read past it. */
+static int read_line(int fd, struct gl_buf *in, struct gl_buf *line, const struct timespec *dl)
+{
+	for (;;) {
+		char *nl = in->len ? memchr(in->data, '\n', in->len) : NULL;
+		if (nl) {
+			size_t n = (size_t)(nl - in->data);
+			line->len = 0;
+			gl_buf_add(line, in->data, n);
+			gl_buf_add(line, "", 1);
+			memmove(in->data, nl + 1, in->len - n - 1);
+			in->len -= n + 1;
+			return 0;
+		}
+		if (in->len > (1u << 20) || gl_ctl_wait_readable(fd, dl) <= 0)
+			return -1;
+		char b[65536];
+		ssize_t r = read(fd, b, sizeof b);
+		if (r <= 0)
+			return -1;
+		gl_buf_add(in, b, (size_t)r);
+	}
+}
+
+/* mcp=FILE: a copy of a Node germline, FILE's requests on its channel. */
+static void do_mcp(struct gl_germline *g, const char *file, int gcheck, struct gl_buf *o)
+{
+	gl_buf_adds(o, "{\"action\":\"mcp\"");
+	autofree char *req = NULL;
+	size_t len;
+	if (gl_read_file_capped(file, 1u << 20, &req, &len) < 0)
+		gl_die_errno(2, "%s", file);
+	autoclose int mine = -1;
+	int pidfd;
+	int64_t t0;
+	if (checked_fork(g, gcheck, o, &mine, &pidfd, &t0) < 0)
+		return;
+	int want = 0;
+	for (const char *p = req; (p = strstr(p, "\"id\"")); p += 4)
+		want++;
+	struct timespec dl;
+	gl_ctl_deadline_in(&dl, 20000);
+	struct gl_buf in = {0}, line = {0};
+	bool ok = gl_write_all(mine, req, len) == 0;
+	gl_buf_adds(o, ",\"replies\":[");
+	for (int k = 0; ok && k < want; k++) {
+		ok = read_line(mine, &in, &line, &dl) == 0;
+		if (ok)
+			gl_buf_printf(o, "%s%s", k ? "," : "", line.data);
+	}
+	gl_buf_printf(o, "],\"ok\":%s,\"ms\":%.1f", ok ? "true" : "false",
+		      (double)(gl_mono_ns() - t0) / 1e6);
+	gl_copy_kill(pidfd);
+	close(pidfd);
+	gl_buf_free(&in);
+	gl_buf_free(&line);
+	gl_buf_printf(o, ",\"survivors\":%d", count_userns(g, 0));
+	emit(o);
+}
+
+static void do_proc(const struct gl_germline *g, const char *name, struct gl_buf *o)
+{
+	autofree char *path = gl_xasprintf("/proc/%d/%s", (int)g->gpid, name), *text = NULL;
+	size_t len = 0;
+	gl_buf_adds(o, "{\"action\":\"proc\"");
+	out_str(o, "name", name);
+	if (gl_read_file_capped(path, 1u << 16, &text, &len) == 0) {
+		autofree char *clean = gl_sanitize(text, len);
+		out_str(o, "text", clean);
+	}
 	emit(o);
 }
 
@@ -302,6 +403,10 @@ int main(int argc, char **argv)
 			gl_launch_test.no_copy_check = 1;
 			continue;
 		}
+		if (!strcmp(a, "--warm")) {
+			spec.warm = true;
+			continue;
+		}
 		if (!v)
 			gl_die(2, "%s needs a value", a);
 		i++;
@@ -329,7 +434,28 @@ int main(int argc, char **argv)
 	if (gl_read_file_capped(mpath, 1u << 20, &mtext, &mlen) < 0)
 		gl_die_errno(2, "%s", mpath);
 	jv m = gl_json_parse(mtext, mlen);
-	spec.entry = gl_json_get_str(m, "entry");
+	const char *node_args[GL_NODE_ARGS_MAX + 1] = {0};
+	char *owned[GL_NODE_ARGS_MAX + 2] = {0}; /* the entry's strings, freed at the end */
+	jv ent = jv_object_get(jv_copy(m), jv_string("entry"));
+	if (jv_get_kind(ent) == JV_KIND_ARRAY) { /* runtime exec: a Node germline */
+		spec.node = true;
+		for (int k = 0; k < jv_array_length(jv_copy(ent)) && k < GL_NODE_ARGS_MAX + 2; k++) {
+			jv a = jv_array_get(jv_copy(ent), k);
+			const char *v = owned[k] =
+				gl_xstrdup(jv_get_kind(a) == JV_KIND_STRING ? jv_string_value(a) : "");
+			jv_free(a);
+			if (k == 0)
+				spec.interpreter = v;
+			else if (k == 1)
+				spec.entry = v;
+			else
+				node_args[k - 2] = v;
+		}
+		spec.entry_args = node_args;
+	} else {
+		spec.entry = gl_json_get_str(m, "entry");
+	}
+	jv_free(ent);
 	if (!spec.entry)
 		gl_die(2, "%s: no entry", mpath);
 	const char *rp[16] = {0};
@@ -368,7 +494,15 @@ int main(int argc, char **argv)
 			if (!ok)
 				out_str(&o, "detail", gl_fail_detail(&err)), gl_fail_clear(&err);
 			emit(&o);
-		} else
+		} else if (!strncmp(argv[i], "proc=", 5)) {
+			do_proc(&g, argv[i] + 5, &o);
+		} else if (!strncmp(argv[i], "sleep=", 6)) {
+			struct timespec ts = {0, atol(argv[i] + 6) % 1000 * 1000000L};
+			ts.tv_sec = atol(argv[i] + 6) / 1000;
+			nanosleep(&ts, NULL);
+		} else if (!strncmp(argv[i], "mcp=", 4))
+			do_mcp(&g, argv[i] + 4, gcheck, &o);
+		else
 			do_call(&g, argv[i], gcheck, &o);
 	}
 	if (step == GL_LAUNCH_OK) {
@@ -380,6 +514,8 @@ int main(int argc, char **argv)
 	gl_buf_free(&o);
 	for (int k = 0; rp[k]; k++)
 		free((char *)rp[k]);
+	for (int k = 0; k < GL_NODE_ARGS_MAX + 2; k++)
+		free(owned[k]);
 	jv_free(m);
 	return rc;
 }
