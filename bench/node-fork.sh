@@ -9,7 +9,9 @@
 #          tests/unit/germline_drive.c launches it under its namespaces,
 #          minimal root, Landlock and seccomp, warm, and forks a confined,
 #          checked copy per call; from the fork request to the call's answer,
-#          the copy killed after. No broker yet (the call is sent on the
+#          the copy killed after; with the copy's CPU time (its main thread)
+#          and memory (PSS, private) as it answered, and the idle
+#          germline's PSS. No broker yet (the call is sent on the
 #          copy's channel as MCP); server-filesystem reads its file through
 #          read_paths, standing in for the view it will be given.
 # fresh and fork are not germline: no sandbox, no broker. The ratio
@@ -46,10 +48,21 @@ confined() {
   jq -cn --argjson t "$tool" '{jsonrpc:"2.0",id:2,method:"tools/call",params:$t}' >>"$work/req"
   local acts=()
   for _ in $(seq "$calls"); do acts+=("mcp=$work/req"); done
-  "$drive" --warm "$d" "${acts[@]}" | jq -r 'select(.action == "mcp") | if .ok then .ms else error("confined: \(.)") end' |
-    python3 -c 'import json, sys
-v = sorted(float(x) for x in sys.stdin)
-print(json.dumps({"confined_p50_ms": round(v[len(v) // 2], 1), "confined_p90_ms": round(v[min(len(v) - 1, int(len(v) * 0.9))], 1)}))'
+  "$drive" --warm "$d" proc=smaps_rollup "${acts[@]}" | python3 -c 'import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+calls = [r for r in rows if r.get("action") == "mcp"]
+bad = [r for r in rows if r.get("ok") is False]
+if bad or not calls:
+    sys.exit("confined: %s" % json.dumps(bad[:1] or rows[:1]))
+text = next(r["text"] for r in rows if r.get("action") == "proc")
+germ = int(text.split("Pss:")[1].split("kB")[0])
+def med(k, q=0.5):
+    v = sorted(r[k] for r in calls)
+    return round(v[min(len(v) - 1, int(len(v) * q))], 1)
+print(json.dumps({"confined_p50_ms": med("ms"), "confined_p90_ms": med("ms", 0.9),
+    "copy_cpu_p50_ms": med("copy_cpu_ms"), "copy_pss_mib": round(med("copy_pss_kb") / 1024, 1),
+    "copy_private_mib": round(med("copy_private_kb") / 1024, 1),
+    "germline_idle_pss_mib": round(germ / 1024, 1)}))'
 }
 run() { # NAME TOOL_JSON [ARG…]
   local name=$1 tool=$2

@@ -137,3 +137,7 @@ unit_ok() {
   run "$(unit fail_test)" "$spec" "$GL_ROOT/docs/gl-run.md"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
+
+@test "private descriptors: a copy's pipes, eventfds, epoll instances and /dev/null are its own, at the same numbers with the same flags and contents, and nothing it writes reaches the germline's; others closed; a pipe it could not be given refused (lib/sandbox/private_fds.c; private_fds_test)" {
+  unit_ok private_fds_test
+}

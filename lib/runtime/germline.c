@@ -32,6 +32,7 @@
 #include "core/util.h"
 
 #define LAUNCH_TIMEOUT_MS 30000 /* exec observed and "ready" received */
+#define NODE_SETTLE_MS 2000     /* a Node germline's threads back to waiting (node_settle) */
 
 const char *gl_launch_step_name(enum gl_launch_step s)
 {
@@ -526,6 +527,23 @@ static enum gl_launch_step handshake(struct gl_germline *g, const struct timespe
 	return GL_LAUNCH_HANDSHAKE;
 }
 
+/* A Node germline's own threads may still be finishing what the import
+ * or the warm-up gave them when it says ready (a thread-pool read, a
+ * compile): wait, up to NODE_SETTLE_MS, until its G1–G3 pass. Once they
+ * do nothing can wake its threads again (lib/sandbox/proc_node.c), so the
+ * checks before each fork need no such wait; one that still fails here is
+ * left to refuse the first fork, naming what it found. */
+static void node_settle(const struct gl_germline *g)
+{
+	for (int ms = 0; ms < NODE_SETTLE_MS; ms += 2) {
+		autofail struct gl_fail cf = {0};
+		if (gl_proc_check_node_germline(g->pid, g->gpid, g->ctl_ino, &cf) == 0)
+			return;
+		struct timespec ts = {0, 2000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void launch_init_handle(struct gl_germline *g)
 {
 	memset(g, 0, sizeof *g);
@@ -607,5 +625,7 @@ enum gl_launch_step gl_germline_launch(const struct gl_launch_spec *spec, struct
 	g->gpid = g->has_init ? gl_proc_first_child(g->pid) : g->pid;
 	if ((step = handshake(g, &deadline, f)) != GL_LAUNCH_OK)
 		return launch_fail(g, &p, step, f);
+	if (g->node)
+		node_settle(g);
 	return GL_LAUNCH_OK;
 }

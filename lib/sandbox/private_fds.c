@@ -30,12 +30,12 @@ static int fail_at(char *err, size_t cap, const char *what, int fd)
 }
 
 /* An anonymous inode's kind: an epoll instance refuses to delete a
- * descriptor it does not watch with ENOENT, anything else with EINVAL;
- * an eventfd takes a write of zero (adding nothing), a timerfd, signalfd
- * or inotify instance refuses it. 0: neither. */
-static int anon_kind(int fd, int skip)
+ * descriptor it does not watch (probe, a new eventfd of ours) with ENOENT,
+ * anything else with EINVAL; an eventfd takes a write of zero (adding
+ * nothing), a timerfd, signalfd or inotify instance refuses it. 0: neither. */
+static int anon_kind(int fd, int probe)
 {
-	if (epoll_ctl(fd, EPOLL_CTL_DEL, skip, NULL) < 0 && errno == ENOENT)
+	if (epoll_ctl(fd, EPOLL_CTL_DEL, probe, NULL) < 0 && errno == ENOENT)
 		return GL_PFD_EPOLL;
 	uint64_t zero = 0;
 	if (write(fd, &zero, sizeof zero) == (ssize_t)sizeof zero)
@@ -65,11 +65,11 @@ static uint32_t pipe_of(struct gl_private_fds *p, uint64_t ino)
 }
 
 /* One open descriptor recorded (or left out: 0). -1 with err. */
-static int take_one(struct gl_private_fds *p, int fd, int skip, char *err, size_t cap)
+static int take_one(struct gl_private_fds *p, int fd, int skip, int probe, char *err, size_t cap)
 {
 	struct stat st;
 	int fl = fcntl(fd, F_GETFL), fdfl = fcntl(fd, F_GETFD);
-	if (fd == skip || fl < 0 || fdfl < 0 || fstat(fd, &st) < 0)
+	if (fd == skip || fd == probe || fl < 0 || fdfl < 0 || fstat(fd, &st) < 0)
 		return 0;
 	struct gl_private_fd e = {.fd = fd, .flags = fl, .cloexec = (fdfl & FD_CLOEXEC) != 0};
 	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)
@@ -77,7 +77,7 @@ static int take_one(struct gl_private_fds *p, int fd, int skip, char *err, size_
 	else if (S_ISFIFO(st.st_mode))
 		e.kind = (fl & O_ACCMODE) == O_WRONLY ? GL_PFD_PIPE_W : GL_PFD_PIPE_R;
 	else if ((st.st_mode & S_IFMT) == 0)
-		e.kind = (uint8_t)anon_kind(fd, skip);
+		e.kind = (uint8_t)anon_kind(fd, probe);
 	if (!e.kind)
 		return 0; /* closed in every copy; G2 judges it in the germline */
 	if (p->n == GL_PRIVATE_FDS_MAX)
@@ -116,9 +116,10 @@ static int pipe_content(struct gl_private_fds *p, uint32_t k, char *err, size_t 
 	return 0;
 }
 
-int gl_private_fds_take(struct gl_private_fds *p, int lo, int skip, char *err, size_t cap)
+/* Every open descriptor from lo up, then each pipe's bytes. */
+static int take_all(struct gl_private_fds *p, int lo, int skip, int probe, char *err,
+		    size_t cap)
 {
-	memset(p, 0, sizeof *p);
 	struct rlimit rl;
 	long top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < SCAN_MAX ? (long)rl.rlim_cur
 									      : SCAN_MAX;
@@ -131,7 +132,8 @@ int gl_private_fds_take(struct gl_private_fds *p, int lo, int skip, char *err, s
 		if (poll(pf, (nfds_t)k, 0) < 0)
 			return fail_at(err, cap, "poll", (int)base);
 		for (int i = 0; i < k; i++)
-			if (!(pf[i].revents & POLLNVAL) && take_one(p, pf[i].fd, skip, err, cap) < 0)
+			if (!(pf[i].revents & POLLNVAL) &&
+			    take_one(p, pf[i].fd, skip, probe, err, cap) < 0)
 				return -1;
 	}
 	for (uint32_t k = 0; k < p->npipe; k++)
@@ -140,6 +142,17 @@ int gl_private_fds_take(struct gl_private_fds *p, int lo, int skip, char *err, s
 	for (uint32_t k = 0; k < p->npipe; k++)
 		p->pipe[k].ino = 0; /* nothing of the germline's objects reaches a copy */
 	return 0;
+}
+
+int gl_private_fds_take(struct gl_private_fds *p, int lo, int skip, char *err, size_t cap)
+{
+	memset(p, 0, sizeof *p);
+	int probe = eventfd(0, EFD_CLOEXEC);
+	if (probe < 0)
+		return fail_at(err, cap, "eventfd", -1);
+	int rc = take_all(p, lo, skip, probe, err, cap);
+	close(probe);
+	return rc;
 }
 
 /* ---- in a copy -------------------------------------------------------------- */

@@ -291,7 +291,41 @@ static int read_line(int fd, struct gl_buf *in, struct gl_buf *line, const struc
 	}
 }
 
-/* mcp=FILE: a copy of a Node germline, FILE's requests on its channel. */
+/* A field of /proc/P/smaps_rollup, in KiB (0 if absent). */
+static long rollup_kb(pid_t pid, const char *key)
+{
+	autofree char *path = gl_xasprintf("/proc/%d/smaps_rollup", (int)pid), *t = NULL;
+	size_t len;
+	if (gl_read_file_capped(path, 1u << 16, &t, &len) < 0)
+		return 0;
+	const char *k = strstr(t, key);
+	return k ? atol(k + strlen(key)) : 0;
+}
+
+/* The CPU time P's main thread has used, ms (/proc/P/schedstat's first
+ * field, in ns: finer than stat's clock ticks), or -1. */
+static double cpu_ms(pid_t pid)
+{
+	autofree char *path = gl_xasprintf("/proc/%d/schedstat", (int)pid), *t = NULL;
+	size_t len;
+	unsigned long long ns;
+	if (gl_read_file_capped(path, 4096, &t, &len) < 0 || sscanf(t, "%llu", &ns) != 1)
+		return -1;
+	return (double)ns / 1e6;
+}
+
+/* The pid of a pidfd (its fdinfo's "Pid:"), or -1. */
+static pid_t pidfd_pid(int pidfd)
+{
+	autofree char *path = gl_xasprintf("/proc/self/fdinfo/%d", pidfd), *t = NULL;
+	size_t len;
+	const char *k = gl_read_file_capped(path, 4096, &t, &len) == 0 ? strstr(t, "Pid:") : NULL;
+	return k ? (pid_t)atol(k + 4) : -1;
+}
+
+/* mcp=FILE: a copy of a Node germline, FILE's requests on its channel;
+ * with the answers, the copy's memory (PSS, private) and CPU time as it
+ * answered, before it is killed. */
 static void do_mcp(struct gl_germline *g, const char *file, int gcheck, struct gl_buf *o)
 {
 	gl_buf_adds(o, "{\"action\":\"mcp\"");
@@ -317,8 +351,12 @@ static void do_mcp(struct gl_germline *g, const char *file, int gcheck, struct g
 		if (ok)
 			gl_buf_printf(o, "%s%s", k ? "," : "", line.data);
 	}
-	gl_buf_printf(o, "],\"ok\":%s,\"ms\":%.1f", ok ? "true" : "false",
-		      (double)(gl_mono_ns() - t0) / 1e6);
+	double ms = (double)(gl_mono_ns() - t0) / 1e6;
+	pid_t cp = pidfd_pid(pidfd);
+	gl_buf_printf(o, "],\"ok\":%s,\"ms\":%.1f,\"copy_pss_kb\":%ld,\"copy_private_kb\":%ld,"
+			 "\"copy_cpu_ms\":%.1f",
+		      ok ? "true" : "false", ms, rollup_kb(cp, "Pss:"),
+		      rollup_kb(cp, "Private_Clean:") + rollup_kb(cp, "Private_Dirty:"), cpu_ms(cp));
 	gl_copy_kill(pidfd);
 	close(pidfd);
 	gl_buf_free(&in);
