@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/node-fork.sh (make bench): what a Node germline could give at best
+# bench/node-fork.sh (make bench): what the Node germline gives, and its ceiling
 # (issue 33; docs/performance.md "Node servers: a fork of a warm process").
-# The official servers (scripts/npm-releases.sh), unconfined, in one run:
+# The official servers (scripts/npm-releases.sh), in one run:
 #   fresh  `node ENTRY` started per call (initialize + the call)
 #   fork   one warm Node process, forked per call by a Node-API addon
 #          (bench/node-fork/fork.c), the child's stdio the call's socket
@@ -9,10 +9,13 @@
 #          tests/unit/germline_drive.c launches it under its namespaces,
 #          minimal root, Landlock and seccomp, warm, and forks a confined,
 #          checked copy per call; from the fork request to the call's answer,
-#          the copy killed after; with the copy's CPU time (its main thread)
+#          the copy killed after; with the germline's launch (what the first
+#          call of a session waits for), the copy's CPU time (its main thread)
 #          and memory (PSS, private) as it answered, and the idle
 #          germline's PSS. No broker yet (the call is sent on the
-#          copy's channel as MCP); server-filesystem reads its file through
+#          copy's channel as MCP; with_exec_host: as a call message, the copy
+#          split in two and gl-exec-host adopting the server, as gl-run will
+#          send it); server-filesystem reads its file through
 #          read_paths, standing in for the view it will be given.
 # fresh and fork are not germline: no sandbox, no broker. The ratio
 # fresh/fork is the ceiling of the Node-germline route against the per-call
@@ -48,18 +51,29 @@ confined() {
   jq -cn --argjson t "$tool" '{jsonrpc:"2.0",id:2,method:"tools/call",params:$t}' >>"$work/req"
   local acts=()
   for _ in $(seq "$calls"); do acts+=("mcp=$work/req"); done
-  "$drive" --warm "$d" proc=smaps_rollup "${acts[@]}" | python3 -c 'import json, sys
+  local fn args proto=()
+  fn=$(jq -r .name <<<"$tool")
+  args=$(jq -c '.arguments // {}' <<<"$tool")
+  for _ in $(seq "$calls"); do proto+=("$fn=$args"); done
+  # the same calls as call messages, gl-exec-host adopting each copy's server
+  local pms
+  pms=$("$drive" --warm --exec-host "$d" "${proto[@]}" |
+    jq -r 'select(.action == "call") | if .ok then .ms else error("protocol: \(.)") end' |
+    python3 -c 'import sys; v = sorted(float(x) for x in sys.stdin); print(round(v[len(v) // 2], 1))')
+  GL_PROTO_P50=$pms "$drive" --warm "$d" proc=smaps_rollup "${acts[@]}" | python3 -c 'import json, os, sys
 rows = [json.loads(l) for l in sys.stdin]
 calls = [r for r in rows if r.get("action") == "mcp"]
 bad = [r for r in rows if r.get("ok") is False]
 if bad or not calls:
     sys.exit("confined: %s" % json.dumps(bad[:1] or rows[:1]))
 text = next(r["text"] for r in rows if r.get("action") == "proc")
+launch = next(r["ms"] for r in rows if r.get("action") == "launch")
 germ = int(text.split("Pss:")[1].split("kB")[0])
 def med(k, q=0.5):
     v = sorted(r[k] for r in calls)
     return round(v[min(len(v) - 1, int(len(v) * q))], 1)
-print(json.dumps({"confined_p50_ms": med("ms"), "confined_p90_ms": med("ms", 0.9),
+print(json.dumps({"launch_ms": round(launch, 1), "confined_p50_ms": med("ms"), "confined_p90_ms": med("ms", 0.9),
+    "with_exec_host_p50_ms": float(os.environ["GL_PROTO_P50"]),
     "copy_cpu_p50_ms": med("copy_cpu_ms"), "copy_pss_mib": round(med("copy_pss_kb") / 1024, 1),
     "copy_private_mib": round(med("copy_private_kb") / 1024, 1),
     "germline_idle_pss_mib": round(germ / 1024, 1)}))'

@@ -69,3 +69,12 @@ PY
   printf '%s\n' "$output" | jq -se '.[0].type == "result" and (.[0].error | test("workspace not restored"))' || { echo "$output"; false; }
   printf '%s\n' "$output" | jq -se '.[-1] == {"exit": 0}' || { echo "$output"; false; }
 }
+
+@test "exec-host: --adopt takes only a pid with a socket on fd 5, and refuses anything else with exit 2" {
+  run "$HOST" mcp-stdio - -- --adopt notapid 5</dev/null
+  [ "$status" -eq 2 ] && [[ "$output" == *"--adopt PID, with the server's socket on fd 5"* ]] || { echo "$output"; false; }
+  run "$HOST" mcp-stdio - -- --adopt 1234 5</dev/null
+  [ "$status" -eq 2 ] || { echo "$output"; false; }
+  run "$HOST" mcp-stdio - -- --adopt 1 5</dev/null
+  [ "$status" -eq 2 ] || { echo "$output"; false; }
+}

@@ -62,6 +62,14 @@ tool() { at "$1" '.replies[1].result.content[0].text' | jq -r .; }
   at 3 '.survivors == 0'
 }
 
+@test "the copy protocol: the copy splits, gl-exec-host adopts the server it forked and answers the call message; nothing outlives the call" {
+  run drive --warm --exec-host "$BATS_FILE_TMPDIR/rel/server-memory" check 'read_graph={}' 'read_graph={}'
+  at 1 .ok || { echo "$output"; false; }
+  at 2 '| .reply.type == "result" and .reply.value.structuredContent == {entities: [], relations: []}' ||
+    { echo "$output"; false; }
+  at 3 '| .ok and .survivors == 0'
+}
+
 @test "pipes and eventfds: each copy's own; off: a secret one copy writes into them the next one reads" {
   local r put get
   r=$(probe plain)

@@ -12,6 +12,10 @@
  *   fd 10… one listening socket per declared host:port destination's
  *         port, 127.0.0.1:PORT (stream.c; docs/streams.md)
  *   argv  gl-exec-host PROTOCOL STATE_DIR|- -- ENTRY…
+ * or, in a copy of a Node germline (docs/exec.md "The Node germline"),
+ *   argv  gl-exec-host mcp-stdio STATE_DIR|- -- --adopt PID
+ * with the server already running as PID, fd 5 a socket on its stdin and
+ * stdout, and no relay on fds 4 and 6.
  * It reads the call message, restores the release's file state into
  * STATE_DIR, starts the target from fd 5 (execveat AT_EMPTY_PATH) with a
  * socketpair on its stdin/stdout, speaks the release's protocol to it
@@ -199,6 +203,10 @@ int main(int argc, char **argv)
 	 * ends the session (EOF on the channel: exit 3). */
 	struct io io = {.tfd = -1};
 	int status = 0;
+	if (!strcmp(argv[4], "--adopt") && (argc != 6 || adopt_target(argv[5], &io.tfd) < 0)) {
+		fprintf(stderr, "gl-exec-host: --adopt PID, with the server's socket on fd 5\n");
+		return 2;
+	}
 	for (bool done = false; !done;) {
 		jv call = try_recv_msg();
 		const char *type = jv_is_valid(call) ? gl_json_get_str(call, "type") : NULL;

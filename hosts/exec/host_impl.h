@@ -103,6 +103,11 @@ void twin_free(void);
  * in *tfd. 0, or -1 with e. */
 int start_target(char **targv, const char *dir, int *tfd, struct end *e);
 void stop_target(void); /* kill and reap the target, if one runs */
+/* Take the running server pid (a Node germline's copy's other half) as
+ * the target, its socket on fd 5 (*tfd). 0, or -1: not a pid, or fd 5 not
+ * a socket. */
+int adopt_target(const char *pid, int *tfd);
+extern bool adopted; /* the target was adopted: no relay */
 /* "; stderr: TAIL" (the target's last stderr bytes, sanitised), or "" when
  * it wrote none (malloc'd). */
 char *stderr_note(void);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,10 @@
 #define OUT_MAX (32u << 20)      /* bytes of the target's output kept */
 
 pid_t target = -1;
+/* Adopted (a Node germline's copy, gl-exec-host ... -- --adopt PID): the
+ * target is already running, its stdin and stdout the socket on fd 5, and
+ * there is no relay (fds 4 and 6 are not polled). */
+bool adopted;
 static int errfd = -1;        /* the target's stderr (a pipe), or -1 */
 static char errtail[1024];    /* its last bytes, for a failure's detail */
 static size_t errlen;
@@ -171,6 +176,20 @@ int start_target(char **targv, const char *dir, int *tfd, struct end *e)
 	return 0;
 }
 
+int adopt_target(const char *pid, int *tfd)
+{
+	char *end;
+	long v = strtol(pid, &end, 10);
+	struct stat st;
+	if (*end || v <= 1 || v > INT32_MAX || fstat(TARGET, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return -1;
+	target = (pid_t)v;
+	adopted = true;
+	fcntl(TARGET, F_SETFL, O_NONBLOCK);
+	*tfd = TARGET;
+	return 0;
+}
+
 void stop_target(void)
 {
 	if (target <= 0)
@@ -192,9 +211,9 @@ int pump(struct io *io, bool want_line, struct end *e)
 			return 0;
 		struct pollfd p[4 + GL_STREAM_DESTS_MAX + GL_MSG_STREAM_CONNS_MAX] = {
 		    {.fd = io->tfd, .events = POLLIN},
-		    {.fd = RELAY, .events = POLLIN},
+		    {.fd = adopted ? -1 : RELAY, .events = POLLIN},
 		    {.fd = errfd, .events = POLLIN},
-		    {.fd = RELAY_TLS, .events = POLLIN}};
+		    {.fd = adopted ? -1 : RELAY_TLS, .events = POLLIN}};
 		size_t ns = stream_pollfds(p + 4);
 		int r = poll(p, 4 + ns, stream_timeout());
 		if (r < 0 && errno == EINTR)

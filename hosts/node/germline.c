@@ -8,11 +8,15 @@
  *                      server's stdio transport binds to handles a copy can
  *                      point at its channel. Returns [stdin_w, stdout_r]
  *                      for the germline's own data-free warm-up exchange.
- *   serve(ctl, profile, copyUids)
+ *   serve(ctl, profile, copyUids, hostPath)
  *                      never returns in the germline: it quiets it, records
  *                      the runtime's descriptors and serves fork requests.
- *                      Returns 3 in a copy, confined and let go, whose
- *                      stdin and stdout are then its channel.
+ *                      Returns in a copy, confined and let go, whose stdin
+ *                      and stdout are then its channel (MCP straight to
+ *                      the broker); or, with hostPath (gl-exec-host), a
+ *                      socket to that host, which the copy's first process
+ *                      has become to speak the copy protocol on the
+ *                      channel (split_for_host).
  *   reportError(ctl, text)  the import failed.
  *
  * In the germline, before ready (the release is imported, no data exists):
@@ -40,6 +44,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -63,6 +69,7 @@ static struct ksigaction release_act[NSIG_RAW + 1];
 static children_fn atfork_children; /* gl-atfork.so's */
 static struct gl_private_fds keep;
 static int stdio_keep[2] = {-1, -1};
+static char host_path[4096]; /* gl-exec-host, for the copy protocol; "": none */
 
 static napi_value throw_err(napi_env env, const char *what)
 {
@@ -132,6 +139,39 @@ static napi_value stdio(napi_env env, napi_callback_info info)
 	return arr;
 }
 
+/* The copy protocol (docs/design/run.md) on the channel: the copy splits
+ * in two. This process (PID 1 of the copy's namespace) becomes
+ * gl-exec-host, which adopts the other, the server, as its target
+ * (hosts/exec/gl-exec-host.c --adopt); the server goes on with a socket to
+ * the host on its stdin and stdout. Returns in the server only, with that
+ * socket in *fd. */
+static void split_for_host(int *fd)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		_exit(70);
+	long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		_exit(70);
+	if (pid == 0) { /* the server: it dies with its host */
+		close(sv[1]);
+		close(3);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != 1)
+			_exit(70);
+		*fd = sv[0];
+		return;
+	}
+	char p[24];
+	snprintf(p, sizeof p, "%ld", pid);
+	if (dup3(sv[1], 5, 0) < 0 || syscall(SYS_close_range, 6u, ~0u, 0u) < 0)
+		_exit(70);
+	close(4);
+	char *argv[] = {"gl-exec-host", "mcp-stdio", "-", "--", "--adopt", p, NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL};
+	execve(host_path, argv, envp);
+	_exit(71);
+}
+
 /* In a copy, let go: what fork() and Node would have done in a child. */
 static napi_value become_copy(napi_env env)
 {
@@ -140,31 +180,43 @@ static napi_value become_copy(napi_env env)
 	size_t n = atfork_children(&list);
 	for (size_t i = 0; i < n; i++)
 		list[i]();
+	int chan = 3;
+	if (host_path[0])
+		split_for_host(&chan);
 	uv_loop_t *loop;
-	if (dup2(3, 0) < 0 || dup2(3, 1) < 0 || napi_get_uv_event_loop(env, &loop) != napi_ok ||
+	if (dup2(chan, 0) < 0 || dup2(chan, 1) < 0 || napi_get_uv_event_loop(env, &loop) != napi_ok ||
 	    uv_loop_fork(loop) != 0)
 		_exit(70);
+	if (chan != 3)
+		close(chan);
 	napi_value three;
 	napi_create_int32(env, 3, &three);
 	return three;
 }
 
-/* serve(ctl, profile, copyUids) — see the top of the file. */
+/* serve(ctl, profile, copyUids, hostPath) — see the top of the file. */
 static napi_value serve(napi_env env, napi_callback_info info)
 {
-	size_t argc = 3;
-	napi_value argv[3];
+	size_t argc = 4;
+	napi_value argv[4];
 	int32_t ctl = -1;
 	bool uids = false;
 	char prof[32] = "";
 	napi_valuetype t;
-	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 3 ||
+	napi_valuetype th;
+	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 4 ||
 	    napi_get_value_int32(env, argv[0], &ctl) != napi_ok || ctl < 0 ||
-	    napi_get_value_bool(env, argv[2], &uids) != napi_ok || napi_typeof(env, argv[1], &t))
-		return throw_err(env, "serve(ctl, profile, copyUids)");
+	    napi_get_value_bool(env, argv[2], &uids) != napi_ok || napi_typeof(env, argv[1], &t) ||
+	    napi_typeof(env, argv[3], &th))
+		return throw_err(env, "serve(ctl, profile, copyUids, hostPath)");
 	if (t == napi_string &&
 	    napi_get_value_string_utf8(env, argv[1], prof, sizeof prof, NULL) != napi_ok)
 		return throw_err(env, "serve: profile");
+	size_t hl = 0;
+	if (th == napi_string &&
+	    (napi_get_value_string_utf8(env, argv[3], host_path, sizeof host_path, &hl) != napi_ok ||
+	     hl + 1 >= sizeof host_path))
+		return throw_err(env, "serve: hostPath");
 	atfork_children = (children_fn)dlsym(RTLD_DEFAULT, "gl_atfork_children");
 	const handler *list;
 	if (!atfork_children || atfork_children(&list) == (size_t)-1)

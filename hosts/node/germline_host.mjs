@@ -18,6 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const CTL = 3;
 const WARM_MS = 10000;
+const WARM_BYTES = 1 << 20; // the server's answers to the warm-up, at most
 const here = path.dirname(fileURLToPath(import.meta.url));
 const addon = createRequire(import.meta.url)(path.join(here, 'germline.node'));
 
@@ -34,6 +35,11 @@ function answers(fd, ids) {
         return reject(err || new Error('the server closed its stdout'));
       }
       text += buf.toString('utf8', 0, n);
+      if (text.length > WARM_BYTES) {
+        clearTimeout(timer);
+        return reject(new Error('the server wrote more than ' + WARM_BYTES + ' bytes without ' +
+          'answering a data-free initialize and tools/list'));
+      }
       let nl;
       while ((nl = text.indexOf('\n')) >= 0) {
         const line = text.slice(0, nl);
@@ -63,7 +69,9 @@ const [releaseDir, entry, ...args] = process.argv.slice(2);
 const profile = process.env.GL_PROFILE || null;
 const copyUids = process.env.GL_COPY_UIDS === '1';
 const warm = process.env.GL_NODE_WARM === '1';
-for (const k of ['GL_PROFILE', 'GL_COPY_UIDS', 'GL_NODE_WARM', 'LD_PRELOAD'])
+// GL_NODE_EXEC_HOST=1: each copy speaks the copy protocol through gl-exec-host
+const host = process.env.GL_NODE_EXEC_HOST === '1' ? path.join(here, 'gl-exec-host') : null;
+for (const k of ['GL_PROFILE', 'GL_COPY_UIDS', 'GL_NODE_WARM', 'GL_NODE_EXEC_HOST', 'LD_PRELOAD'])
   delete process.env[k];
 try {
   const [stdinW, stdoutR] = addon.stdio();
@@ -76,7 +84,7 @@ try {
   // first read on stdin among it) is under way before the loop stops here
   for (let i = 0; i < 2; i++)
     await new Promise((resolve) => setImmediate(resolve));
-  addon.serve(CTL, profile, copyUids); // returns in a copy only
+  addon.serve(CTL, profile, copyUids, host); // returns in a copy only
 } catch (e) {
   addon.reportError(CTL, String((e && e.stack) || e));
   process.exit(1);

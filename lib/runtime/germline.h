@@ -13,7 +13,9 @@
  * and the launch child), lib/runtime/germline_fork.c (fork
  * requests, kill, stop), lib/sandbox/proc.c
  * (G1–G3), lib/sandbox/sandbox.c (namespaces, Landlock, seccomp); the fork itself
- * runs inside the germline in hosts/python/_germline.c, built from lib/. */
+ * runs inside the germline in hosts/common/fork_server.c, built from lib/;
+ * a Node germline's (spec.node) differs in its host and its checks
+ * (hosts/node, lib/sandbox/proc_node.c; docs/exec.md "The Node germline"). */
 #ifndef GL_GERMLINE_H
 #define GL_GERMLINE_H
 
@@ -83,8 +85,10 @@ struct gl_launch_spec {
 	 * node, host_dir holds germline_host.mjs, germline.node and
 	 * gl-atfork.so, entry is the server's script and entry_args its
 	 * arguments (NULL-terminated, at most GL_NODE_ARGS_MAX); warm: one
-	 * data-free initialize and tools/list before ready. */
-	bool node, warm;
+	 * data-free initialize and tools/list before ready; exec_host: each
+	 * copy speaks the copy protocol through gl-exec-host, which adopts the
+	 * server (else MCP itself on its channel). */
+	bool node, warm, exec_host;
 	const char *const *entry_args;
 	/* The host uids of the germline and its copies (lib/sandbox/uids.h):
 	 * with a delegated range, a block leased for this germline; without,
@@ -228,8 +232,8 @@ int gl_germline_fork(struct gl_germline *g, int copy_sock, int broker_sock, int 
 
 /* Fill the pool if it is empty: await a retired copy, check the germline
  * (G1–G3) and fork one copy. hold: the copy is forked, confined and
- * checked but not let run — it waits in _germline.c for its start byte,
- * before any Python code (the release's at-fork hooks, an MCP server's
+ * checked but not let run — it waits in hosts/common/fork_server.c for its
+ * start byte, before any Python code (the release's at-fork hooks, an MCP server's
  * start), until gl_germline_take sends it; so it runs no release code
  * beside other calls' copies while it waits (gl-run under "same-clearance"
  * and "none"; docs/gl-run.md "--pool"). 0, or -1 with f

@@ -195,7 +195,7 @@ static __attribute__((noinline)) pid_t exiting_child(void)
 /* The germline's PID namespace numbers every process and thread of every
  * copy too (a copy's own PID namespace is its child). Copies take fixed
  * numbers there, GL_COPY_PID + lane (clone3's set_tid in
- * hosts/python/_germline.c clone_copy), so a thread of one live copy must
+ * hosts/common/fork_server.c clone_copy), so a thread of one live copy must
  * never be given the number of another lane: with --jobs it would hold
  * that lane's fork at EEXIST for as long as its copy runs (an MCP server's
  * reader threads in tests/serve-mcp-jobs.bats). The namespace's counter is
@@ -333,6 +333,8 @@ static void node_args(const struct gl_launch_spec *spec, struct launch_prep *p, 
 	p->envp[e++] = p->preload;
 	if (spec->warm)
 		p->envp[e++] = "GL_NODE_WARM=1";
+	if (spec->exec_host)
+		p->envp[e++] = "GL_NODE_EXEC_HOST=1";
 	if (prof)
 		p->envp[e++] = prof;
 	p->envp[e] = NULL;
@@ -379,7 +381,7 @@ void gl_launch_args(const struct gl_launch_spec *spec, const struct gl_germline 
 		node_args(spec, p, script, prof);
 	else
 		python_args(spec, g, p, ia, script, prof);
-	/* Each copy takes its lane's uid (hosts/python/_germline.c; checked
+	/* Each copy takes its lane's uid (hosts/common/fork_server.c; checked
 	 * from outside, lib/sandbox/proc.c): set before the release runs. */
 	size_t i = 0;
 	while (p->envp[i])

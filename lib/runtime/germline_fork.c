@@ -155,7 +155,7 @@ static int send_fork_request(int ctl, int sock, unsigned lane)
 {
 	const char *req = "{\"op\":\"fork\"}";
 	char lbuf[48];
-	if (lane) { /* gl-run --jobs: this call's copy number (hosts/python/_germline.c) */
+	if (lane) { /* gl-run --jobs: this call's copy number (hosts/common/fork_server.c) */
 		snprintf(lbuf, sizeof lbuf, "{\"op\":\"fork\",\"lane\":%u}", lane);
 		req = lbuf;
 	}
@@ -329,10 +329,6 @@ static long copy_id(const struct gl_germline *g, unsigned long base)
 	return g->uids.fd >= 0 ? (long)(base + gl_uids_copy_id(g->lane)) : -1;
 }
 
-/* The germline's own code confined the copy; the broker checks it from
- * outside before the copy receives anything (docs/sandbox.md): its number
- * in the germline's PID namespace, then the copy and the germline through
- * /proc. A failure kills both. 0, or -1 with *f. */
 /* G1–G3 of g's runtime (lib/sandbox/proc.h). */
 static int germline_checks(const struct gl_germline *g, struct gl_fail *f)
 {
@@ -340,6 +336,10 @@ static int germline_checks(const struct gl_germline *g, struct gl_fail *f)
 										g->ctl_ino, f);
 }
 
+/* The germline's own code confined the copy; the broker checks it from
+ * outside before the copy receives anything (docs/sandbox.md): its number
+ * in the germline's PID namespace, then the copy and the germline through
+ * /proc. A failure kills both. 0, or -1 with *f. */
 static int check_copy(struct gl_germline *g, int pidfd, pid_t host, bool fixed, uint64_t chan_ino,
 		      struct gl_fail *f)
 {
@@ -430,9 +430,10 @@ static int fork_copy(struct gl_germline *g, int copy_sock, int broker_sock, int 
 	gl_live_fork_unlock();
 	if (rc < 0)
 		return -1;
-	/* Checked: the copy may now run (it waits in _germline.c for this byte
-	 * before any Python code, the release's at-fork hooks included); a
-	 * held pooled copy gets it when it is taken (gl_germline_take). */
+	/* Checked: the copy may now run (it waits in hosts/common/fork_server.c
+	 * for this byte before any of the release's code, its at-fork hooks
+	 * included); a held pooled copy gets it when it is taken
+	 * (gl_germline_take). */
 	ssize_t w = 1;
 	while (!g->hold_next && (w = write(broker_sock, "g", 1)) < 0 && errno == EINTR)
 		;

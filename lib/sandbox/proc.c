@@ -164,7 +164,7 @@ pid_t gl_proc_first_child(pid_t pid)
 /* G1, no code between fork requests (SPEC §10): every signal that can be
  * blocked is blocked in the germline, so no handler — a C one installed
  * through ctypes included — and no timer's signal can run its code while
- * it waits or while a copy runs (hosts/python/_germline.c blocks them
+ * it waits or while a copy runs (hosts/common/fork_server.c blocks them
  * before it reports ready). */
 int gl_proc_check_signals(pid_t pid, const char *check, struct gl_fail *f)
 {

@@ -287,7 +287,7 @@ static int add_rules(scmp_filter_ctx ctx, enum gl_filter which, struct gl_fail *
 	/* clone3 passes its flags in memory the filter cannot read: ENOSYS
 	 * makes libc fall back to clone, whose flags it can. The germline
 	 * itself keeps clone3 for set_tid (one pid for every copy:
-	 * hosts/python/_germline.c); the mount API, unshare and setns stay
+	 * hosts/common/fork_server.c); the mount API, unshare and setns stay
 	 * denied whatever namespace it may make with it, and every copy's own
 	 * filter denies clone3. */
 	if (which != GL_FILTER_GERMLINE && deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, f) < 0)

@@ -111,7 +111,7 @@ int gl_seccomp_install(const struct gl_bpf *b);
 int gl_caps_drop_all(void);
 
 /* A copy's number in its germline's PID namespace, the same for every copy
- * (init 1, germline 2): hosts/python/_germline.c clones with set_tid, the
+ * (init 1, germline 2): hosts/common/fork_server.c clones with set_tid, the
  * broker checks it (lib/runtime/germline_fork.c). */
 #define GL_COPY_PID 3
 #define GL_COPY_LANES 64 /* = GL_JOBS_MAX: copy numbers GL_COPY_PID + lane (gl-run --jobs) */
@@ -139,7 +139,7 @@ enum {
 	GL_OFF_NEWPID = 1u << 3,
 	GL_OFF_NEWNET = 1u << 4,
 	GL_OFF_NEWIPC = 1u << 5,
-	/* the germline's containment (lib/runtime/germline.c, hosts/python/_germline.c) */
+	/* the germline's containment (lib/runtime/germline.c, hosts/common/fork_server.c) */
 	GL_OFF_PIDNS = 1u << 6,   /* germline: no PID namespace and init of its own */
 	GL_OFF_ROOT = 1u << 7,    /* germline: the host's filesystem, not the minimal root */
 	GL_OFF_PARENT = 1u << 8,  /* copy: the germline's child (no CLONE_PARENT) */

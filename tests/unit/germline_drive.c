@@ -20,6 +20,8 @@
  *     --no-g-check          fork without checking G1–G3
  *     --no-copy-check       do not check a copy from outside (implied by --copy-off)
  *     --warm                a Node germline answers a data-free initialize first
+ *     --exec-host           a Node germline's copies speak the copy protocol
+ *                           (gl-exec-host adopts the server): FUNCTION actions
  *   ACTION: info | fds | check | FUNCTION[=ARGS_JSON] (one copy per call; "@child"
  *           in ARGS_JSON is the "child" an earlier copy returned) |
  *           mcp=FILE (a Node germline's copy: FILE's JSON-RPC lines sent on its
@@ -241,6 +243,7 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 	struct gl_buf reply = {0};
 	int ok = gl_write_all(mine, hdr, 4) == 0 && gl_write_all(mine, call.data, call.len) == 0 &&
 		 read_msg(mine, &reply) == 0;
+	double ms = (double)(gl_mono_ns() - t0) / 1e6;
 	gl_buf_free(&call);
 	gl_copy_kill(pidfd);
 	close(pidfd);
@@ -258,7 +261,8 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 		jv_free(v);
 	}
 	if (ok)
-		gl_buf_printf(o, ",\"ok\":true,\"reply\":%s", reply.data);
+		gl_buf_printf(o, ",\"ok\":true,\"ms\":%.1f,\"reply\":%s",
+			      ms, reply.data);
 	else
 		gl_buf_adds(o, ",\"ok\":false,\"error\":\"protocol\"");
 	gl_buf_printf(o, ",\"survivors\":%d", count_userns(g, 0));
@@ -445,6 +449,10 @@ int main(int argc, char **argv)
 			spec.warm = true;
 			continue;
 		}
+		if (!strcmp(a, "--exec-host")) {
+			spec.exec_host = true;
+			continue;
+		}
 		if (!v)
 			gl_die(2, "%s needs a value", a);
 		i++;
@@ -512,9 +520,11 @@ int main(int argc, char **argv)
 	struct gl_germline g;
 	autofail struct gl_fail err = {0};
 	struct gl_buf o = {0};
+	int64_t t0 = gl_mono_ns();
 	enum gl_launch_step step = gl_germline_launch(&spec, &g, &err);
-	gl_buf_printf(&o, "{\"action\":\"launch\",\"ok\":%s,\"step\":\"%s\"",
-		      step == GL_LAUNCH_OK ? "true" : "false", gl_launch_step_name(step));
+	gl_buf_printf(&o, "{\"action\":\"launch\",\"ok\":%s,\"step\":\"%s\",\"ms\":%.1f",
+		      step == GL_LAUNCH_OK ? "true" : "false", gl_launch_step_name(step),
+		      (double)(gl_mono_ns() - t0) / 1e6);
 	if (err.detail)
 		out_str(&o, "error", err.detail);
 	emit(&o);
