@@ -23,8 +23,13 @@ umask 022
 # the installed tree, as `make install PREFIX=/usr` lays it out
 make --no-print-directory install DESTDIR="$stage" PREFIX=/usr >/dev/null
 elves=("$stage"/usr/bin/gl-* "$stage/usr/lib/germline/gl-exec-host")
+# the Node germline's addon and preload (docs/exec.md), where Node's headers were
+node_so=()
+for f in germline.node gl-atfork.so; do
+  [ -e "$stage/usr/lib/germline/$f" ] && node_so+=("$stage/usr/lib/germline/$f")
+done
 strip --strip-unneeded --remove-section=.comment --remove-section=.note \
-  "${elves[@]}" "$stage/usr/lib/germline/_germline.so"
+  "${elves[@]}" "$stage/usr/lib/germline/_germline.so" "${node_so[@]}"
 gzip -9n "$stage"/usr/share/man/man1/*.1 "$stage"/usr/share/man/man7/*.7
 
 # Debian policy 12.5/12.7: copyright and (native package) changelog
@@ -57,7 +62,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/debian"
 printf 'Source: germline\n\nPackage: germline\nArchitecture: any\n' >"$tmp/debian/control"
 shlibs=$(cd "$tmp" && dpkg-shlibdeps -O "${elves[@]}" \
-  "$stage/usr/lib/germline/_germline.so" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+  "$stage/usr/lib/germline/_germline.so" "${node_so[@]}" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "deb: dpkg-shlibdeps found no dependencies" >&2; exit 2; }
 pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 pynext=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % (sys.version_info[0], sys.version_info[1] + 1))')

@@ -32,7 +32,7 @@
 #include "core/util.h"
 
 #define LAUNCH_TIMEOUT_MS 30000 /* exec observed and "ready" received */
-#define NODE_SETTLE_MS 2000     /* a Node germline's threads back to waiting (node_settle) */
+#define NODE_SETTLE_MS 5000     /* a Node germline's threads back to waiting (node_settle) */
 
 const char *gl_launch_step_name(enum gl_launch_step s)
 {
