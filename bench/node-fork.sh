@@ -57,7 +57,7 @@ confined() {
   for _ in $(seq "$calls"); do proto+=("$fn=$args"); done
   # the same calls as call messages, gl-exec-host adopting each copy's server
   local pms
-  pms=$("$drive" --warm --exec-host "$d" "${proto[@]}" |
+  pms=$("$drive" --warm --exec-host --state-dir /tmp/ws "$d" "${proto[@]}" |
     jq -r 'select(.action == "call") | if .ok then .ms else error("protocol: \(.)") end' |
     python3 -c 'import sys; v = sorted(float(x) for x in sys.stdin); print(round(v[len(v) // 2], 1))')
   GL_PROTO_P50=$pms "$drive" --warm "$d" proc=smaps_rollup "${acts[@]}" | python3 -c 'import json, os, sys

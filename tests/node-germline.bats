@@ -70,6 +70,20 @@ tool() { at "$1" '.replies[1].result.content[0].text' | jq -r .; }
   at 3 '| .ok and .survivors == 0'
 }
 
+@test "the workspace: server-memory's graph goes from one copy to the next only through the slot gl-exec-host stores; the germline's /tmp never holds it" {
+  run drive --warm --exec-host --state-dir /tmp/ws "$BATS_FILE_TMPDIR/rel/server-memory" \
+    'create_entities={"entities":[{"name":"ada","entityType":"person","observations":["wrote notes"]}]}' \
+    'read_graph={}' proc=root/tmp/ws/memory.jsonl
+  at 1 '| .ok and .stored' || { echo "$output"; false; }
+  at 2 '| .reply.value.structuredContent.entities | map(.name) == ["ada"]' || { echo "$output"; false; }
+  at 3 '| has("text") | not'
+  # off (no /tmp of each copy's own): the graph is left in the germline's /tmp for every later copy
+  GL_TEST_SCRATCH_OFF=1 run drive --warm --exec-host --state-dir /tmp/ws "$BATS_FILE_TMPDIR/rel/server-memory" \
+    'create_entities={"entities":[{"name":"ada","entityType":"person","observations":["wrote notes"]}]}' \
+    proc=root/tmp/ws/memory.jsonl
+  at 2 '.text | test("wrote notes")' || { echo "$output"; false; }
+}
+
 @test "pipes and eventfds: each copy's own; off: a secret one copy writes into them the next one reads" {
   local r put get
   r=$(probe plain)
@@ -87,6 +101,12 @@ tool() { at "$1" '.replies[1].result.content[0].text' | jq -r .; }
   run drive --host "$TESTHOST" --copy-off-checked fdclose "$(probe plain)" "mcp=$(calls fds fds)"
   at 1 '.error == "fork"' || { echo "$output"; false; }
   at 1 '.detail | test("copy: fd [0-9]+ is the germline.s fd [0-9]+ \\(a shared open file\\)")'
+  # a broker that may not list /proc/P/fd (a delegated uid's copy) finds them by kcmp alone
+  GL_TEST_FD_PROBE=1 run drive --host "$TESTHOST" --copy-off-checked fdclose "$(probe plain)" "mcp=$(calls fds fds)"
+  at 1 '.detail | test("copy: fd [0-9]+ is the germline.s fd [0-9]+ \\(a shared open file\\)")' ||
+    { echo "$output"; false; }
+  GL_TEST_FD_PROBE=1 run drive "$(probe plain)" "mcp=$(calls fds fds)"
+  at 1 .ok || { echo "$output"; false; }
 }
 
 @test "a worker thread with a timer: refused (G1 names the thread); off: it runs in the germline while copies run" {

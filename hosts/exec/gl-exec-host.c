@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json/json.h"
@@ -205,6 +206,11 @@ int main(int argc, char **argv)
 	int status = 0;
 	if (!strcmp(argv[4], "--adopt") && (argc != 6 || adopt_target(argv[5], &io.tfd) < 0)) {
 		fprintf(stderr, "gl-exec-host: --adopt PID, with the server's socket on fd 5\n");
+		return 2;
+	}
+	/* adopted, the workspace is made here, beneath the copy's own /tmp */
+	if (adopted && sd && mkdir(sd, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "gl-exec-host: %s: %s\n", sd, strerror(errno));
 		return 2;
 	}
 	for (bool done = false; !done;) {

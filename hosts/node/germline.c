@@ -8,7 +8,7 @@
  *                      server's stdio transport binds to handles a copy can
  *                      point at its channel. Returns [stdin_w, stdout_r]
  *                      for the germline's own data-free warm-up exchange.
- *   serve(ctl, profile, copyUids, hostPath)
+ *   serve(ctl, profile, copyUids, hostPath, stateDir)
  *                      never returns in the germline: it quiets it, records
  *                      the runtime's descriptors and serves fork requests.
  *                      Returns in a copy, confined and let go, whose stdin
@@ -16,7 +16,8 @@
  *                      the broker); or, with hostPath (gl-exec-host), a
  *                      socket to that host, which the copy's first process
  *                      has become to speak the copy protocol on the
- *                      channel (split_for_host).
+ *                      channel (split_for_host), with stateDir (or none)
+ *                      as its workspace.
  *   reportError(ctl, text)  the import failed.
  *
  * In the germline, before ready (the release is imported, no data exists):
@@ -70,6 +71,7 @@ static children_fn atfork_children; /* gl-atfork.so's */
 static struct gl_private_fds keep;
 static int stdio_keep[2] = {-1, -1};
 static char host_path[4096]; /* gl-exec-host, for the copy protocol; "": none */
+static char state_dir[4096]; /* its workspace (gl-exec-host's STATE_DIR); "": none */
 
 static napi_value throw_err(napi_env env, const char *what)
 {
@@ -166,7 +168,8 @@ static void split_for_host(int *fd)
 	if (dup3(sv[1], 5, 0) < 0 || syscall(SYS_close_range, 6u, ~0u, 0u) < 0)
 		_exit(70);
 	close(4);
-	char *argv[] = {"gl-exec-host", "mcp-stdio", "-", "--", "--adopt", p, NULL};
+	char *argv[] = {"gl-exec-host", "mcp-stdio", state_dir[0] ? state_dir : "-", "--", "--adopt", p,
+			NULL};
 	char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL};
 	execve(host_path, argv, envp);
 	_exit(71);
@@ -194,29 +197,36 @@ static napi_value become_copy(napi_env env)
 	return three;
 }
 
-/* serve(ctl, profile, copyUids, hostPath) — see the top of the file. */
+/* A string argument into buf ("" when it is not a string). 0, or -1. */
+static int string_arg(napi_env env, napi_value v, char *buf, size_t cap)
+{
+	napi_valuetype t;
+	size_t n = 0;
+	buf[0] = 0;
+	if (napi_typeof(env, v, &t) != napi_ok)
+		return -1;
+	if (t != napi_string)
+		return 0;
+	if (napi_get_value_string_utf8(env, v, buf, cap, &n) != napi_ok || n + 1 >= cap)
+		return -1;
+	return 0;
+}
+
+/* serve(ctl, profile, copyUids, hostPath, stateDir) — see the top of the file. */
 static napi_value serve(napi_env env, napi_callback_info info)
 {
-	size_t argc = 4;
-	napi_value argv[4];
+	size_t argc = 5;
+	napi_value argv[5];
 	int32_t ctl = -1;
 	bool uids = false;
 	char prof[32] = "";
-	napi_valuetype t;
-	napi_valuetype th;
-	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 4 ||
+	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5 ||
 	    napi_get_value_int32(env, argv[0], &ctl) != napi_ok || ctl < 0 ||
-	    napi_get_value_bool(env, argv[2], &uids) != napi_ok || napi_typeof(env, argv[1], &t) ||
-	    napi_typeof(env, argv[3], &th))
-		return throw_err(env, "serve(ctl, profile, copyUids, hostPath)");
-	if (t == napi_string &&
-	    napi_get_value_string_utf8(env, argv[1], prof, sizeof prof, NULL) != napi_ok)
-		return throw_err(env, "serve: profile");
-	size_t hl = 0;
-	if (th == napi_string &&
-	    (napi_get_value_string_utf8(env, argv[3], host_path, sizeof host_path, &hl) != napi_ok ||
-	     hl + 1 >= sizeof host_path))
-		return throw_err(env, "serve: hostPath");
+	    napi_get_value_bool(env, argv[2], &uids) != napi_ok ||
+	    string_arg(env, argv[1], prof, sizeof prof) < 0 ||
+	    string_arg(env, argv[3], host_path, sizeof host_path) < 0 ||
+	    string_arg(env, argv[4], state_dir, sizeof state_dir) < 0)
+		return throw_err(env, "serve(ctl, profile, copyUids, hostPath, stateDir)");
 	atfork_children = (children_fn)dlsym(RTLD_DEFAULT, "gl_atfork_children");
 	const handler *list;
 	if (!atfork_children || atfork_children(&list) == (size_t)-1)

@@ -71,7 +71,9 @@ const copyUids = process.env.GL_COPY_UIDS === '1';
 const warm = process.env.GL_NODE_WARM === '1';
 // GL_NODE_EXEC_HOST=1: each copy speaks the copy protocol through gl-exec-host
 const host = process.env.GL_NODE_EXEC_HOST === '1' ? path.join(here, 'gl-exec-host') : null;
-for (const k of ['GL_PROFILE', 'GL_COPY_UIDS', 'GL_NODE_WARM', 'GL_NODE_EXEC_HOST', 'LD_PRELOAD'])
+const stateDir = process.env.GL_NODE_STATE_DIR || null; // gl-exec-host's workspace
+for (const k of ['GL_PROFILE', 'GL_COPY_UIDS', 'GL_NODE_WARM', 'GL_NODE_EXEC_HOST',
+  'GL_NODE_STATE_DIR', 'LD_PRELOAD'])
   delete process.env[k];
 try {
   const [stdinW, stdoutR] = addon.stdio();
@@ -84,7 +86,7 @@ try {
   // first read on stdin among it) is under way before the loop stops here
   for (let i = 0; i < 2; i++)
     await new Promise((resolve) => setImmediate(resolve));
-  addon.serve(CTL, profile, copyUids, host); // returns in a copy only
+  addon.serve(CTL, profile, copyUids, host, stateDir); // returns in a copy only
 } catch (e) {
   addon.reportError(CTL, String((e && e.stack) || e));
   process.exit(1);

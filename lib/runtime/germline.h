@@ -90,6 +90,12 @@ struct gl_launch_spec {
 	 * server (else MCP itself on its channel). */
 	bool node, warm, exec_host;
 	const char *const *entry_args;
+	/* A Node germline's environment from its manifest ("K=V", at most
+	 * GL_NODE_ARGS_MAX, ${GL_STATE_DIR} already replaced), and the
+	 * workspace directory gl-exec-host restores each call's slot into and
+	 * stores from (beneath the copy's own /tmp: its scratch); NULL: none. */
+	const char *const *env;
+	const char *state_dir;
 	/* The host uids of the germline and its copies (lib/sandbox/uids.h):
 	 * with a delegated range, a block leased for this germline; without,
 	 * or NULL, the broker's own uid (the caller serialises). */

@@ -335,6 +335,12 @@ static void node_args(const struct gl_launch_spec *spec, struct launch_prep *p, 
 		p->envp[e++] = "GL_NODE_WARM=1";
 	if (spec->exec_host)
 		p->envp[e++] = "GL_NODE_EXEC_HOST=1";
+	if (spec->exec_host && spec->state_dir) {
+		snprintf(p->state_env, sizeof p->state_env, "GL_NODE_STATE_DIR=%s", spec->state_dir);
+		p->envp[e++] = p->state_env;
+	}
+	for (size_t i = 0; spec->env && spec->env[i] && i < GL_NODE_ARGS_MAX; i++)
+		p->envp[e++] = (char *)spec->env[i];
 	if (prof)
 		p->envp[e++] = prof;
 	p->envp[e] = NULL;

@@ -34,7 +34,8 @@ struct launch_prep {
 	char *argv[11 + GL_NODE_ARGS_MAX];
 	char preload[4200]; /* a Node germline's LD_PRELOAD=HOST_DIR/gl-atfork.so */
 	/* the fixed ones, then the operator's (lib/release/config.h) */
-	char *envp[14 + GL_CONFIG_ENV_MAX + GL_CONFIG_SECRETS_MAX + 1];
+	char *envp[14 + GL_NODE_ARGS_MAX + GL_CONFIG_ENV_MAX + GL_CONFIG_SECRETS_MAX + 1];
+	char state_env[4200]; /* a Node germline's GL_NODE_STATE_DIR=… */
 	struct gl_bpf bpf;
 	struct gl_root root; /* lib/sandbox/root.h; empty with GL_OFF_ROOT */
 	int scratch_abi; /* > 0: the germline's layer grants writes beneath its /tmp (lib/sandbox/scratch.h) */

@@ -22,6 +22,9 @@
  *     --warm                a Node germline answers a data-free initialize first
  *     --exec-host           a Node germline's copies speak the copy protocol
  *                           (gl-exec-host adopts the server): FUNCTION actions
+ *     --state-dir DIR       with it, the copies' workspace (the slot a copy
+ *                           stores is the next call's; the manifest's env
+ *                           gets DIR for ${GL_STATE_DIR})
  *   ACTION: info | fds | check | FUNCTION[=ARGS_JSON] (one copy per call; "@child"
  *           in ARGS_JSON is the "child" an earlier copy returned) |
  *           mcp=FILE (a Node germline's copy: FILE's JSON-RPC lines sent on its
@@ -208,6 +211,34 @@ static int checked_fork(struct gl_germline *g, int gcheck, struct gl_buf *o, int
 	return 0;
 }
 
+/* The slot a call message carries ("state"): what the last copy stored
+ * with state_put (an exec host's workspace, "gl.files"), or {}. */
+static jv slot;
+
+/* A message of len bytes on fd, framed as the channel's (4-byte length). */
+static int send_framed(int fd, const char *m, size_t len)
+{
+	unsigned char hdr[4] = {(unsigned char)(len >> 24), (unsigned char)(len >> 16),
+				(unsigned char)(len >> 8), (unsigned char)len};
+	return gl_write_all(fd, hdr, 4) == 0 && gl_write_all(fd, m, len) == 0 ? 0 : -1;
+}
+
+/* Is m a state_put? Then the slot is its key and value. */
+static bool slot_put(const struct gl_buf *m)
+{
+	jv v = gl_json_parse(m->data, m->len);
+	const char *type = jv_get_kind(v) == JV_KIND_OBJECT ? gl_json_get_str(v, "type") : NULL;
+	const char *key = type && !strcmp(type, "state_put") ? gl_json_get_str(v, "key") : NULL;
+	if (key) {
+		jv_free(slot);
+		jv entry = jv_object_set(jv_object(), jv_string("value"),
+					 jv_object_get(jv_copy(v), jv_string("value")));
+		slot = jv_object_set(jv_object(), jv_string(key), entry); /* as the broker's slots */
+	}
+	jv_free(v);
+	return key != NULL;
+}
+
 /* The "child" an earlier copy reported; "@child" in ARGS stands for it. */
 static long last_child = -1;
 
@@ -236,13 +267,17 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 	struct gl_buf call = {0};
 	gl_buf_printf(&call, "{\"type\":\"call\",\"function\":");
 	gl_json_dump_string(&call, fn, strlen(fn));
-	gl_buf_printf(&call, ",\"args\":%s,\"items\":[],\"state\":{},\"twin\":{\"time\":1764489600.0,"
-			     "\"seed\":\"%064d\"}}", args, 0);
-	unsigned char hdr[4] = {(unsigned char)(call.len >> 24), (unsigned char)(call.len >> 16),
-				(unsigned char)(call.len >> 8), (unsigned char)call.len};
+	gl_buf_printf(&call, ",\"args\":%s,\"items\":[],\"state\":", args);
+	gl_json_dump(&call, slot);
+	gl_buf_printf(&call, ",\"twin\":{\"time\":1764489600.0,\"seed\":\"%064d\"}}", 0);
 	struct gl_buf reply = {0};
-	int ok = gl_write_all(mine, hdr, 4) == 0 && gl_write_all(mine, call.data, call.len) == 0 &&
-		 read_msg(mine, &reply) == 0;
+	int ok = send_framed(mine, call.data, call.len) == 0 && read_msg(mine, &reply) == 0;
+	bool stored = false;
+	while (ok && slot_put(&reply)) { /* an exec host's state_put: the slot, acknowledged */
+		stored = true;
+		static const char ack[] = "{\"type\":\"state_ok\"}";
+		ok = send_framed(mine, ack, sizeof ack - 1) == 0 && read_msg(mine, &reply) == 0;
+	}
 	double ms = (double)(gl_mono_ns() - t0) / 1e6;
 	gl_buf_free(&call);
 	gl_copy_kill(pidfd);
@@ -261,8 +296,8 @@ static void do_call(struct gl_germline *g, const char *action, int gcheck, struc
 		jv_free(v);
 	}
 	if (ok)
-		gl_buf_printf(o, ",\"ok\":true,\"ms\":%.1f,\"reply\":%s",
-			      ms, reply.data);
+		gl_buf_printf(o, ",\"ok\":true,\"ms\":%.1f,\"stored\":%s,\"reply\":%s", ms,
+			      stored ? "true" : "false", reply.data);
 	else
 		gl_buf_adds(o, ",\"ok\":false,\"error\":\"protocol\"");
 	gl_buf_printf(o, ",\"survivors\":%d", count_userns(g, 0));
@@ -430,6 +465,27 @@ static void do_info(const struct gl_germline *g, struct gl_buf *o)
 	emit(o);
 }
 
+/* The manifest's "env" as "K=V" strings into out (at most
+ * GL_NODE_ARGS_MAX, malloc'd), ${GL_STATE_DIR} replaced by dir. */
+static void manifest_env(jv m, const char *dir, char **out)
+{
+	jv env = jv_object_get(jv_copy(m), jv_string("env"));
+	int k = 0;
+	if (jv_get_kind(env) == JV_KIND_OBJECT)
+		jv_object_foreach(env, key, val) {
+			if (k < GL_NODE_ARGS_MAX && jv_get_kind(val) == JV_KIND_STRING) {
+				const char *v = jv_string_value(val), *at = strstr(v, "${GL_STATE_DIR}");
+				out[k++] = at ? gl_xasprintf("%s=%.*s%s%s", jv_string_value(key),
+							     (int)(at - v), v, dir ? dir : "/nonexistent",
+							     at + 15)
+					      : gl_xasprintf("%s=%s", jv_string_value(key), v);
+			}
+			jv_free(key);
+			jv_free(val);
+		}
+	jv_free(env);
+}
+
 int main(int argc, char **argv)
 {
 	gl_stdio_init("germline_drive");
@@ -460,6 +516,8 @@ int main(int argc, char **argv)
 			spec.host_dir = v;
 		else if (!strcmp(a, "--interpreter"))
 			spec.interpreter = v;
+		else if (!strcmp(a, "--state-dir"))
+			spec.state_dir = v;
 		else if (!strcmp(a, "--swap"))
 			swap_src = v, gl_launch_test.after_open = do_swap;
 		else if (!strcmp(a, "--germline-off"))
@@ -504,6 +562,10 @@ int main(int argc, char **argv)
 	jv_free(ent);
 	if (!spec.entry)
 		gl_die(2, "%s: no entry", mpath);
+	char *env_owned[GL_NODE_ARGS_MAX + 1] = {0};
+	manifest_env(m, spec.state_dir, env_owned);
+	spec.env = (const char *const *)env_owned;
+	slot = jv_object();
 	const char *rp[16] = {0};
 	jv paths = jv_object_get(jv_copy(m), jv_string("read_paths"));
 	for (int k = 0; jv_get_kind(paths) == JV_KIND_ARRAY && k < jv_array_length(jv_copy(paths)) && k < 15; k++) {
@@ -564,6 +626,9 @@ int main(int argc, char **argv)
 		free((char *)rp[k]);
 	for (int k = 0; k < GL_NODE_ARGS_MAX + 2; k++)
 		free(owned[k]);
+	for (int k = 0; env_owned[k]; k++)
+		free(env_owned[k]);
+	jv_free(slot);
 	jv_free(m);
 	return rc;
 }
