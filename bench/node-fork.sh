@@ -60,7 +60,7 @@ confined() {
   pms=$("$drive" --warm --exec-host --state-dir /tmp/ws "$d" "${proto[@]}" |
     jq -r 'select(.action == "call") | if .ok then .ms else error("protocol: \(.)") end' |
     python3 -c 'import sys; v = sorted(float(x) for x in sys.stdin); print(round(v[len(v) // 2], 1))')
-  GL_PROTO_P50=$pms "$drive" --warm "$d" proc=smaps_rollup "${acts[@]}" | python3 -c 'import json, os, sys
+  "$drive" --warm "$d" proc=smaps_rollup "${acts[@]}" | python3 -c 'import json, sys
 rows = [json.loads(l) for l in sys.stdin]
 calls = [r for r in rows if r.get("action") == "mcp"]
 bad = [r for r in rows if r.get("ok") is False]
@@ -73,10 +73,10 @@ def med(k, q=0.5):
     v = sorted(r[k] for r in calls)
     return round(v[min(len(v) - 1, int(len(v) * q))], 1)
 print(json.dumps({"launch_ms": round(launch, 1), "confined_p50_ms": med("ms"), "confined_p90_ms": med("ms", 0.9),
-    "with_exec_host_p50_ms": float(os.environ["GL_PROTO_P50"]),
+    "with_exec_host_p50_ms": float(sys.argv[1]),
     "copy_cpu_p50_ms": med("copy_cpu_ms"), "copy_pss_mib": round(med("copy_pss_kb") / 1024, 1),
     "copy_private_mib": round(med("copy_private_kb") / 1024, 1),
-    "germline_idle_pss_mib": round(germ / 1024, 1)}))'
+    "germline_idle_pss_mib": round(germ / 1024, 1)}))' "$pms"
 }
 run() { # NAME TOOL_JSON [ARG…]
   local name=$1 tool=$2

@@ -9,8 +9,10 @@
 // `initialize` and `tools/list` (GL_NODE_WARM=1: the code a call runs is
 // then compiled once here, not in every copy), and hands over to the fork
 // server (germline.node), which never returns here. In a copy it returns
-// with the copy's channel on stdin and stdout, and the server's own stdio
-// transport goes on reading it.
+// with the copy's channel on stdin and stdout, or (GL_NODE_EXEC_HOST=1) a
+// socket to the gl-exec-host that the copy's first process became, with
+// GL_NODE_STATE_DIR its workspace; the server's own stdio transport goes on
+// reading it.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
