@@ -186,8 +186,7 @@ static int view_dup(int dup, uint64_t sock_ino, struct fdview *v)
 	return 1;
 }
 
-/* pid's descriptor table size (/proc/P/status FDSize): >= 0, or -1. */
-static long fd_table_size(pid_t pid)
+long gl_proc_fd_table_size(pid_t pid)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
@@ -214,7 +213,7 @@ static int take(int pidfd, int fd)
 static int fds_by_getfd(pid_t pid, uint64_t sock_ino, unsigned mode, const char *check,
 			struct gl_fail *f)
 {
-	long size = fd_table_size(pid);
+	long size = gl_proc_fd_table_size(pid);
 	if (size < 0)
 		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read its descriptor table",
 				     check);

@@ -49,6 +49,8 @@ int gl_proc_same_file(pid_t a, int fa, pid_t b, int fb);
  * are judged with GL_FDS_RUNTIME. */
 int gl_proc_copy_checks(pid_t copy, pid_t germline, pid_t init, uint64_t chan_ino, long uid,
 			long gid, bool runtime, struct gl_fail *f);
+/* pid's descriptor table size (/proc/P/status FDSize): >= 0, or -1. */
+long gl_proc_fd_table_size(pid_t pid);
 /* The stat of pid's descriptor fd: 0, or -1 with errno. */
 int gl_proc_fd_stat(pid_t pid, int fd, struct stat *st);
 

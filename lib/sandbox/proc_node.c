@@ -134,14 +134,10 @@ int gl_proc_check_node_germline(pid_t init, pid_t pid, uint64_t ctl_ino, struct 
  * (ptrace access). Their number, or -1 with errno. */
 static int fd_probe(pid_t pid, int *fds, int cap)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	autofree char *status = NULL;
-	if (read_small(path, &status, 64 * 1024) < 0)
+	long size = gl_proc_fd_table_size(pid);
+	if (size < 0)
 		return -1;
-	const char *l = strstr(status, "\nFDSize:");
-	long size;
-	if (!l || sscanf(l + 8, "%ld", &size) != 1 || size < 0 || size > FDSIZE_MAX) {
+	if (size > FDSIZE_MAX) {
 		errno = EMFILE;
 		return -1;
 	}
