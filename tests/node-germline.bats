@@ -9,7 +9,9 @@
 # the copy-side switches exist only in the GL_TESTING build of the addon
 # made here (never in build/host).
 #
-# unprivileged: no — the drive's own checks read the germline's /proc as root
+# unprivileged: no — the driver's germlines take no delegated uids, so that pass would
+# repeat this one (the copy check for a broker that may not list /proc/P/fd is
+# shown with GL_TEST_FD_PROBE)
 load helpers
 load fixtures/run/drive
 
