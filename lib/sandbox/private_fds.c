@@ -157,15 +157,20 @@ int gl_private_fds_take(struct gl_private_fds *p, int lo, int skip, char *err, s
 
 /* ---- in a copy -------------------------------------------------------------- */
 
-/* new (a fresh object's descriptor) at e's number, with e's flags. */
+/* src at e's number, with e's descriptor and status flags. 0, or -1. */
+static int at_number(int src, const struct gl_private_fd *e)
+{
+	return dup3(src, e->fd, e->cloexec ? O_CLOEXEC : 0) < 0 || fcntl(e->fd, F_SETFL, e->flags) < 0
+		       ? -1
+		       : 0;
+}
+
+/* fresh (a new object's descriptor, closed here) at e's number. */
 static int put(int fresh, const struct gl_private_fd *e)
 {
 	if (fresh < 0)
 		return -1;
-	int rc = dup3(fresh, e->fd, e->cloexec ? O_CLOEXEC : 0) < 0 ||
-			 fcntl(e->fd, F_SETFL, e->flags) < 0
-		     ? -1
-		     : 0;
+	int rc = at_number(fresh, e);
 	if (fresh != e->fd)
 		close(fresh);
 	return rc;
@@ -197,9 +202,7 @@ static int own_pipe(const struct gl_private_fds *p, uint32_t k)
 		const struct gl_private_fd *e = &p->fd[i];
 		if (e->pipe != k || (e->kind != GL_PFD_PIPE_R && e->kind != GL_PFD_PIPE_W))
 			continue;
-		int end = e->kind == GL_PFD_PIPE_W ? np[1] : np[0];
-		if (dup3(end, e->fd, e->cloexec ? O_CLOEXEC : 0) < 0 ||
-		    fcntl(e->fd, F_SETFL, e->flags) < 0)
+		if (at_number(e->kind == GL_PFD_PIPE_W ? np[1] : np[0], e) < 0)
 			rc = -1;
 	}
 	close(np[0]);

@@ -29,19 +29,34 @@ uint64_t gl_proc_socket_ino(int fd)
 	return (uint64_t)st.st_ino;
 }
 
-/* G1: one thread. */
-int gl_proc_check_one_thread(pid_t pid, const char *what, struct gl_fail *f)
+int gl_proc_tasks(pid_t pid, long *tids, int cap, int max, const char *check, struct gl_fail *f)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	autoclosedir DIR *d = opendir(path);
 	if (!d)
-		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "G1: cannot read %s", path);
+		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s", check, path);
 	int n = 0;
 	struct dirent *e;
-	while ((e = readdir(d)) && n <= GL_PROC_MAX_FDS)
-		if (e->d_name[0] != '.')
-			n++;
+	while ((e = readdir(d)) && n <= max) {
+		if (e->d_name[0] == '.')
+			continue;
+		long tid = strtol(e->d_name, NULL, 10);
+		if (tid <= 0)
+			return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: unreadable thread list", check);
+		if (n < cap)
+			tids[n] = tid;
+		n++;
+	}
+	return n;
+}
+
+/* G1: one thread. */
+int gl_proc_check_one_thread(pid_t pid, const char *what, struct gl_fail *f)
+{
+	int n = gl_proc_tasks(pid, NULL, 0, GL_PROC_MAX_FDS, "G1", f);
+	if (n < 0)
+		return -1;
 	if (n != 1)
 		return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: the %s has %d threads", what, n);
 	return 0;
@@ -166,17 +181,26 @@ pid_t gl_proc_first_child(pid_t pid)
  * through ctypes included — and no timer's signal can run its code while
  * it waits or while a copy runs (hosts/common/fork_server.c blocks them
  * before it reports ready). */
-int gl_proc_check_signals(pid_t pid, const char *check, struct gl_fail *f)
+int gl_proc_sig_mask(pid_t pid, const char *field, unsigned long long *mask, const char *check,
+		     struct gl_fail *f)
 {
-	char path[64];
+	char path[64], key[16];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	autofree char *status = NULL;
 	if (read_small(path, &status, 64 * 1024) < 0)
 		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "%s: cannot read %s", check, path);
-	const char *p = strstr(status, "\nSigBlk:");
-	unsigned long long blk;
-	if (!p || sscanf(p + 8, " %llx", &blk) != 1)
+	int k = snprintf(key, sizeof key, "\n%s:", field);
+	const char *p = strstr(status, key);
+	if (!p || sscanf(p + k, " %llx", mask) != 1)
 		return gl_fail(f, GL_E_GERMLINE_CHECK, "%s: unreadable %s", check, path);
+	return 0;
+}
+
+int gl_proc_check_signals(pid_t pid, const char *check, struct gl_fail *f)
+{
+	unsigned long long blk;
+	if (gl_proc_sig_mask(pid, "SigBlk", &blk, check, f) < 0)
+		return -1;
 	const unsigned long long unblockable = (1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1));
 	unsigned long long open_ = ~(blk | unblockable);
 	if (open_)

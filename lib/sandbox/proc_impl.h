@@ -37,6 +37,14 @@ int gl_proc_fds_check_mode(pid_t pid, uint64_t sock_ino, unsigned mode, const ch
 int gl_proc_fd_check(pid_t pid, int fd, uint64_t sock_ino, const char *check, struct gl_fail *f);
 /* Shared by proc.c and proc_node.c (the Node germline's checks). */
 int gl_proc_check_one_thread(pid_t pid, const char *what, struct gl_fail *f);
+/* The threads of pid (/proc/P/task): their number, counted up to max + 1
+ * (more were not counted), the first cap of them in tids; or -1 with f
+ * naming check. */
+int gl_proc_tasks(pid_t pid, long *tids, int cap, int max, const char *check, struct gl_fail *f);
+/* The signal mask field ("SigBlk", "SigCgt") of /proc/P/status into *mask.
+ * 0, or -1 with f naming check. */
+int gl_proc_sig_mask(pid_t pid, const char *field, unsigned long long *mask, const char *check,
+		     struct gl_fail *f);
 int gl_proc_check_signals(pid_t pid, const char *check, struct gl_fail *f);
 int gl_proc_check_maps(pid_t pid, const char *check, struct gl_fail *f);
 /* No live child of task tid of pid but allow (copies: a live copy of the

@@ -65,15 +65,9 @@ static int thread_frozen(pid_t pid, long tid, struct gl_fail *f)
 /* No signal has a handler (SigCgt is the whole process's). */
 static int no_handler(pid_t pid, struct gl_fail *f)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	autofree char *status = NULL;
-	if (read_small(path, &status, 64 * 1024) < 0)
-		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "G1: cannot read %s", path);
-	const char *p = strstr(status, "\nSigCgt:");
 	unsigned long long cgt;
-	if (!p || sscanf(p + 8, " %llx", &cgt) != 1)
-		return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: unreadable %s", path);
+	if (gl_proc_sig_mask(pid, "SigCgt", &cgt, "G1", f) < 0)
+		return -1;
 	if (cgt)
 		return gl_fail(f, GL_E_GERMLINE_CHECK,
 			       "G1: signal %d has a handler, which could run on one of the "
@@ -85,27 +79,18 @@ static int no_handler(pid_t pid, struct gl_fail *f)
 /* G1 for each thread: frozen (but the main one) and no live child. */
 static int threads_frozen(pid_t pid, struct gl_fail *f)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	autoclosedir DIR *d = opendir(path);
-	if (!d)
-		return gl_fail_errno(f, GL_E_GERMLINE_CHECK, "G1: cannot read %s", path);
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (++n > THREADS_MAX)
-			return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: the germline has more than %d "
-				       "threads", THREADS_MAX);
-		long tid = strtol(e->d_name, NULL, 10);
-		if (tid <= 0)
-			return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: unreadable thread list");
-		if ((tid != (long)pid && thread_frozen(pid, tid, f) < 0) ||
-		    gl_proc_check_children(pid, (pid_t)tid, 0, false,
+	long tids[THREADS_MAX];
+	int n = gl_proc_tasks(pid, tids, THREADS_MAX, THREADS_MAX, "G1", f);
+	if (n < 0)
+		return -1;
+	if (n > THREADS_MAX)
+		return gl_fail(f, GL_E_GERMLINE_CHECK, "G1: the germline has more than %d threads",
+			       THREADS_MAX);
+	for (int i = 0; i < n; i++)
+		if ((tids[i] != (long)pid && thread_frozen(pid, tids[i], f) < 0) ||
+		    gl_proc_check_children(pid, (pid_t)tids[i], 0, false,
 					   "the germline has a live child process", f) < 0)
 			return -1;
-	}
 	return 0;
 }
 
